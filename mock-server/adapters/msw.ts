@@ -1,0 +1,21 @@
+import { type HttpHandler, http } from 'msw';
+import { createGateway, type Gateway, type GatewayOptions } from '../gateway.ts';
+
+/**
+ * msw handlers that answer every request under `baseUrl` with the reference gateway, in process.
+ * Pass a gateway you created (to mint tokens, move its clock, read its journal) or gateway options.
+ *
+ * @example
+ * const gateway = createGateway();
+ * const server = setupServer(...gatewayHandlers(gateway, { baseUrl: 'http://gateway.test' }));
+ * server.listen();
+ * await fetch('http://gateway.test/v1/whoami', { headers: { 'X-Agent-Identity': gateway.mintToken('agent-early') } });
+ */
+export function gatewayHandlers(
+  gateway: Gateway | GatewayOptions = {},
+  options: { baseUrl?: string } = {},
+): HttpHandler[] {
+  const target = 'fetch' in gateway ? gateway : createGateway(gateway);
+  const baseUrl = (options.baseUrl ?? 'http://gateway.test').replace(/\/+$/, '');
+  return [http.all(`${baseUrl}/*`, ({ request }) => target.fetch(request))];
+}

@@ -1,0 +1,69 @@
+/** The one source of time for every gateway decision: token expiry, rate-limit windows, Retry-After. */
+export interface Clock {
+  /** Milliseconds since the Unix epoch, like `Date.now()`. */
+  now(): number;
+}
+
+/** A clock that can be frozen, advanced and set: the virtual clock of QA scenarios and tests. */
+export interface VirtualClock extends Clock {
+  /** Stops time at its current value. */
+  freeze(): void;
+  /** Lets time run again from its current value, at real speed. */
+  resume(): void;
+  /** Moves time forward by `ms` (frozen or running). */
+  advance(ms: number): void;
+  /** Jumps to an absolute time in ms since the epoch. */
+  set(epochMs: number): void;
+  /** Back to real time, running. */
+  reset(): void;
+  readonly frozen: boolean;
+}
+
+/**
+ * Creates the gateway clock: real time by default, frozen at `startAt` when `frozen` is set.
+ * Time never goes backwards through `advance`; `set` may move it anywhere (QA decides).
+ *
+ * @example
+ * const clock = createClock({ frozen: true, startAt: Date.parse('2026-01-01T00:00:00Z') });
+ * clock.advance(10_000); // ten seconds later, no sleeping
+ */
+export function createClock(
+  options: { frozen?: boolean; startAt?: number; realNow?: () => number } = {},
+): VirtualClock {
+  const realNow = options.realNow ?? Date.now;
+  // Running: now = realNow() + offset. Frozen: now = frozenAt.
+  let offset = options.startAt === undefined ? 0 : options.startAt - realNow();
+  let frozenAt: number | undefined = options.frozen ? realNow() + offset : undefined;
+
+  const now = () => (frozenAt === undefined ? realNow() + offset : frozenAt);
+
+  return {
+    now,
+    freeze() {
+      if (frozenAt === undefined) frozenAt = now();
+    },
+    resume() {
+      if (frozenAt === undefined) return;
+      offset = frozenAt - realNow();
+      frozenAt = undefined;
+    },
+    advance(ms) {
+      if (!Number.isFinite(ms) || ms < 0)
+        throw new RangeError(`advance needs a finite, non-negative ms, got ${ms}`);
+      if (frozenAt === undefined) offset += ms;
+      else frozenAt += ms;
+    },
+    set(epochMs) {
+      if (!Number.isFinite(epochMs)) throw new RangeError(`set needs a finite epoch in ms, got ${epochMs}`);
+      if (frozenAt === undefined) offset = epochMs - realNow();
+      else frozenAt = epochMs;
+    },
+    reset() {
+      offset = 0;
+      frozenAt = undefined;
+    },
+    get frozen() {
+      return frozenAt !== undefined;
+    },
+  };
+}

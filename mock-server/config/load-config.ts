@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { configSchema, type GatewayConfig, type GatewayConfigOverlay } from './schema.ts';
+
+/** The bundled default config: the fixture agents, tiers and tools the README documents. */
+export const DEFAULT_CONFIG_FILE = fileURLToPath(
+  new URL('../../fixtures/config/default.yaml', import.meta.url),
+);
+
+/** A validated config plus where it came from; corpus directories are absolute. */
+export type ResolvedConfig = GatewayConfig & {
+  source: string;
+  corpus: GatewayConfig['corpus'] & { search: string; pages: string };
+};
+
+/** A config that failed to load: names the file, and each bad path with its reason. */
+export class ConfigError extends Error {
+  readonly file: string;
+  readonly issues: { path: string; message: string }[];
+
+  constructor(file: string, issues: { path: string; message: string }[]) {
+    super(
+      `Invalid config ${file}:\n${issues.map((i) => `  - ${i.path || '(root)'}: ${i.message}`).join('\n')}`,
+    );
+    this.name = 'ConfigError';
+    this.file = file;
+    this.issues = issues;
+  }
+}
+
+/** Renders a zod issue path the way a user would write it: `agents[2].tier`. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((out, key) => {
+    if (typeof key === 'number') return `${out}[${key}]`;
+    const name = String(key);
+    const plain = /^[A-Za-z_][A-Za-z0-9_]*$/.test(name);
+    if (!plain) return `${out}[${JSON.stringify(name)}]`;
+    return out ? `${out}.${name}` : name;
+  }, '');
+}
+
+/** Turns zod issues into the `{ path, message }` list used by every config-like error. */
+export function describeIssues(error: z.ZodError): { path: string; message: string }[] {
+  return error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message }));
+}
+
+/** Reads a YAML or JSON file (JSON is YAML 1.2) into a plain value; syntax errors carry line and column. */
+export function readYamlFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : String(error);
+    throw new ConfigError(file, [{ path: '', message: reason }]);
+  }
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      file,
+      doc.errors.map((e) => ({ path: '', message: e.message.split('\n')[0] ?? e.message })),
+    );
+  }
+  return doc.toJS();
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Lays `over` onto `base`: objects merge key by key, anything else (arrays included) replaces. */
+export function deepMerge(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) out[key] = deepMerge(base[key], value);
+  return out;
+}
+
+let defaultRaw: unknown;
+const defaultConfigRaw = () => {
+  defaultRaw ??= readYamlFile(DEFAULT_CONFIG_FILE);
+  return defaultRaw;
+};
+
+function validate(raw: unknown, source: string, baseDir: string): ResolvedConfig {
+  if (raw !== undefined && raw !== null && !isPlainObject(raw)) {
+    throw new ConfigError(source, [
+      { path: '', message: 'the config must be a mapping (YAML) or an object (JSON)' },
+    ]);
+  }
+  const merged = deepMerge(defaultConfigRaw(), raw ?? {});
+  const result = configSchema.safeParse(merged);
+  if (!result.success) throw new ConfigError(source, describeIssues(result.error));
+  const config = result.data;
+  const defaultDir = dirname(DEFAULT_CONFIG_FILE);
+  // Paths given by the user are relative to their file; the defaults are relative to the bundled config.
+  const userCorpus = isPlainObject(raw) && isPlainObject(raw.corpus) ? raw.corpus : {};
+  const dirFor = (key: 'search' | 'pages') =>
+    typeof userCorpus[key] === 'string'
+      ? resolve(baseDir, userCorpus[key] as string)
+      : resolve(defaultDir, config.corpus[key] ?? `../${key}`);
+  return {
+    ...config,
+    source,
+    corpus: { ...config.corpus, search: dirFor('search'), pages: dirFor('pages') },
+  };
+}
+
+/**
+ * Loads a gateway config. Sections a file or object leaves out come from the bundled default config, so a
+ * file can be as small as `tools: { web.search: { enabled: false } }`.
+ *
+ * @example
+ * loadConfig();                                  // the bundled default
+ * loadConfig({ file: 'my-gateway.yaml' });       // a file laid over the default
+ * loadConfig({ config: { identity: { token_ttl_seconds: 5 } } }); // an object, e.g. in a test
+ * @throws ConfigError naming the file, the path and the reason.
+ */
+export function loadConfig(options: { file?: string; config?: GatewayConfigOverlay } = {}): ResolvedConfig {
+  if (options.file) {
+    const file = resolve(options.file);
+    const fromFile = readYamlFile(file);
+    return validate(deepMerge(fromFile, options.config), file, dirname(file));
+  }
+  if (options.config) return validate(options.config, '(config object)', process.cwd());
+  return validate(undefined, DEFAULT_CONFIG_FILE, dirname(DEFAULT_CONFIG_FILE));
+}

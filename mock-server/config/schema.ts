@@ -1,0 +1,116 @@
+import { z } from 'zod';
+
+/** The tools the reference gateway implements; the config decides who may call them. */
+export const TOOL_NAMES = ['web.search', 'web.fetch'] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+const identifier = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+    'must be 1-64 letters, digits, ".", "_" or "-", starting alphanumeric',
+  );
+
+const toolName = z.enum(TOOL_NAMES, { error: () => `must be one of ${TOOL_NAMES.join(', ')}` });
+
+export const agentSchema = z.strictObject({
+  id: identifier,
+  name: z.string().min(1).max(200).optional(),
+  api_key: z.string().min(8, 'must be at least 8 characters').max(200),
+  tier: identifier,
+  allowlist: z.array(toolName).default([]),
+  disabled: z.boolean().default(false),
+});
+
+const toolSchema = z.strictObject({
+  /** Tiers whose agents may call the tool (an agent's allowlist adds tools on top). */
+  tiers: z.array(identifier).default([]),
+  /** A globally disabled tool answers 403 access_denied to everyone. */
+  enabled: z.boolean().default(true),
+  /** Simulated backend latency, in real milliseconds. */
+  latency_ms: z.number().int().min(0).max(60_000).default(0),
+});
+
+export const configSchema = z
+  .strictObject({
+    server: z
+      .strictObject({
+        max_body_bytes: z
+          .number()
+          .int()
+          .min(1024)
+          .max(64 * 1024 * 1024)
+          .default(64 * 1024),
+      })
+      .default({ max_body_bytes: 64 * 1024 }),
+    identity: z.strictObject({
+      token_ttl_seconds: z
+        .number()
+        .int()
+        .min(1)
+        .max(30 * 24 * 3600),
+      signing_secret: z.string().min(16, 'must be at least 16 characters'),
+      issuer: z.string().min(1).default('agent-gateway-idp'),
+    }),
+    tiers: z.record(identifier, z.strictObject({ description: z.string().default('') })),
+    default_tier: identifier,
+    tools: z.strictObject({
+      'web.search': toolSchema.default({ tiers: [], enabled: true, latency_ms: 0 }),
+      'web.fetch': toolSchema.default({ tiers: [], enabled: true, latency_ms: 0 }),
+    }),
+    agents: z.array(agentSchema),
+    corpus: z
+      .strictObject({
+        /** Directory of search fixture files (*.json), relative to the config file. */
+        search: z.string().optional(),
+        /** Directory of fetch fixture pages (*.md with front matter), relative to the config file. */
+        pages: z.string().optional(),
+        /** Base seed of generated results: change it to get a different but still deterministic world. */
+        seed: z.number().int().default(1),
+      })
+      .default({ seed: 1 }),
+  })
+  .superRefine((config, ctx) => {
+    const tiers = Object.keys(config.tiers);
+    const knownTiers = `known tiers: ${tiers.join(', ')}`;
+    const checkTier = (tier: string, path: PropertyKey[]) => {
+      if (!config.tiers[tier])
+        ctx.addIssue({ code: 'custom', path, message: `unknown tier "${tier}" (${knownTiers})` });
+    };
+    checkTier(config.default_tier, ['default_tier']);
+    for (const name of TOOL_NAMES) {
+      config.tools[name].tiers.forEach((tier, i) => {
+        checkTier(tier, ['tools', name, 'tiers', i]);
+      });
+    }
+    const seenIds = new Set<string>();
+    const seenKeys = new Set<string>();
+    config.agents.forEach((agent, i) => {
+      checkTier(agent.tier, ['agents', i, 'tier']);
+      if (seenIds.has(agent.id))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['agents', i, 'id'],
+          message: `duplicate agent id "${agent.id}"`,
+        });
+      if (seenKeys.has(agent.api_key))
+        ctx.addIssue({ code: 'custom', path: ['agents', i, 'api_key'], message: 'duplicate api_key' });
+      seenIds.add(agent.id);
+      seenKeys.add(agent.api_key);
+    });
+  });
+
+/** A validated gateway config, as the rest of the code sees it. */
+export type GatewayConfig = z.output<typeof configSchema>;
+/** A complete config before defaults are applied. */
+export type GatewayConfigInput = z.input<typeof configSchema>;
+
+type DeepPartial<T> = T extends readonly unknown[]
+  ? T
+  : T extends object
+    ? { [K in keyof T]?: DeepPartial<T[K]> }
+    : T;
+/** What a config file or a config object may contain: any part of a config, laid over the bundled default. */
+export type GatewayConfigOverlay = DeepPartial<GatewayConfigInput>;
+export type AgentRecord = z.output<typeof agentSchema>;
+export type ToolConfig = z.output<typeof toolSchema>;

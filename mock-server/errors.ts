@@ -1,0 +1,112 @@
+/**
+ * The one closed set of error codes the reference gateway can answer with.
+ *
+ * Every error response is JSON `{ code, message, request_id, ...details }` with the status listed here.
+ * The codes of spec section 7 come first; the rest belong to the reference profile (documented in the
+ * README) and are never required of other gateways by the conformance suite.
+ */
+export const ERROR_CATALOGUE = {
+  // Spec section 7.
+  missing_identity_token: {
+    status: 401,
+    message: 'The X-Agent-Identity header is missing: obtain a token and send it.',
+  },
+  invalid_identity_token: {
+    status: 401,
+    message: 'The identity token was not accepted: obtain a fresh token and resend.',
+  },
+  access_denied: {
+    status: 403,
+    message: 'Your tier or allowlist does not allow this tool: request early access or verification.',
+  },
+  rate_limited: { status: 429, message: 'Rate limit exceeded: back off with jitter and honour Retry-After.' },
+  // Reference profile: client mistakes.
+  invalid_request: { status: 400, message: 'The request is invalid.' },
+  not_found: { status: 404, message: 'No such endpoint.' },
+  method_not_allowed: { status: 405, message: 'This endpoint does not support the method.' },
+  idempotency_key_in_use: {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still being processed.',
+  },
+  payload_too_large: { status: 413, message: 'The request body is too large.' },
+  unsupported_media_type: {
+    status: 415,
+    message: 'The request body must be JSON (Content-Type: application/json).',
+  },
+  idempotency_key_reused: {
+    status: 422,
+    message: 'This Idempotency-Key was already used with a different request.',
+  },
+  // Reference profile: identity provider and admin API.
+  invalid_api_key: { status: 401, message: 'The API key is missing or unknown.' },
+  agent_disabled: { status: 403, message: 'This agent is disabled at the identity provider.' },
+  admin_key_required: { status: 401, message: 'The admin API needs the X-Admin-Key header.' },
+  admin_key_invalid: { status: 403, message: 'The admin key is wrong.' },
+  // Reference profile: server side.
+  internal_error: { status: 500, message: 'Internal error; it has been logged.' },
+  upstream_unavailable: {
+    status: 503,
+    message: 'The tool backend is temporarily unavailable: retry with backoff.',
+  },
+  identity_provider_unavailable: {
+    status: 503,
+    message: 'The identity provider could not be reached: retry with backoff.',
+  },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+/** A stable snake_case error code; the union is derived from the catalogue above. */
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** Every code in the catalogue, for documentation and tests. */
+export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
+
+/** Extra JSON fields an error carries next to `code` and `message`. */
+export type ErrorDetails = Record<string, unknown>;
+
+/**
+ * The one HTTP error type of the gateway.
+ *
+ * @example
+ * throw new GatewayError('invalid_request', { message: 'query: must be a non-empty string', details: { field: 'query' } });
+ */
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: ErrorDetails;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    options: { message?: string; details?: ErrorDetails; headers?: Record<string, string> } = {},
+  ) {
+    super(options.message ?? ERROR_CATALOGUE[code].message);
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = ERROR_CATALOGUE[code].status;
+    this.details = options.details ?? {};
+    this.headers = options.headers ?? {};
+  }
+
+  /** The JSON body, without transport concerns. */
+  toJSON(requestId?: string): Record<string, unknown> {
+    return { code: this.code, message: this.message, ...this.details, request_id: requestId };
+  }
+
+  toResponse(requestId?: string): Response {
+    return new Response(JSON.stringify(this.toJSON(requestId)), {
+      status: this.status,
+      headers: { 'content-type': 'application/json', ...this.headers },
+    });
+  }
+}
+
+/**
+ * Maps anything thrown inside the gateway to a response: a GatewayError answers as itself, anything else
+ * becomes one logged 500 `internal_error` (never leaking the exception to the client).
+ */
+export function errorToResponse(error: unknown, requestId: string, log: (line: string) => void): Response {
+  if (error instanceof GatewayError) return error.toResponse(requestId);
+  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  log(`[${requestId}] internal_error: ${detail}`);
+  return new GatewayError('internal_error').toResponse(requestId);
+}

@@ -1,0 +1,82 @@
+import type { AgentRecord, ToolName } from '../config/schema.ts';
+
+/** An agent as the identity provider knows it at this moment. */
+export interface Agent {
+  id: string;
+  name: string;
+  apiKey: string;
+  tier: string;
+  allowlist: ToolName[];
+  disabled: boolean;
+  /** Token generation: tokens minted under an older generation are revoked. */
+  tokenGeneration: number;
+}
+
+/** The changes the admin API may make to an agent (the transitions the spec leaves unshown). */
+export type AgentPatch = Partial<Pick<Agent, 'name' | 'tier' | 'allowlist' | 'disabled' | 'apiKey'>>;
+
+const fromRecord = (record: AgentRecord): Agent => ({
+  id: record.id,
+  name: record.name ?? record.id,
+  apiKey: record.api_key,
+  tier: record.tier,
+  allowlist: [...record.allowlist],
+  disabled: record.disabled,
+  tokenGeneration: 0,
+});
+
+/**
+ * The identity provider's registry of agents, looked up by id (verification) and by API key (minting).
+ * `reset()` restores the agents it was created with.
+ */
+export function createAgentRegistry(records: readonly AgentRecord[]) {
+  const byId = new Map<string, Agent>();
+  const byKey = new Map<string, Agent>();
+
+  const put = (agent: Agent) => {
+    byId.set(agent.id, agent);
+    byKey.set(agent.apiKey, agent);
+  };
+  const reset = () => {
+    byId.clear();
+    byKey.clear();
+    for (const record of records) put(fromRecord(record));
+  };
+  reset();
+
+  return {
+    get: (id: string): Agent | undefined => byId.get(id),
+    findByApiKey: (apiKey: string): Agent | undefined => byKey.get(apiKey),
+    list: (): Agent[] => [...byId.values()],
+    /** Adds a new agent; the caller validated the fields. Fails on a duplicate id or API key. */
+    add(agent: Omit<Agent, 'tokenGeneration'>): Agent {
+      if (byId.has(agent.id)) throw new Error(`agent "${agent.id}" already exists`);
+      if (byKey.has(agent.apiKey)) throw new Error('api_key is already used by another agent');
+      const created = { ...agent, allowlist: [...agent.allowlist], tokenGeneration: 0 };
+      put(created);
+      return created;
+    },
+    /** Applies a patch in place, keeping the API-key index consistent. */
+    update(id: string, patch: AgentPatch): Agent | undefined {
+      const agent = byId.get(id);
+      if (!agent) return undefined;
+      if (patch.apiKey !== undefined && patch.apiKey !== agent.apiKey) {
+        if (byKey.has(patch.apiKey)) throw new Error('api_key is already used by another agent');
+        byKey.delete(agent.apiKey);
+        byKey.set(patch.apiKey, agent);
+      }
+      Object.assign(agent, patch);
+      return agent;
+    },
+    /** Revokes every token the agent holds now; tokens minted later are valid (even on a frozen clock). */
+    revokeTokens(id: string): boolean {
+      const agent = byId.get(id);
+      if (!agent) return false;
+      agent.tokenGeneration += 1;
+      return true;
+    },
+    reset,
+  };
+}
+
+export type AgentRegistry = ReturnType<typeof createAgentRegistry>;

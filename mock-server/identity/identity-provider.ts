@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import type { ToolName } from '../config/schema.ts';
+import { GatewayError } from '../errors.ts';
+import type { Agent, AgentRegistry } from './agent-registry.ts';
+import { createTokenCodec } from './token-codec.ts';
+
+/** Who a valid token speaks for: what the gateway needs for policy and whoami. */
+export interface Identity {
+  agentId: string;
+  name: string;
+  tier: string;
+  allowlist: readonly ToolName[];
+  tokenId: string;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+/** Why a token was refused; sent back in the 401 body as `reason` to help developers. */
+export type InvalidTokenReason =
+  | 'malformed'
+  | 'bad_signature'
+  | 'expired'
+  | 'unknown_agent'
+  | 'agent_disabled'
+  | 'revoked';
+
+export type VerifyResult = { ok: true; identity: Identity } | { ok: false; reason: InvalidTokenReason };
+
+/** A freshly minted token, as the token endpoint returns it. */
+export interface MintedToken {
+  token: string;
+  agentId: string;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+/**
+ * The simulated identity provider: exchanges API keys for short-lived signed tokens and verifies them
+ * against the registry (so disabling an agent or revoking its tokens takes effect at once).
+ *
+ * @example
+ * const idp = createIdentityProvider({ registry, clock, signingSecret: 's3cret-s3cret-s3cret', issuer: 'idp', ttlSeconds: 3600 });
+ * const { token } = idp.mintForApiKey('ak_early_7c3e9a1b5d2f');
+ * idp.verify(token); // { ok: true, identity: { agentId: 'agent-early', tier: 'early_access', ... } }
+ */
+export function createIdentityProvider(options: {
+  registry: AgentRegistry;
+  clock: Clock;
+  signingSecret: string;
+  issuer: string;
+  ttlSeconds: number;
+}) {
+  const { registry, clock, issuer } = options;
+  const codec = createTokenCodec(options.signingSecret);
+  let ttlSeconds = options.ttlSeconds;
+
+  const mint = (agent: Agent): MintedToken => {
+    if (agent.disabled) {
+      throw new GatewayError('agent_disabled', {
+        message: `Agent ${agent.id} is disabled at the identity provider; it cannot obtain tokens.`,
+      });
+    }
+    const issuedAt = clock.now();
+    const expiresAt = issuedAt + ttlSeconds * 1000;
+    const token = codec.encode({
+      sub: agent.id,
+      jti: randomUUID(),
+      iss: issuer,
+      iat: issuedAt,
+      exp: expiresAt,
+      gen: agent.tokenGeneration,
+    });
+    return { token, agentId: agent.id, issuedAt, expiresAt };
+  };
+
+  return {
+    /** Exchanges an API key for a token; unknown keys get 401 invalid_api_key, disabled agents 403. */
+    mintForApiKey(apiKey: string): MintedToken {
+      const agent = registry.findByApiKey(apiKey);
+      if (!agent) throw new GatewayError('invalid_api_key');
+      return mint(agent);
+    },
+
+    /** Mints for an agent id: used by the CLI's `token` command and tests, never exposed over HTTP. */
+    mintForAgent(agentId: string): MintedToken {
+      const agent = registry.get(agentId);
+      if (!agent) throw new GatewayError('invalid_api_key', { message: `No agent with id "${agentId}".` });
+      return mint(agent);
+    },
+
+    verify(token: string): VerifyResult {
+      const decoded = codec.decode(token);
+      if (!decoded.ok) return decoded;
+      const { claims } = decoded;
+      if (claims.iss !== issuer) return { ok: false, reason: 'bad_signature' };
+      const agent = registry.get(claims.sub);
+      if (!agent) return { ok: false, reason: 'unknown_agent' };
+      if (agent.disabled) return { ok: false, reason: 'agent_disabled' };
+      if (claims.gen !== agent.tokenGeneration) return { ok: false, reason: 'revoked' };
+      if (clock.now() >= claims.exp) return { ok: false, reason: 'expired' };
+      return {
+        ok: true,
+        identity: {
+          agentId: agent.id,
+          name: agent.name,
+          tier: agent.tier,
+          allowlist: agent.allowlist,
+          tokenId: claims.jti,
+          issuedAt: claims.iat,
+          expiresAt: claims.exp,
+        },
+      };
+    },
+
+    get ttlSeconds() {
+      return ttlSeconds;
+    },
+    /** Changes the lifetime of tokens minted from now on (scenarios use it). */
+    setTtlSeconds(seconds: number) {
+      ttlSeconds = seconds;
+    },
+  };
+}
+
+export type IdentityProvider = ReturnType<typeof createIdentityProvider>;

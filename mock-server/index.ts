@@ -1,0 +1,24 @@
+/**
+ * The reference Agent Tool Gateway and its simulated identity provider.
+ *
+ * @example
+ * import { createGateway, serve } from 'agent-tool-gateway-harness';
+ * const server = await serve(createGateway(), { port: 8787 });
+ */
+export { type FetchHandler, type RunningServer, serve } from './adapters/node-server.ts';
+export { type Clock, createClock, type VirtualClock } from './clock.ts';
+export { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type ResolvedConfig } from './config/load-config.ts';
+export {
+  type GatewayConfig,
+  type GatewayConfigInput,
+  type GatewayConfigOverlay,
+  TOOL_NAMES,
+  type ToolName,
+} from './config/schema.ts';
+export { ERROR_CATALOGUE, ERROR_CODES, type ErrorCode, GatewayError } from './errors.ts';
+export { createGateway, type Gateway, type GatewayOptions } from './gateway.ts';
+export type { Identity, InvalidTokenReason, VerifyResult } from './identity/identity-provider.ts';
+export { createLocalVerifier, createRemoteVerifier, type IdentityVerifier } from './identity/verifier.ts';
+export { IDENTITY_HEADER } from './pipeline/authenticate.ts';
+export type { FetchProvider, FetchRequest, FetchResponse } from './tools/web-fetch.ts';
+export type { SearchProvider, SearchRequest, SearchResponse } from './tools/web-search.ts';

@@ -1,0 +1,47 @@
+import { TOOL_NAMES, type ToolConfig, type ToolName } from '../config/schema.ts';
+import { GatewayError } from '../errors.ts';
+import type { Identity } from '../identity/identity-provider.ts';
+
+/** The policy's view of the tool settings; the admin API and scenarios may change them at run time. */
+export type ToolSettings = Record<ToolName, ToolConfig>;
+
+/**
+ * Decides which tools an identity may call (spec sections 3 and 5.4): a tool must be enabled, and the
+ * agent's tier must be one of the tool's tiers or the tool must be on the agent's allowlist.
+ * whoami is not a tool: every valid token may call it.
+ */
+export function createPolicy(tools: ToolSettings) {
+  const allows = (identity: Identity, tool: ToolName) => {
+    const settings = tools[tool];
+    return settings.enabled && (settings.tiers.includes(identity.tier) || identity.allowlist.includes(tool));
+  };
+
+  return {
+    tools,
+    /** The tools this identity may call right now, in catalogue order. */
+    allowedTools: (identity: Identity): ToolName[] => TOOL_NAMES.filter((tool) => allows(identity, tool)),
+
+    /** Throws 403 access_denied, with a message naming the remedy, when the identity may not call the tool. */
+    authorize(identity: Identity, tool: ToolName): void {
+      if (allows(identity, tool)) return;
+      const settings = tools[tool];
+      if (!settings.enabled) {
+        throw new GatewayError('access_denied', {
+          message: `${tool} is disabled on this gateway for every agent; try again later or use another tool.`,
+          details: { tool, tier: identity.tier, reason: 'tool_disabled' },
+        });
+      }
+      const needed =
+        settings.tiers.length > 0 ? `the ${settings.tiers.join(' or ')} tier` : 'an allowlist entry';
+      throw new GatewayError('access_denied', {
+        message:
+          `Agent ${identity.agentId} (tier ${identity.tier}) may not call ${tool}: it needs ${needed}` +
+          `${settings.tiers.length > 0 ? ' or an allowlist entry' : ''}. ` +
+          'Request early access or verification from your identity provider.',
+        details: { tool, tier: identity.tier, allowed_tiers: settings.tiers, reason: 'tier' },
+      });
+    },
+  };
+}
+
+export type Policy = ReturnType<typeof createPolicy>;

@@ -1,0 +1,72 @@
+import type { Hono } from 'hono';
+import { accepts } from 'hono/accepts';
+import { z } from 'zod';
+import type { ResolvedConfig } from '../config/load-config.ts';
+import type { AppEnv } from '../gateway.ts';
+import type { IdentityProvider } from '../identity/identity-provider.ts';
+import {
+  parseInstructionParams,
+  renderInstructionHtml,
+  renderInstructionMarkdown,
+} from '../identity/instruction-page.ts';
+import { toVerifyResponse } from '../identity/verifier.ts';
+import { IDENTITY_HEADER } from '../pipeline/authenticate.ts';
+import { readJsonBody } from '../pipeline/read-json-body.ts';
+import { methodNotAllowed } from './method-not-allowed.ts';
+
+const tokenRequestSchema = z.object({
+  api_key: z.string({ error: 'must be a string' }).min(1, 'is required'),
+});
+const verifyRequestSchema = z.object({ token: z.string({ error: 'must be a string' }) });
+
+/**
+ * The simulated identity provider's endpoints: token minting (API key -> token), verification (used by a
+ * remote verifier) and the dynamic instruction page.
+ */
+export function registerIdpRoutes(
+  app: Hono<AppEnv>,
+  deps: { idp: IdentityProvider; config: ResolvedConfig },
+) {
+  const { idp, config } = deps;
+  const maxBody = config.server.max_body_bytes;
+
+  app.post('/idp/token', async (c) => {
+    const { api_key } = await readJsonBody(c.req.raw, tokenRequestSchema, maxBody);
+    const minted = idp.mintForApiKey(api_key);
+    return c.json(
+      {
+        token: minted.token,
+        token_type: 'agent-identity',
+        header: IDENTITY_HEADER,
+        agent_id: minted.agentId,
+        expires_at: new Date(minted.expiresAt).toISOString(),
+        expires_in: Math.round((minted.expiresAt - minted.issuedAt) / 1000),
+      },
+      200,
+      { 'cache-control': 'no-store' },
+    );
+  });
+  methodNotAllowed(app, '/idp/token', ['POST']);
+
+  app.post('/idp/verify', async (c) => {
+    const { token } = await readJsonBody(c.req.raw, verifyRequestSchema, maxBody);
+    return c.json(toVerifyResponse(idp.verify(token.trim())), 200, { 'cache-control': 'no-store' });
+  });
+  methodNotAllowed(app, '/idp/verify', ['POST']);
+
+  app.get('/idp/auth.md', (c) => {
+    const params = parseInstructionParams(new URL(c.req.url).searchParams);
+    const origin = new URL(c.req.url).origin;
+    const type = accepts(c, {
+      header: 'Accept',
+      supports: ['text/markdown', 'text/html'],
+      default: 'text/markdown',
+    });
+    c.header('vary', 'Accept');
+    if (type === 'text/html') return c.html(renderInstructionHtml(params, origin, idp.ttlSeconds));
+    return c.body(renderInstructionMarkdown(params, origin, idp.ttlSeconds), 200, {
+      'content-type': 'text/markdown; charset=utf-8',
+    });
+  });
+  methodNotAllowed(app, '/idp/auth.md', ['GET']);
+}

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { type Corpus, normalizeQuery, type SearchHit } from './corpus.ts';
+import { createSeededFaker } from './seeded-faker.ts';
+
+/** Body of `POST /v1/web/search` (reference profile). Unknown fields are ignored. */
+export const searchRequestSchema = z.object({
+  query: z
+    .string({ error: 'must be a string' })
+    .trim()
+    .min(1, 'must be a non-empty string')
+    .max(500, 'must be at most 500 characters'),
+  count: z
+    .number({ error: 'must be a number' })
+    .int('must be an integer')
+    .min(1, 'must be at least 1')
+    .max(20, 'must be at most 20')
+    .default(5),
+});
+export type SearchRequest = z.output<typeof searchRequestSchema>;
+
+export interface SearchResponse {
+  query: string;
+  count: number;
+  results: SearchHit[];
+  /** `fixture` for a known query from fixtures/search, `generated` otherwise. */
+  source: 'fixture' | 'generated';
+}
+
+/** Where search results come from: fixtures by default; a real backend can be plugged in. */
+export interface SearchProvider {
+  search(request: SearchRequest): SearchResponse | Promise<SearchResponse>;
+}
+
+const shorten = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
+const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/**
+ * Answers known queries from the fixture corpus and generates the rest deterministically: the seed comes
+ * from the corpus seed and the normalised query only, and results are generated in order, so asking for
+ * 3 results gives the first 3 of the 5 you would get with count 5.
+ */
+export function createFixtureSearchProvider(corpus: Corpus, seed: number): SearchProvider {
+  const gen = createSeededFaker();
+  const { faker } = gen;
+
+  const generate = (query: string, key: string, count: number): SearchHit[] => {
+    gen.reseed(seed, 'search', key);
+    const topic = shorten(query, 60);
+    return Array.from({ length: count }, () => {
+      const host = `${faker.internet.domainWord()}.example`;
+      const path = faker.helpers.slugify(faker.lorem.words({ min: 2, max: 4 }));
+      return {
+        title: `${capitalize(topic)}: ${faker.company.catchPhrase()}`,
+        url: `https://${host}/${path}`,
+        snippet: `${faker.lorem.sentence()} ${capitalize(topic)} ${faker.lorem.sentence().toLowerCase()}`,
+      };
+    });
+  };
+
+  return {
+    search({ query, count }) {
+      const key = normalizeQuery(query);
+      const fixture = corpus.searches.get(key);
+      if (fixture) return { query, count, results: fixture.slice(0, count), source: 'fixture' };
+      return { query, count, results: generate(query, key, count), source: 'generated' };
+    },
+  };
+}

@@ -1,0 +1,85 @@
+import type { Command } from 'commander';
+import { serve } from '../../mock-server/adapters/node-server.ts';
+import { createGateway } from '../../mock-server/gateway.ts';
+import { createRemoteVerifier } from '../../mock-server/identity/verifier.ts';
+import { baseUrlOption, CliError, EXIT, envConfigOverrides, intOption } from '../cli-options.ts';
+
+interface ServeOptions {
+  port: number;
+  host: string;
+  config?: string;
+  idpUrl?: string;
+}
+
+function describeStartup(url: string, gateway: ReturnType<typeof createGateway>, idpUrl?: string): string {
+  const agents = gateway.registry
+    .list()
+    .map((a) => `    ${a.id.padEnd(20)} tier ${a.tier.padEnd(13)}${a.disabled ? ' (disabled)' : ''}`)
+    .join('\n');
+  const tools = Object.entries(gateway.policy.tools)
+    .map(
+      ([name, t]) =>
+        `    ${name.padEnd(12)} tiers: ${t.tiers.join(', ') || '(none)'}${t.enabled ? '' : ' (disabled)'}`,
+    )
+    .join('\n');
+  return [
+    `Agent Tool Gateway (reference) listening on ${url}`,
+    `  config: ${gateway.config.source}`,
+    idpUrl ? `  identity: verified by the identity provider at ${idpUrl}` : `  identity provider: ${url}/idp`,
+    `  token lifetime: ${gateway.idp.ttlSeconds} s`,
+    '  tools:',
+    tools,
+    ...(idpUrl ? [] : ['  agents:', agents]),
+    '',
+    'Try it:',
+    `  curl -s ${url}/v1/health`,
+    `  TOKEN=$(npx agent-gateway token agent-verified --base-url ${url})`,
+    `  curl -s ${url}/v1/whoami -H "X-Agent-Identity: $TOKEN"`,
+    '',
+    'Press Ctrl+C to stop.',
+  ].join('\n');
+}
+
+/** `agent-gateway serve`: the reference gateway as a local HTTP server. */
+export function registerServeCommand(program: Command) {
+  program
+    .command('serve')
+    .description('serve the reference gateway and its simulated identity provider over HTTP')
+    .option('-p, --port <port>', 'port to listen on (0 picks a free port)', intOption(0, 65535), 8787)
+    .option('-H, --host <host>', 'interface to listen on', '127.0.0.1')
+    .option(
+      '-c, --config <file>',
+      'YAML or JSON config laid over the bundled default (fixtures/config/default.yaml)',
+    )
+    .option(
+      '--idp-url <url>',
+      'verify tokens with the identity provider at this base URL instead of in-process',
+      baseUrlOption,
+    )
+    .action(async (options: ServeOptions) => {
+      const gateway = createGateway({
+        configFile: options.config,
+        config: envConfigOverrides(),
+        verifier: options.idpUrl ? createRemoteVerifier(options.idpUrl) : undefined,
+      });
+      const server = await serve(gateway, { port: options.port, host: options.host }).catch(
+        (error: NodeJS.ErrnoException) => {
+          if (error.code === 'EADDRINUSE')
+            throw new CliError(
+              `Port ${options.port} on ${options.host} is in use: pass --port with a free port (or 0).`,
+            );
+          if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND')
+            throw new CliError(`Cannot listen on host ${options.host}: ${error.message}`);
+          throw error;
+        },
+      );
+      process.stdout.write(`${describeStartup(server.url, gateway, options.idpUrl)}\n`);
+      const stop = async () => {
+        process.stdout.write('\nStopping.\n');
+        await server.close();
+        process.exit(EXIT.ok);
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+}

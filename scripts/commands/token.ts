@@ -1,0 +1,91 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../../mock-server/config/load-config.ts';
+import { createGateway } from '../../mock-server/gateway.ts';
+import { baseUrlOption, CliError, envConfigOverrides } from '../cli-options.ts';
+
+interface TokenOptions {
+  baseUrl?: string;
+  config?: string;
+  apiKey?: string;
+}
+
+async function mintRemotely(
+  baseUrl: string,
+  apiKey: string,
+): Promise<{ token: string; expires_at: string; agent_id: string }> {
+  let response: Response;
+  try {
+    response = await fetch(`${baseUrl}/idp/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: apiKey }),
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (error) {
+    throw new CliError(
+      `Cannot reach the identity provider at ${baseUrl}/idp/token: ${(error as Error).cause ?? (error as Error).message}`,
+    );
+  }
+  const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+  if (!response.ok || typeof body.token !== 'string') {
+    throw new CliError(
+      `The identity provider refused: HTTP ${response.status} ${body.code ?? ''} ${body.message ?? ''}`.trim(),
+    );
+  }
+  return body as { token: string; expires_at: string; agent_id: string };
+}
+
+/**
+ * `agent-gateway token`: prints a fresh identity token. Details go to stderr and the token is the last
+ * line on stdout, so `TOKEN=$(agent-gateway token agent-early)` works.
+ */
+export function registerTokenCommand(program: Command) {
+  program
+    .command('token')
+    .description('print a fresh identity token for a fixture agent (the last line of output is the token)')
+    .argument('[agent-id]', 'agent id from the config, e.g. agent-early, agent-verified')
+    .option(
+      '--base-url <url>',
+      'mint from the identity provider of the gateway running at this URL',
+      baseUrlOption,
+    )
+    .option('-c, --config <file>', 'config the agent is looked up in (default: the bundled one)')
+    .option('--api-key <key>', 'mint with this API key instead of a fixture agent (needs --base-url)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  TOKEN=$(npx agent-gateway token agent-verified)\n  npx agent-gateway token agent-early --base-url http://127.0.0.1:8787\n',
+    )
+    .action(async (agentId: string | undefined, options: TokenOptions) => {
+      if (options.apiKey && !options.baseUrl)
+        throw new CliError(
+          '--api-key needs --base-url: the key is exchanged at a running identity provider.',
+        );
+      if (!agentId && !options.apiKey)
+        throw new CliError('Name an agent (e.g. agent-early) or pass --api-key with --base-url.');
+      const config = loadConfig({ file: options.config, config: envConfigOverrides() });
+      let apiKey = options.apiKey;
+      if (!apiKey) {
+        const agent = config.agents.find((a) => a.id === agentId);
+        if (!agent)
+          throw new CliError(
+            `No agent "${agentId}" in ${config.source}. Known agents: ${config.agents.map((a) => a.id).join(', ')}.`,
+          );
+        apiKey = agent.api_key;
+      }
+      if (options.baseUrl) {
+        const minted = await mintRemotely(options.baseUrl, apiKey);
+        process.stderr.write(
+          `# ${minted.agent_id}: token from ${options.baseUrl}, expires ${minted.expires_at}\n`,
+        );
+        process.stdout.write(`${minted.token}\n`);
+        return;
+      }
+      const gateway = createGateway({ config });
+      const agent = gateway.registry.findByApiKey(apiKey);
+      const minted = gateway.idp.mintForApiKey(apiKey);
+      process.stderr.write(
+        `# ${minted.agentId} (tier ${agent?.tier}): expires ${new Date(minted.expiresAt).toISOString()}; valid for any gateway using this config's signing secret\n`,
+      );
+      process.stdout.write(`${minted.token}\n`);
+    });
+}
