@@ -1,3 +1,5 @@
+import { jsonResponse } from './json-response.ts';
+
 /**
  * The one closed set of error codes the reference gateway can answer with.
  *
@@ -93,10 +95,7 @@ export class GatewayError extends Error {
   }
 
   toResponse(requestId?: string): Response {
-    return new Response(JSON.stringify(this.toJSON(requestId)), {
-      status: this.status,
-      headers: { 'content-type': 'application/json', ...this.headers },
-    });
+    return jsonResponse(this.toJSON(requestId), { status: this.status, requestId, headers: this.headers });
   }
 }
 

@@ -67,11 +67,10 @@ export function createGateway(options: GatewayOptions = {}) {
   const fetchPage = options.fetchProvider ?? createFixtureFetchProvider(corpus, config.corpus.seed);
 
   const app = new Hono<AppEnv>();
-  app.use(async (c, next) => {
-    const requestId = requestIdFor(c.req.raw.headers);
-    c.set('requestId', requestId);
-    await next();
-    c.res.headers.set('x-request-id', requestId);
+  app.use((c, next) => {
+    // Every response carries it: JSON ones through jsonResponse, errors through GatewayError.toResponse.
+    c.set('requestId', requestIdFor(c.req.raw.headers));
+    return next();
   });
   registerGatewayRoutes(app, { config, clock, verifier, policy, search, fetchPage });
   if (options.serveIdentityProvider ?? !options.verifier) registerIdpRoutes(app, { idp, config });

@@ -1,9 +1,11 @@
 import { type HttpHandler, http } from 'msw';
-import { createGateway, type Gateway, type GatewayOptions } from '../gateway.ts';
+import { createGateway, type GatewayOptions } from '../gateway.ts';
+import type { FetchHandler } from './node-server.ts';
 
 /**
  * msw handlers that answer every request under `baseUrl` with the reference gateway, in process.
- * Pass a gateway you created (to mint tokens, move its clock, read its journal) or gateway options.
+ * Pass a gateway you created (to mint tokens, move its clock, read its journal), any other fetch handler,
+ * or gateway options.
  *
  * @example
  * const gateway = createGateway();
@@ -12,7 +14,7 @@ import { createGateway, type Gateway, type GatewayOptions } from '../gateway.ts'
  * await fetch('http://gateway.test/v1/whoami', { headers: { 'X-Agent-Identity': gateway.mintToken('agent-early') } });
  */
 export function gatewayHandlers(
-  gateway: Gateway | GatewayOptions = {},
+  gateway: FetchHandler | GatewayOptions = {},
   options: { baseUrl?: string } = {},
 ): HttpHandler[] {
   const target = 'fetch' in gateway ? gateway : createGateway(gateway);

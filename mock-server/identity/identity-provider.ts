@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { createBoundedMap } from '../bounded-map.ts';
 import type { Clock } from '../clock.ts';
 import type { ToolName } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import type { Agent, AgentRegistry } from './agent-registry.ts';
-import { createTokenCodec } from './token-codec.ts';
+import { createTokenCodec, type TokenClaims } from './token-codec.ts';
 
 /** Who a valid token speaks for: what the gateway needs for policy and whoami. */
 export interface Identity {
@@ -54,6 +55,17 @@ export function createIdentityProvider(options: {
   const { registry, clock, issuer } = options;
   const codec = createTokenCodec(options.signingSecret);
   let ttlSeconds = options.ttlSeconds;
+  // Checking the signature is a pure function of the token, so good tokens are remembered (bounded) and
+  // the HMAC runs once per token, not once per request. Expiry, revocation and the agent's current state
+  // are still checked on every call.
+  const signedClaims = createBoundedMap<string, TokenClaims>(8192);
+  const decode = (token: string) => {
+    const known = signedClaims.get(token);
+    if (known) return { ok: true as const, claims: known };
+    const decoded = codec.decode(token);
+    if (decoded.ok) signedClaims.set(token, decoded.claims);
+    return decoded;
+  };
 
   const mint = (agent: Agent): MintedToken => {
     if (agent.disabled) {
@@ -90,7 +102,7 @@ export function createIdentityProvider(options: {
     },
 
     verify(token: string): VerifyResult {
-      const decoded = codec.decode(token);
+      const decoded = decode(token);
       if (!decoded.ok) return decoded;
       const { claims } = decoded;
       if (claims.iss !== issuer) return { ok: false, reason: 'bad_signature' };

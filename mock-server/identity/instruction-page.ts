@@ -82,7 +82,8 @@ const escapeHtml = (text: string) =>
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
   );
 // The app name is the only free text: neutralise markdown so it cannot add headings, links or instructions.
-const escapeMarkdown = (text: string) => text.replace(/[\\`*_{}[\]()<>#+\-.!|~]/g, '\\$&');
+// It is never at the start of a line, so list markers (-, +, 1.) need no escaping.
+const escapeMarkdown = (text: string) => text.replace(/[\\`*_{}[\]()<>#!|~]/g, '\\$&');
 
 /** The page as markdown (for agents; the default). */
 export function renderInstructionMarkdown(

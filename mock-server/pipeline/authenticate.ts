@@ -28,7 +28,9 @@ export async function authenticate(request: Request, verifier: IdentityVerifier)
       details: { header: IDENTITY_HEADER, token_instructions: instructionPageUrl(request.url) },
     });
   }
-  const result = await verifier.verify(token);
+  const pending = verifier.verify(token);
+  // The in-process verifier answers synchronously; only a remote one needs the await (and its tick).
+  const result = pending instanceof Promise ? await pending : pending;
   if (result.ok) return result.identity;
   throw new GatewayError('invalid_identity_token', {
     message: `The identity token was not accepted (${result.reason.replace(/_/g, ' ')}): obtain a fresh token and resend; do not retry this one.`,

@@ -5,6 +5,7 @@ import type { ResolvedConfig } from '../config/load-config.ts';
 import type { ToolName } from '../config/schema.ts';
 import type { AppEnv } from '../gateway.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
+import { jsonResponse } from '../json-response.ts';
 import { authenticate } from '../pipeline/authenticate.ts';
 import { readJsonBody } from '../pipeline/read-json-body.ts';
 import type { Policy } from '../policy/policy.ts';
@@ -34,14 +35,17 @@ export function registerGatewayRoutes(app: Hono<AppEnv>, deps: GatewayRouteDeps)
   const maxBody = config.server.max_body_bytes;
 
   app.get('/v1/health', (c) =>
-    c.json({ status: 'ok', version: 'v1', time: new Date(clock.now()).toISOString() }, 200, NO_STORE),
+    jsonResponse(
+      { status: 'ok', version: 'v1', time: new Date(clock.now()).toISOString() },
+      { requestId: c.get('requestId'), headers: NO_STORE },
+    ),
   );
   methodNotAllowed(app, '/v1/health', ['GET']);
 
   app.get('/v1/whoami', async (c) => {
     const identity = await authenticate(c.req.raw, verifier);
     const now = clock.now();
-    return c.json(
+    return jsonResponse(
       {
         agent: { id: identity.agentId, name: identity.name },
         tier: identity.tier,
@@ -52,8 +56,7 @@ export function registerGatewayRoutes(app: Hono<AppEnv>, deps: GatewayRouteDeps)
           expires_in_seconds: Math.max(0, Math.floor((identity.expiresAt - now) / 1000)),
         },
       },
-      200,
-      NO_STORE,
+      { requestId: c.get('requestId'), headers: NO_STORE },
     );
   });
   methodNotAllowed(app, '/v1/whoami', ['GET']);
@@ -65,7 +68,7 @@ export function registerGatewayRoutes(app: Hono<AppEnv>, deps: GatewayRouteDeps)
       const body = await readJsonBody(c.req.raw, schema, maxBody);
       const latency = policy.tools[tool].latency_ms;
       if (latency > 0) await sleep(latency);
-      return c.json((await run(body)) as object, 200, NO_STORE);
+      return jsonResponse(await run(body), { requestId: c.get('requestId'), headers: NO_STORE });
     });
     methodNotAllowed(app, path, ['POST']);
   };

@@ -10,6 +10,7 @@ import {
   renderInstructionMarkdown,
 } from '../identity/instruction-page.ts';
 import { toVerifyResponse } from '../identity/verifier.ts';
+import { jsonResponse } from '../json-response.ts';
 import { IDENTITY_HEADER } from '../pipeline/authenticate.ts';
 import { readJsonBody } from '../pipeline/read-json-body.ts';
 import { methodNotAllowed } from './method-not-allowed.ts';
@@ -33,7 +34,7 @@ export function registerIdpRoutes(
   app.post('/idp/token', async (c) => {
     const { api_key } = await readJsonBody(c.req.raw, tokenRequestSchema, maxBody);
     const minted = idp.mintForApiKey(api_key);
-    return c.json(
+    return jsonResponse(
       {
         token: minted.token,
         token_type: 'agent-identity',
@@ -42,15 +43,17 @@ export function registerIdpRoutes(
         expires_at: new Date(minted.expiresAt).toISOString(),
         expires_in: Math.round((minted.expiresAt - minted.issuedAt) / 1000),
       },
-      200,
-      { 'cache-control': 'no-store' },
+      { requestId: c.get('requestId'), headers: { 'cache-control': 'no-store' } },
     );
   });
   methodNotAllowed(app, '/idp/token', ['POST']);
 
   app.post('/idp/verify', async (c) => {
     const { token } = await readJsonBody(c.req.raw, verifyRequestSchema, maxBody);
-    return c.json(toVerifyResponse(idp.verify(token.trim())), 200, { 'cache-control': 'no-store' });
+    return jsonResponse(toVerifyResponse(idp.verify(token.trim())), {
+      requestId: c.get('requestId'),
+      headers: { 'cache-control': 'no-store' },
+    });
   });
   methodNotAllowed(app, '/idp/verify', ['POST']);
 
@@ -63,6 +66,7 @@ export function registerIdpRoutes(
       default: 'text/markdown',
     });
     c.header('vary', 'Accept');
+    c.header('x-request-id', c.get('requestId'));
     if (type === 'text/html') return c.html(renderInstructionHtml(params, origin, idp.ttlSeconds));
     return c.body(renderInstructionMarkdown(params, origin, idp.ttlSeconds), 200, {
       'content-type': 'text/markdown; charset=utf-8',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { createBoundedMap } from '../bounded-map.ts';
 import { type Corpus, normalizeQuery, type SearchHit } from './corpus.ts';
 import { createSeededFaker } from './seeded-faker.ts';
 
@@ -37,15 +38,18 @@ const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1
 /**
  * Answers known queries from the fixture corpus and generates the rest deterministically: the seed comes
  * from the corpus seed and the normalised query only, and results are generated in order, so asking for
- * 3 results gives the first 3 of the 5 you would get with count 5.
+ * 3 results gives the first 3 of the 5 you would get with count 5. Generated lists are cached (bounded):
+ * generation is deterministic, so the cache changes speed only, never a result.
  */
 export function createFixtureSearchProvider(corpus: Corpus, seed: number): SearchProvider {
   const gen = createSeededFaker();
   const { faker } = gen;
+  const generated = createBoundedMap<string, SearchHit[]>(2048);
 
-  const generate = (query: string, key: string, count: number): SearchHit[] => {
+  // Depends on the normalised key only, so results never depend on which spelling was asked first.
+  const generate = (key: string, count: number): SearchHit[] => {
     gen.reseed(seed, 'search', key);
-    const topic = shorten(query, 60);
+    const topic = shorten(key, 60);
     return Array.from({ length: count }, () => {
       const host = `${faker.internet.domainWord()}.example`;
       const path = faker.helpers.slugify(faker.lorem.words({ min: 2, max: 4 }));
@@ -62,7 +66,12 @@ export function createFixtureSearchProvider(corpus: Corpus, seed: number): Searc
       const key = normalizeQuery(query);
       const fixture = corpus.searches.get(key);
       if (fixture) return { query, count, results: fixture.slice(0, count), source: 'fixture' };
-      return { query, count, results: generate(query, key, count), source: 'generated' };
+      let hits = generated.get(key);
+      if (!hits || hits.length < count) {
+        hits = generate(key, count);
+        generated.set(key, hits);
+      }
+      return { query, count, results: hits.slice(0, count), source: 'generated' };
     },
   };
 }

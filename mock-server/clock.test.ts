@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { createClock } from './clock.ts';
+
+describe('clock', () => {
+  it('runs at real time by default', () => {
+    let real = 1_000;
+    const clock = createClock({ realNow: () => real });
+    expect(clock.now()).toBe(1_000);
+    real = 1_500;
+    expect(clock.now()).toBe(1_500);
+    expect(clock.frozen).toBe(false);
+  });
+
+  it('freezes, advances without sleeping, and resumes from where it stood', () => {
+    let real = 1_000;
+    const clock = createClock({ realNow: () => real });
+    clock.freeze();
+    real = 5_000;
+    expect(clock.now()).toBe(1_000);
+    clock.advance(10_000);
+    expect(clock.now()).toBe(11_000);
+    clock.resume();
+    real = 5_100;
+    expect(clock.now()).toBe(11_100);
+  });
+
+  it('can start frozen at a given time, be set, and be reset to real time', () => {
+    let real = 50;
+    const clock = createClock({ frozen: true, startAt: 1_000_000, realNow: () => real });
+    expect(clock.now()).toBe(1_000_000);
+    clock.set(2_000_000);
+    expect(clock.now()).toBe(2_000_000);
+    clock.reset();
+    real = 60;
+    expect(clock.now()).toBe(60);
+  });
+
+  it('refuses to go backwards through advance', () => {
+    const clock = createClock();
+    expect(() => clock.advance(-1)).toThrow(RangeError);
+    expect(() => clock.advance(Number.NaN)).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningServer, serve } from '../adapters/node-server.ts';
+import { createGateway, type Gateway } from '../gateway.ts';
+import { createRemoteVerifier } from './verifier.ts';
+
+describe('remote verifier: a gateway in front of another identity provider', () => {
+  let idpGateway: Gateway;
+  let idpServer: RunningServer;
+  let front: Gateway;
+
+  beforeAll(async () => {
+    // The identity provider signs with a secret the front gateway does not know.
+    idpGateway = createGateway({ config: { identity: { signing_secret: 'secret-known-only-to-the-idp' } } });
+    idpServer = await serve(idpGateway, { port: 0 });
+    front = createGateway({ verifier: createRemoteVerifier(idpServer.url) });
+  });
+  afterAll(() => idpServer.close());
+
+  const whoami = (token?: string) =>
+    front.fetch(
+      new Request('http://front.test/v1/whoami', { headers: token ? { 'X-Agent-Identity': token } : {} }),
+    );
+
+  it('accepts tokens of the remote identity provider, with the tier it reports', async () => {
+    const response = await whoami(idpGateway.mintToken('agent-allowlisted'));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({
+      agent: { id: 'agent-allowlisted' },
+      tools: ['web.search', 'web.fetch'],
+    });
+  });
+
+  it('refuses tokens the remote identity provider refuses, with its reason', async () => {
+    const own = front.mintToken('agent-verified');
+    const response = await whoami(own);
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ code: 'invalid_identity_token', reason: 'bad_signature' });
+  });
+
+  it('sees revocation at the remote identity provider at once', async () => {
+    const token = idpGateway.mintToken('agent-early');
+    expect((await whoami(token)).status).toBe(200);
+    idpGateway.registry.revokeTokens('agent-early');
+    expect(await (await whoami(token)).json()).toMatchObject({ reason: 'revoked' });
+  });
+
+  it('does not serve its own /idp endpoints, whose tokens it could not verify', async () => {
+    const response = await front.fetch(new Request('http://front.test/idp/token', { method: 'POST' }));
+    expect(response.status).toBe(404);
+  });
+
+  it('an unreachable identity provider is a 503, never a 401 blamed on the caller', async () => {
+    const orphan = createGateway({
+      verifier: createRemoteVerifier('http://127.0.0.1:9', { timeoutMs: 2000 }),
+      log: () => {},
+    });
+    const response = await orphan.fetch(
+      new Request('http://o.test/v1/whoami', { headers: { 'X-Agent-Identity': 'anything' } }),
+    );
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ code: 'identity_provider_unavailable' });
+  });
+});

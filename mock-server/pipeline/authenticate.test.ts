@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import type { GatewayError } from '../errors.ts';
+import type { Identity } from '../identity/identity-provider.ts';
+import type { IdentityVerifier } from '../identity/verifier.ts';
+import { authenticate, instructionPageUrl } from './authenticate.ts';
+
+const identity: Identity = {
+  agentId: 'a',
+  name: 'A',
+  tier: 'verified',
+  allowlist: [],
+  tokenId: 't',
+  issuedAt: 0,
+  expiresAt: 1,
+};
+const verifier: IdentityVerifier = {
+  verify: (token) => (token === 'good' ? { ok: true, identity } : { ok: false, reason: 'expired' }),
+};
+const call = (headers: Record<string, string>) =>
+  authenticate(new Request('http://gw.test/v1/whoami', { headers }), verifier);
+const failure = async (promise: Promise<unknown>) => {
+  try {
+    await promise;
+  } catch (error) {
+    return error as GatewayError;
+  }
+  throw new Error('expected a 401');
+};
+
+describe('authenticate', () => {
+  it('accepts a valid token in the header, whatever the header name case', async () => {
+    expect(await call({ 'X-Agent-Identity': 'good' })).toBe(identity);
+    expect(await call({ 'x-agent-identity': 'good' })).toBe(identity);
+    expect(await call({ 'X-AGENT-IDENTITY': ' good ' })).toBe(identity);
+  });
+
+  it('401 missing_identity_token without the header or with an empty one, pointing at the instruction page', async () => {
+    const cases: Record<string, string>[] = [
+      {},
+      { 'X-Agent-Identity': '' },
+      { 'X-Agent-Identity': '   ' },
+      { Authorization: 'Bearer good' },
+    ];
+    for (const headers of cases) {
+      const error = await failure(call(headers));
+      expect(error.code).toBe('missing_identity_token');
+      expect(error.details.token_instructions).toBe(instructionPageUrl('http://gw.test/v1/whoami'));
+    }
+  });
+
+  it('401 invalid_identity_token with the reason when the verifier refuses', async () => {
+    const error = await failure(call({ 'X-Agent-Identity': 'bad' }));
+    expect(error.code).toBe('invalid_identity_token');
+    expect(error.details.reason).toBe('expired');
+    expect(error.message).toMatch(/obtain a fresh token/);
+  });
+
+  it('the instruction page URL carries app, endpoint and header', () => {
+    const url = new URL(instructionPageUrl('http://127.0.0.1:8787/v1/web/search'));
+    expect(url.pathname).toBe('/idp/auth.md');
+    expect(url.searchParams.get('endpoint')).toBe('http://127.0.0.1:8787/v1/whoami');
+    expect(url.searchParams.get('header')).toBe('X-Agent-Identity');
+    expect(url.searchParams.get('app')).toBeTruthy();
+  });
+});

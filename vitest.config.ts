@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: [
+      'mock-server/**/*.test.ts',
+      'conformance/**/*.test.ts',
+      'scripts/**/*.test.ts',
+      'test/**/*.test.ts',
+    ],
+    testTimeout: 20_000,
+    hookTimeout: 20_000,
+  },
+});
