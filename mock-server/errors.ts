@@ -30,6 +30,7 @@ export const ERROR_CATALOGUE = {
     status: 409,
     message: 'A request with this Idempotency-Key is still being processed.',
   },
+  already_exists: { status: 409, message: 'That already exists.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   unsupported_media_type: {
     status: 415,
@@ -46,10 +47,12 @@ export const ERROR_CATALOGUE = {
   admin_key_invalid: { status: 403, message: 'The admin key is wrong.' },
   // Reference profile: server side.
   internal_error: { status: 500, message: 'Internal error; it has been logged.' },
+  upstream_error: { status: 502, message: 'The tool backend answered with an error: retry with backoff.' },
   upstream_unavailable: {
     status: 503,
     message: 'The tool backend is temporarily unavailable: retry with backoff.',
   },
+  upstream_timeout: { status: 504, message: 'The tool backend did not answer in time: retry with backoff.' },
   identity_provider_unavailable: {
     status: 503,
     message: 'The identity provider could not be reached: retry with backoff.',

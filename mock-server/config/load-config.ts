@@ -21,9 +21,13 @@ export class ConfigError extends Error {
   readonly file: string;
   readonly issues: { path: string; message: string }[];
 
-  constructor(file: string, issues: { path: string; message: string }[]) {
+  constructor(
+    file: string,
+    issues: { path: string; message: string }[],
+    subject: 'config' | 'scenario' | 'fixture' = 'config',
+  ) {
     super(
-      `Invalid config ${file}:\n${issues.map((i) => `  - ${i.path || '(root)'}: ${i.message}`).join('\n')}`,
+      `Invalid ${subject} ${file}:\n${issues.map((i) => `  - ${i.path || '(root)'}: ${i.message}`).join('\n')}`,
     );
     this.name = 'ConfigError';
     this.file = file;

@@ -4,6 +4,10 @@ import { z } from 'zod';
 export const TOOL_NAMES = ['web.search', 'web.fetch'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
+/** What rate limits count: the tools, and whoami. */
+export const OPERATIONS = ['whoami', ...TOOL_NAMES] as const;
+export type Operation = (typeof OPERATIONS)[number];
+
 const identifier = z
   .string()
   .regex(
@@ -29,6 +33,53 @@ const toolSchema = z.strictObject({
   enabled: z.boolean().default(true),
   /** Simulated backend latency, in real milliseconds. */
   latency_ms: z.number().int().min(0).max(60_000).default(0),
+});
+
+// The sliding window keeps one timestamp per admitted request, so its limit is capped.
+const MAX_SLIDING_LIMIT = 100_000;
+
+export const rateLimitRuleSchema = z
+  .strictObject({
+    /** Names the rule in 429 bodies and RateLimit headers. */
+    name: identifier,
+    /** What one counter covers: each agent, each agent and operation, or everyone together. */
+    scope: z.enum(['agent', 'agent_tool', 'global']),
+    algorithm: z.enum(['token_bucket', 'fixed_window', 'sliding_window']),
+    /** Requests per window; for the token bucket, its capacity (refilled at limit per window). */
+    limit: z.number().int().min(1).max(1_000_000_000),
+    window_seconds: z.number().min(0.001).max(86_400),
+    /** Only these operations count (default: whoami, web.search and web.fetch). */
+    operations: z.array(z.enum(OPERATIONS)).min(1).optional(),
+    /** Only agents of these tiers count. */
+    tiers: z.array(identifier).min(1).optional(),
+    /** Only these agents count. */
+    agents: z.array(identifier).min(1).optional(),
+  })
+  .refine((rule) => rule.algorithm !== 'sliding_window' || rule.limit <= MAX_SLIDING_LIMIT, {
+    message: `sliding_window keeps one timestamp per request: limit must be at most ${MAX_SLIDING_LIMIT}`,
+    path: ['limit'],
+  })
+  .refine(
+    (rule) =>
+      rule.algorithm !== 'token_bucket' || rule.limit * rule.window_seconds * 1000 <= Number.MAX_SAFE_INTEGER,
+    {
+      message: 'token_bucket counts exactly in integers: limit times window in ms must stay below 2^53',
+      path: ['limit'],
+    },
+  );
+
+const rateLimitsSchema = z.strictObject({
+  /** How 429 answers say when to retry: delta-seconds (default) or an HTTP-date. */
+  retry_after: z.enum(['seconds', 'http-date']).default('seconds'),
+  /** Send IETF RateLimit-Policy / RateLimit headers on responses counted by a rule. */
+  headers: z.boolean().default(true),
+  rules: z.array(rateLimitRuleSchema).default([]),
+  concurrency: z
+    .strictObject({
+      /** Most requests one agent may have in flight; more get 429 rate_limited (no Retry-After). */
+      per_agent: z.number().int().min(1).max(100_000).optional(),
+    })
+    .default({}),
 });
 
 export const configSchema = z
@@ -69,6 +120,30 @@ export const configSchema = z
         seed: z.number().int().default(1),
       })
       .default({ seed: 1 }),
+    rate_limits: rateLimitsSchema.default({
+      retry_after: 'seconds',
+      headers: true,
+      rules: [],
+      concurrency: {},
+    }),
+    idempotency: z
+      .strictObject({
+        /** How long a key and its stored response are kept, on the gateway clock. */
+        ttl_seconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(30 * 24 * 3600)
+          .default(86_400),
+        max_keys: z.number().int().min(1).max(1_000_000).default(10_000),
+      })
+      .default({ ttl_seconds: 86_400, max_keys: 10_000 }),
+    journal: z
+      .strictObject({
+        /** Most recent requests kept in memory for the admin API and client reports. */
+        capacity: z.number().int().min(1).max(1_000_000).default(1000),
+      })
+      .default({ capacity: 1000 }),
   })
   .superRefine((config, ctx) => {
     const tiers = Object.keys(config.tiers);
@@ -98,6 +173,19 @@ export const configSchema = z
       seenIds.add(agent.id);
       seenKeys.add(agent.api_key);
     });
+    const ruleNames = new Set<string>();
+    config.rate_limits.rules.forEach((rule, i) => {
+      if (ruleNames.has(rule.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['rate_limits', 'rules', i, 'name'],
+          message: `duplicate rule name "${rule.name}"`,
+        });
+      ruleNames.add(rule.name);
+      rule.tiers?.forEach((tier, j) => {
+        checkTier(tier, ['rate_limits', 'rules', i, 'tiers', j]);
+      });
+    });
   });
 
 /** A validated gateway config, as the rest of the code sees it. */
@@ -114,3 +202,4 @@ type DeepPartial<T> = T extends readonly unknown[]
 export type GatewayConfigOverlay = DeepPartial<GatewayConfigInput>;
 export type AgentRecord = z.output<typeof agentSchema>;
 export type ToolConfig = z.output<typeof toolSchema>;
+export type RateLimitRule = z.output<typeof rateLimitRuleSchema>;

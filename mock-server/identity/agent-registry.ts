@@ -29,7 +29,8 @@ const fromRecord = (record: AgentRecord): Agent => ({
  * The identity provider's registry of agents, looked up by id (verification) and by API key (minting).
  * `reset()` restores the agents it was created with.
  */
-export function createAgentRegistry(records: readonly AgentRecord[]) {
+export function createAgentRegistry(initialRecords: readonly AgentRecord[]) {
+  let records = initialRecords;
   const byId = new Map<string, Agent>();
   const byKey = new Map<string, Agent>();
 
@@ -48,6 +49,8 @@ export function createAgentRegistry(records: readonly AgentRecord[]) {
     get: (id: string): Agent | undefined => byId.get(id),
     findByApiKey: (apiKey: string): Agent | undefined => byKey.get(apiKey),
     list: (): Agent[] => [...byId.values()],
+    /** Every API key the registry knows (to spot one leaking into a query or URL). */
+    apiKeys: (): Iterable<string> => byKey.keys(),
     /** Adds a new agent; the caller validated the fields. Fails on a duplicate id or API key. */
     add(agent: Omit<Agent, 'tokenGeneration'>): Agent {
       if (byId.has(agent.id)) throw new Error(`agent "${agent.id}" already exists`);
@@ -76,6 +79,11 @@ export function createAgentRegistry(records: readonly AgentRecord[]) {
       return true;
     },
     reset,
+    /** Replaces the configured agents (a scenario) and resets to them. */
+    replace(next: readonly AgentRecord[]) {
+      records = next;
+      reset();
+    },
   };
 }
 

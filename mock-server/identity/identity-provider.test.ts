@@ -60,18 +60,18 @@ describe('identity provider', () => {
     clock.advance(9_999);
     expect(idp.verify(token).ok).toBe(true);
     clock.advance(1);
-    expect(idp.verify(token)).toEqual({ ok: false, reason: 'expired' });
+    expect(idp.verify(token)).toEqual({ ok: false, reason: 'expired', agentId: 'a-early' });
   });
 
   it('revokes every token of an agent that is disabled or whose tokens are revoked, even on a frozen clock', () => {
     const { idp, registry } = setup();
     const first = idp.mintForApiKey('key-early-123').token;
     registry.revokeTokens('a-early');
-    expect(idp.verify(first)).toEqual({ ok: false, reason: 'revoked' });
+    expect(idp.verify(first)).toEqual({ ok: false, reason: 'revoked', agentId: 'a-early' });
     const second = idp.mintForApiKey('key-early-123').token;
     expect(idp.verify(second).ok).toBe(true);
     registry.update('a-early', { disabled: true });
-    expect(idp.verify(second)).toEqual({ ok: false, reason: 'agent_disabled' });
+    expect(idp.verify(second)).toEqual({ ok: false, reason: 'agent_disabled', agentId: 'a-early' });
   });
 
   it('sees tier changes at once, because verification reads the registry', () => {

@@ -26,7 +26,10 @@ export type InvalidTokenReason =
   | 'agent_disabled'
   | 'revoked';
 
-export type VerifyResult = { ok: true; identity: Identity } | { ok: false; reason: InvalidTokenReason };
+/** A refused token still names its agent when it was genuinely signed (expired, revoked, disabled). */
+export type VerifyResult =
+  | { ok: true; identity: Identity }
+  | { ok: false; reason: InvalidTokenReason; agentId?: string };
 
 /** A freshly minted token, as the token endpoint returns it. */
 export interface MintedToken {
@@ -52,13 +55,14 @@ export function createIdentityProvider(options: {
   issuer: string;
   ttlSeconds: number;
 }) {
-  const { registry, clock, issuer } = options;
-  const codec = createTokenCodec(options.signingSecret);
+  const { registry, clock } = options;
+  let codec = createTokenCodec(options.signingSecret);
+  let issuer = options.issuer;
   let ttlSeconds = options.ttlSeconds;
   // Checking the signature is a pure function of the token, so good tokens are remembered (bounded) and
   // the HMAC runs once per token, not once per request. Expiry, revocation and the agent's current state
   // are still checked on every call.
-  const signedClaims = createBoundedMap<string, TokenClaims>(8192);
+  let signedClaims = createBoundedMap<string, TokenClaims>(8192);
   const decode = (token: string) => {
     const known = signedClaims.get(token);
     if (known) return { ok: true as const, claims: known };
@@ -107,10 +111,10 @@ export function createIdentityProvider(options: {
       const { claims } = decoded;
       if (claims.iss !== issuer) return { ok: false, reason: 'bad_signature' };
       const agent = registry.get(claims.sub);
-      if (!agent) return { ok: false, reason: 'unknown_agent' };
-      if (agent.disabled) return { ok: false, reason: 'agent_disabled' };
-      if (claims.gen !== agent.tokenGeneration) return { ok: false, reason: 'revoked' };
-      if (clock.now() >= claims.exp) return { ok: false, reason: 'expired' };
+      if (!agent) return { ok: false, reason: 'unknown_agent', agentId: claims.sub };
+      if (agent.disabled) return { ok: false, reason: 'agent_disabled', agentId: agent.id };
+      if (claims.gen !== agent.tokenGeneration) return { ok: false, reason: 'revoked', agentId: agent.id };
+      if (clock.now() >= claims.exp) return { ok: false, reason: 'expired', agentId: agent.id };
       return {
         ok: true,
         identity: {
@@ -131,6 +135,13 @@ export function createIdentityProvider(options: {
     /** Changes the lifetime of tokens minted from now on (scenarios use it). */
     setTtlSeconds(seconds: number) {
       ttlSeconds = seconds;
+    },
+    /** Changes the signing secret, issuer and lifetime; tokens signed with an old secret stop verifying. */
+    configure(next: { signingSecret: string; issuer: string; ttlSeconds: number }) {
+      codec = createTokenCodec(next.signingSecret);
+      signedClaims = createBoundedMap<string, TokenClaims>(8192);
+      issuer = next.issuer;
+      ttlSeconds = next.ttlSeconds;
     },
   };
 }

@@ -33,13 +33,15 @@ export const verifyResponseSchema = z.union([
   z.object({
     valid: z.literal(false),
     reason: z.enum(['malformed', 'bad_signature', 'expired', 'unknown_agent', 'agent_disabled', 'revoked']),
+    agent_id: z.string().optional(),
   }),
 ]);
 export type VerifyResponse = z.infer<typeof verifyResponseSchema>;
 
 /** Serialises a verify result for the wire. */
 export function toVerifyResponse(result: VerifyResult): VerifyResponse {
-  if (!result.ok) return { valid: false, reason: result.reason };
+  if (!result.ok)
+    return { valid: false, reason: result.reason, ...(result.agentId ? { agent_id: result.agentId } : {}) };
   const { identity: i } = result;
   return {
     valid: true,
@@ -91,7 +93,7 @@ export function createRemoteVerifier(
       const parsed = verifyResponseSchema.safeParse(await response.json().catch(() => undefined));
       if (!parsed.success) throw unavailable('unexpected response body');
       const body = parsed.data;
-      if (!body.valid) return { ok: false, reason: body.reason };
+      if (!body.valid) return { ok: false, reason: body.reason, agentId: body.agent_id };
       const i = body.identity;
       return {
         ok: true,

@@ -58,20 +58,14 @@ async function readLimited(request: Request, maxBytes: number): Promise<Uint8Arr
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/**
- * The body stage of the pipeline: Content-Type (415), size (413), UTF-8 and JSON syntax (400), then the
- * schema, whose first failing field is named in the 400 message.
- *
- * @example
- * const { query } = await readJsonBody(request, searchRequestSchema, 65536);
- */
-export async function readJsonBody<S extends z.ZodType>(
-  request: Request,
-  schema: S,
-  maxBytes: number,
-): Promise<z.output<S>> {
+/** The body stage's first half: Content-Type (415) and size (413); returns the raw bytes. */
+export async function readBody(request: Request, maxBytes: number): Promise<Uint8Array> {
   checkContentType(request.headers.get('content-type'));
-  const bytes = await readLimited(request, maxBytes);
+  return readLimited(request, maxBytes);
+}
+
+/** The body stage's second half: UTF-8 and JSON syntax (400), then the schema, naming the first bad field. */
+export function parseJsonBody<S extends z.ZodType>(bytes: Uint8Array, schema: S): z.output<S> {
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -113,4 +107,19 @@ export async function readJsonBody<S extends z.ZodType>(
     message: `${first.field}: ${first.message}`,
     details: { field: first.field, issues },
   });
+}
+
+/**
+ * The whole body stage: Content-Type (415), size (413), UTF-8 and JSON syntax (400), then the schema,
+ * whose first failing field is named in the 400 message.
+ *
+ * @example
+ * const { query } = await readJsonBody(request, searchRequestSchema, 65536);
+ */
+export async function readJsonBody<S extends z.ZodType>(
+  request: Request,
+  schema: S,
+  maxBytes: number,
+): Promise<z.output<S>> {
+  return parseJsonBody(await readBody(request, maxBytes), schema);
 }

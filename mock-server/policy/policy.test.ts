@@ -47,12 +47,20 @@ describe('policy', () => {
   });
 
   it('a globally disabled tool is denied to everyone, allowlist included, and sees changes at run time', () => {
-    const settings = tools();
-    const policy = createPolicy(settings);
-    settings['web.search'].enabled = false;
+    const policy = createPolicy(tools());
+    policy.updateTool('web.search', { enabled: false });
     const error = denial(() => policy.authorize(identity('verified', ['web.search']), 'web.search'));
     expect(error.details.reason).toBe('tool_disabled');
     expect(policy.allowedTools(identity('verified'))).toEqual(['web.fetch']);
+  });
+
+  it('configure replaces the settings; the caller keeps no handle on them', () => {
+    const settings = tools();
+    const policy = createPolicy(settings);
+    settings['web.fetch'].enabled = false;
+    expect(policy.allowedTools(identity('early_access'))).toEqual(['web.fetch']);
+    policy.configure({ ...tools(), 'web.fetch': { tiers: [], enabled: true, latency_ms: 0 } });
+    expect(policy.allowedTools(identity('early_access'))).toEqual([]);
   });
 
   it('an unknown tier (e.g. from a remote identity provider) gets no tools', () => {

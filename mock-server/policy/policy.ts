@@ -10,14 +10,24 @@ export type ToolSettings = Record<ToolName, ToolConfig>;
  * agent's tier must be one of the tool's tiers or the tool must be on the agent's allowlist.
  * whoami is not a tool: every valid token may call it.
  */
-export function createPolicy(tools: ToolSettings) {
+export function createPolicy(initial: ToolSettings) {
+  let tools: ToolSettings = structuredClone(initial);
   const allows = (identity: Identity, tool: ToolName) => {
     const settings = tools[tool];
     return settings.enabled && (settings.tiers.includes(identity.tier) || identity.allowlist.includes(tool));
   };
 
   return {
-    tools,
+    /** The current tool settings; change them with `configure` or `updateTool`. */
+    get tools(): Readonly<ToolSettings> {
+      return tools;
+    },
+    configure(next: ToolSettings) {
+      tools = structuredClone(next);
+    },
+    updateTool(tool: ToolName, patch: Partial<ToolSettings[ToolName]>) {
+      tools[tool] = { ...tools[tool], ...patch };
+    },
     /** The tools this identity may call right now, in catalogue order. */
     allowedTools: (identity: Identity): ToolName[] => TOOL_NAMES.filter((tool) => allows(identity, tool)),
 

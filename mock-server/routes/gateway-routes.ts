@@ -1,77 +1,166 @@
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import type { ZodType } from 'zod';
-import type { Clock } from '../clock.ts';
-import type { ResolvedConfig } from '../config/load-config.ts';
 import type { ToolName } from '../config/schema.ts';
 import type { AppEnv } from '../gateway.ts';
-import type { IdentityVerifier } from '../identity/verifier.ts';
-import { jsonResponse } from '../json-response.ts';
-import { authenticate } from '../pipeline/authenticate.ts';
-import { readJsonBody } from '../pipeline/read-json-body.ts';
-import type { Policy } from '../policy/policy.ts';
-import { type FetchProvider, fetchRequestSchema } from '../tools/web-fetch.ts';
-import { type SearchProvider, searchRequestSchema } from '../tools/web-search.ts';
+import { fingerprint } from '../hash.ts';
+import { parseIdempotencyKey, requestFingerprint, type StoredResponse } from '../idempotency.ts';
+import type { Identity } from '../identity/identity-provider.ts';
+import type { JournalNote } from '../journal.ts';
+import { jsonResponse, jsonTextResponse } from '../json-response.ts';
+import { admit } from '../pipeline/admit.ts';
+import { authenticate, IDENTITY_HEADER } from '../pipeline/authenticate.ts';
+import { injectFault } from '../pipeline/inject-fault.ts';
+import { parseJsonBody, readBody } from '../pipeline/read-json-body.ts';
+import type { Runtime } from '../runtime.ts';
+import { scanForSecrets } from '../secrets.ts';
+import { fetchRequestSchema } from '../tools/web-fetch.ts';
+import { searchRequestSchema } from '../tools/web-search.ts';
 import { methodNotAllowed } from './method-not-allowed.ts';
-
-export interface GatewayRouteDeps {
-  config: ResolvedConfig;
-  clock: Clock;
-  verifier: IdentityVerifier;
-  policy: Policy;
-  search: SearchProvider;
-  fetchPage: FetchProvider;
-}
 
 const NO_STORE = { 'cache-control': 'no-store' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Records the query or URL in the journal note with secrets redacted, and which kinds were found. */
+function noteOutgoingText(
+  runtime: Runtime,
+  c: Context<AppEnv>,
+  identity: Identity,
+  field: 'query' | 'url',
+  text: string,
+) {
+  const note = c.get('note');
+  const { redacted, kinds } = scanForSecrets(text, {
+    ownToken: c.req.raw.headers.get(IDENTITY_HEADER)?.trim(),
+    ownApiKey: runtime.registry.get(identity.agentId)?.apiKey,
+    apiKeys: runtime.registry.apiKeys(),
+    canaries: runtime.corpus.canarySecrets,
+  });
+  note[field] = redacted;
+  if (kinds.length > 0) note.secrets = kinds;
+}
+
 /**
- * The /v1 endpoints of spec section 4. Each follows the pipeline: route (404/405) -> identity (401) ->
- * policy (403) -> body (400/413/415) -> tool. Health is answered before identity, so no token (and no
+ * The /v1 endpoints of spec section 4. Tool calls go through the stages in order: route (404/405) ->
+ * identity (401) -> policy (403) -> body (413/415/400) -> limits (429) -> idempotency (replay/409/422) ->
+ * fault -> tool. whoami skips policy and body; health is answered before identity, so no token (and no
  * bad token) changes it.
  */
-export function registerGatewayRoutes(app: Hono<AppEnv>, deps: GatewayRouteDeps) {
-  const { config, clock, verifier, policy } = deps;
-  const maxBody = config.server.max_body_bytes;
-
-  app.get('/v1/health', (c) =>
-    jsonResponse(
-      { status: 'ok', version: 'v1', time: new Date(clock.now()).toISOString() },
-      { requestId: c.get('requestId'), headers: NO_STORE },
-    ),
-  );
+export function registerGatewayRoutes(app: Hono<AppEnv>, runtime: Runtime) {
+  app.get('/v1/health', async (c) => {
+    const note = c.get('note');
+    note.operation = 'health';
+    const dropped = await injectFault(runtime, 'health', undefined, note);
+    if (dropped) return dropped;
+    const body = { status: 'ok', version: 'v1', time: new Date(runtime.clock.now()).toISOString() };
+    return jsonResponse(body, { requestId: c.get('requestId'), headers: NO_STORE });
+  });
   methodNotAllowed(app, '/v1/health', ['GET']);
 
   app.get('/v1/whoami', async (c) => {
-    const identity = await authenticate(c.req.raw, verifier);
-    const now = clock.now();
-    return jsonResponse(
-      {
+    const note = c.get('note');
+    note.operation = 'whoami';
+    note.request_fingerprint = fingerprint('req', 'whoami');
+    const identity = await authenticate(c.req.raw, runtime.verifier, note);
+    const admission = admit(runtime, identity, 'whoami', note);
+    try {
+      const dropped = await injectFault(runtime, 'whoami', identity.agentId, note);
+      if (dropped) return dropped;
+      const body = {
         agent: { id: identity.agentId, name: identity.name },
         tier: identity.tier,
-        tools: policy.allowedTools(identity),
+        tools: runtime.policy.allowedTools(identity),
         token: {
           issued_at: new Date(identity.issuedAt).toISOString(),
           expires_at: new Date(identity.expiresAt).toISOString(),
-          expires_in_seconds: Math.max(0, Math.floor((identity.expiresAt - now) / 1000)),
+          expires_in_seconds: Math.max(0, Math.floor((identity.expiresAt - runtime.clock.now()) / 1000)),
         },
-      },
-      { requestId: c.get('requestId'), headers: NO_STORE },
-    );
+      };
+      return jsonResponse(body, {
+        requestId: c.get('requestId'),
+        headers: { ...NO_STORE, ...admission.headers },
+      });
+    } finally {
+      admission.release();
+    }
   });
   methodNotAllowed(app, '/v1/whoami', ['GET']);
 
-  const toolRoute = <T>(tool: ToolName, path: string, schema: ZodType<T>, run: (body: T) => unknown) => {
+  const toolRoute = <T>(
+    tool: ToolName,
+    path: string,
+    schema: ZodType<T>,
+    describe: (c: Context<AppEnv>, identity: Identity, body: T) => void,
+    run: (body: T) => unknown,
+  ) => {
     app.post(path, async (c) => {
-      const identity = await authenticate(c.req.raw, verifier);
-      policy.authorize(identity, tool);
-      const body = await readJsonBody(c.req.raw, schema, maxBody);
-      const latency = policy.tools[tool].latency_ms;
-      if (latency > 0) await sleep(latency);
-      return jsonResponse(await run(body), { requestId: c.get('requestId'), headers: NO_STORE });
+      const note = c.get('note');
+      const requestId = c.get('requestId');
+      note.operation = tool;
+      note.request_fingerprint = fingerprint('req', tool);
+      const identity = await authenticate(c.req.raw, runtime.verifier, note);
+      runtime.policy.authorize(identity, tool);
+      const bytes = await readBody(c.req.raw, runtime.config.server.max_body_bytes);
+      const body = parseJsonBody(bytes, schema);
+      note.request_fingerprint = fingerprint('req', tool, JSON.stringify(body));
+      describe(c, identity, body);
+      const admission = admit(runtime, identity, tool, note);
+      const headers = { ...NO_STORE, ...admission.headers };
+      let idempotency: { key: string; request: string } | undefined;
+      let stored: StoredResponse | undefined;
+      try {
+        const keyHeader = c.req.raw.headers.get('idempotency-key');
+        if (keyHeader !== null) {
+          const key = parseIdempotencyKey(keyHeader);
+          const request = requestFingerprint('POST', path, bytes);
+          // Throws 409/422 without holding the key: the original request's entry must survive a conflict.
+          const outcome = runtime.idempotency.begin(identity.agentId, key, request, runtime.clock.now());
+          if (outcome.kind === 'new') idempotency = { key, request };
+          else {
+            note.idempotency = 'replayed';
+            const replay = outcome.response;
+            return jsonTextResponse(replay.body, {
+              status: replay.status,
+              requestId,
+              headers: { ...replay.headers, ...headers, 'idempotent-replayed': 'true' },
+            });
+          }
+        }
+        const dropped = await injectFault(runtime, tool, identity.agentId, note);
+        if (dropped) return dropped;
+        const latency = runtime.policy.tools[tool].latency_ms;
+        if (latency > 0) await sleep(latency);
+        const text = JSON.stringify(await run(body));
+        stored = { status: 200, body: text, headers: NO_STORE };
+        return jsonTextResponse(text, { requestId, headers });
+      } finally {
+        if (idempotency) {
+          runtime.idempotency.finish(
+            identity.agentId,
+            idempotency.key,
+            idempotency.request,
+            runtime.clock.now(),
+            stored,
+          );
+          if (stored) note.idempotency = 'stored';
+        }
+        admission.release();
+      }
     });
     methodNotAllowed(app, path, ['POST']);
   };
-  toolRoute('web.search', '/v1/web/search', searchRequestSchema, (body) => deps.search.search(body));
-  toolRoute('web.fetch', '/v1/web/fetch', fetchRequestSchema, (body) => deps.fetchPage.fetch(body));
+
+  toolRoute(
+    'web.search',
+    '/v1/web/search',
+    searchRequestSchema,
+    (c, identity, body) => noteOutgoingText(runtime, c, identity, 'query', body.query),
+    (body) => runtime.search.search(body),
+  );
+  toolRoute(
+    'web.fetch',
+    '/v1/web/fetch',
+    fetchRequestSchema,
+    (c, identity, body) => noteOutgoingText(runtime, c, identity, 'url', body.url),
+    (body) => runtime.fetchPage.fetch(body),
+  );
 }

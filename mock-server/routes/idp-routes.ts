@@ -1,9 +1,7 @@
 import type { Hono } from 'hono';
 import { accepts } from 'hono/accepts';
 import { z } from 'zod';
-import type { ResolvedConfig } from '../config/load-config.ts';
 import type { AppEnv } from '../gateway.ts';
-import type { IdentityProvider } from '../identity/identity-provider.ts';
 import {
   parseInstructionParams,
   renderInstructionHtml,
@@ -13,51 +11,60 @@ import { toVerifyResponse } from '../identity/verifier.ts';
 import { jsonResponse } from '../json-response.ts';
 import { IDENTITY_HEADER } from '../pipeline/authenticate.ts';
 import { readJsonBody } from '../pipeline/read-json-body.ts';
+import type { Runtime } from '../runtime.ts';
 import { methodNotAllowed } from './method-not-allowed.ts';
 
 const tokenRequestSchema = z.object({
   api_key: z.string({ error: 'must be a string' }).min(1, 'is required'),
 });
 const verifyRequestSchema = z.object({ token: z.string({ error: 'must be a string' }) });
+const NO_STORE = { 'cache-control': 'no-store' };
 
 /**
  * The simulated identity provider's endpoints: token minting (API key -> token), verification (used by a
  * remote verifier) and the dynamic instruction page.
  */
-export function registerIdpRoutes(
-  app: Hono<AppEnv>,
-  deps: { idp: IdentityProvider; config: ResolvedConfig },
-) {
-  const { idp, config } = deps;
-  const maxBody = config.server.max_body_bytes;
+export function registerIdpRoutes(app: Hono<AppEnv>, runtime: Runtime) {
+  const { idp } = runtime;
 
   app.post('/idp/token', async (c) => {
-    const { api_key } = await readJsonBody(c.req.raw, tokenRequestSchema, maxBody);
-    const minted = idp.mintForApiKey(api_key);
-    return jsonResponse(
-      {
-        token: minted.token,
-        token_type: 'agent-identity',
-        header: IDENTITY_HEADER,
-        agent_id: minted.agentId,
-        expires_at: new Date(minted.expiresAt).toISOString(),
-        expires_in: Math.round((minted.expiresAt - minted.issuedAt) / 1000),
-      },
-      { requestId: c.get('requestId'), headers: { 'cache-control': 'no-store' } },
+    const note = c.get('note');
+    note.operation = 'idp.token';
+    const { api_key } = await readJsonBody(
+      c.req.raw,
+      tokenRequestSchema,
+      runtime.config.server.max_body_bytes,
     );
+    const minted = idp.mintForApiKey(api_key);
+    note.agent = minted.agentId;
+    const body = {
+      token: minted.token,
+      token_type: 'agent-identity',
+      header: IDENTITY_HEADER,
+      agent_id: minted.agentId,
+      expires_at: new Date(minted.expiresAt).toISOString(),
+      expires_in: Math.round((minted.expiresAt - minted.issuedAt) / 1000),
+    };
+    return jsonResponse(body, { requestId: c.get('requestId'), headers: NO_STORE });
   });
   methodNotAllowed(app, '/idp/token', ['POST']);
 
   app.post('/idp/verify', async (c) => {
-    const { token } = await readJsonBody(c.req.raw, verifyRequestSchema, maxBody);
+    c.get('note').operation = 'idp.verify';
+    const { token } = await readJsonBody(
+      c.req.raw,
+      verifyRequestSchema,
+      runtime.config.server.max_body_bytes,
+    );
     return jsonResponse(toVerifyResponse(idp.verify(token.trim())), {
       requestId: c.get('requestId'),
-      headers: { 'cache-control': 'no-store' },
+      headers: NO_STORE,
     });
   });
   methodNotAllowed(app, '/idp/verify', ['POST']);
 
   app.get('/idp/auth.md', (c) => {
+    c.get('note').operation = 'idp.auth';
     const params = parseInstructionParams(new URL(c.req.url).searchParams);
     const origin = new URL(c.req.url).origin;
     const type = accepts(c, {

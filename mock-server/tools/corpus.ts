@@ -68,7 +68,7 @@ const listFiles = (dir: string, extension: string) => {
       .sort()
       .map((name) => join(dir, name));
   } catch {
-    throw new ConfigError(dir, [{ path: '', message: 'corpus directory not found' }]);
+    throw new ConfigError(dir, [{ path: '', message: 'corpus directory not found' }], 'fixture');
   }
 };
 
@@ -79,10 +79,14 @@ function loadSearches(dir: string): Map<string, SearchHit[]> {
     try {
       raw = JSON.parse(readFileSync(file, 'utf8'));
     } catch (error) {
-      throw new ConfigError(file, [{ path: '', message: `not valid JSON: ${(error as Error).message}` }]);
+      throw new ConfigError(
+        file,
+        [{ path: '', message: `not valid JSON: ${(error as Error).message}` }],
+        'fixture',
+      );
     }
     const parsed = searchFileSchema.safeParse(raw);
-    if (!parsed.success) throw new ConfigError(file, describeIssues(parsed.error));
+    if (!parsed.success) throw new ConfigError(file, describeIssues(parsed.error), 'fixture');
     for (const entry of parsed.data.entries) searches.set(normalizeQuery(entry.query), entry.results);
   }
   return searches;
@@ -102,9 +106,13 @@ function loadPage(file: string): FixturePage {
   const head = bytes.subarray(0, Math.min(bytes.length, 8192)).toString('latin1');
   const match = FRONT_MATTER.exec(head);
   if (!match)
-    throw new ConfigError(file, [{ path: '', message: 'missing YAML front matter between --- lines' }]);
+    throw new ConfigError(
+      file,
+      [{ path: '', message: 'missing YAML front matter between --- lines' }],
+      'fixture',
+    );
   const parsed = frontMatterSchema.safeParse(parseYaml(match[1] ?? ''));
-  if (!parsed.success) throw new ConfigError(file, describeIssues(parsed.error));
+  if (!parsed.success) throw new ConfigError(file, describeIssues(parsed.error), 'fixture');
   const meta = parsed.data;
   const body = new TextDecoder(meta.charset).decode(bytes.subarray(match[0].length));
   return {

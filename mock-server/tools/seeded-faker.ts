@@ -1,17 +1,8 @@
 import { base, en, Faker, type Randomizer } from '@faker-js/faker';
+import { fnv1a32 } from '../hash.ts';
 
-/** FNV-1a, 32 bit: a stable seed from any mix of strings and numbers. */
-export function seedFrom(...parts: readonly (string | number)[]): number {
-  let hash = 0x811c9dc5;
-  for (const part of parts) {
-    const text = `${part}\u0000`;
-    for (let i = 0; i < text.length; i++) {
-      hash ^= text.charCodeAt(i);
-      hash = Math.imul(hash, 0x01000193);
-    }
-  }
-  return hash >>> 0;
-}
+/** A stable seed from any mix of strings and numbers. */
+export const seedFrom = fnv1a32;
 
 /**
  * mulberry32: reseeding is one assignment. Faker's default Mersenne Twister costs ~20 us per seed, which

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { serve } from '../../mock-server/adapters/node-server.ts';
 import { createGateway } from '../../mock-server/gateway.ts';
 import { createRemoteVerifier } from '../../mock-server/identity/verifier.ts';
+import { listScenarios } from '../../mock-server/scenarios.ts';
 import { baseUrlOption, CliError, EXIT, envConfigOverrides, intOption } from '../cli-options.ts';
 
 interface ServeOptions {
@@ -9,9 +10,16 @@ interface ServeOptions {
   host: string;
   config?: string;
   idpUrl?: string;
+  scenario?: string;
+  adminKey?: string;
 }
 
-function describeStartup(url: string, gateway: ReturnType<typeof createGateway>, idpUrl?: string): string {
+function describeStartup(
+  url: string,
+  gateway: ReturnType<typeof createGateway>,
+  options: { idpUrl?: string; adminKey?: string },
+): string {
+  const { idpUrl } = options;
   const agents = gateway.registry
     .list()
     .map((a) => `    ${a.id.padEnd(20)} tier ${a.tier.padEnd(13)}${a.disabled ? ' (disabled)' : ''}`)
@@ -22,11 +30,25 @@ function describeStartup(url: string, gateway: ReturnType<typeof createGateway>,
         `    ${name.padEnd(12)} tiers: ${t.tiers.join(', ') || '(none)'}${t.enabled ? '' : ' (disabled)'}`,
     )
     .join('\n');
+  const limits = gateway.config.rate_limits;
+  const rules = limits.rules
+    .map(
+      (r) =>
+        `    ${r.name}: ${r.limit} per ${r.window_seconds} s, ${r.algorithm}, per ${r.scope}${r.operations ? ` (${r.operations.join(', ')})` : ''}`,
+    )
+    .join('\n');
   return [
     `Agent Tool Gateway (reference) listening on ${url}`,
     `  config: ${gateway.config.source}`,
+    ...(gateway.scenario ? [`  scenario: ${gateway.scenario.name}: ${gateway.scenario.description}`] : []),
     idpUrl ? `  identity: verified by the identity provider at ${idpUrl}` : `  identity provider: ${url}/idp`,
     `  token lifetime: ${gateway.idp.ttlSeconds} s`,
+    `  rate limits (Retry-After as ${limits.retry_after}):`,
+    rules || '    (none)',
+    `    concurrency per agent: ${limits.concurrency.per_agent ?? 'unlimited'}`,
+    options.adminKey
+      ? `  admin API: ${url}/__admin (send X-Admin-Key)`
+      : '  admin API: off (pass --admin-key or set AGENT_GATEWAY_ADMIN_KEY)',
     '  tools:',
     tools,
     ...(idpUrl ? [] : ['  agents:', agents]),
@@ -56,11 +78,26 @@ export function registerServeCommand(program: Command) {
       'verify tokens with the identity provider at this base URL instead of in-process',
       baseUrlOption,
     )
+    .option(
+      '-s, --scenario <name|file>',
+      `QA scenario laid over the config (bundled: ${listScenarios()
+        .map((s) => s.name)
+        .join(', ')})`,
+    )
+    .option(
+      '--admin-key <key>',
+      'enable the admin API under /__admin with this key (default: $AGENT_GATEWAY_ADMIN_KEY)',
+    )
     .action(async (options: ServeOptions) => {
+      const adminKey = options.adminKey ?? process.env.AGENT_GATEWAY_ADMIN_KEY;
+      if (adminKey !== undefined && adminKey.length < 8)
+        throw new CliError('The admin key must be at least 8 characters.');
       const gateway = createGateway({
         configFile: options.config,
         config: envConfigOverrides(),
         verifier: options.idpUrl ? createRemoteVerifier(options.idpUrl) : undefined,
+        scenario: options.scenario,
+        adminKey,
       });
       const server = await serve(gateway, { port: options.port, host: options.host }).catch(
         (error: NodeJS.ErrnoException) => {
@@ -73,7 +110,7 @@ export function registerServeCommand(program: Command) {
           throw error;
         },
       );
-      process.stdout.write(`${describeStartup(server.url, gateway, options.idpUrl)}\n`);
+      process.stdout.write(`${describeStartup(server.url, gateway, { idpUrl: options.idpUrl, adminKey })}\n`);
       const stop = async () => {
         process.stdout.write('\nStopping.\n');
         await server.close();

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+
+/** Where a fault can strike: the health check, whoami and the tools. */
+export const FAULT_TARGETS = ['health', 'whoami', 'web.search', 'web.fetch'] as const;
+export type FaultTarget = (typeof FAULT_TARGETS)[number];
+
+/** A fault to inject, as the admin API and scenario files describe it. */
+export const faultSpecSchema = z
+  .strictObject({
+    match: z
+      .strictObject({
+        /** Only requests to this endpoint (default: any of health, whoami, web.search, web.fetch). */
+        operation: z.enum(FAULT_TARGETS).optional(),
+        /** Only requests of this agent (never matches health, which has no agent). */
+        agent: z.string().min(1).optional(),
+      })
+      .default({}),
+    /** status: answer an error; delay: wait, then answer normally; drop: close the connection. */
+    kind: z.enum(['status', 'delay', 'drop']),
+    status: z
+      .union([z.literal(500), z.literal(502), z.literal(503), z.literal(504)], {
+        error: 'must be 500, 502, 503 or 504',
+      })
+      .default(503),
+    /** Retry-After seconds on a status fault; absent means no Retry-After header. */
+    retry_after: z.number().int().min(0).max(86_400).optional(),
+    /** Real milliseconds a delay fault waits. */
+    delay_ms: z.number().int().min(0).max(120_000).default(1000),
+    /** How many times it strikes before it is spent; absent means forever. */
+    count: z.number().int().min(1).max(1_000_000).optional(),
+    /** Strike on the 1st matching request, then every `every`-th (1 = every one). */
+    every: z.number().int().min(1).max(1_000_000).default(1),
+  })
+  .refine((f) => f.count !== undefined || f.every > 1 || f.kind === 'delay', {
+    message:
+      'a status or drop fault on every request forever would make the gateway useless: set count or every',
+    path: ['count'],
+  });
+
+export type FaultSpec = z.output<typeof faultSpecSchema>;
+export type FaultSpecInput = z.input<typeof faultSpecSchema>;
+
+export interface Fault extends FaultSpec {
+  id: string;
+  /** Matching requests seen so far. */
+  seen: number;
+  /** Times it struck. */
+  fired: number;
+}
+
+/**
+ * Armed faults. `strike` is asked once per request at the point where a backend would be called; the
+ * first fault that matches and is due strikes, and spent faults disappear.
+ */
+export function createFaultInjector() {
+  let faults: Fault[] = [];
+  let nextId = 1;
+
+  return {
+    add(spec: FaultSpec): Fault {
+      const fault: Fault = { ...spec, id: `fault-${nextId++}`, seen: 0, fired: 0 };
+      faults.push(fault);
+      return fault;
+    },
+    list: (): readonly Fault[] => faults,
+    remove(id: string): boolean {
+      const before = faults.length;
+      faults = faults.filter((f) => f.id !== id);
+      return faults.length < before;
+    },
+    clear() {
+      faults = [];
+    },
+
+    strike(target: FaultTarget, agentId?: string): Fault | undefined {
+      if (faults.length === 0) return undefined;
+      for (const fault of faults) {
+        if (fault.match.operation && fault.match.operation !== target) continue;
+        if (fault.match.agent && fault.match.agent !== agentId) continue;
+        fault.seen += 1;
+        if ((fault.seen - 1) % fault.every !== 0) continue;
+        fault.fired += 1;
+        if (fault.count !== undefined && fault.fired >= fault.count)
+          faults = faults.filter((f) => f !== fault);
+        return fault;
+      }
+      return undefined;
+    },
+  };
+}
+
+export type FaultInjector = ReturnType<typeof createFaultInjector>;

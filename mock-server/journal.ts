@@ -1,0 +1,93 @@
+/** One request as the journal remembers it. Secrets never appear: tokens are fingerprints, keys absent. */
+export interface JournalEntry {
+  /** Increases by one per recorded request; use it to page (`since`). */
+  seq: number;
+  request_id: string;
+  /** Start, on the gateway clock (ms since the epoch), and as ISO text. */
+  at: number;
+  time: string;
+  /** Real time the gateway took to answer. */
+  duration_ms: number;
+  method: string;
+  path: string;
+  /** health, whoami, web.search, web.fetch, idp.token, idp.verify, idp.auth, or other. */
+  operation: string;
+  /** HTTP status; 0 when the connection was dropped on purpose (fault). */
+  status: number;
+  code?: string;
+  agent?: string;
+  /** A fingerprint of the identity token (never the token). */
+  token?: string;
+  /** This agent's requests in flight when this one was admitted, itself included. */
+  in_flight?: number;
+  /** A fingerprint of what was asked (operation and body), equal for identical requests. */
+  request_fingerprint?: string;
+  retry_after?: string;
+  retry_after_ms?: number;
+  /** The rate-limit rule and scope key that refused the request. */
+  limit?: { rule: string; scope: string; key: string };
+  fault?: string;
+  /** `stored`: a response was kept for its Idempotency-Key; `replayed`: answered from the store. */
+  idempotency?: 'stored' | 'replayed';
+  /** Search query or fetch URL, with detected secrets replaced by [REDACTED:<kind>]. */
+  query?: string;
+  url?: string;
+  /** Kinds of secrets found in the query or URL (see the client report). */
+  secrets?: string[];
+}
+
+/**
+ * The request journal: a ring of the most recent `capacity` entries, so memory stays bounded however long
+ * the gateway runs.
+ */
+export function createJournal(initialCapacity: number) {
+  let capacity = initialCapacity;
+  let ring: (JournalEntry | undefined)[] = new Array(capacity);
+  let next = 0;
+  let seq = 0;
+
+  return {
+    /** Records a finished request; `time` is derived from `at` when listed, keeping this cheap. */
+    record(entry: Omit<JournalEntry, 'seq' | 'time'>): void {
+      seq += 1;
+      ring[next] = { seq, time: '', ...entry };
+      next = (next + 1) % capacity;
+    },
+
+    /** Entries in recording order, oldest first; filter by agent, only after `since`, at most `limit` (newest). */
+    list(filter: { agent?: string; since?: number; limit?: number } = {}): JournalEntry[] {
+      const out: JournalEntry[] = [];
+      for (let i = 0; i < capacity; i++) {
+        const entry = ring[(next + i) % capacity];
+        if (!entry) continue;
+        if (filter.agent !== undefined && entry.agent !== filter.agent) continue;
+        if (filter.since !== undefined && entry.seq <= filter.since) continue;
+        out.push({ ...entry, time: new Date(entry.at).toISOString() });
+      }
+      return filter.limit !== undefined ? out.slice(-filter.limit) : out;
+    },
+
+    clear() {
+      ring = new Array(capacity);
+      next = 0;
+    },
+
+    /** Changes the capacity; the journal starts empty. */
+    resize(nextCapacity: number) {
+      capacity = nextCapacity;
+      ring = new Array(capacity);
+      next = 0;
+    },
+
+    get capacity() {
+      return capacity;
+    },
+  };
+}
+
+export type Journal = ReturnType<typeof createJournal>;
+
+/** What the pipeline stages learn about a request as it goes; recorded when the response is ready. */
+export type JournalNote = Partial<
+  Omit<JournalEntry, 'seq' | 'request_id' | 'at' | 'time' | 'duration_ms' | 'method' | 'path' | 'status'>
+>;

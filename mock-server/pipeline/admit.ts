@@ -1,0 +1,63 @@
+import type { Operation } from '../config/schema.ts';
+import { GatewayError } from '../errors.ts';
+import type { Identity } from '../identity/identity-provider.ts';
+import type { JournalNote } from '../journal.ts';
+import { formatRetryAfter, rateLimitHeaders } from '../limits/rate-limiter.ts';
+import type { Runtime } from '../runtime.ts';
+
+/** An admitted request: headers to add to its response, and the in-flight slot to give back. */
+export interface Admission {
+  headers: Record<string, string>;
+  release(): void;
+}
+
+/**
+ * The limits stage (spec sections 7 and 8): the agent's concurrency limit, then every rate-limit rule that
+ * applies. Over a limit: 429 rate_limited; rate limits say when to retry (Retry-After, truthful), the
+ * concurrency limit does not (it clears when a request finishes, not at a time).
+ */
+export function admit(
+  runtime: Runtime,
+  identity: Identity,
+  operation: Operation,
+  note: JournalNote,
+): Admission {
+  const { config, clock, concurrency, limiter } = runtime;
+  const agentId = identity.agentId;
+  const maxInFlight = config.rate_limits.concurrency.per_agent;
+  const inFlight = concurrency.current(agentId);
+  if (maxInFlight !== undefined && inFlight >= maxInFlight) {
+    note.limit = { rule: 'concurrency', scope: 'agent', key: agentId };
+    throw new GatewayError('rate_limited', {
+      message: `Agent ${agentId} already has ${inFlight} requests in flight (limit ${maxInFlight}): reduce concurrency and retry with backoff.`,
+      details: { reason: 'concurrency', in_flight: inFlight, limit: maxInFlight },
+    });
+  }
+
+  const now = clock.now();
+  const result = limiter.admit(identity, operation, now);
+  const headers = config.rate_limits.headers ? rateLimitHeaders(result.outcomes) : {};
+  if (!result.allowed) {
+    const { rule, key } = result.blocking;
+    const retryAfter = formatRetryAfter(result.retryAfterMs, now, config.rate_limits.retry_after);
+    const seconds = Math.ceil(result.retryAfterMs / 1000);
+    note.limit = { rule: rule.name, scope: rule.scope, key };
+    note.retry_after = retryAfter;
+    note.retry_after_ms = result.retryAfterMs;
+    throw new GatewayError('rate_limited', {
+      message: `Rate limit "${rule.name}" (${rule.limit} per ${rule.window_seconds} s, per ${rule.scope}) exceeded: retry after ${seconds} s, with backoff and jitter.`,
+      details: {
+        reason: 'rate',
+        rule: rule.name,
+        scope: rule.scope,
+        limit: rule.limit,
+        window_seconds: rule.window_seconds,
+        retry_after_seconds: seconds,
+      },
+      // Date on the gateway clock, so an HTTP-date Retry-After can be read against it (virtual time).
+      headers: { 'retry-after': retryAfter, date: new Date(now).toUTCString(), ...headers },
+    });
+  }
+  note.in_flight = concurrency.enter(agentId);
+  return { headers, release: () => concurrency.leave(agentId) };
+}

@@ -1,0 +1,291 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Context, Hono } from 'hono';
+import { z } from 'zod';
+import { ConfigError } from '../config/load-config.ts';
+import { TOOL_NAMES, type ToolName } from '../config/schema.ts';
+import { GatewayError } from '../errors.ts';
+import { type FaultSpec, faultSpecSchema } from '../faults.ts';
+import type { AppEnv } from '../gateway.ts';
+import type { Agent } from '../identity/agent-registry.ts';
+import { jsonResponse } from '../json-response.ts';
+import { readJsonBody } from '../pipeline/read-json-body.ts';
+import type { Runtime } from '../runtime.ts';
+import { listScenarios, type Scenario, type ScenarioInput } from '../scenarios.ts';
+
+/** The admin API's reserved prefix. */
+export const ADMIN_PREFIX = '/__admin';
+
+export interface AdminControl {
+  runtime: Runtime;
+  adminKey: string;
+  reset(): void;
+  useScenario(input: string | ScenarioInput): Scenario;
+  scenario(): Scenario | undefined;
+}
+
+const identifier = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 letters, digits, ".", "_" or "-"');
+const allowlist = z.array(z.enum(TOOL_NAMES, { error: `must list tools among ${TOOL_NAMES.join(', ')}` }));
+const agentPatchSchema = z.strictObject({
+  name: z.string().min(1).max(200).optional(),
+  tier: identifier.optional(),
+  allowlist: allowlist.optional(),
+  disabled: z.boolean().optional(),
+});
+const agentCreateSchema = agentPatchSchema.extend({
+  id: identifier,
+  api_key: z.string().min(8).max(200).optional(),
+});
+const toolPatchSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  tiers: z.array(identifier).optional(),
+  latency_ms: z.number().int().min(0).max(60_000).optional(),
+});
+const advanceSchema = z
+  .strictObject({ ms: z.number().min(0).optional(), seconds: z.number().min(0).optional() })
+  .refine((b) => (b.ms === undefined) !== (b.seconds === undefined), {
+    message: 'give exactly one of ms or seconds',
+  });
+const setSchema = z.strictObject({
+  time: z.union([z.iso.datetime({ offset: true }), z.number().int().min(0)]),
+});
+const scenarioRequestSchema = z.union([
+  z.strictObject({ name: z.string().min(1) }),
+  z.strictObject({ scenario: z.record(z.string(), z.unknown()) }),
+]);
+
+const showAgent = (agent: Agent) => ({
+  id: agent.id,
+  name: agent.name,
+  api_key: agent.apiKey,
+  tier: agent.tier,
+  allowlist: agent.allowlist,
+  disabled: agent.disabled,
+  token_generation: agent.tokenGeneration,
+});
+
+const ENDPOINTS = [
+  'GET    /__admin                           this list',
+  'GET    /__admin/agents                    agents, with API keys',
+  'POST   /__admin/agents                    create {id, name?, api_key?, tier?, allowlist?, disabled?}',
+  'GET    /__admin/agents/:id',
+  'PATCH  /__admin/agents/:id                change {name?, tier?, allowlist?, disabled?}',
+  'POST   /__admin/agents/:id/revoke-tokens  revoke every token the agent holds',
+  'POST   /__admin/agents/:id/tokens         mint a token for the agent',
+  'GET    /__admin/tools',
+  'PATCH  /__admin/tools/:tool               change {enabled?, tiers?, latency_ms?}',
+  'GET    /__admin/limits                    rate-limit rules in force',
+  'GET    /__admin/clock',
+  'POST   /__admin/clock/freeze | /resume | /reset',
+  'POST   /__admin/clock/advance             {ms} or {seconds}',
+  'POST   /__admin/clock/set                 {time: ISO 8601 or epoch ms}',
+  'GET    /__admin/faults',
+  'POST   /__admin/faults                    arm {match?: {operation?, agent?}, kind, status?, retry_after?, delay_ms?, count?, every?}',
+  'DELETE /__admin/faults[/:id]',
+  'GET    /__admin/journal?agent=&since=&limit=',
+  'DELETE /__admin/journal',
+  'GET    /__admin/scenarios                 bundled scenarios',
+  'GET    /__admin/scenario                  the scenario in force',
+  'POST   /__admin/scenario                  load {name} or {scenario: {...}} (resets first)',
+  'POST   /__admin/reset                     back to the base config; clears faults, journal, limits, keys',
+];
+
+/** Compares keys in constant time; different lengths are simply unequal. */
+const sameKey = (given: string, expected: string) => {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+};
+
+/**
+ * The admin control plane under /__admin: agents (the transitions the spec leaves unshown), tools, the
+ * virtual clock, faults, the journal, scenarios and reset. Only registered when an admin key is set, and
+ * every call must send it in `X-Admin-Key` (or `Authorization: Bearer`).
+ */
+export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl) {
+  const { runtime } = control;
+  const { registry, clock } = runtime;
+  const maxBody = () => runtime.config.server.max_body_bytes;
+  const ok = (c: Context<AppEnv>, body: unknown, status = 200) =>
+    jsonResponse(body, { status, requestId: c.get('requestId') });
+  const agentOr404 = (id: string) => {
+    const agent = registry.get(id);
+    if (!agent) throw new GatewayError('not_found', { message: `No agent "${id}".`, details: { agent: id } });
+    return agent;
+  };
+  const checkTier = (tier: string | undefined) => {
+    if (tier !== undefined && !(tier in runtime.config.tiers)) {
+      throw new GatewayError('invalid_request', {
+        message: `tier: unknown tier "${tier}" (known tiers: ${Object.keys(runtime.config.tiers).join(', ')})`,
+        details: { field: 'tier' },
+      });
+    }
+  };
+  const clockState = () => ({
+    now: clock.now(),
+    time: new Date(clock.now()).toISOString(),
+    frozen: clock.frozen,
+  });
+
+  const requireAdminKey = async (c: Context<AppEnv>, next: () => Promise<void>) => {
+    const header = c.req.header('x-admin-key') ?? c.req.header('authorization')?.replace(/^Bearer\s+/i, '');
+    if (!header) throw new GatewayError('admin_key_required');
+    if (!sameKey(header, control.adminKey)) throw new GatewayError('admin_key_invalid');
+    await next();
+  };
+  app.use(ADMIN_PREFIX, requireAdminKey);
+  app.use(`${ADMIN_PREFIX}/*`, requireAdminKey);
+
+  app.get(ADMIN_PREFIX, (c) => ok(c, { endpoints: ENDPOINTS }));
+
+  app.get(`${ADMIN_PREFIX}/agents`, (c) => ok(c, { agents: registry.list().map(showAgent) }));
+  app.post(`${ADMIN_PREFIX}/agents`, async (c) => {
+    const body = await readJsonBody(c.req.raw, agentCreateSchema, maxBody());
+    checkTier(body.tier);
+    if (registry.get(body.id))
+      throw new GatewayError('already_exists', { message: `Agent "${body.id}" already exists.` });
+    const apiKey = body.api_key ?? `ak_${randomBytes(12).toString('hex')}`;
+    if (registry.findByApiKey(apiKey))
+      throw new GatewayError('already_exists', { message: 'That api_key is already used.' });
+    const agent = registry.add({
+      id: body.id,
+      name: body.name ?? body.id,
+      apiKey,
+      tier: body.tier ?? runtime.config.default_tier,
+      allowlist: body.allowlist ?? [],
+      disabled: body.disabled ?? false,
+    });
+    return ok(c, showAgent(agent), 201);
+  });
+  app.get(`${ADMIN_PREFIX}/agents/:id`, (c) => ok(c, showAgent(agentOr404(c.req.param('id')))));
+  app.patch(`${ADMIN_PREFIX}/agents/:id`, async (c) => {
+    const agent = agentOr404(c.req.param('id'));
+    const body = await readJsonBody(c.req.raw, agentPatchSchema, maxBody());
+    checkTier(body.tier);
+    registry.update(agent.id, body);
+    return ok(c, showAgent(agent));
+  });
+  app.post(`${ADMIN_PREFIX}/agents/:id/revoke-tokens`, (c) => {
+    const agent = agentOr404(c.req.param('id'));
+    registry.revokeTokens(agent.id);
+    return ok(c, showAgent(agent));
+  });
+  app.post(`${ADMIN_PREFIX}/agents/:id/tokens`, (c) => {
+    const minted = runtime.idp.mintForAgent(agentOr404(c.req.param('id')).id);
+    return ok(
+      c,
+      { token: minted.token, agent_id: minted.agentId, expires_at: new Date(minted.expiresAt).toISOString() },
+      201,
+    );
+  });
+
+  app.get(`${ADMIN_PREFIX}/tools`, (c) => ok(c, { tools: runtime.policy.tools }));
+  app.patch(`${ADMIN_PREFIX}/tools/:tool`, async (c) => {
+    const tool = c.req.param('tool') as ToolName;
+    if (!TOOL_NAMES.includes(tool))
+      throw new GatewayError('not_found', {
+        message: `No tool "${tool}" (tools: ${TOOL_NAMES.join(', ')}).`,
+      });
+    const body = await readJsonBody(c.req.raw, toolPatchSchema, maxBody());
+    for (const tier of body.tiers ?? []) checkTier(tier);
+    runtime.policy.updateTool(tool, body);
+    return ok(c, { tool, ...runtime.policy.tools[tool] });
+  });
+
+  app.get(`${ADMIN_PREFIX}/limits`, (c) => ok(c, runtime.config.rate_limits));
+
+  app.get(`${ADMIN_PREFIX}/clock`, (c) => ok(c, clockState()));
+  app.post(`${ADMIN_PREFIX}/clock/freeze`, (c) => {
+    clock.freeze();
+    return ok(c, clockState());
+  });
+  app.post(`${ADMIN_PREFIX}/clock/resume`, (c) => {
+    clock.resume();
+    return ok(c, clockState());
+  });
+  app.post(`${ADMIN_PREFIX}/clock/reset`, (c) => {
+    clock.reset();
+    return ok(c, clockState());
+  });
+  app.post(`${ADMIN_PREFIX}/clock/advance`, async (c) => {
+    const body = await readJsonBody(c.req.raw, advanceSchema, maxBody());
+    clock.advance(body.ms ?? (body.seconds ?? 0) * 1000);
+    return ok(c, clockState());
+  });
+  app.post(`${ADMIN_PREFIX}/clock/set`, async (c) => {
+    const { time } = await readJsonBody(c.req.raw, setSchema, maxBody());
+    clock.set(typeof time === 'number' ? time : Date.parse(time));
+    return ok(c, clockState());
+  });
+
+  app.get(`${ADMIN_PREFIX}/faults`, (c) => ok(c, { faults: runtime.faults.list() }));
+  app.post(`${ADMIN_PREFIX}/faults`, async (c) => {
+    const spec: FaultSpec = await readJsonBody(c.req.raw, faultSpecSchema, maxBody());
+    return ok(c, runtime.faults.add(spec), 201);
+  });
+  app.delete(`${ADMIN_PREFIX}/faults`, (c) => {
+    runtime.faults.clear();
+    return ok(c, { faults: [] });
+  });
+  app.delete(`${ADMIN_PREFIX}/faults/:id`, (c) => {
+    if (!runtime.faults.remove(c.req.param('id')))
+      throw new GatewayError('not_found', { message: `No fault "${c.req.param('id')}".` });
+    return ok(c, { faults: runtime.faults.list() });
+  });
+
+  const journalQuery = z.strictObject({
+    agent: z.string().optional(),
+    since: z.coerce.number().int().min(0).optional(),
+    limit: z.coerce.number().int().min(1).max(1_000_000).optional(),
+  });
+  app.get(`${ADMIN_PREFIX}/journal`, (c) => {
+    const parsed = journalQuery.safeParse(c.req.query());
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new GatewayError('invalid_request', {
+        message: `${String(issue?.path[0] ?? 'query')}: ${issue?.message}`,
+        details: { field: String(issue?.path[0] ?? 'query') },
+      });
+    }
+    return ok(c, { capacity: runtime.journal.capacity, entries: runtime.journal.list(parsed.data) });
+  });
+  app.delete(`${ADMIN_PREFIX}/journal`, (c) => {
+    runtime.journal.clear();
+    return ok(c, { entries: [] });
+  });
+
+  app.get(`${ADMIN_PREFIX}/scenarios`, (c) =>
+    ok(c, { scenarios: listScenarios().map(({ name, description }) => ({ name, description })) }),
+  );
+  app.get(`${ADMIN_PREFIX}/scenario`, (c) => {
+    const current = control.scenario();
+    return ok(c, {
+      scenario: current
+        ? { name: current.name, description: current.description, source: current.source }
+        : null,
+    });
+  });
+  app.post(`${ADMIN_PREFIX}/scenario`, async (c) => {
+    const body = await readJsonBody(c.req.raw, scenarioRequestSchema, maxBody());
+    let loaded: Scenario;
+    try {
+      loaded = control.useScenario('name' in body ? body.name : (body.scenario as ScenarioInput));
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      throw new GatewayError('invalid_request', {
+        message: error.message,
+        details: { field: 'scenario', issues: error.issues },
+      });
+    }
+    return ok(c, {
+      scenario: { name: loaded.name, description: loaded.description, source: loaded.source },
+      clock: clockState(),
+    });
+  });
+
+  app.post(`${ADMIN_PREFIX}/reset`, (c) => {
+    control.reset();
+    return ok(c, { reset: true, clock: clockState() });
+  });
+}

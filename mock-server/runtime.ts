@@ -1,0 +1,99 @@
+import type { VirtualClock } from './clock.ts';
+import type { ResolvedConfig } from './config/load-config.ts';
+import { createFaultInjector } from './faults.ts';
+import { createIdempotencyStore } from './idempotency.ts';
+import { createAgentRegistry } from './identity/agent-registry.ts';
+import { createIdentityProvider } from './identity/identity-provider.ts';
+import { createLocalVerifier, type IdentityVerifier } from './identity/verifier.ts';
+import { createJournal } from './journal.ts';
+import { createConcurrencyTracker } from './limits/concurrency.ts';
+import { createRateLimiter } from './limits/rate-limiter.ts';
+import { createPolicy } from './policy/policy.ts';
+import type { Corpus } from './tools/corpus.ts';
+import type { FetchProvider } from './tools/web-fetch.ts';
+import type { SearchProvider } from './tools/web-search.ts';
+
+/**
+ * Everything behind the gateway's handler. Components keep their identity for the gateway's lifetime and
+ * are reconfigured in place (scenarios, reset), so the routes can hold on to them.
+ */
+export interface Runtime {
+  /** The config in force now (the base config, or a scenario laid over it). */
+  config: ResolvedConfig;
+  readonly clock: VirtualClock;
+  readonly registry: ReturnType<typeof createAgentRegistry>;
+  readonly idp: ReturnType<typeof createIdentityProvider>;
+  readonly verifier: IdentityVerifier;
+  readonly policy: ReturnType<typeof createPolicy>;
+  readonly limiter: ReturnType<typeof createRateLimiter>;
+  readonly concurrency: ReturnType<typeof createConcurrencyTracker>;
+  readonly faults: ReturnType<typeof createFaultInjector>;
+  readonly journal: ReturnType<typeof createJournal>;
+  readonly idempotency: ReturnType<typeof createIdempotencyStore>;
+  readonly corpus: Corpus;
+  readonly search: SearchProvider;
+  readonly fetchPage: FetchProvider;
+  readonly log: (line: string) => void;
+}
+
+export function createRuntime(
+  config: ResolvedConfig,
+  parts: {
+    clock: VirtualClock;
+    corpus: Corpus;
+    search: SearchProvider;
+    fetchPage: FetchProvider;
+    verifier?: IdentityVerifier;
+    log: (line: string) => void;
+  },
+): Runtime {
+  const registry = createAgentRegistry(config.agents);
+  const idp = createIdentityProvider({
+    registry,
+    clock: parts.clock,
+    signingSecret: config.identity.signing_secret,
+    issuer: config.identity.issuer,
+    ttlSeconds: config.identity.token_ttl_seconds,
+  });
+  return {
+    config,
+    clock: parts.clock,
+    registry,
+    idp,
+    verifier: parts.verifier ?? createLocalVerifier(idp),
+    policy: createPolicy(config.tools),
+    limiter: createRateLimiter(config.rate_limits.rules),
+    concurrency: createConcurrencyTracker(),
+    faults: createFaultInjector(),
+    journal: createJournal(config.journal.capacity),
+    idempotency: createIdempotencyStore({
+      ttlSeconds: config.idempotency.ttl_seconds,
+      maxKeys: config.idempotency.max_keys,
+    }),
+    corpus: parts.corpus,
+    search: parts.search,
+    fetchPage: parts.fetchPage,
+    log: parts.log,
+  };
+}
+
+/**
+ * Puts a config in force: agents, tokens, tools, limits and stores start over from it. The clock, the
+ * journal's contents, armed faults and in-flight counts are left alone (reset clears those separately).
+ */
+export function applyConfig(runtime: Runtime, config: ResolvedConfig): void {
+  runtime.config = config;
+  runtime.registry.replace(config.agents);
+  runtime.idp.configure({
+    signingSecret: config.identity.signing_secret,
+    issuer: config.identity.issuer,
+    ttlSeconds: config.identity.token_ttl_seconds,
+  });
+  runtime.policy.configure(config.tools);
+  runtime.limiter.configure(config.rate_limits.rules);
+  runtime.idempotency.configure({
+    ttlSeconds: config.idempotency.ttl_seconds,
+    maxKeys: config.idempotency.max_keys,
+  });
+  if (runtime.journal.capacity !== config.journal.capacity) runtime.journal.resize(config.journal.capacity);
+}
