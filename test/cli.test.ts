@@ -95,4 +95,28 @@ describe('agent-gateway CLI', () => {
     const other = createGateway({ config: { identity: { signing_secret: 'another-secret-entirely' } } });
     expect(other.idp.verify(lastLine(result.stdout)).ok).toBe(true);
   });
+
+  it('serve --scenario --admin-key: the scenario is in force and the admin API answers with the key', async () => {
+    const server = await startServe(['--scenario', 'burst-429', '--admin-key', 'cli-admin-key']);
+    try {
+      expect(server.output()).toMatch(/scenario: burst-429/);
+      expect(server.output()).toMatch(/tool-calls: 5 per 10 s, fixed_window/);
+      const admin = await fetch(`${server.url}/__admin/scenario`, {
+        headers: { 'x-admin-key': 'cli-admin-key' },
+      });
+      expect(await admin.json()).toMatchObject({ scenario: { name: 'burst-429' } });
+      expect((await fetch(`${server.url}/__admin/scenario`)).status).toBe(401);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('serve refuses an unknown scenario and a short admin key with exit 2', async () => {
+    const unknown = await runCli(['serve', '--scenario', 'no-such-scenario']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/Invalid scenario no-such-scenario.*bundled: burst-429/s);
+    const short = await runCli(['serve', '--admin-key', 'short']);
+    expect(short.code).toBe(2);
+    expect(short.stderr).toMatch(/at least 8 characters/);
+  });
 });
