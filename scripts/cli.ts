@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../mock-server/config/load-config.ts';
 import { GatewayError } from '../mock-server/errors.ts';
 import { CliError, EXIT } from './cli-options.ts';
+import { registerCheckCommand } from './commands/check.ts';
 import { registerServeCommand } from './commands/serve.ts';
 import { registerTokenCommand } from './commands/token.ts';
 
@@ -16,6 +17,7 @@ const program = new Command()
 
 registerServeCommand(program);
 registerTokenCommand(program);
+registerCheckCommand(program);
 
 try {
   await program.parseAsync(process.argv);

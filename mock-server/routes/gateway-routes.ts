@@ -5,7 +5,6 @@ import type { AppEnv } from '../gateway.ts';
 import { fingerprint } from '../hash.ts';
 import { parseIdempotencyKey, requestFingerprint, type StoredResponse } from '../idempotency.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import type { JournalNote } from '../journal.ts';
 import { jsonResponse, jsonTextResponse } from '../json-response.ts';
 import { admit } from '../pipeline/admit.ts';
 import { authenticate, IDENTITY_HEADER } from '../pipeline/authenticate.ts';

@@ -1,0 +1,7 @@
+import fc from 'fast-check';
+
+/** `X-Agent-Identity` in any mix of upper and lower case (HTTP field names are case-insensitive). */
+export const headerNameCasing = (name = 'X-Agent-Identity'): fc.Arbitrary<string> =>
+  fc
+    .array(fc.boolean(), { minLength: name.length, maxLength: name.length })
+    .map((upper) => [...name].map((c, i) => (upper[i] ? c.toUpperCase() : c.toLowerCase())).join(''));

@@ -1,0 +1,56 @@
+import fc from 'fast-check';
+import { garbageToken } from '../arbitraries/garbage-token.ts';
+import { type Check, CheckFailure, checkProperty, codeOf, describeResponse, observed } from '../check.ts';
+import type { SuiteRequest } from '../http-client.ts';
+import { DENIED_TOKEN, isJsonContentType, protectedEndpoint, requestFor } from './support.ts';
+
+const STATUS_OF_CODE: Record<string, number> = {
+  missing_identity_token: 401,
+  invalid_identity_token: 401,
+  access_denied: 403,
+  rate_limited: 429,
+};
+
+export const errorBodyShape: Check = {
+  id: 'errors.json-body',
+  title: 'Every error is JSON (JSON content type) with a string code that matches its status',
+  specRef: '§7',
+  level: 'MUST',
+  run: (ctx) => {
+    const cases: fc.Arbitrary<SuiteRequest>[] = [
+      protectedEndpoint(ctx.endpoints).map((e) => requestFor(e)),
+      fc
+        .tuple(protectedEndpoint(ctx.endpoints), garbageToken())
+        .map(([e, token]) => requestFor(e, { token })),
+    ];
+    if (ctx.has.deniedToken)
+      cases.push(fc.constant(requestFor(ctx.endpoints[ctx.deniedTool], { token: DENIED_TOKEN })));
+    return checkProperty(ctx, fc.oneof(...cases), async (request) => {
+      const exchange = observed(await ctx.client.send(request));
+      const { status, headers, json } = exchange.response;
+      const fail = (expected: string, fix: string) => {
+        throw new CheckFailure({ expected, actual: describeResponse(exchange), fix, exchange });
+      };
+      if (status < 400)
+        fail('an error status (4xx) for this request', 'refuse requests without a valid token');
+      if (!isJsonContentType(headers['content-type'])) {
+        fail(
+          `Content-Type application/json (or application/*+json) on a ${status} error`,
+          'send errors with Content-Type: application/json',
+        );
+      }
+      if (typeof json !== 'object' || json === null || Array.isArray(json))
+        fail('a JSON object as the error body', 'send errors as {"code": "...", ...}');
+      const code = codeOf(exchange);
+      if (typeof code !== 'string' || code === '')
+        fail('a non-empty string "code" in the error body', 'add a stable string "code" to every error body');
+      const expectedStatus = STATUS_OF_CODE[code as string];
+      if (expectedStatus !== undefined && expectedStatus !== status) {
+        fail(
+          `status ${expectedStatus} with code "${code}"`,
+          `send "${code}" with status ${expectedStatus}, as section 7 pairs them`,
+        );
+      }
+    });
+  },
+};

@@ -1,0 +1,30 @@
+import fc from 'fast-check';
+import { garbageToken } from '../arbitraries/garbage-token.ts';
+import { longToken } from '../arbitraries/long-token.ts';
+import { unicodeToken } from '../arbitraries/unicode-token.ts';
+import { innerWhitespaceToken } from '../arbitraries/whitespace-token.ts';
+import { type Check, CheckFailure, checkProperty, describeResponse, observed } from '../check.ts';
+import { HEALTH_PATH } from './support.ts';
+
+export const healthIgnoresBadToken: Check = {
+  id: 'health.ignores-bad-token',
+  title: 'GET /v1/health is unaffected by a bad identity token',
+  specRef: '§4 rule 1',
+  level: 'SHOULD',
+  run: (ctx) =>
+    checkProperty(
+      ctx,
+      fc.oneof(garbageToken(), unicodeToken(), innerWhitespaceToken(), longToken()),
+      async (token) => {
+        const exchange = observed(await ctx.client.send({ method: 'GET', path: HEALTH_PATH, token }));
+        const { status } = exchange.response;
+        if (status >= 200 && status < 300) return;
+        throw new CheckFailure({
+          expected: '2xx from GET /v1/health even when a bad X-Agent-Identity is sent',
+          actual: describeResponse(exchange),
+          fix: 'answer the health check before looking at the identity header at all',
+          exchange,
+        });
+      },
+    ),
+};

@@ -1,0 +1,38 @@
+import type { Check } from '../check.ts';
+import { accessDenied } from './access-denied.ts';
+import { authBeforeAuthorization } from './auth-before-authorization.ts';
+import { errorBodyShape } from './error-body-shape.ts';
+import { headerNameCaseInsensitive } from './header-name-case-insensitive.ts';
+import { healthIgnoresBadToken } from './health-ignores-bad-token.ts';
+import { healthWithoutToken } from './health-without-token.ts';
+import { invalidToken } from './invalid-token.ts';
+import { missingToken } from './missing-token.ts';
+import { no5xxUnderBurst } from './no-5xx-under-burst.ts';
+import { rateLimitBurst } from './rate-limit-burst.ts';
+import { retryAfterFormat } from './retry-after-format.ts';
+import { retryAfterHonoured } from './retry-after-honoured.ts';
+import { retryConcurrent } from './retry-concurrent.ts';
+import { retrySequential } from './retry-sequential.ts';
+import { whoamiAnyTier } from './whoami-any-tier.ts';
+
+/**
+ * Every check, in the order they run. The rate-limit checks come last: their burst exhausts the valid
+ * token's quota, which would only slow the others down.
+ */
+export const CHECKS: readonly Check[] = [
+  healthWithoutToken,
+  healthIgnoresBadToken,
+  missingToken,
+  invalidToken,
+  headerNameCaseInsensitive,
+  authBeforeAuthorization,
+  accessDenied,
+  whoamiAnyTier,
+  errorBodyShape,
+  retrySequential,
+  retryConcurrent,
+  rateLimitBurst,
+  no5xxUnderBurst,
+  retryAfterFormat,
+  retryAfterHonoured,
+];

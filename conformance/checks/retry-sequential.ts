@@ -1,0 +1,66 @@
+import fc from 'fast-check';
+import { type Check, CheckFailure, checkProperty, codeOf, describeResponse, observed } from '../check.ts';
+import type { Exchange } from '../http-client.ts';
+import { expectNoServerError, protectedEndpoint, requestFor, VALID_TOKEN } from './support.ts';
+
+/** What a retry must not change: the status and the error code. */
+export const outcomeOf = (exchange: Exchange) =>
+  `${exchange.response.status} ${String(codeOf(exchange) ?? '')}`.trim();
+
+/** Fails when repeats disagree, or when any of them is a 5xx, a conflict (409) or a "duplicate". */
+export function expectSameOutcome(exchanges: Exchange[], what: string): void {
+  for (const exchange of exchanges) {
+    expectNoServerError(exchange, what);
+    if (
+      exchange.response.status === 409 ||
+      /duplicate|conflict|already/i.test(String(codeOf(exchange) ?? ''))
+    ) {
+      throw new CheckFailure({
+        expected: `the same outcome for every repeat of ${what}`,
+        actual: `${describeResponse(exchange)} on a repeat`,
+        fix: 'make whoami, search and fetch safe to retry: no conflict or duplicate errors for a repeated request',
+        exchange,
+      });
+    }
+  }
+  const first = exchanges[0] as Exchange;
+  const different = exchanges.find((e) => outcomeOf(e) !== outcomeOf(first));
+  if (different) {
+    throw new CheckFailure({
+      expected: `every repeat of ${what} to answer like the first (${outcomeOf(first)})`,
+      actual: describeResponse(different),
+      fix: 'make the operation idempotent: a repeat must neither fail differently nor change state',
+      exchange: different,
+    });
+  }
+}
+
+export const retrySequential: Check = {
+  id: 'retry.sequential',
+  title: 'Repeating whoami, search and fetch one after another gives the same outcome, with no side effect',
+  specRef: '§4 rule 4',
+  level: 'MUST',
+  needs: ['token'],
+  run: (ctx) =>
+    checkProperty(
+      ctx,
+      fc.tuple(protectedEndpoint(ctx.endpoints), fc.integer({ min: 2, max: 4 })),
+      async ([endpoint, times]) => {
+        const whoami = requestFor(ctx.endpoints.whoami, { token: VALID_TOKEN });
+        const before = observed(await ctx.client.send(whoami));
+        const repeats: Exchange[] = [];
+        for (let i = 0; i < times; i++)
+          repeats.push(observed(await ctx.client.send(requestFor(endpoint, { token: VALID_TOKEN }))));
+        expectSameOutcome(repeats, `${endpoint.method} ${endpoint.path}`);
+        const after = observed(await ctx.client.send(whoami));
+        if (outcomeOf(after) !== outcomeOf(before)) {
+          throw new CheckFailure({
+            expected: `whoami to answer as before the repeats (${outcomeOf(before)})`,
+            actual: describeResponse(after),
+            fix: 'repeated tool calls must have no observable side effect on the caller',
+            exchange: after,
+          });
+        }
+      },
+    ),
+};

@@ -1,0 +1,53 @@
+import fc from 'fast-check';
+import { CheckFailure, codeOf, describeResponse, type Endpoint } from '../check.ts';
+import type { Exchange, SuiteRequest } from '../http-client.ts';
+import type { TokenValue } from '../token-value.ts';
+
+/** The token the suite was given, unaltered. */
+export const VALID_TOKEN: TokenValue = { kind: 'derived', from: 'valid', transform: { op: 'none' } };
+export const DENIED_TOKEN: TokenValue = { kind: 'derived', from: 'denied', transform: { op: 'none' } };
+
+export const HEALTH_PATH = '/v1/health';
+
+/** The request an endpoint is normally called with (its configured body, if any). */
+export function requestFor(endpoint: Endpoint, extra: Partial<SuiteRequest> = {}): SuiteRequest {
+  return {
+    method: endpoint.method,
+    path: endpoint.path,
+    headers: endpoint.body !== undefined ? { 'Content-Type': 'application/json' } : {},
+    body: endpoint.body,
+    ...extra,
+  };
+}
+
+/** Any of the protected endpoints (whoami, web search, web fetch). */
+export const protectedEndpoint = (endpoints: Record<Endpoint['name'], Endpoint>) =>
+  fc.constantFrom(endpoints.whoami, endpoints['web.search'], endpoints['web.fetch']);
+
+/** application/json, or any application/*+json (e.g. application/problem+json). */
+export const isJsonContentType = (value: string | undefined) =>
+  /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(value ?? '');
+
+/** Fails unless the response has the status and one of the codes (spec section 7: status plus a stable `code`). */
+export function expectError(exchange: Exchange, status: number, codes: readonly string[], fix: string): void {
+  const code = codeOf(exchange);
+  if (exchange.response.status === status && typeof code === 'string' && codes.includes(code)) return;
+  throw new CheckFailure({
+    expected: `${status} with code ${codes.map((c) => `"${c}"`).join(' or ')}`,
+    actual: describeResponse(exchange),
+    fix,
+    exchange,
+  });
+}
+
+/** Fails on a 5xx or a dropped connection: a client mistake must never look like a server failure. */
+export function expectNoServerError(exchange: Exchange, what: string): void {
+  const { status } = exchange.response;
+  if (status !== 0 && status < 500) return;
+  throw new CheckFailure({
+    expected: `a 4xx (or 2xx) answer to ${what}`,
+    actual: describeResponse(exchange),
+    fix: 'treat bad input as a client error (4xx); never let it crash a handler or drop the connection',
+    exchange,
+  });
+}

@@ -1,0 +1,208 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { parseRetryAfter, retryAfterDelayMs } from './retry-after.ts';
+import type { TokenSource } from './token-source.ts';
+import { applyTransform, type ResolvedTransform, type TokenValue } from './token-value.ts';
+
+/** A request as a check describes it. Header names keep their case; values may carry raw bytes (latin1). */
+export interface SuiteRequest {
+  method: string;
+  path: string;
+  /** The identity token to send, if any, and under which header name spelling. */
+  token?: TokenValue;
+  tokenHeader?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface SuiteResponse {
+  /** 0 when no HTTP response arrived (connection refused, reset, timeout). */
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  json: unknown;
+  error?: string;
+}
+
+/** One request and its final response, with what the client did in between. */
+export interface Exchange {
+  request: SuiteRequest;
+  url: string;
+  /** Headers as sent, token redacted. */
+  sentHeaders: [string, string][];
+  /** How the token was derived, for the curl reproduction. */
+  tokenTransform?: { variable: string; transform: ResolvedTransform };
+  response: SuiteResponse;
+  /** Attempts made (more than 1 after 429 backoff or a token refresh). */
+  attempts: number;
+  /** True when the gateway still answered 429 after the retry cap or beyond --max-wait-seconds. */
+  rateLimitExhausted: boolean;
+}
+
+export interface ClientOptions {
+  baseUrl: string;
+  tokens: { valid?: TokenSource; denied?: TokenSource };
+  /** Longest Retry-After the client waits; beyond it the request is reported as rate-limit exhausted. */
+  maxWaitSeconds: number;
+  /** Hard cap on retries of one request after 429 (spec section 7: retry loops must have a hard cap). */
+  maxRetries?: number;
+  timeoutMs?: number;
+  /** Where the client says it is waiting. */
+  log?: (line: string) => void;
+}
+
+const MAX_BODY = 1024 * 1024;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Exponential backoff with "equal jitter": half the step fixed, half random, capped. */
+export const backoffMs = (attempt: number, random = Math.random) => {
+  const step = Math.min(8000, 250 * 2 ** attempt);
+  return step / 2 + random() * (step / 2);
+};
+
+/**
+ * The suite's own HTTP client. It obeys the spec's client safety rules (section 7): on 429 it honours
+ * Retry-After (or backs off exponentially with jitter when there is none), under a hard retry cap; a 5xx
+ * is never retried (it is an observation). With a token command, a 401 on a real token refreshes it once.
+ */
+export function createSuiteClient(options: ClientOptions) {
+  const base = new URL(options.baseUrl);
+  const secure = base.protocol === 'https:';
+  const agent = secure
+    ? new HttpsAgent({ keepAlive: true, maxSockets: 32 })
+    : new HttpAgent({ keepAlive: true, maxSockets: 32 });
+  const maxRetries = options.maxRetries ?? 5;
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  let requests = 0;
+
+  const materialise = async (token: TokenValue) => {
+    if (token.kind === 'literal') return { value: token.value };
+    const source = options.tokens[token.from];
+    if (!source) throw new Error(`no ${token.from} token was given`);
+    const { value, resolved } = applyTransform(await source.current(), token.transform);
+    return { value, redacted: { variable: source.variable, transform: resolved } };
+  };
+
+  const sendOnce = (
+    url: URL,
+    method: string,
+    headers: [string, string][],
+    body?: string,
+  ): Promise<SuiteResponse> =>
+    new Promise((resolve) => {
+      requests += 1;
+      const send = secure ? httpsRequest : httpRequest;
+      const outgoing: Record<string, string> = {};
+      for (const [name, value] of headers) outgoing[name] = value;
+      if (body !== undefined) outgoing['Content-Length'] = String(Buffer.byteLength(body));
+      const req = send(
+        url,
+        { method, headers: outgoing, agent, timeout: timeoutMs },
+        (res: IncomingMessage) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size <= MAX_BODY) chunks.push(chunk);
+          });
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let json: unknown;
+            try {
+              json = text ? JSON.parse(text) : undefined;
+            } catch {
+              json = undefined;
+            }
+            const responseHeaders: Record<string, string> = {};
+            for (const [name, value] of Object.entries(res.headers)) {
+              responseHeaders[name] = Array.isArray(value) ? value.join(', ') : (value ?? '');
+            }
+            resolve({ status: res.statusCode ?? 0, headers: responseHeaders, text, json });
+          });
+          res.on('error', (error) =>
+            resolve({ status: 0, headers: {}, text: '', json: undefined, error: error.message }),
+          );
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`no response within ${timeoutMs / 1000} s`)));
+      req.on('error', (error: NodeJS.ErrnoException) =>
+        resolve({ status: 0, headers: {}, text: '', json: undefined, error: error.code ?? error.message }),
+      );
+      if (body !== undefined) req.write(body);
+      req.end();
+    });
+
+  /** The wait before retrying a 429, or undefined when it would exceed --max-wait-seconds. */
+  const waitFor = (response: SuiteResponse, attempt: number): number | undefined => {
+    const header = response.headers['retry-after'];
+    const parsed = header === undefined ? undefined : parseRetryAfter(header);
+    const wait = parsed
+      ? retryAfterDelayMs(parsed, response.headers.date) + Math.random() * 100
+      : backoffMs(attempt);
+    return wait > options.maxWaitSeconds * 1000 ? undefined : wait;
+  };
+
+  return {
+    /** Requests sent so far (retries included). */
+    get requests() {
+      return requests;
+    },
+
+    /**
+     * Sends a request. With `raw`, a 429 is returned as is (the rate-limit checks observe them); otherwise
+     * the client backs off and retries under the cap.
+     */
+    async send(request: SuiteRequest, sendOptions: { raw?: boolean } = {}): Promise<Exchange> {
+      const url = new URL(request.path, base);
+      let attempts = 0;
+      let refreshed = false;
+      for (;;) {
+        attempts += 1;
+        const headers: [string, string][] = Object.entries(request.headers ?? {});
+        let tokenTransform: Exchange['tokenTransform'];
+        let redactedHeaders = headers;
+        if (request.token) {
+          const { value, redacted } = await materialise(request.token);
+          const name = request.tokenHeader ?? 'X-Agent-Identity';
+          // node:http sends a string's characters as latin1 bytes: UTF-8 text must be pre-encoded.
+          headers.push([name, Buffer.from(value, 'utf8').toString('latin1')]);
+          tokenTransform = redacted;
+          redactedHeaders = [...headers.slice(0, -1), [name, redacted ? `<${redacted.variable}>` : value]];
+        }
+        const response = await sendOnce(url, request.method, headers, request.body);
+        const exchange = (rateLimitExhausted: boolean): Exchange => ({
+          request,
+          url: url.href,
+          sentHeaders: redactedHeaders,
+          tokenTransform,
+          response,
+          attempts,
+          rateLimitExhausted,
+        });
+        const code = (response.json as { code?: unknown } | undefined)?.code;
+        if (
+          response.status === 401 &&
+          code === 'invalid_identity_token' &&
+          request.token?.kind === 'derived' &&
+          request.token.transform.op === 'none' &&
+          !refreshed
+        ) {
+          refreshed = true;
+          if (await options.tokens[request.token.from]?.refresh()) continue;
+        }
+        if (response.status !== 429 || sendOptions.raw) return exchange(false);
+        const wait = attempts <= maxRetries ? waitFor(response, attempts) : undefined;
+        if (wait === undefined) return exchange(true);
+        options.log?.(
+          `  429 from ${request.method} ${request.path}: waiting ${(wait / 1000).toFixed(1)} s (attempt ${attempts}/${maxRetries + 1})`,
+        );
+        await sleep(wait);
+      }
+    },
+
+    close() {
+      agent.destroy();
+    },
+  };
+}
+
+export type SuiteClient = ReturnType<typeof createSuiteClient>;

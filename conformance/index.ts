@@ -1,0 +1,24 @@
+/**
+ * The Agent Tool Gateway conformance suite: property-based checks of any gateway over HTTP.
+ *
+ * @example
+ * import { runConformance, exitCodeFor } from 'agent-tool-gateway-harness/conformance';
+ * const report = await runConformance({ baseUrl: 'http://127.0.0.1:8787', token, deniedToken });
+ */
+export type { Check, CheckContext, CheckOutcome, Endpoint } from './check.ts';
+export { CheckFailure, Inconclusive } from './check.ts';
+export { CHECKS } from './checks/index.ts';
+export { formatCheckLine, formatSummary } from './reporters/console.ts';
+export { toJsonReport } from './reporters/json.ts';
+export { toJunitXml } from './reporters/junit.ts';
+export { parseRetryAfter, retryAfterDelayMs } from './retry-after.ts';
+export {
+  CannotRunError,
+  type ConformanceOptions,
+  type ConformanceReport,
+  exitCodeFor,
+  runConformance,
+  selectChecks,
+} from './runner.ts';
+export { commandToken, staticToken, type TokenSource } from './token-source.ts';
+export type { CheckResult, Level, Reproduction, Verdict } from './types.ts';

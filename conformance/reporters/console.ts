@@ -1,0 +1,49 @@
+import type { ConformanceReport } from '../runner.ts';
+import type { CheckResult } from '../types.ts';
+
+const LABEL: Record<CheckResult['verdict'], string> = {
+  pass: 'PASS',
+  fail: 'FAIL',
+  skipped: 'SKIP',
+  inconclusive: 'INCONCLUSIVE',
+};
+const COLOUR: Record<CheckResult['verdict'], number> = { pass: 32, fail: 31, skipped: 90, inconclusive: 33 };
+
+/** Paints text for a terminal, unless NO_COLOR is set or output is not a TTY. */
+export const painter = (enabled: boolean) => (verdict: CheckResult['verdict'], text: string) =>
+  enabled ? `\x1b[${COLOUR[verdict]}m${text}\x1b[0m` : text;
+
+/** One line per check, as it finishes. */
+export function formatCheckLine(result: CheckResult, paint = painter(false)): string {
+  const label = paint(result.verdict, LABEL[result.verdict].padEnd(12));
+  const line = `${label} ${result.level.padEnd(6)} ${result.id.padEnd(34)} ${result.title}`;
+  return result.verdict === 'pass' ? line : `${line}\n${' '.repeat(13)}${result.message}`;
+}
+
+/** The failures with their reproductions, and the summary. */
+export function formatSummary(report: ConformanceReport, exitCode: number, paint = painter(false)): string {
+  const lines: string[] = [];
+  const failures = report.checks.filter((c) => c.verdict === 'fail');
+  if (failures.length > 0) {
+    lines.push('', 'Failures:');
+    for (const failure of failures) {
+      lines.push(
+        '',
+        `${paint('fail', failure.id)} (${failure.level}, spec ${failure.specRef}): ${failure.title}`,
+        `  ${failure.message}`,
+      );
+      const r = failure.reproduction;
+      if (r?.counterexample) lines.push(`  counterexample: ${r.counterexample}`);
+      if (r?.curl) lines.push(`  reproduce: ${r.curl}`);
+      if (r?.seed !== undefined && r.path) lines.push(`  seed ${r.seed}, path "${r.path}"`);
+      if (r?.replay) lines.push(`  replay: ${r.replay}`);
+    }
+  }
+  const s = report.summary;
+  lines.push(
+    '',
+    `${report.checks.length} checks: ${s.pass} pass, ${s.fail} fail (${s.mustFailed} MUST, ${s.shouldFailed} SHOULD), ${s.skipped} skipped, ${s.inconclusive} inconclusive`,
+    `${report.requests} requests in ${(report.durationMs / 1000).toFixed(1)} s; seed ${report.seed} (replay a run with --seed ${report.seed}); exit code ${exitCode}`,
+  );
+  return lines.join('\n');
+}

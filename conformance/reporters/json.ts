@@ -1,0 +1,37 @@
+import type { ConformanceReport } from '../runner.ts';
+
+/**
+ * The JSON report (a CI contract): `checks: [{ id, title, spec_ref, level, verdict, message,
+ * reproduction }]` and a summary with the exit code.
+ */
+export function toJsonReport(report: ConformanceReport, exitCode: number) {
+  return {
+    target: report.target,
+    seed: report.seed,
+    num_runs: report.numRuns,
+    started_at: report.startedAt,
+    duration_ms: report.durationMs,
+    requests: report.requests,
+    checks: report.checks.map((c) => ({
+      id: c.id,
+      title: c.title,
+      spec_ref: c.specRef,
+      level: c.level,
+      verdict: c.verdict,
+      message: c.message,
+      reproduction: c.reproduction ?? null,
+      duration_ms: c.durationMs,
+      requests: c.requests,
+    })),
+    summary: {
+      pass: report.summary.pass,
+      fail: report.summary.fail,
+      skipped: report.summary.skipped,
+      inconclusive: report.summary.inconclusive,
+      must_failed: report.summary.mustFailed,
+      should_failed: report.summary.shouldFailed,
+      executed: report.summary.executed,
+      exit_code: exitCode,
+    },
+  };
+}

@@ -1,0 +1,235 @@
+import type { Check, CheckContext, Endpoint } from './check.ts';
+import { CHECKS } from './checks/index.ts';
+import { createSuiteClient } from './http-client.ts';
+import { staticToken, TokenCommandError, type TokenSource } from './token-source.ts';
+import type { CheckResult, Reproduction } from './types.ts';
+
+export interface ConformanceOptions {
+  /** The gateway's base URL, e.g. `https://staging.example.com` (paths under /v1 are appended). */
+  baseUrl: string;
+  /** A valid identity token: a string, or a source such as `commandToken(cmd, '$TOKEN')`. */
+  token?: string | TokenSource;
+  /** A valid token that may not call `deniedTool`. Without it the authorization checks are skipped. */
+  deniedToken?: string | TokenSource;
+  /** The tool the denied token may not call (default web.search). */
+  deniedTool?: 'web.search' | 'web.fetch';
+  /** Most requests the rate-limit burst may send (default 300). */
+  rateLimitBudget?: number;
+  /** Longest Retry-After the suite waits (default 10 s). */
+  maxWaitSeconds?: number;
+  /** fast-check seed (default: $AGENT_GATEWAY_SEED, else random); printed so a run can be replayed. */
+  seed?: number;
+  /** Generated cases per property check (default 25). */
+  numRuns?: number;
+  /** With `seed`, replays one shrunk counterexample (use with `only`). */
+  path?: string;
+  /** Check ids to run (default: all). */
+  only?: readonly string[];
+  /** JSON bodies the tools are called with; their fields are "not shown" in the spec. */
+  searchBody?: string;
+  fetchBody?: string;
+  /** Longest time one check may generate cases for (default 60 s). */
+  checkTimeLimitSeconds?: number;
+  /** Progress lines (waits, bursts). */
+  log?: (line: string) => void;
+  /** Called as each check finishes, for progress output. */
+  onResult?: (result: CheckResult) => void;
+  /** Builds the command that replays a counterexample, shown with failures. */
+  replayCommand?: (check: CheckResult, reproduction: Reproduction) => string;
+}
+
+export interface ConformanceReport {
+  target: string;
+  seed: number;
+  numRuns: number;
+  startedAt: string;
+  durationMs: number;
+  requests: number;
+  checks: CheckResult[];
+  summary: {
+    pass: number;
+    fail: number;
+    skipped: number;
+    inconclusive: number;
+    mustFailed: number;
+    shouldFailed: number;
+    executed: number;
+  };
+}
+
+/** The suite could not do its job: target unreachable, token command failed, nothing to run (exit 2). */
+export class CannotRunError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CannotRunError';
+  }
+}
+
+export const DEFAULT_SEARCH_BODY = JSON.stringify({ query: 'agent tool gateway conformance' });
+export const DEFAULT_FETCH_BODY = JSON.stringify({ url: 'https://example.com/' });
+
+/** The checks selected by `only`; unknown ids are an error naming the known ones. */
+export function selectChecks(only?: readonly string[]): readonly Check[] {
+  if (!only || only.length === 0) return CHECKS;
+  const unknown = only.filter((id) => !CHECKS.some((c) => c.id === id));
+  if (unknown.length > 0) {
+    throw new CannotRunError(
+      `unknown check id ${unknown.join(', ')}; known ids: ${CHECKS.map((c) => c.id).join(', ')}`,
+    );
+  }
+  return CHECKS.filter((c) => only.includes(c.id));
+}
+
+const asSource = (token: string | TokenSource | undefined, variable: string) =>
+  typeof token === 'string' ? staticToken(token, variable) : token;
+
+/** A seed from the environment when set, else a random one; always printed with the results. */
+export function defaultSeed(): number {
+  const fromEnv = Number(process.env.AGENT_GATEWAY_SEED);
+  return Number.isInteger(fromEnv) ? fromEnv : Math.floor(Math.random() * 2 ** 31);
+}
+
+/** Exit code for CI: 0 no MUST failed (with strict: no SHOULD either); 1 a check failed; 2 nothing executed. */
+export function exitCodeFor(report: ConformanceReport, strict: boolean): 0 | 1 | 2 {
+  if (report.summary.executed === 0) return 2;
+  if (report.summary.mustFailed > 0) return 1;
+  if (strict && report.summary.shouldFailed > 0) return 1;
+  return 0;
+}
+
+function checkJsonBody(name: string, body: string) {
+  try {
+    JSON.parse(body);
+  } catch {
+    throw new CannotRunError(`${name} is not valid JSON: ${body}`);
+  }
+}
+
+/**
+ * Runs the conformance checks against a gateway over HTTP.
+ *
+ * @example
+ * const report = await runConformance({ baseUrl: 'http://127.0.0.1:8787', token, deniedToken });
+ * process.exitCode = exitCodeFor(report, false);
+ */
+export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
+  const checks = selectChecks(options.only);
+  const log = options.log ?? (() => {});
+  const searchBody = options.searchBody ?? DEFAULT_SEARCH_BODY;
+  const fetchBody = options.fetchBody ?? DEFAULT_FETCH_BODY;
+  checkJsonBody('the search body', searchBody);
+  checkJsonBody('the fetch body', fetchBody);
+  const tokens = {
+    valid: asSource(options.token, '$TOKEN'),
+    denied: asSource(options.deniedToken, '$DENIED_TOKEN'),
+  };
+  const client = createSuiteClient({
+    baseUrl: options.baseUrl,
+    tokens,
+    maxWaitSeconds: options.maxWaitSeconds ?? 10,
+    log,
+  });
+  const seed = options.seed ?? defaultSeed();
+  const numRuns = options.numRuns ?? 25;
+  const started = Date.now();
+  const memo = new Map<string, Promise<unknown>>();
+  const endpoints: Record<Endpoint['name'], Endpoint> = {
+    whoami: { name: 'whoami', method: 'GET', path: '/v1/whoami' },
+    'web.search': { name: 'web.search', method: 'POST', path: '/v1/web/search', body: searchBody },
+    'web.fetch': { name: 'web.fetch', method: 'POST', path: '/v1/web/fetch', body: fetchBody },
+  };
+  const ctx: CheckContext = {
+    client,
+    has: { token: tokens.valid !== undefined, deniedToken: tokens.denied !== undefined },
+    endpoints,
+    deniedTool: options.deniedTool ?? 'web.search',
+    rateLimitBudget: options.rateLimitBudget ?? 300,
+    maxWaitSeconds: options.maxWaitSeconds ?? 10,
+    seed,
+    numRuns,
+    path: options.path,
+    timeLimitMs: (options.checkTimeLimitSeconds ?? 60) * 1000,
+    memo: <T>(key: string, compute: () => Promise<T>) => {
+      if (!memo.has(key)) memo.set(key, compute());
+      return memo.get(key) as Promise<T>;
+    },
+    log,
+  };
+
+  try {
+    const probe = await client.send({ method: 'GET', path: '/v1/health' });
+    if (probe.response.status === 0) {
+      throw new CannotRunError(`cannot reach the gateway at ${options.baseUrl}: ${probe.response.error}`);
+    }
+    for (const source of [tokens.valid, tokens.denied]) {
+      try {
+        await source?.current();
+      } catch (error) {
+        throw new CannotRunError(error instanceof Error ? error.message : String(error));
+      }
+    }
+
+    const results: CheckResult[] = [];
+    for (const check of checks) {
+      const result = await runOne(check, ctx);
+      if (result.reproduction && options.replayCommand && result.reproduction.path) {
+        result.reproduction.replay = options.replayCommand(result, result.reproduction);
+      }
+      results.push(result);
+      options.onResult?.(result);
+    }
+    const count = (verdict: CheckResult['verdict']) => results.filter((r) => r.verdict === verdict).length;
+    return {
+      target: options.baseUrl,
+      seed,
+      numRuns,
+      startedAt: new Date(started).toISOString(),
+      durationMs: Date.now() - started,
+      requests: client.requests,
+      checks: results,
+      summary: {
+        pass: count('pass'),
+        fail: count('fail'),
+        skipped: count('skipped'),
+        inconclusive: count('inconclusive'),
+        mustFailed: results.filter((r) => r.verdict === 'fail' && r.level === 'MUST').length,
+        shouldFailed: results.filter((r) => r.verdict === 'fail' && r.level === 'SHOULD').length,
+        executed: results.length - count('skipped'),
+      },
+    };
+  } finally {
+    client.close();
+  }
+}
+
+const MISSING_OPTION = {
+  token: '--token or --token-command',
+  deniedToken: '--denied-token or --denied-token-command',
+};
+
+async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
+  const base = { id: check.id, title: check.title, specRef: check.specRef, level: check.level };
+  const missing = (check.needs ?? []).filter((need) => !ctx.has[need]);
+  if (missing.length > 0) {
+    return {
+      ...base,
+      verdict: 'skipped',
+      message: `needs ${missing.map((m) => MISSING_OPTION[m]).join(' and ')}`,
+      durationMs: 0,
+      requests: 0,
+    };
+  }
+  const started = Date.now();
+  const before = ctx.client.requests;
+  let outcome: Awaited<ReturnType<Check['run']>>;
+  try {
+    outcome = await check.run(ctx);
+  } catch (error) {
+    if (error instanceof TokenCommandError) throw new CannotRunError(error.message);
+    outcome = {
+      verdict: 'inconclusive',
+      message: `the check could not run: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
+  return { ...base, ...outcome, durationMs: Date.now() - started, requests: ctx.client.requests - before };
+}

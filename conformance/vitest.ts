@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import type { Check } from './check.ts';
+import { formatSummary } from './reporters/console.ts';
+import { type ConformanceOptions, type ConformanceReport, runConformance, selectChecks } from './runner.ts';
+import type { CheckResult } from './types.ts';
+
+export interface VitestConformanceOptions extends Omit<ConformanceOptions, 'onResult' | 'only'> {
+  /** Check ids to register (default: all). */
+  only?: readonly string[];
+  /** Treat inconclusive checks as failures instead of skipping them (default false). */
+  failOnInconclusive?: boolean;
+  /** Fail on SHOULD checks too (default true: inside your own tests you usually want every rule). */
+  strict?: boolean;
+}
+
+/**
+ * Registers every conformance check as a vitest test against a gateway. Options may be a function,
+ * called in beforeAll, so the target can be started first (e.g. your gateway on a free port).
+ *
+ * @example
+ * describeConformance('my gateway', async () => ({ baseUrl: server.url, token: await login('bot'), deniedToken: await login('guest') }));
+ */
+export function describeConformance(
+  name: string,
+  options: VitestConformanceOptions | (() => VitestConformanceOptions | Promise<VitestConformanceOptions>),
+  testTimeoutMs = 120_000,
+) {
+  const staticOnly = typeof options === 'function' ? undefined : options.only;
+  const checks: readonly Check[] = selectChecks(staticOnly);
+  describe(name, () => {
+    let run: Promise<{ report: ConformanceReport; resolved: VitestConformanceOptions }>;
+    const results = new Map<string, CheckResult>();
+
+    beforeAll(() => {
+      // One run for the whole group: the checks share a client, a seed and a rate-limit burst.
+      run = (async () => {
+        const resolved = typeof options === 'function' ? await options() : options;
+        const report = await runConformance({
+          ...resolved,
+          only: checks.map((c) => c.id),
+          onResult: (r) => results.set(r.id, r),
+        });
+        return { report, resolved };
+      })();
+      // Surface "could not run" in every test rather than as an unhandled rejection.
+      run.catch(() => {});
+    });
+    afterAll(async () => {
+      const done = await run.catch(() => undefined);
+      if (done) process.stdout.write(`${formatSummary(done.report, 0)}\n`);
+    });
+
+    for (const check of checks) {
+      it(
+        `${check.id} [${check.level} ${check.specRef}] ${check.title}`,
+        async (ctx) => {
+          const { resolved } = await run;
+          const result = results.get(check.id);
+          if (!result) throw new Error(`${check.id} did not run`);
+          if (result.verdict === 'fail') {
+            if (check.level === 'SHOULD' && resolved.strict === false)
+              ctx.skip(`SHOULD failed (not strict): ${result.message}`);
+            const r = result.reproduction;
+            throw new Error(
+              [
+                result.message,
+                r?.curl && `reproduce: ${r.curl}`,
+                r?.seed !== undefined && r.path && `seed ${r.seed}, path "${r.path}"`,
+              ]
+                .filter(Boolean)
+                .join('\n'),
+            );
+          }
+          if (result.verdict === 'inconclusive' && resolved.failOnInconclusive)
+            throw new Error(`inconclusive: ${result.message}`);
+          if (result.verdict !== 'pass') ctx.skip(`${result.verdict}: ${result.message}`);
+        },
+        testTimeoutMs,
+      );
+    }
+  });
+}

@@ -1,0 +1,213 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { CHECKS } from '../../conformance/checks/index.ts';
+import { formatCheckLine, formatSummary, painter } from '../../conformance/reporters/console.ts';
+import { toJsonReport } from '../../conformance/reporters/json.ts';
+import { toJunitXml } from '../../conformance/reporters/junit.ts';
+import { CannotRunError, exitCodeFor, runConformance, selectChecks } from '../../conformance/runner.ts';
+import { commandToken, staticToken, type TokenSource } from '../../conformance/token-source.ts';
+import { shellQuote } from '../../conformance/token-value.ts';
+import type { CheckResult, Reproduction } from '../../conformance/types.ts';
+import { baseUrlOption, CliError, EXIT, intOption } from '../cli-options.ts';
+
+interface CheckOptions {
+  baseUrl?: string;
+  token?: string;
+  tokenCommand?: string;
+  deniedToken?: string;
+  deniedTokenCommand?: string;
+  deniedTool: 'web.search' | 'web.fetch';
+  rateLimitBudget: number;
+  maxWaitSeconds: number;
+  seed?: number;
+  numRuns: number;
+  path?: string;
+  only?: string[];
+  reportJson?: string;
+  reportJunit?: string;
+  strict?: boolean;
+  searchBody?: string;
+  fetchBody?: string;
+  list?: boolean;
+}
+
+const idList = (value: string) => {
+  const ids = value
+    .split(',')
+    .map((id) => id.trim())
+    .filter(Boolean);
+  if (ids.length === 0) throw new InvalidArgumentError('give at least one check id');
+  return ids;
+};
+
+/** One of a static token (flag or environment) or a command; neither is allowed only when `optional`. */
+function tokenSource(
+  label: string,
+  value: string | undefined,
+  command: string | undefined,
+  variable: string,
+): TokenSource | undefined {
+  if (value !== undefined && command !== undefined)
+    throw new CliError(`Give --${label} or --${label}-command, not both.`);
+  if (command !== undefined) return commandToken(command, variable);
+  if (value !== undefined) return staticToken(value, variable);
+  return undefined;
+}
+
+function writeReport(file: string, text: string) {
+  const path = resolve(file);
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+  } catch (error) {
+    throw new CliError(`Cannot write the report ${path}: ${(error as Error).message}`);
+  }
+}
+
+/** The command that replays one counterexample; tokens stay in $TOKEN / $DENIED_TOKEN. */
+function replayCommand(options: CheckOptions) {
+  return (check: CheckResult, reproduction: Reproduction) => {
+    const parts = ['npx agent-gateway check', `--base-url ${shellQuote(options.baseUrl ?? '')}`];
+    if (options.tokenCommand) parts.push(`--token-command ${shellQuote(options.tokenCommand)}`);
+    else parts.push('--token "$TOKEN"');
+    if (options.deniedTokenCommand)
+      parts.push(`--denied-token-command ${shellQuote(options.deniedTokenCommand)}`);
+    else if (options.deniedToken !== undefined) parts.push('--denied-token "$DENIED_TOKEN"');
+    if (options.deniedTool !== 'web.search') parts.push(`--denied-tool ${options.deniedTool}`);
+    if (options.searchBody) parts.push(`--search-body ${shellQuote(options.searchBody)}`);
+    if (options.fetchBody) parts.push(`--fetch-body ${shellQuote(options.fetchBody)}`);
+    parts.push(
+      `--only ${check.id}`,
+      `--seed ${reproduction.seed}`,
+      `--path ${shellQuote(reproduction.path ?? '')}`,
+    );
+    return parts.join(' ');
+  };
+}
+
+function listChecks(): string {
+  return CHECKS.map((c) => `${c.id.padEnd(36)} ${c.level.padEnd(6)} ${c.specRef.padEnd(24)} ${c.title}`).join(
+    '\n',
+  );
+}
+
+/**
+ * `agent-gateway check`: the conformance suite against any gateway, for CI. Exit 0: no MUST check
+ * failed (with --strict, no SHOULD either); 1: a check failed; 2: the suite could not do its job.
+ */
+export function registerCheckCommand(program: Command) {
+  program
+    .command('check')
+    .description('run the conformance suite against a gateway over HTTP')
+    .option('--base-url <url>', 'the gateway to check, e.g. https://staging.example.com', baseUrlOption)
+    .option('--token <token>', 'a valid identity token (default: $AGENT_GATEWAY_TOKEN)')
+    .option(
+      '--token-command <cmd>',
+      'a shell command printing a valid token as its last line; re-run when the token expires',
+    )
+    .option(
+      '--denied-token <token>',
+      'a valid token that may not call --denied-tool (default: $AGENT_GATEWAY_DENIED_TOKEN)',
+    )
+    .option('--denied-token-command <cmd>', 'a shell command printing such a token')
+    .addOption(
+      new Option('--denied-tool <tool>', 'the tool the denied token may not call')
+        .choices(['web.search', 'web.fetch'])
+        .default('web.search'),
+    )
+    .option(
+      '--rate-limit-budget <n>',
+      'most requests the rate-limit burst may send',
+      intOption(1, 100_000),
+      300,
+    )
+    .option('--max-wait-seconds <s>', 'longest Retry-After the suite waits', intOption(0, 3600), 10)
+    .option(
+      '--seed <n>',
+      'fast-check seed (default: $AGENT_GATEWAY_SEED, else random; always printed)',
+      intOption(-(2 ** 31), 2 ** 31 - 1),
+    )
+    .option('--num-runs <n>', 'generated cases per property check', intOption(1, 100_000), 25)
+    .option('--path <path>', 'with --seed and --only: replay one shrunk counterexample')
+    .option('--only <ids>', 'comma-separated check ids to run (see --list)', idList)
+    .option('--report-json <file>', 'write the JSON report here')
+    .option('--report-junit <file>', 'write a JUnit XML report here')
+    .option('--strict', 'fail (exit 1) on SHOULD checks too')
+    .option(
+      '--search-body <json>',
+      'JSON body for POST /v1/web/search (default {"query":"agent tool gateway conformance"})',
+    )
+    .option(
+      '--fetch-body <json>',
+      'JSON body for POST /v1/web/fetch (default {"url":"https://example.com/"})',
+    )
+    .option('--list', 'list the checks (id, level, spec section, title) and exit')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 no MUST check failed (with --strict: no SHOULD either), 1 a check failed, 2 could not run.\n\nExample:\n  npx agent-gateway check --base-url http://127.0.0.1:8787 \\\n    --token-command "npx agent-gateway token agent-verified" \\\n    --denied-token-command "npx agent-gateway token agent-early" --report-junit reports/conformance.xml\n',
+    )
+    .action(async (options: CheckOptions) => {
+      if (options.list) {
+        process.stdout.write(`${listChecks()}\n`);
+        return;
+      }
+      if (!options.baseUrl) throw new CliError('--base-url is required (the gateway to check).');
+      if (options.path && (options.seed === undefined || !options.only)) {
+        throw new CliError('--path replays one counterexample: give it with --seed and --only.');
+      }
+      const token = tokenSource(
+        'token',
+        options.token ?? process.env.AGENT_GATEWAY_TOKEN,
+        options.tokenCommand,
+        '$TOKEN',
+      );
+      if (!token)
+        throw new CliError(
+          'Give --token or --token-command (or set AGENT_GATEWAY_TOKEN): most checks need a valid identity token.',
+        );
+      const deniedToken = tokenSource(
+        'denied-token',
+        options.deniedToken ?? process.env.AGENT_GATEWAY_DENIED_TOKEN,
+        options.deniedTokenCommand,
+        '$DENIED_TOKEN',
+      );
+      const paint = painter(Boolean(process.stdout.isTTY) && !process.env.NO_COLOR);
+      const checks = selectChecks(options.only);
+      process.stdout.write(
+        `Agent Tool Gateway conformance: ${options.baseUrl}\n${checks.length} checks, ${options.numRuns} cases per property` +
+          `${deniedToken ? '' : ' (no denied token: the authorization checks will be skipped)'}\n\n`,
+      );
+      let report: Awaited<ReturnType<typeof runConformance>>;
+      try {
+        report = await runConformance({
+          baseUrl: options.baseUrl,
+          token,
+          deniedToken,
+          deniedTool: options.deniedTool,
+          rateLimitBudget: options.rateLimitBudget,
+          maxWaitSeconds: options.maxWaitSeconds,
+          seed: options.seed,
+          numRuns: options.numRuns,
+          path: options.path,
+          only: options.only,
+          searchBody: options.searchBody,
+          fetchBody: options.fetchBody,
+          log: (line) => process.stderr.write(`${line}\n`),
+          onResult: (result) => process.stdout.write(`${formatCheckLine(result, paint)}\n`),
+          replayCommand: replayCommand(options),
+        });
+      } catch (error) {
+        if (error instanceof CannotRunError) throw new CliError(error.message, EXIT.cannotRun);
+        throw error;
+      }
+      const exitCode = exitCodeFor(report, Boolean(options.strict));
+      process.stdout.write(`${formatSummary(report, exitCode, paint)}\n`);
+      if (report.summary.executed === 0)
+        process.stderr.write('agent-gateway: no check could run (see the reasons above).\n');
+      if (options.reportJson)
+        writeReport(options.reportJson, `${JSON.stringify(toJsonReport(report, exitCode), null, 2)}\n`);
+      if (options.reportJunit) writeReport(options.reportJunit, toJunitXml(report));
+      process.exitCode = exitCode;
+    });
+}
