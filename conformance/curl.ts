@@ -1,6 +1,9 @@
 import type { Exchange } from './http-client.ts';
 import { shellExpression, shellQuote } from './token-value.ts';
 
+// Headers and body go out as UTF-8 bytes; shellQuote writes one byte per latin1 character.
+const bytes = (text: string) => shellQuote(Buffer.from(text, 'utf8').toString('latin1'));
+
 /**
  * A curl command that sends the same request again. Real tokens never appear: they are read from shell
  * variables ($TOKEN, $DENIED_TOKEN), with the same alteration the check applied.
@@ -12,12 +15,11 @@ export function curlFor(exchange: Exchange): string {
     const isToken = exchange.tokenTransform && name === (request.tokenHeader ?? 'X-Agent-Identity');
     if (isToken && exchange.tokenTransform) {
       const { variable, transform } = exchange.tokenTransform;
-      parts.push(`-H ${shellQuote(`${name}: `)}${shellExpression(variable, transform)}`);
+      parts.push(`-H ${bytes(`${name}: `)}${shellExpression(variable, transform)}`);
     } else {
-      parts.push(`-H ${shellQuote(`${name}: ${value}`)}`);
+      parts.push(`-H ${bytes(`${name}: ${value}`)}`);
     }
   }
-  if (request.body !== undefined)
-    parts.push(`--data-raw ${shellQuote(Buffer.from(request.body, 'utf8').toString('latin1'))}`);
+  if (request.body !== undefined) parts.push(`--data-raw ${bytes(request.body)}`);
   return parts.join(' ');
 }

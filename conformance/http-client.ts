@@ -127,7 +127,9 @@ export function createSuiteClient(options: ClientOptions) {
       req.on('error', (error: NodeJS.ErrnoException) =>
         resolve({ status: 0, headers: {}, text: '', json: undefined, error: error.code ?? error.message }),
       );
-      if (body !== undefined) req.write(body);
+      // A Buffer body makes Node write the headers on their own, as latin1, so header bytes go out exactly
+      // as given; with a string body it would send headers and body together as UTF-8.
+      if (body !== undefined) req.write(Buffer.from(body, 'utf8'));
       req.end();
     });
 

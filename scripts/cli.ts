@@ -1,4 +1,6 @@
 import { Command, CommanderError } from 'commander';
+import { CannotRunError } from '../conformance/runner.ts';
+import { TokenCommandError } from '../conformance/token-source.ts';
 import { ConfigError } from '../mock-server/config/load-config.ts';
 import { GatewayError } from '../mock-server/errors.ts';
 import { CliError, EXIT } from './cli-options.ts';
@@ -26,8 +28,10 @@ try {
     // Help and version exit 0; a usage mistake means the command could not do its job (2).
     process.exit(error.exitCode === 0 ? EXIT.ok : EXIT.cannotRun);
   }
-  if (error instanceof CliError || error instanceof ConfigError || error instanceof GatewayError) {
-    process.stderr.write(`agent-gateway: ${error.message}\n`);
+  const known = [CliError, ConfigError, GatewayError, CannotRunError, TokenCommandError];
+  if (known.some((type) => error instanceof type)) {
+    process.stderr.write(`agent-gateway: ${(error as Error).message}
+`);
     process.exit(error instanceof CliError ? error.exitCode : EXIT.cannotRun);
   }
   throw error;

@@ -41,7 +41,7 @@ const idList = (value: string) => {
   return ids;
 };
 
-/** One of a static token (flag or environment) or a command; neither is allowed only when `optional`. */
+/** A static token (flag or environment) or a command; none at all is allowed (the caller decides). */
 function tokenSource(
   label: string,
   value: string | undefined,
@@ -51,9 +51,13 @@ function tokenSource(
   if (value !== undefined && command !== undefined)
     throw new CliError(`Give --${label} or --${label}-command, not both.`);
   if (command !== undefined) return commandToken(command, variable);
-  if (value !== undefined) return staticToken(value, variable);
-  return undefined;
+  if (value === undefined) return undefined;
+  if (value.trim() === '') throw new CliError(`--${label} is empty.`);
+  return staticToken(value, variable);
 }
+
+/** An environment variable, with an empty value counted as unset. */
+const fromEnv = (name: string) => process.env[name] || undefined;
 
 function writeReport(file: string, text: string) {
   const path = resolve(file);
@@ -158,7 +162,7 @@ export function registerCheckCommand(program: Command) {
       }
       const token = tokenSource(
         'token',
-        options.token ?? process.env.AGENT_GATEWAY_TOKEN,
+        options.token ?? fromEnv('AGENT_GATEWAY_TOKEN'),
         options.tokenCommand,
         '$TOKEN',
       );
@@ -168,7 +172,7 @@ export function registerCheckCommand(program: Command) {
         );
       const deniedToken = tokenSource(
         'denied-token',
-        options.deniedToken ?? process.env.AGENT_GATEWAY_DENIED_TOKEN,
+        options.deniedToken ?? fromEnv('AGENT_GATEWAY_DENIED_TOKEN'),
         options.deniedTokenCommand,
         '$DENIED_TOKEN',
       );

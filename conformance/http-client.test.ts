@@ -1,0 +1,111 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { backoffMs, createSuiteClient } from './http-client.ts';
+import { staticToken, type TokenSource } from './token-source.ts';
+
+type Reply = { status: number; headers?: Record<string, string>; body?: unknown };
+const servers: ReturnType<typeof createServer>[] = [];
+afterEach(() => Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve)))));
+
+/** A server answering from a script, one reply per request (the last one repeats); records arrival times. */
+async function scripted(replies: Reply[]) {
+  const arrivals: { at: number; token?: string }[] = [];
+  const server = createServer((req, res) => {
+    arrivals.push({ at: Date.now(), token: req.headers['x-agent-identity'] as string | undefined });
+    const reply = replies[Math.min(arrivals.length - 1, replies.length - 1)] as Reply;
+    res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
+    res.end(JSON.stringify(reply.body ?? {}));
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, arrivals };
+}
+const limited = (headers: Record<string, string> = {}): Reply => ({
+  status: 429,
+  headers,
+  body: { code: 'rate_limited' },
+});
+
+describe('the suite client obeys the client safety rules', () => {
+  it('honours Retry-After before retrying a 429', async () => {
+    const { base, arrivals } = await scripted([limited({ 'retry-after': '1' }), { status: 200 }]);
+    const client = createSuiteClient({ baseUrl: base, tokens: {}, maxWaitSeconds: 5 });
+    const exchange = await client.send({ method: 'GET', path: '/v1/health' });
+    client.close();
+    expect(exchange.response.status).toBe(200);
+    expect(exchange.attempts).toBe(2);
+    expect((arrivals[1]?.at ?? 0) - (arrivals[0]?.at ?? 0)).toBeGreaterThanOrEqual(990);
+  });
+
+  it('backs off exponentially with jitter without Retry-After, and stops at a hard cap', async () => {
+    const { base, arrivals } = await scripted([limited()]);
+    const client = createSuiteClient({ baseUrl: base, tokens: {}, maxWaitSeconds: 5, maxRetries: 3 });
+    const exchange = await client.send({ method: 'GET', path: '/v1/whoami' });
+    client.close();
+    expect(exchange.rateLimitExhausted).toBe(true);
+    expect(arrivals).toHaveLength(4);
+    const gaps = arrivals.slice(1).map((a, i) => a.at - (arrivals[i]?.at ?? 0));
+    expect(gaps[1]).toBeGreaterThan(gaps[0] as number);
+  });
+
+  it('does not wait beyond --max-wait-seconds: the 429 is reported as exhausted at once', async () => {
+    const { base, arrivals } = await scripted([limited({ 'retry-after': '3600' })]);
+    const client = createSuiteClient({ baseUrl: base, tokens: {}, maxWaitSeconds: 2 });
+    const exchange = await client.send({ method: 'GET', path: '/v1/whoami' });
+    client.close();
+    expect(exchange.rateLimitExhausted).toBe(true);
+    expect(arrivals).toHaveLength(1);
+  });
+
+  it('never retries a 5xx, and returns 429 untouched in raw mode', async () => {
+    const five = await scripted([{ status: 503, headers: { 'retry-after': '1' } }, { status: 200 }]);
+    const client = createSuiteClient({ baseUrl: five.base, tokens: {}, maxWaitSeconds: 5 });
+    expect((await client.send({ method: 'GET', path: '/' })).response.status).toBe(503);
+    client.close();
+    const raw = await scripted([limited({ 'retry-after': '1' }), { status: 200 }]);
+    const rawClient = createSuiteClient({ baseUrl: raw.base, tokens: {}, maxWaitSeconds: 5 });
+    expect((await rawClient.send({ method: 'GET', path: '/' }, { raw: true })).response.status).toBe(429);
+    rawClient.close();
+  });
+
+  it('refreshes a command token once when the gateway stops accepting it', async () => {
+    const { base, arrivals } = await scripted([
+      { status: 401, body: { code: 'invalid_identity_token' } },
+      { status: 200 },
+    ]);
+    let issued = 0;
+    const source: TokenSource = {
+      variable: '$TOKEN',
+      current: async () => `tok-${issued}`,
+      refresh: async () => `tok-${++issued}`,
+    };
+    const client = createSuiteClient({ baseUrl: base, tokens: { valid: source }, maxWaitSeconds: 1 });
+    const exchange = await client.send({
+      method: 'GET',
+      path: '/v1/whoami',
+      token: { kind: 'derived', from: 'valid', transform: { op: 'none' } },
+    });
+    client.close();
+    expect(exchange.response.status).toBe(200);
+    expect(arrivals.map((a) => a.token)).toEqual(['tok-0', 'tok-1']);
+  });
+
+  it('reports a refused connection as status 0, not as an exception', async () => {
+    const client = createSuiteClient({
+      baseUrl: 'http://127.0.0.1:9',
+      tokens: { valid: staticToken('t', '$TOKEN') },
+      maxWaitSeconds: 1,
+    });
+    const exchange = await client.send({ method: 'GET', path: '/v1/health' });
+    client.close();
+    expect(exchange.response).toMatchObject({ status: 0, error: 'ECONNREFUSED' });
+  });
+
+  it('backoff grows with the attempt and stays within its jitter band', () => {
+    expect(backoffMs(1, () => 0)).toBe(250);
+    expect(backoffMs(1, () => 1)).toBe(500);
+    expect(backoffMs(3, () => 0)).toBe(1000);
+    expect(backoffMs(10, () => 1)).toBe(8000);
+  });
+});

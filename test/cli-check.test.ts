@@ -1,0 +1,195 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAULTY_GATEWAYS } from '../fixtures/gateways/faulty-gateways.ts';
+import type { RunningTarget } from '../fixtures/gateways/proof-target.ts';
+import { VALID_VARIANTS } from '../fixtures/gateways/valid-variants.ts';
+import { runCli } from './support/cli.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'cli-check-'));
+const faulty = (id: string) => {
+  const target = FAULTY_GATEWAYS.find((g) => g.id === id);
+  if (!target) throw new Error(`no faulty gateway ${id}`);
+  return target.start();
+};
+const tokenArgs = (t: RunningTarget) => [
+  '--base-url',
+  t.baseUrl,
+  '--token',
+  t.token,
+  '--denied-token',
+  t.deniedToken,
+];
+
+describe('agent-gateway check against the reference gateway', () => {
+  let target: RunningTarget;
+  beforeAll(async () => {
+    target = await (VALID_VARIANTS.find((v) => v.id === 'reference')?.start() as Promise<RunningTarget>);
+  });
+  afterAll(() => target.close());
+
+  it('exits 0 when every check passes, and writes the JSON and JUnit reports', async () => {
+    const json = join(dir, 'reports', 'conformance.json');
+    const junit = join(dir, 'reports', 'conformance.xml');
+    const result = await runCli([
+      'check',
+      ...tokenArgs(target),
+      '--num-runs',
+      '5',
+      '--seed',
+      '7',
+      '--report-json',
+      json,
+      '--report-junit',
+      junit,
+    ]);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/15 checks: 15 pass/);
+    expect(result.stdout).toMatch(/seed 7/);
+    const report = JSON.parse(readFileSync(json, 'utf8'));
+    expect(report.checks).toHaveLength(15);
+    expect(Object.keys(report.checks[0]).sort()).toEqual(
+      [
+        'duration_ms',
+        'id',
+        'level',
+        'message',
+        'reproduction',
+        'requests',
+        'spec_ref',
+        'title',
+        'verdict',
+      ].sort(),
+    );
+    expect(report.summary).toMatchObject({ pass: 15, fail: 0, exit_code: 0 });
+    const xml = readFileSync(junit, 'utf8');
+    expect(xml.match(/<testcase /g)).toHaveLength(15);
+    expect(xml).toContain('<property name="spec_ref" value="§5 rule 3, §7"/>');
+    expect(xml).toContain('<property name="level" value="SHOULD"/>');
+    expect(xml).not.toContain(target.token);
+  }, 60_000);
+
+  it('token commands work, and a failing token command means exit 2', async () => {
+    const ok = await runCli([
+      'check',
+      '--base-url',
+      target.baseUrl,
+      '--token-command',
+      `echo ${target.token}`,
+      '--only',
+      'auth.header-name-case-insensitive',
+    ]);
+    expect(ok.code).toBe(0);
+    const broken = await runCli([
+      'check',
+      '--base-url',
+      target.baseUrl,
+      '--token-command',
+      'echo nope >&2; exit 3',
+    ]);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/token command exited with 3/);
+  });
+
+  it('nothing executed is exit 2: a run whose only check was skipped', async () => {
+    const result = await runCli([
+      'check',
+      '--base-url',
+      target.baseUrl,
+      '--token',
+      target.token,
+      '--only',
+      'authz.access-denied',
+    ]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toMatch(/SKIP .*authz\.access-denied/);
+    expect(result.stdout).toMatch(/needs --denied-token or --denied-token-command/);
+  });
+});
+
+describe('agent-gateway check exit codes and reproductions', () => {
+  it('exit 2 when the target is unreachable, an id is unknown, or no token is given', async () => {
+    const unreachable = await runCli(['check', '--base-url', 'http://127.0.0.1:9', '--token', 't']);
+    expect(unreachable.code).toBe(2);
+    expect(unreachable.stderr).toMatch(/cannot reach the gateway at http:\/\/127\.0\.0\.1:9/);
+    const unknown = await runCli([
+      'check',
+      '--base-url',
+      'http://127.0.0.1:9',
+      '--token',
+      't',
+      '--only',
+      'auth.nope',
+    ]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown check id auth\.nope; known ids: health\.without-token/);
+    const noToken = await runCli(['check', '--base-url', 'http://127.0.0.1:9'], {
+      env: { AGENT_GATEWAY_TOKEN: '' },
+    });
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toMatch(/Give --token or --token-command/);
+  });
+
+  it('exit 1 on a failed MUST check, with the curl reproduction; the replay command reproduces the shrunk case', async () => {
+    const target = await faulty('long-token-crash');
+    try {
+      const result = await runCli([
+        'check',
+        ...tokenArgs(target),
+        '--only',
+        'auth.invalid-token',
+        '--seed',
+        '11',
+        '--num-runs',
+        '20',
+      ]);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(/FAIL +MUST +auth\.invalid-token/);
+      expect(result.stdout).toMatch(/reproduce: curl -sS -i -X (GET|POST) /);
+      const replay = /replay: (npx agent-gateway check .*)/.exec(result.stdout)?.[1] ?? '';
+      const path = /--path '([^']+)'/.exec(replay)?.[1] ?? '';
+      expect(path).toMatch(/^(long|oversized):/);
+      const again = await runCli([
+        'check',
+        ...tokenArgs(target),
+        '--only',
+        'auth.invalid-token',
+        '--seed',
+        '11',
+        '--path',
+        path,
+      ]);
+      expect(again.code).toBe(1);
+      const counterexample = (text: string) => /counterexample: (.*)/.exec(text)?.[1];
+      expect(counterexample(again.stdout)).toBe(counterexample(result.stdout));
+    } finally {
+      await target.close();
+    }
+  }, 60_000);
+
+  it('a failed SHOULD check is exit 0, and exit 1 with --strict', async () => {
+    const target = await faulty('health-rejects-bad-token');
+    try {
+      const args = [
+        'check',
+        ...tokenArgs(target),
+        '--only',
+        'health.ignores-bad-token,health.without-token',
+        '--num-runs',
+        '5',
+      ];
+      expect((await runCli(args)).code).toBe(0);
+      expect((await runCli([...args, '--strict'])).code).toBe(1);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('--list prints every check with its level and spec section', async () => {
+    const result = await runCli(['check', '--list']);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim().split('\n')).toHaveLength(15);
+    expect(result.stdout).toMatch(/ratelimit\.retry-after-honoured +SHOULD +§7/);
+  });
+});
