@@ -13,6 +13,10 @@ const COLOUR: Record<CheckResult['verdict'], number> = { pass: 32, fail: 31, ski
 export const painter = (enabled: boolean) => (verdict: CheckResult['verdict'], text: string) =>
   enabled ? `\x1b[${COLOUR[verdict]}m${text}\x1b[0m` : text;
 
+/** Long counterexamples (a 5,000-character token) are cut for the terminal; reports keep them whole. */
+const abbreviate = (text: string, max = 300) =>
+  text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+
 /** One line per check, as it finishes. */
 export function formatCheckLine(result: CheckResult, paint = painter(false)): string {
   const label = paint(result.verdict, LABEL[result.verdict].padEnd(12));
@@ -33,7 +37,7 @@ export function formatSummary(report: ConformanceReport, exitCode: number, paint
         `  ${failure.message}`,
       );
       const r = failure.reproduction;
-      if (r?.counterexample) lines.push(`  counterexample: ${r.counterexample}`);
+      if (r?.counterexample) lines.push(`  counterexample: ${abbreviate(r.counterexample)}`);
       if (r?.curl) lines.push(`  reproduce: ${r.curl}`);
       if (r?.seed !== undefined && r.path) lines.push(`  seed ${r.seed}, path "${r.path}"`);
       if (r?.replay) lines.push(`  replay: ${r.replay}`);
