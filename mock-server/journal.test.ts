@@ -6,6 +6,7 @@ const entry = (i: number, agent?: string) => ({
   request_id: `r${i}`,
   at: Date.parse('2026-01-01T00:00:00Z') + i,
   duration_ms: 1,
+  real_ms: i,
   method: 'GET',
   path: '/v1/whoami',
   operation: 'whoami',

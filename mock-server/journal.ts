@@ -8,6 +8,8 @@ export interface JournalEntry {
   time: string;
   /** Real time the gateway took to answer. */
   duration_ms: number;
+  /** Real, monotonic arrival time in ms (process clock): for intervals and overlaps, whatever the gateway clock does. */
+  real_ms: number;
   method: string;
   path: string;
   /** health, whoami, web.search, web.fetch, idp.token, idp.verify, idp.auth, or other. */

@@ -9,6 +9,7 @@ import { createJournal } from './journal.ts';
 import { createConcurrencyTracker } from './limits/concurrency.ts';
 import { createRateLimiter } from './limits/rate-limiter.ts';
 import { createPolicy } from './policy/policy.ts';
+import { createSecretScanner, type ScanResult } from './secrets.ts';
 import type { Corpus } from './tools/corpus.ts';
 import type { FetchProvider } from './tools/web-fetch.ts';
 import type { SearchProvider } from './tools/web-search.ts';
@@ -31,6 +32,8 @@ export interface Runtime {
   readonly journal: ReturnType<typeof createJournal>;
   readonly idempotency: ReturnType<typeof createIdempotencyStore>;
   readonly corpus: Corpus;
+  /** Finds (and redacts) secrets in an agent's query or URL. */
+  readonly scanSecrets: (text: string, own: { token?: string; agentId?: string }) => ScanResult;
   readonly search: SearchProvider;
   readonly fetchPage: FetchProvider;
   readonly log: (line: string) => void;
@@ -71,6 +74,11 @@ export function createRuntime(
       maxKeys: config.idempotency.max_keys,
     }),
     corpus: parts.corpus,
+    scanSecrets: createSecretScanner({
+      version: () => registry.version,
+      keys: () => registry.list().map((agent) => ({ key: agent.apiKey, owner: agent.id })),
+      canaries: parts.corpus.canarySecrets,
+    }),
     search: parts.search,
     fetchPage: parts.fetchPage,
     log: parts.log,

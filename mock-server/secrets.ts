@@ -44,32 +44,59 @@ export interface ScanResult {
   kinds: SecretKind[];
 }
 
-const variants = (secret: string) => {
+/** A secret as it may appear in text (plain or URL-encoded), with its kind and, for API keys, its agent. */
+export interface SecretLiteral {
+  form: string;
+  kind: SecretKind;
+  owner?: string;
+}
+
+// Characters encodeURIComponent leaves alone: a secret made only of them has a single form.
+const URI_SAFE = /^[A-Za-z0-9\-_.!~*'()]*$/;
+const forms = (secret: string) => {
+  if (URI_SAFE.test(secret)) return [secret];
   const encoded = encodeURIComponent(secret);
   return encoded === secret ? [secret] : [secret, encoded];
 };
 
-/**
- * Scans text for the caller's secrets, other known secrets and well-known secret patterns.
- *
- * @example
- * scanForSecrets('weather key=AKIAABCDEFGHIJKLMNOP', {}); // { redacted: 'weather key=[REDACTED:aws_access_key]', kinds: ['aws_access_key'] }
- */
-export function scanForSecrets(text: string, known: KnownSecrets): ScanResult {
+/** The literal forms of known secrets; build once and reuse (encoding every key per request is costly). */
+export function secretLiterals(
+  apiKeys: Iterable<{ key: string; owner?: string }>,
+  canaries: readonly string[],
+): SecretLiteral[] {
+  const literals: SecretLiteral[] = [];
+  for (const { key, owner } of apiKeys) {
+    if (key.length >= 8) for (const form of forms(key)) literals.push({ form, kind: 'api_key', owner });
+  }
+  for (const canary of canaries) {
+    if (canary.length >= 8) for (const form of forms(canary)) literals.push({ form, kind: 'canary_secret' });
+  }
+  return literals;
+}
+
+/** Scans with prebuilt literals; the caller's own token and API key are reported as `own_*`. */
+export function scanWith(
+  text: string,
+  literals: readonly SecretLiteral[],
+  own: { token?: string; agentId?: string } = {},
+): ScanResult {
   let redacted = text;
   const kinds = new Set<SecretKind>();
-  const replaceLiteral = (secret: string | undefined, kind: SecretKind) => {
-    if (!secret || secret.length < 8) return;
-    for (const form of variants(secret)) {
-      if (!redacted.includes(form)) continue;
-      redacted = redacted.split(form).join(`[REDACTED:${kind}]`);
-      kinds.add(kind);
-    }
+  const replace = (form: string, kind: SecretKind) => {
+    if (!redacted.includes(form)) return;
+    redacted = redacted.split(form).join(`[REDACTED:${kind}]`);
+    kinds.add(kind);
   };
-  replaceLiteral(known.ownToken, 'own_identity_token');
-  replaceLiteral(known.ownApiKey, 'own_api_key');
-  for (const key of known.apiKeys ?? []) replaceLiteral(key, 'api_key');
-  for (const canary of known.canaries ?? []) replaceLiteral(canary, 'canary_secret');
+  if (own.token && own.token.length >= 8)
+    for (const form of forms(own.token)) replace(form, 'own_identity_token');
+  for (const literal of literals) {
+    replace(
+      literal.form,
+      literal.kind === 'api_key' && literal.owner !== undefined && literal.owner === own.agentId
+        ? 'own_api_key'
+        : literal.kind,
+    );
+  }
   if (MAYBE_PATTERN.test(redacted)) {
     for (const [kind, pattern] of PATTERNS) {
       const replaced = redacted.replace(pattern, `[REDACTED:${kind}]`);
@@ -78,4 +105,41 @@ export function scanForSecrets(text: string, known: KnownSecrets): ScanResult {
     }
   }
   return { redacted, kinds: [...kinds] };
+}
+
+/**
+ * Scans text for the caller's secrets, other known secrets and well-known secret patterns.
+ *
+ * @example
+ * scanForSecrets('weather key=AKIAABCDEFGHIJKLMNOP', {}); // { redacted: 'weather key=[REDACTED:aws_access_key]', kinds: ['aws_access_key'] }
+ */
+export function scanForSecrets(text: string, known: KnownSecrets): ScanResult {
+  const keys = [
+    ...(known.ownApiKey ? [{ key: known.ownApiKey, owner: 'self' }] : []),
+    ...[...(known.apiKeys ?? [])].map((key) => ({ key })),
+  ];
+  return scanWith(text, secretLiterals(keys, known.canaries ?? []), {
+    token: known.ownToken,
+    agentId: 'self',
+  });
+}
+
+/**
+ * The gateway's scanner: the literal forms of every API key and canary are rebuilt only when the agent
+ * registry changes, so a request pays a handful of `includes` calls.
+ */
+export function createSecretScanner(source: {
+  version(): number;
+  keys(): Iterable<{ key: string; owner: string }>;
+  canaries: readonly string[];
+}) {
+  let builtFor = -1;
+  let literals: SecretLiteral[] = [];
+  return (text: string, own: { token?: string; agentId?: string }): ScanResult => {
+    if (builtFor !== source.version()) {
+      literals = secretLiterals(source.keys(), source.canaries);
+      builtFor = source.version();
+    }
+    return scanWith(text, literals, own);
+  };
 }

@@ -29,14 +29,14 @@ export async function serve(
   const host = options.host ?? '127.0.0.1';
   const server = createAdaptorServer({
     hostname: host,
-    fetch: async (request, env) => {
-      const response = await handler.fetch(request);
-      // Only Response.error() has status 0. Reading `type` instead would force @hono/node-server to
-      // materialise its lightweight Response into a web stream, several times the cost of the request.
-      if (response.status !== 0) return response;
-      (env as HttpBindings).incoming.socket.destroy();
-      return new Response(null, { status: 204 });
-    },
+    fetch: (request, env) =>
+      handler.fetch(request).then((response) => {
+        // Only Response.error() has status 0. Reading `type` instead would force @hono/node-server to
+        // materialise its lightweight Response into a web stream, several times the cost of the request.
+        if (response.status !== 0) return response;
+        (env as HttpBindings).incoming.socket.destroy();
+        return new Response(null, { status: 204 });
+      }),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

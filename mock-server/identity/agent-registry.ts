@@ -33,8 +33,11 @@ export function createAgentRegistry(initialRecords: readonly AgentRecord[]) {
   let records = initialRecords;
   const byId = new Map<string, Agent>();
   const byKey = new Map<string, Agent>();
+  // Counts changes, so derived data (the secret scanner's list of API keys) knows when to rebuild.
+  let version = 0;
 
   const put = (agent: Agent) => {
+    version += 1;
     byId.set(agent.id, agent);
     byKey.set(agent.apiKey, agent);
   };
@@ -49,6 +52,10 @@ export function createAgentRegistry(initialRecords: readonly AgentRecord[]) {
     get: (id: string): Agent | undefined => byId.get(id),
     findByApiKey: (apiKey: string): Agent | undefined => byKey.get(apiKey),
     list: (): Agent[] => [...byId.values()],
+    /** Increases whenever an agent is added or changed. */
+    get version() {
+      return version;
+    },
     /** Every API key the registry knows (to spot one leaking into a query or URL). */
     apiKeys: (): Iterable<string> => byKey.keys(),
     /** Adds a new agent; the caller validated the fields. Fails on a duplicate id or API key. */
@@ -69,6 +76,7 @@ export function createAgentRegistry(initialRecords: readonly AgentRecord[]) {
         byKey.set(patch.apiKey, agent);
       }
       Object.assign(agent, patch);
+      version += 1;
       return agent;
     },
     /** Revokes every token the agent holds now; tokens minted later are valid (even on a frozen clock). */

@@ -61,13 +61,14 @@ export function createIdentityProvider(options: {
   let ttlSeconds = options.ttlSeconds;
   // Checking the signature is a pure function of the token, so good tokens are remembered (bounded) and
   // the HMAC runs once per token, not once per request. Expiry, revocation and the agent's current state
-  // are still checked on every call.
-  let signedClaims = createBoundedMap<string, TokenClaims>(8192);
+  // are still checked on every call. Keyed by the signature (the last 43 characters) with the whole token
+  // compared on a hit: hashing a fresh 240-character header string costs more than the rest of the check.
+  let signedClaims = createBoundedMap<string, { token: string; claims: TokenClaims }>(8192);
   const decode = (token: string) => {
-    const known = signedClaims.get(token);
-    if (known) return { ok: true as const, claims: known };
+    const known = signedClaims.get(token.slice(-43));
+    if (known?.token === token) return { ok: true as const, claims: known.claims };
     const decoded = codec.decode(token);
-    if (decoded.ok) signedClaims.set(token, decoded.claims);
+    if (decoded.ok) signedClaims.set(token.slice(-43), { token, claims: decoded.claims });
     return decoded;
   };
 
@@ -139,7 +140,7 @@ export function createIdentityProvider(options: {
     /** Changes the signing secret, issuer and lifetime; tokens signed with an old secret stop verifying. */
     configure(next: { signingSecret: string; issuer: string; ttlSeconds: number }) {
       codec = createTokenCodec(next.signingSecret);
-      signedClaims = createBoundedMap<string, TokenClaims>(8192);
+      signedClaims = createBoundedMap(8192);
       issuer = next.issuer;
       ttlSeconds = next.ttlSeconds;
     },

@@ -1,4 +1,4 @@
-import { createBoundedMap } from '../bounded-map.ts';
+import { type BoundedMap, createBoundedMap } from '../bounded-map.ts';
 import type { Operation, RateLimitRule } from '../config/schema.ts';
 import { createLimitState, type Decision, type LimitState } from './algorithms.ts';
 
@@ -47,23 +47,18 @@ export function createRateLimiter(
   initialRules: readonly RateLimitRule[],
   options: { maxKeys?: number } = {},
 ) {
-  let rules = [...initialRules];
-  // Keys are agents (times operations): bounded so an unbounded stream of remote agents cannot grow it.
-  const states = createBoundedMap<string, LimitState>(options.maxKeys ?? 100_000);
-
-  const stateFor = (rule: RateLimitRule, key: string) => {
-    const id = `${rule.name}\u0000${key}`;
-    let state = states.get(id);
-    if (!state) {
-      state = createLimitState(rule.algorithm, rule.limit, windowMsOf(rule));
-      states.set(id, state);
-    }
-    return state;
+  const maxKeys = options.maxKeys ?? 100_000;
+  // One map of scope key -> state per rule (no per-request key strings). Bounded, so an unbounded stream
+  // of remote agents cannot grow them.
+  let rules: { rule: RateLimitRule; states: BoundedMap<string, LimitState> }[] = [];
+  const configure = (next: readonly RateLimitRule[]) => {
+    rules = next.map((rule) => ({ rule, states: createBoundedMap<string, LimitState>(maxKeys) }));
   };
+  configure(initialRules);
 
   return {
     get rules(): readonly RateLimitRule[] {
-      return rules;
+      return rules.map((r) => r.rule);
     },
 
     admit(subject: LimitSubject, operation: Operation, now: number): AdmitResult {
@@ -71,11 +66,17 @@ export function createRateLimiter(
       const outcomes: RuleOutcome[] = [];
       const states: LimitState[] = [];
       let blocking: RuleOutcome | undefined;
-      for (const rule of rules) {
+      for (const { rule, states: byKey } of rules) {
         if (!applies(rule, subject, operation)) continue;
         const key = keyFor(rule, subject, operation);
-        const state = stateFor(rule, key);
-        const outcome: RuleOutcome = { ...state.check(now), rule, key };
+        let state = byKey.get(key);
+        if (!state) {
+          state = createLimitState(rule.algorithm, rule.limit, windowMsOf(rule));
+          byKey.set(key, state);
+        }
+        const outcome = state.check(now) as RuleOutcome;
+        outcome.rule = rule;
+        outcome.key = key;
         outcomes.push(outcome);
         states.push(state);
         if (!outcome.allowed && (!blocking || outcome.retryAfterMs > blocking.retryAfterMs))
@@ -87,10 +88,7 @@ export function createRateLimiter(
     },
 
     /** Replaces the rules and forgets all counts (scenarios, reset). */
-    configure(next: readonly RateLimitRule[]) {
-      rules = [...next];
-      states.clear();
-    },
+    configure,
   };
 }
 

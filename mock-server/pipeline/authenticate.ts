@@ -1,11 +1,26 @@
+import { createBoundedMap } from '../bounded-map.ts';
 import { GatewayError } from '../errors.ts';
 import { fingerprint } from '../hash.ts';
-import type { Identity } from '../identity/identity-provider.ts';
+import type { Identity, VerifyResult } from '../identity/identity-provider.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
 import type { JournalNote } from '../journal.ts';
 
 /** The identity header of spec section 5. `Headers.get` matches names case-insensitively. */
 export const IDENTITY_HEADER = 'X-Agent-Identity';
+
+// Agents resend the same token many times: its fingerprint is remembered (bounded), keyed by its last 43
+// characters with the whole token compared, as hashing a 240-character token costs more than the lookup.
+const tokenFingerprints = createBoundedMap<string, { token: string; fingerprint: string }>(8192);
+
+/** The journal's fingerprint of a token: `tok_` and 8 hex digits; the token cannot be recovered from it. */
+export function tokenFingerprint(token: string): string {
+  const key = token.slice(-43);
+  const known = tokenFingerprints.get(key);
+  if (known?.token === token) return known.fingerprint;
+  const computed = fingerprint('tok', token);
+  tokenFingerprints.set(key, { token, fingerprint: computed });
+  return computed;
+}
 
 /** Where a caller learns how to get a token: the identity provider's instruction page, pre-filled. */
 export function instructionPageUrl(requestUrl: string): string {
@@ -28,6 +43,15 @@ export async function authenticate(
   verifier: IdentityVerifier,
   note: JournalNote = {},
 ): Promise<Identity> {
+  return identify(request, verifier, note);
+}
+
+/** `authenticate` without a promise when the verifier answers synchronously (the in-process one): no tick. */
+export function identify(
+  request: Request,
+  verifier: IdentityVerifier,
+  note: JournalNote = {},
+): Identity | Promise<Identity> {
   const token = request.headers.get(IDENTITY_HEADER)?.trim();
   if (!token) {
     throw new GatewayError('missing_identity_token', {
@@ -35,10 +59,14 @@ export async function authenticate(
       details: { header: IDENTITY_HEADER, token_instructions: instructionPageUrl(request.url) },
     });
   }
-  note.token = fingerprint('tok', token);
+  note.token = tokenFingerprint(token);
   const pending = verifier.verify(token);
-  // The in-process verifier answers synchronously; only a remote one needs the await (and its tick).
-  const result = pending instanceof Promise ? await pending : pending;
+  return pending instanceof Promise
+    ? pending.then((result) => identityOf(result, request, note))
+    : identityOf(pending, request, note);
+}
+
+function identityOf(result: VerifyResult, request: Request, note: JournalNote): Identity {
   if (result.ok) {
     note.agent = result.identity.agentId;
     return result.identity;

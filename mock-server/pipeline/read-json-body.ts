@@ -28,16 +28,21 @@ const tooLarge = (maxBytes: number) =>
   });
 
 /** Reads the body, stopping (413) as soon as it passes `maxBytes`, whatever Content-Length claimed. */
-async function readLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
+function readLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
   if (Number.isInteger(declared)) {
     // Fast path: the transport bounds the body to its declared length. `request.body` is not touched:
     // on the Node adapter that would build a web stream over the socket, costing more than the request.
-    const bytes = new Uint8Array(await request.arrayBuffer());
-    if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
-    return bytes;
+    return request.arrayBuffer().then((buffer) => {
+      if (buffer.byteLength > maxBytes) throw tooLarge(maxBytes);
+      return new Uint8Array(buffer);
+    });
   }
+  return readStream(request, maxBytes);
+}
+
+async function readStream(request: Request, maxBytes: number): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   let total = 0;

@@ -108,7 +108,7 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl) {
   const { registry, clock } = runtime;
   const maxBody = () => runtime.config.server.max_body_bytes;
   const ok = (c: Context<AppEnv>, body: unknown, status = 200) =>
-    jsonResponse(body, { status, requestId: c.get('requestId') });
+    jsonResponse(body, { status, requestId: c.env.requestId });
   const agentOr404 = (id: string) => {
     const agent = registry.get(id);
     if (!agent) throw new GatewayError('not_found', { message: `No agent "${id}".`, details: { agent: id } });

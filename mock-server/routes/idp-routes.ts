@@ -12,7 +12,7 @@ import { jsonResponse } from '../json-response.ts';
 import { IDENTITY_HEADER } from '../pipeline/authenticate.ts';
 import { readJsonBody } from '../pipeline/read-json-body.ts';
 import type { Runtime } from '../runtime.ts';
-import { methodNotAllowed } from './method-not-allowed.ts';
+import type { MethodTable } from './method-not-allowed.ts';
 
 const tokenRequestSchema = z.object({
   api_key: z.string({ error: 'must be a string' }).min(1, 'is required'),
@@ -24,11 +24,11 @@ const NO_STORE = { 'cache-control': 'no-store' };
  * The simulated identity provider's endpoints: token minting (API key -> token), verification (used by a
  * remote verifier) and the dynamic instruction page.
  */
-export function registerIdpRoutes(app: Hono<AppEnv>, runtime: Runtime) {
+export function registerIdpRoutes(app: Hono<AppEnv>, runtime: Runtime, methods: MethodTable) {
   const { idp } = runtime;
 
   app.post('/idp/token', async (c) => {
-    const note = c.get('note');
+    const note = c.env.note;
     note.operation = 'idp.token';
     const { api_key } = await readJsonBody(
       c.req.raw,
@@ -45,26 +45,26 @@ export function registerIdpRoutes(app: Hono<AppEnv>, runtime: Runtime) {
       expires_at: new Date(minted.expiresAt).toISOString(),
       expires_in: Math.round((minted.expiresAt - minted.issuedAt) / 1000),
     };
-    return jsonResponse(body, { requestId: c.get('requestId'), headers: NO_STORE });
+    return jsonResponse(body, { requestId: c.env.requestId, headers: NO_STORE });
   });
-  methodNotAllowed(app, '/idp/token', ['POST']);
+  methods.declare('/idp/token', ['POST']);
 
   app.post('/idp/verify', async (c) => {
-    c.get('note').operation = 'idp.verify';
+    c.env.note.operation = 'idp.verify';
     const { token } = await readJsonBody(
       c.req.raw,
       verifyRequestSchema,
       runtime.config.server.max_body_bytes,
     );
     return jsonResponse(toVerifyResponse(idp.verify(token.trim())), {
-      requestId: c.get('requestId'),
+      requestId: c.env.requestId,
       headers: NO_STORE,
     });
   });
-  methodNotAllowed(app, '/idp/verify', ['POST']);
+  methods.declare('/idp/verify', ['POST']);
 
   app.get('/idp/auth.md', (c) => {
-    c.get('note').operation = 'idp.auth';
+    c.env.note.operation = 'idp.auth';
     const params = parseInstructionParams(new URL(c.req.url).searchParams);
     const origin = new URL(c.req.url).origin;
     const type = accepts(c, {
@@ -73,11 +73,11 @@ export function registerIdpRoutes(app: Hono<AppEnv>, runtime: Runtime) {
       default: 'text/markdown',
     });
     c.header('vary', 'Accept');
-    c.header('x-request-id', c.get('requestId'));
+    c.header('x-request-id', c.env.requestId);
     if (type === 'text/html') return c.html(renderInstructionHtml(params, origin, idp.ttlSeconds));
     return c.body(renderInstructionMarkdown(params, origin, idp.ttlSeconds), 200, {
       'content-type': 'text/markdown; charset=utf-8',
     });
   });
-  methodNotAllowed(app, '/idp/auth.md', ['GET']);
+  methods.declare('/idp/auth.md', ['GET']);
 }

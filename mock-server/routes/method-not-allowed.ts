@@ -1,18 +1,28 @@
-import type { Hono } from 'hono';
 import { GatewayError } from '../errors.ts';
-import type { AppEnv } from '../gateway.ts';
 
 /**
- * Registers the 405 answer for every other method on a path. Call it after the path's real handlers:
- * Hono tries routes in registration order, and `GET` handlers also answer `HEAD`.
+ * The methods each path answers. Routes declare them here instead of registering a catch-all 405 route:
+ * a second handler on every path would push every request onto Hono's slower multi-handler path. The
+ * gateway's not-found handler asks `error` whether an unmatched request was a wrong method on a known path.
  */
-export function methodNotAllowed(app: Hono<AppEnv>, path: string, allowed: string[]) {
-  const allow = allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed;
-  app.all(path, (c) => {
-    throw new GatewayError('method_not_allowed', {
-      message: `${c.req.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`,
-      details: { allowed: allow },
-      headers: { allow: allow.join(', ') },
-    });
-  });
+export function createMethodTable() {
+  const paths = new Map<string, string[]>();
+  return {
+    /** Declares what a path answers; `GET` implies `HEAD` (Hono answers HEAD with the GET handler). */
+    declare(path: string, allowed: string[]) {
+      paths.set(path, allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed);
+    },
+    /** 405 with `Allow` for a known path, or undefined when the path is unknown (a 404). */
+    error(method: string, path: string): GatewayError | undefined {
+      const allow = paths.get(path);
+      if (!allow) return undefined;
+      return new GatewayError('method_not_allowed', {
+        message: `${method} is not allowed on ${path}; use ${allow.filter((m) => m !== 'HEAD').join(' or ')}.`,
+        details: { allowed: allow },
+        headers: { allow: allow.join(', ') },
+      });
+    },
+  };
 }
+
+export type MethodTable = ReturnType<typeof createMethodTable>;

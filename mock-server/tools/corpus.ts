@@ -34,7 +34,12 @@ export interface Corpus {
 }
 
 /** The key a query is looked up by: case and runs of whitespace do not matter. */
-export const normalizeQuery = (query: string) => query.trim().replace(/\s+/g, ' ').toLowerCase();
+// Whitespace other than a single space: only then can collapsing runs change anything (skips a regex replace).
+const WHITESPACE_TO_COLLAPSE = /[^\S ]| {2}/;
+export const normalizeQuery = (query: string) => {
+  const trimmed = query.trim();
+  return (WHITESPACE_TO_COLLAPSE.test(trimmed) ? trimmed.replace(/\s+/g, ' ') : trimmed).toLowerCase();
+};
 
 /** The key a URL is looked up by: WHATWG-normalised (scheme and host lower-case, default port dropped). */
 export const normalizeUrl = (url: string) => new URL(url).href;
