@@ -1,4 +1,6 @@
 import { Hono } from 'hono';
+import { type ClientReport, createClientReport } from './client-report/report.ts';
+import type { ClientReportOptions } from './client-report/types.ts';
 import { createClock, type VirtualClock } from './clock.ts';
 import { ConfigError, deepMerge, loadConfig, type ResolvedConfig } from './config/load-config.ts';
 import type { GatewayConfigOverlay } from './config/schema.ts';
@@ -125,6 +127,15 @@ export function createGateway(options: GatewayOptions = {}) {
   const methods = createMethodTable();
   registerGatewayRoutes(app, runtime, methods);
   if (options.serveIdentityProvider ?? !options.verifier) registerIdpRoutes(app, runtime, methods);
+  /** Grades an agent against the spec's client safety rules, from the journal. */
+  const clientReport = (agent: string, reportOptions?: Partial<ClientReportOptions>): ClientReport =>
+    createClientReport({
+      agent,
+      entries: runtime.journal.list({ agent }),
+      rateLimitRules: runtime.config.rate_limits.rules,
+      corpus,
+      options: reportOptions,
+    });
   if (options.adminKey) {
     registerAdminRoutes(app, {
       runtime,
@@ -132,6 +143,7 @@ export function createGateway(options: GatewayOptions = {}) {
       reset,
       useScenario,
       scenario: () => scenario,
+      clientReport,
     });
   }
   const answer = (env: AppEnv['Bindings'], error: unknown) => {
@@ -192,6 +204,7 @@ export function createGateway(options: GatewayOptions = {}) {
     get scenario(): Scenario | undefined {
       return scenario;
     },
+    clientReport,
     /** Mints a token for an agent of the registry (what `agent-gateway token` does). */
     mintToken: (agentId: string): string => runtime.idp.mintForAgent(agentId).token,
   };

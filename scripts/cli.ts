@@ -5,6 +5,7 @@ import { ConfigError } from '../mock-server/config/load-config.ts';
 import { GatewayError } from '../mock-server/errors.ts';
 import { CliError, EXIT } from './cli-options.ts';
 import { registerCheckCommand } from './commands/check.ts';
+import { registerReportCommand } from './commands/report.ts';
 import { registerServeCommand } from './commands/serve.ts';
 import { registerTokenCommand } from './commands/token.ts';
 
@@ -20,6 +21,7 @@ const program = new Command()
 registerServeCommand(program);
 registerTokenCommand(program);
 registerCheckCommand(program);
+registerReportCommand(program);
 
 try {
   await program.parseAsync(process.argv);

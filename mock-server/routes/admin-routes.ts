@@ -1,6 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
+import type { ClientReport } from '../client-report/report.ts';
+import type { ClientReportOptions } from '../client-report/types.ts';
 import { ConfigError } from '../config/load-config.ts';
 import { TOOL_NAMES, type ToolName } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
@@ -21,6 +23,7 @@ export interface AdminControl {
   reset(): void;
   useScenario(input: string | ScenarioInput): Scenario;
   scenario(): Scenario | undefined;
+  clientReport(agent: string, options?: Partial<ClientReportOptions>): ClientReport;
 }
 
 const identifier = z
@@ -89,6 +92,7 @@ const ENDPOINTS = [
   'GET    /__admin/scenario                  the scenario in force',
   'POST   /__admin/scenario                  load {name} or {scenario: {...}} (resets first)',
   'POST   /__admin/reset                     back to the base config; clears faults, journal, limits, keys',
+  'GET    /__admin/report?agent=ID[&retry_cap=&grace_ms=&max_concurrency_after_429=&quiet_ms=]  client behaviour report',
 ];
 
 /** Compares keys in constant time; different lengths are simply unequal. */
@@ -282,6 +286,40 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl) {
       scenario: { name: loaded.name, description: loaded.description, source: loaded.source },
       clock: clockState(),
     });
+  });
+
+  const reportQuery = z.strictObject({
+    agent: z.string().min(1, 'is required'),
+    retry_cap: z.coerce.number().int().min(1).max(1000).optional(),
+    grace_ms: z.coerce.number().int().min(0).max(60_000).optional(),
+    max_concurrency_after_429: z.coerce.number().int().min(1).max(10_000).optional(),
+    quiet_ms: z.coerce.number().int().min(0).max(3_600_000).optional(),
+  });
+  app.get(`${ADMIN_PREFIX}/report`, (c) => {
+    const parsed = reportQuery.safeParse(c.req.query());
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const field = String(issue?.path[0] ?? 'query');
+      throw new GatewayError('invalid_request', {
+        message: `${field}: ${issue?.message}`,
+        details: { field },
+      });
+    }
+    const q = parsed.data;
+    if (!registry.get(q.agent) && runtime.journal.list({ agent: q.agent }).length === 0) {
+      throw new GatewayError('not_found', {
+        message: `No agent "${q.agent}" and no request from it in the journal.`,
+      });
+    }
+    return ok(
+      c,
+      control.clientReport(q.agent, {
+        retryCap: q.retry_cap,
+        graceMs: q.grace_ms,
+        maxConcurrencyAfter429: q.max_concurrency_after_429,
+        quietMs: q.quiet_ms,
+      }),
+    );
   });
 
   app.post(`${ADMIN_PREFIX}/reset`, (c) => {

@@ -1,0 +1,152 @@
+import type { RateLimitRule } from '../config/schema.ts';
+import type { JournalEntry } from '../journal.ts';
+import type { Corpus } from '../tools/corpus.ts';
+import { describe } from './journal-facts.ts';
+import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
+import { honorRetryAfter } from './rules/honor-retry-after.ts';
+import { noParallelStorm } from './rules/no-parallel-storm.ts';
+import { noRetryOnAccessDenied } from './rules/no-retry-on-access-denied.ts';
+import { noSecretsInRequests } from './rules/no-secrets-in-requests.ts';
+import { refreshInvalidToken } from './rules/refresh-invalid-token.ts';
+import { retryCap } from './rules/retry-cap.ts';
+import { untrustedContent } from './rules/untrusted-content.ts';
+import { type ClientReportOptions, type ClientRule, DEFAULT_REPORT_OPTIONS } from './types.ts';
+
+/** The spec's client safety rules (sections 1, 5, 7, 8), each judged from the journal. */
+export const CLIENT_RULES: readonly ClientRule[] = [
+  honorRetryAfter,
+  backoffWithJitter,
+  retryCap,
+  refreshInvalidToken,
+  noRetryOnAccessDenied,
+  noSecretsInRequests,
+  untrustedContent,
+  noParallelStorm,
+];
+
+/** A request as a report shows it: enough to see what happened, nothing secret. */
+export type RequestView = Pick<
+  JournalEntry,
+  | 'seq'
+  | 'time'
+  | 'method'
+  | 'path'
+  | 'operation'
+  | 'status'
+  | 'code'
+  | 'retry_after'
+  | 'query'
+  | 'url'
+  | 'duration_ms'
+>;
+
+export interface Violation {
+  rule: string;
+  spec_ref: string;
+  message: string;
+  requests: RequestView[];
+}
+
+export interface ClientReport {
+  agent: string;
+  requests: number;
+  from?: string;
+  to?: string;
+  options: ClientReportOptions;
+  rules: { id: string; title: string; spec_ref: string; violations: number }[];
+  violations: Violation[];
+}
+
+const view = (e: JournalEntry): RequestView => ({
+  seq: e.seq,
+  time: e.time,
+  method: e.method,
+  path: e.path,
+  operation: e.operation,
+  status: e.status,
+  code: e.code,
+  retry_after: e.retry_after,
+  query: e.query,
+  url: e.url,
+  duration_ms: e.duration_ms,
+});
+
+/**
+ * Grades one agent against the client safety rules, from the journal.
+ *
+ * @example
+ * const report = createClientReport({ agent: 'agent-early', entries: gateway.journal.list(), rateLimitRules, corpus });
+ * report.violations; // [] for a well-behaved agent
+ */
+export function createClientReport(input: {
+  agent: string;
+  entries: readonly JournalEntry[];
+  rateLimitRules: readonly RateLimitRule[];
+  corpus: Corpus;
+  options?: Partial<ClientReportOptions>;
+}): ClientReport {
+  const given = Object.entries(input.options ?? {}).filter(([, value]) => value !== undefined);
+  const options: ClientReportOptions = { ...DEFAULT_REPORT_OPTIONS, ...Object.fromEntries(given) };
+  const entries = input.entries.filter((e) => e.agent === input.agent).sort((a, b) => a.seq - b.seq);
+  const ctx = {
+    agent: input.agent,
+    entries,
+    rateLimitRules: input.rateLimitRules,
+    corpus: input.corpus,
+    options,
+  };
+  const violations: Violation[] = [];
+  const rules = CLIENT_RULES.map((rule) => {
+    const findings = rule.judge(ctx);
+    for (const f of findings)
+      violations.push({
+        rule: rule.id,
+        spec_ref: rule.specRef,
+        message: f.message,
+        requests: f.requests.map(view),
+      });
+    return { id: rule.id, title: rule.title, spec_ref: rule.specRef, violations: findings.length };
+  });
+  return {
+    agent: input.agent,
+    requests: entries.length,
+    from: entries[0]?.time,
+    to: entries.at(-1)?.time,
+    options,
+    rules,
+    violations,
+  };
+}
+
+/** The report as text: one line per rule, each violation with the requests that show it. */
+export function formatClientReport(report: ClientReport): string {
+  const lines = [
+    `Client behaviour report for ${report.agent}: ${report.requests} requests${report.from ? ` (${report.from} to ${report.to})` : ''}`,
+    '',
+  ];
+  for (const rule of report.rules) {
+    lines.push(`${rule.violations === 0 ? 'PASS' : 'FAIL'}  ${rule.id.padEnd(27)} ${rule.spec_ref}`);
+    for (const v of report.violations.filter((x) => x.rule === rule.id)) {
+      lines.push(`        ${v.message}`);
+      for (const r of v.requests) {
+        const extra = [
+          r.retry_after !== undefined ? `Retry-After ${r.retry_after}` : '',
+          r.query ?? r.url ?? '',
+        ]
+          .filter(Boolean)
+          .join('  ');
+        lines.push(
+          `          ${r.time.slice(11, 23)}  ${describe(r as JournalEntry)}${extra ? `  ${extra}` : ''}`,
+        );
+      }
+    }
+  }
+  const count = report.violations.length;
+  lines.push(
+    '',
+    count === 0
+      ? `No violations of ${report.rules.length} rules.`
+      : `${count} violation(s) of ${report.rules.filter((r) => r.violations > 0).length} of ${report.rules.length} rules.`,
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,55 @@
+import type { JournalEntry } from '../../journal.ts';
+import { describe, intervalsOf, isFailure, retryChains } from '../journal-facts.ts';
+import type { ClientRule, Finding } from '../types.ts';
+
+// Retries after a failure the gateway gave no Retry-After for: the client's own backoff is judged.
+const unguided = (e: JournalEntry) => isFailure(e) && e.retry_after === undefined;
+// Waits this close are "the same": 5 ms or 5%, whichever is larger (scheduling noise grows with the wait).
+const same = (a: number, b: number) => Math.abs(a - b) <= Math.max(5, 0.05 * Math.max(a, b));
+const ms = (values: number[]) => values.map((v) => `${Math.round(v)}`).join(', ');
+
+export const backoffWithJitter: ClientRule = {
+  id: 'backoff-with-jitter',
+  title: 'Retries after a 429 without Retry-After, or after a 5xx, back off exponentially with jitter',
+  specRef: '§7 (429: exponential backoff with jitter; 5xx: retry with backoff)',
+  judge({ entries }) {
+    const findings: Finding[] = [];
+    const sequences: { chain: JournalEntry[]; intervals: number[] }[] = [];
+    for (const chain of retryChains(entries, unguided)) {
+      const intervals = intervalsOf(chain);
+      if (intervals.length >= 3) sequences.push({ chain, intervals });
+      const [first = 0, ...later] = intervals;
+      if (intervals.length >= 3 && intervals.every((d) => same(d, first))) {
+        findings.push({
+          message: `${intervals.length} retries of ${describe(chain[0] as JournalEntry)} came at identical intervals (${ms(intervals)} ms): no backoff and no jitter`,
+          requests: chain,
+        });
+      } else if (intervals.length >= 4 && Math.max(...later) <= 1.2 * first) {
+        // Four retries whose waits never grew past 1.2x the first: even full jitter rarely (< 1%) looks like that.
+        findings.push({
+          message: `${intervals.length} retries of ${describe(chain[0] as JournalEntry)} did not back off: waits of ${ms(intervals)} ms never grew`,
+          requests: chain,
+        });
+      }
+    }
+    // Two retry sequences with the same three waits: a fixed schedule, so many clients would retry in
+    // lock-step. (Jittered waits match that closely three times in a row with odds far below 0.1%.)
+    for (let i = 0; i < sequences.length; i++) {
+      for (let j = i + 1; j < sequences.length; j++) {
+        const [a, b] = [sequences[i], sequences[j]] as [(typeof sequences)[0], (typeof sequences)[0]];
+        if (
+          a.intervals.length >= 3 &&
+          b.intervals.length >= 3 &&
+          a.intervals.slice(0, 3).every((d, k) => same(d, b.intervals[k] as number))
+        ) {
+          findings.push({
+            message: `two retry sequences used the same waits (${ms(a.intervals.slice(0, 3))} ms and ${ms(b.intervals.slice(0, 3))} ms): backoff without jitter`,
+            requests: [...a.chain, ...b.chain],
+          });
+          return findings;
+        }
+      }
+    }
+    return findings;
+  },
+};

@@ -1,0 +1,19 @@
+import { describe } from '../journal-facts.ts';
+import type { ClientRule, Finding } from '../types.ts';
+
+export const noSecretsInRequests: ClientRule = {
+  id: 'no-secrets-in-requests',
+  title:
+    'No secrets in search queries or fetch URLs (own token or API key, canaries, well-known secret shapes)',
+  specRef: '§1 rule 2',
+  judge({ entries }) {
+    return entries
+      .filter((e) => e.secrets && e.secrets.length > 0)
+      .map(
+        (e): Finding => ({
+          message: `${describe(e)} carried ${e.secrets?.join(', ')} in its ${e.operation === 'web.fetch' ? 'URL' : 'query'}: ${e.query ?? e.url}`,
+          requests: [e],
+        }),
+      );
+  },
+};

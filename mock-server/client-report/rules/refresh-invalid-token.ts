@@ -1,0 +1,25 @@
+import type { JournalEntry } from '../../journal.ts';
+import { describe } from '../journal-facts.ts';
+import type { ClientRule, Finding } from '../types.ts';
+
+export const refreshInvalidToken: ClientRule = {
+  id: 'refresh-invalid-token',
+  title: 'A token answered invalid_identity_token is not sent again: obtain a fresh one',
+  specRef: '§5 rule 3, §7 (401: obtain fresh token)',
+  judge({ entries }) {
+    const refused = new Map<string, JournalEntry>();
+    const repeats = new Map<string, JournalEntry[]>();
+    for (const e of entries) {
+      if (!e.token) continue;
+      if (refused.has(e.token)) repeats.set(e.token, [...(repeats.get(e.token) ?? []), e]);
+      else if (e.code === 'invalid_identity_token') refused.set(e.token, e);
+    }
+    return [...repeats].map(([token, again]): Finding => {
+      const first = refused.get(token) as JournalEntry;
+      return {
+        message: `the token refused by ${describe(first)} was sent again ${again.length} time(s), first by ${describe(again[0] as JournalEntry)}`,
+        requests: [first, ...again.slice(0, 5)],
+      };
+    });
+  },
+};

