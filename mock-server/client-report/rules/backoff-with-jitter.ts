@@ -32,22 +32,18 @@ export const backoffWithJitter: ClientRule = {
         });
       }
     }
-    // Two retry sequences with the same three waits: a fixed schedule, so many clients would retry in
-    // lock-step. (Jittered waits match that closely three times in a row with odds far below 0.1%.)
-    for (let i = 0; i < sequences.length; i++) {
-      for (let j = i + 1; j < sequences.length; j++) {
-        const [a, b] = [sequences[i], sequences[j]] as [(typeof sequences)[0], (typeof sequences)[0]];
-        if (
-          a.intervals.length >= 3 &&
-          b.intervals.length >= 3 &&
-          a.intervals.slice(0, 3).every((d, k) => same(d, b.intervals[k] as number))
-        ) {
-          findings.push({
-            message: `two retry sequences used the same waits (${ms(a.intervals.slice(0, 3))} ms and ${ms(b.intervals.slice(0, 3))} ms): backoff without jitter`,
-            requests: [...a.chain, ...b.chain],
-          });
-          return findings;
-        }
+    // Three retry sequences on one schedule (their first three waits alike): a fixed schedule, so many
+    // clients would retry in lock-step. Two alike is not enough evidence: with equal jitter (half fixed,
+    // half random) two sequences can match by chance once there are many.
+    const alike = (a: number[], b: number[]) => a.slice(0, 3).every((d, k) => same(d, b[k] as number));
+    for (const base of sequences) {
+      const matching = sequences.filter((other) => alike(base.intervals, other.intervals));
+      if (matching.length >= 3) {
+        findings.push({
+          message: `${matching.length} retry sequences used the same waits (${matching.map((m) => `${ms(m.intervals.slice(0, 3))} ms`).join('; ')}): backoff without jitter`,
+          requests: matching.flatMap((m) => m.chain).slice(0, 12),
+        });
+        break;
       }
     }
     return findings;

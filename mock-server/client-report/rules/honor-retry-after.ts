@@ -22,9 +22,14 @@ export const honorRetryAfter: ClientRule = {
       if (until === undefined || !(refusal.status === 429 || refusal.status >= 500)) return;
       const inScope = scopeOf(refusal, rateLimitRules);
       const reactedAfter = reactionsFrom(refusal, options.graceMs);
-      const early = entries
-        .slice(i + 1)
-        .filter((e) => e.at < until - TOLERANCE_MS && e.real_ms >= reactedAfter && inScope(e));
+      const early = entries.slice(i + 1).filter(
+        (e) =>
+          e.at < until - TOLERANCE_MS &&
+          e.real_ms >= reactedAfter &&
+          inScope(e) &&
+          // A retry that waited out its own Retry-After honours it (per-request tracking, as in ky or undici).
+          !honoursOwnRetryAfter(entries, e),
+      );
       const first = early[0];
       if (!first) return;
       for (const e of early) reported.add(e.seq);
