@@ -42,6 +42,12 @@ const limited = (t: number, fingerprint: string) =>
     limit: { rule: 'per-agent', scope: 'agent', key: 'a' },
     request_fingerprint: fingerprint,
   });
+/** Arrival times of attempts: the first at `start`, each next one `wait` ms after the previous was answered. */
+const attemptTimes = (start: number, waits: number[]) => {
+  const times = [start];
+  for (const wait of waits) times.push((times.at(-1) as number) + 1 + wait);
+  return times;
+};
 const judge = (rule: ClientRule, entries: JournalEntry[]) =>
   rule.judge({ agent: 'a', entries, rateLimitRules: [AGENT_RULE], corpus, options: DEFAULT_REPORT_OPTIONS });
 
@@ -122,13 +128,8 @@ describe('retry-cap and backoff-with-jitter', () => {
   });
 
   it('two sequences on one schedule may be chance (equal jitter); three are a fixed schedule', () => {
-    const chain = (fingerprint: string, start: number, waits: number[]) => {
-      let t = start;
-      return [
-        entry(t, { status: 503, request_fingerprint: fingerprint }),
-        ...waits.map((w) => entry((t += 1 + w), { status: 503, request_fingerprint: fingerprint })),
-      ];
-    };
+    const chain = (fingerprint: string, start: number, waits: number[]) =>
+      attemptTimes(start, waits).map((t) => entry(t, { status: 503, request_fingerprint: fingerprint }));
     const two = [...chain('req_1', 0, [100, 200, 400]), ...chain('req_2', 10_000, [102, 198, 405])];
     expect(judge(backoffWithJitter, two)).toEqual([]);
     const three = [...two, ...chain('req_3', 20_000, [99, 201, 398])];
@@ -136,10 +137,7 @@ describe('retry-cap and backoff-with-jitter', () => {
   });
 
   it('full jitter that happens to shrink once is not flagged; waits that never grow over four retries are', () => {
-    const at = (waits: number[]) => {
-      let t = 0;
-      return [entry(0, { status: 503 }), ...waits.map((w) => entry((t += 1 + w), { status: 503 }))];
-    };
+    const at = (waits: number[]) => attemptTimes(0, waits).map((t) => entry(t, { status: 503 }));
     expect(judge(backoffWithJitter, at([300, 120, 900]))).toEqual([]);
     expect(judge(backoffWithJitter, at([200, 180, 150, 210]))).toHaveLength(1);
   });
