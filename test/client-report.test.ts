@@ -136,7 +136,7 @@ describe('each rule is caught by a client written to break it', () => {
     const token = gateway.mintToken('agent-verified');
     for (let i = 0; i < 5; i++) {
       await send(url, token, 'POST', '/v1/web/search', { query: 'q' });
-      await sleep(250);
+      await sleep(300);
     }
     expect(violated(gateway, 'agent-verified')).toEqual(['backoff-with-jitter']);
     // Identical waits; if noise blurs them, they still never grew.

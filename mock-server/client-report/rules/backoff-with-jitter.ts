@@ -24,8 +24,9 @@ export const backoffWithJitter: ClientRule = {
           message: `${intervals.length} retries of ${describe(chain[0] as JournalEntry)} came at identical intervals (${ms(intervals)} ms): no backoff and no jitter`,
           requests: chain,
         });
-      } else if (intervals.length >= 4 && Math.max(...later) <= 1.2 * first) {
-        // Four retries whose waits never grew past 1.2x the first: even full jitter rarely (< 1%) looks like that.
+      } else if (intervals.length >= 4 && Math.max(...later) <= 1.5 * first) {
+        // Four retries whose waits never grew past 1.5x the first: exponential backoff doubles, and even full
+        // jitter looks like that only about 1% of the time, while scheduling noise cannot fake the growth.
         findings.push({
           message: `${intervals.length} retries of ${describe(chain[0] as JournalEntry)} did not back off: waits of ${ms(intervals)} ms never grew`,
           requests: chain,
