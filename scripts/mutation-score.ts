@@ -5,9 +5,9 @@
  * variants on which any check failed, SHOULD included, as with --strict). Loopback only.
  */
 import { Command } from 'commander';
-import { exitCodeFor, runConformance } from '../conformance/runner.ts';
 import { FAULTY_GATEWAYS } from '../fixtures/gateways/faulty-gateways.ts';
 import type { ProofTarget } from '../fixtures/gateways/proof-target.ts';
+import { proveAgainst } from '../fixtures/gateways/prove.ts';
 import { VALID_VARIANTS } from '../fixtures/gateways/valid-variants.ts';
 import { intOption } from './cli-options.ts';
 
@@ -42,31 +42,18 @@ interface Outcome {
 
 async function runTarget(target: ProofTarget, kind: Outcome['kind'], seed: number): Promise<Outcome> {
   const started = Date.now();
-  const running = await target.start();
-  try {
-    const report = await runConformance({
-      baseUrl: running.baseUrl,
-      token: running.token,
-      deniedToken: running.deniedToken,
-      deniedTool: running.deniedTool,
-      seed,
-      numRuns: options.numRuns,
-    });
-    const failing = report.checks.filter((c) => c.verdict === 'fail').map((c) => c.id);
-    const ok = kind === 'faulty' ? failing.includes(target.breaks ?? '') : failing.length === 0;
-    return {
-      target: target.id,
-      kind,
-      seed,
-      expected: target.breaks,
-      failing,
-      ok,
-      strictExit: exitCodeFor(report, true),
-      ms: Date.now() - started,
-    };
-  } finally {
-    await running.close();
-  }
+  const { failing, strictExit } = await proveAgainst(target, { seed, numRuns: options.numRuns });
+  const ok = kind === 'faulty' ? failing.includes(target.breaks ?? '') : failing.length === 0;
+  return {
+    target: target.id,
+    kind,
+    seed,
+    expected: target.breaks,
+    failing,
+    ok,
+    strictExit,
+    ms: Date.now() - started,
+  };
 }
 
 async function main() {

@@ -17,6 +17,18 @@ export interface Identity {
   expiresAt: number;
 }
 
+/** The identity a token speaks for: the agent as the registry knows it now, and the token's own facts. */
+export const identityOf = (
+  agent: Agent,
+  token: { tokenId: string; issuedAt: number; expiresAt: number },
+): Identity => ({
+  agentId: agent.id,
+  name: agent.name,
+  tier: agent.tier,
+  allowlist: agent.allowlist,
+  ...token,
+});
+
 /** Why a token was refused; sent back in the 401 body as `reason` to help developers. */
 export type InvalidTokenReason =
   | 'malformed'
@@ -118,15 +130,7 @@ export function createIdentityProvider(options: {
       if (clock.now() >= claims.exp) return { ok: false, reason: 'expired', agentId: agent.id };
       return {
         ok: true,
-        identity: {
-          agentId: agent.id,
-          name: agent.name,
-          tier: agent.tier,
-          allowlist: agent.allowlist,
-          tokenId: claims.jti,
-          issuedAt: claims.iat,
-          expiresAt: claims.exp,
-        },
+        identity: identityOf(agent, { tokenId: claims.jti, issuedAt: claims.iat, expiresAt: claims.exp }),
       };
     },
 
