@@ -78,7 +78,9 @@ export function describeResponse(exchange: Exchange): string {
   const code = (response.json as { code?: unknown } | undefined)?.code;
   const type = response.headers['content-type'] ?? 'no content-type';
   const body =
-    typeof code === 'string' ? `code "${code}"` : `body ${JSON.stringify(response.text.slice(0, 120))}`;
+    typeof code === 'string'
+      ? `code ${JSON.stringify(code.slice(0, 120))}`
+      : `body ${JSON.stringify(response.text.slice(0, 120))}`;
   return `${response.status} (${type}) with ${body}`;
 }
 

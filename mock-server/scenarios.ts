@@ -15,8 +15,15 @@ export const SCENARIOS_DIR = fileURLToPath(new URL('../fixtures/scenarios/', imp
 export const scenarioSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be lower-case letters, digits and dashes'),
   description: z.string().min(1),
-  /** Any part of a gateway config; validated as one when the scenario is applied. */
-  config: z.record(z.string(), z.unknown()).default({}),
+  /** Any part of a gateway config but the corpus; validated as one when the scenario is applied. */
+  config: z
+    .record(z.string(), z.unknown())
+    .refine((config) => !('corpus' in config), {
+      message:
+        'a scenario cannot change the corpus (search and fetch fixtures load once, at start): set corpus in the gateway config',
+      path: ['corpus'],
+    })
+    .default({}),
   faults: z.array(faultSpecSchema).default([]),
   clock: z
     .strictObject({
@@ -37,10 +44,14 @@ export function parseScenario(value: unknown, source = '(scenario object)'): Sce
   return { ...parsed.data, source };
 }
 
+/** Whether `name` is a scenario bundled in fixtures/scenarios (not a path). */
+export function isBundledScenario(name: string): boolean {
+  return /^[a-z0-9-]+$/.test(name) && existsSync(join(SCENARIOS_DIR, `${name}.yaml`));
+}
+
 /** A bundled scenario name (`burst-429`) or a path to a scenario file. */
 export function resolveScenarioFile(nameOrFile: string): string {
-  const bundled = join(SCENARIOS_DIR, `${nameOrFile}.yaml`);
-  if (/^[a-z0-9-]+$/.test(nameOrFile) && existsSync(bundled)) return bundled;
+  if (isBundledScenario(nameOrFile)) return join(SCENARIOS_DIR, `${nameOrFile}.yaml`);
   const file = resolve(nameOrFile);
   if (existsSync(file)) return file;
   const known = listScenarios()

@@ -15,118 +15,272 @@ export type SecretKind =
   | 'jwt'
   | 'private_key';
 
+/**
+ * Identity tokens are `agt1.<base64url payload>.<43-char base64url signature>`. The prefix is constant, so
+ * `<payload>.<signature>` alone is the whole token too. Without the prefix the shape is that of any long
+ * dotted word, so the signature must mix upper- and lower-case letters (a random 43-character base64url
+ * string lacks one of them with probability about 4e-10); ordinary words, slugs and host names do not.
+ * The look-behind lets the prefix-less branch start only where a run of base64url characters starts (a match
+ * starting inside a run also matches from its start), which keeps the scan linear in the text's length.
+ */
+const IDENTITY_TOKEN =
+  /agt1\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{43}|(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{10,}\.(?=[A-Za-z0-9_-]{0,42}[A-Z])(?=[A-Za-z0-9_-]{0,42}[a-z])[A-Za-z0-9_-]{43}/g;
+
 /** Well-known secret shapes: a match is a secret whoever it belongs to. */
 const PATTERNS: [SecretKind, RegExp][] = [
-  ['identity_token', /agt1\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{43}/g],
+  // Before identity tokens: an HS256 JWT ends in `<payload>.<43-character signature>` too.
+  ['jwt', /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g],
+  ['identity_token', IDENTITY_TOKEN],
   ['aws_access_key', /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g],
   ['github_token', /\bgh[pousr]_[A-Za-z0-9]{36,}\b/g],
   ['openai_style_key', /\bsk-[A-Za-z0-9_-]{20,}/g],
   ['slack_token', /\bxox[abposr]-[A-Za-z0-9-]{10,}/g],
-  ['jwt', /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g],
-  ['private_key', /-----BEGIN [A-Z ]*PRIVATE KEY-----/g],
+  // `+` for a space: a form-encoded query string sends the header so.
+  ['private_key', /-----BEGIN[ +][A-Z +]*PRIVATE[ +]KEY-----/g],
 ];
 
-// Cheap pre-filter: text without any of these cannot match a pattern above.
-const MAYBE_PATTERN = /agt1\.|AKIA|ASIA|gh[pousr]_|sk-|xox|eyJ|-----BEGIN/;
-
-export interface KnownSecrets {
-  /** The caller's own identity token and API key. */
-  ownToken?: string;
-  ownApiKey?: string;
-  /** Every API key the identity provider knows. */
-  apiKeys?: Iterable<string>;
-  /** Canary secrets planted in fixture pages. */
-  canaries?: readonly string[];
-}
+// Cheap pre-filter: text without any of these cannot match a pattern above (every identity token, with or
+// without its prefix, has a dot followed by 43 base64url characters).
+const MAYBE_PATTERN = /AKIA|ASIA|gh[pousr]_|sk-|xox|eyJ|-----BEGIN|\.[A-Za-z0-9_-]{43}/;
 
 export interface ScanResult {
   redacted: string;
   kinds: SecretKind[];
 }
 
-/** A secret as it may appear in text (plain or URL-encoded), with its kind and, for API keys, its agent. */
-export interface SecretLiteral {
+/** A known secret, with its kind and, for API keys, its agent. */
+interface SecretLiteral {
   form: string;
   kind: SecretKind;
   owner?: string;
 }
 
-// Characters encodeURIComponent leaves alone: a secret made only of them has a single form.
-const URI_SAFE = /^[A-Za-z0-9\-_.!~*'()]*$/;
-const forms = (secret: string) => {
-  if (URI_SAFE.test(secret)) return [secret];
-  const encoded = encodeURIComponent(secret);
-  return encoded === secret ? [secret] : [secret, encoded];
-};
+/** Known secrets ready to look for; built once per registry change. */
+interface KnownSecrets {
+  literals: SecretLiteral[];
+  /** Whether one holds a space, which a form-encoded query string may send as `+`. */
+  spaced: boolean;
+}
 
-/** The literal forms of known secrets; build once and reuse (encoding every key per request is costly). */
-export function secretLiterals(
+function knownSecrets(
   apiKeys: Iterable<{ key: string; owner?: string }>,
   canaries: readonly string[],
-): SecretLiteral[] {
+): KnownSecrets {
   const literals: SecretLiteral[] = [];
-  for (const { key, owner } of apiKeys) {
-    if (key.length >= 8) for (const form of forms(key)) literals.push({ form, kind: 'api_key', owner });
-  }
-  for (const canary of canaries) {
-    if (canary.length >= 8) for (const form of forms(canary)) literals.push({ form, kind: 'canary_secret' });
-  }
-  return literals;
+  for (const { key, owner } of apiKeys)
+    if (key.length >= 8) literals.push({ form: key, kind: 'api_key', owner });
+  for (const canary of canaries)
+    if (canary.length >= 8) literals.push({ form: canary, kind: 'canary_secret' });
+  return { literals, spaced: literals.some((literal) => literal.form.includes(' ')) };
 }
 
-/** Scans with prebuilt literals; the caller's own token and API key are reported as `own_*`. */
-export function scanWith(
-  text: string,
-  literals: readonly SecretLiteral[],
-  own: { token?: string; agentId?: string } = {},
-): ScanResult {
-  let redacted = text;
-  const kinds = new Set<SecretKind>();
-  const replace = (form: string, kind: SecretKind) => {
-    if (!redacted.includes(form)) return;
-    redacted = redacted.split(form).join(`[REDACTED:${kind}]`);
-    kinds.add(kind);
-  };
-  if (own.token && own.token.length >= 8)
-    for (const form of forms(own.token)) replace(form, 'own_identity_token');
-  for (const literal of literals) {
-    replace(
-      literal.form,
-      literal.kind === 'api_key' && literal.owner !== undefined && literal.owner === own.agentId
-        ? 'own_api_key'
-        : literal.kind,
-    );
+const OWN_TOKEN = /^agt1\.([A-Za-z0-9_-]+\.([A-Za-z0-9_-]{43}))$/;
+let lastToken: string | undefined;
+let lastTokenForms: string[] = [];
+
+/**
+ * The caller's own token as it may appear: whole, without its constant `agt1.` prefix, and its signature
+ * alone (the part that cannot be rebuilt: the payload is readable claims, the prefix a constant). The payload
+ * alone is not a secret and is left alone. Remembers the last token: an agent sends the same one for a while.
+ */
+function ownTokenForms(token: string | undefined): string[] {
+  if (!token || token.length < 8) return [];
+  if (token !== lastToken) {
+    const parts = OWN_TOKEN.exec(token);
+    lastTokenForms = parts ? [token, parts[1] as string, parts[2] as string] : [token];
+    lastToken = token;
   }
-  if (MAYBE_PATTERN.test(redacted)) {
-    for (const [kind, pattern] of PATTERNS) {
-      const replaced = redacted.replace(pattern, `[REDACTED:${kind}]`);
-      if (replaced !== redacted) kinds.add(kind);
-      redacted = replaced;
+  return lastTokenForms;
+}
+
+/** An escape sequence decoded into `units` characters at `at`, from `length` characters at `from` of the source. */
+interface Escape {
+  at: number;
+  units: number;
+  from: number;
+  length: number;
+}
+
+/** The text as a client or server may read it; `source` and `escapes` say where its characters came from. */
+interface View {
+  text: string;
+  source?: View;
+  escapes?: Escape[];
+}
+
+/** The offset in the text as sent of the first character that produced `view.text[index]` (or of its end). */
+function originOf(view: View, index: number): number {
+  let current = view;
+  let offset = index;
+  while (current.source && current.escapes) {
+    let mapped = offset;
+    for (const e of current.escapes) {
+      if (e.at > offset) break;
+      mapped = offset < e.at + e.units ? e.from : e.from + e.length + (offset - e.at - e.units);
+    }
+    offset = mapped;
+    current = current.source;
+  }
+  return offset;
+}
+
+const HEX_PAIR = /^[0-9A-Fa-f]{2}$/;
+// UTF-8 sequence length from its first byte (a stray continuation byte counts as one and fails to decode).
+const utf8Length = (lead: number) => (lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1);
+
+/**
+ * Decodes percent-escapes one character (one UTF-8 sequence) at a time with decodeURIComponent, so a stray
+ * `%` (`100% sure`) or an invalid sequence is kept as it is and does not stop the rest from being decoded
+ * (decodeURIComponent on the whole text would throw). Returns undefined when nothing decodes.
+ */
+function percentDecode(view: View): View | undefined {
+  const { text } = view;
+  const escapes: Escape[] = [];
+  let decodedText = '';
+  let copied = 0;
+  for (let i = text.indexOf('%'); i !== -1; i = text.indexOf('%', i)) {
+    const hex = text.slice(i + 1, i + 3);
+    if (HEX_PAIR.test(hex)) {
+      const escaped = text.slice(i, i + 3 * utf8Length(Number.parseInt(hex, 16)));
+      let decoded: string | undefined;
+      try {
+        decoded = decodeURIComponent(escaped);
+      } catch {
+        decoded = undefined; // malformed or cut short: the `%` stays as text
+      }
+      if (decoded !== undefined) {
+        decodedText += text.slice(copied, i);
+        escapes.push({ at: decodedText.length, units: decoded.length, from: i, length: escaped.length });
+        decodedText += decoded;
+        i += escaped.length;
+        copied = i;
+        continue;
+      }
+    }
+    i++;
+  }
+  if (escapes.length === 0) return undefined;
+  return { text: decodedText + text.slice(copied), source: view, escapes };
+}
+
+const ESCAPE = /%[0-9A-Fa-f]{2}/;
+// Percent-decoding rounds per reading: a secret encoded more times than this is not looked for.
+const MAX_DECODES = 4;
+
+/**
+ * The readings of the text that are scanned: as sent; percent-decoded, and again while that changes it
+ * (double encoding); and, when a known secret holds a space and the text a `+`, the same with `+` read as a
+ * space first (form-encoded query strings; a URL path or a search query keeps `+` literal, so both readings
+ * are scanned). Well-known shapes need no such reading: only the private key header holds spaces, and its
+ * pattern takes `+` for one. Text without an escape or such a `+` has one reading.
+ */
+function readings(text: string, spaced: boolean): View[] {
+  const views: View[] = [{ text }];
+  const plus = spaced && text.includes('+');
+  if (!plus && !ESCAPE.test(text)) return views;
+  const decodeFrom = (start: View) => {
+    let view: View | undefined = start;
+    for (let round = 0; round < MAX_DECODES; round++) {
+      view = percentDecode(view);
+      if (!view) return;
+      views.push(view);
+    }
+  };
+  decodeFrom(views[0] as View);
+  if (plus) {
+    // Same length as the text: offsets need no mapping.
+    const spacedView = { text: text.replaceAll('+', ' ') };
+    views.push(spacedView);
+    decodeFrom(spacedView);
+  }
+  return views;
+}
+
+interface Finding {
+  start: number;
+  end: number;
+  /** Absent when the finding only extends one found before (overlapping secrets are reported once). */
+  kind?: SecretKind;
+}
+
+/**
+ * Scans for the caller's own token and API key (reported as `own_*`), other known secrets and well-known
+ * shapes.
+ *
+ * Every reading of the text (see `readings`) is scanned, and each finding is mapped back to the characters
+ * of the text as sent that produced it: `?k=ak%5Fverified%5F2b8d4f6a1c9e` is kept as `?k=[REDACTED:api_key]`.
+ * Redacting in the text as sent (rather than keeping a decoded copy) keeps the journal faithful, and cannot
+ * leak: every character that encodes a found secret, in any reading, is removed, and the marker that replaces
+ * it holds no `%` or `+`, so no escape or secret can form across it. Within a reading, the own token comes
+ * first, then known keys and canaries, then well-known shapes; a finding inside an earlier one is not reported
+ * again (the own token is not also an `identity_token`).
+ */
+function scanWith(text: string, known: KnownSecrets, own: { token?: string; agentId?: string }): ScanResult {
+  const ownForms = ownTokenForms(own.token);
+  const found: Finding[] = [];
+  for (const view of readings(text, known.spaced)) {
+    for (const form of ownForms) findAll(found, view, form, 'own_identity_token');
+    for (const { form, kind, owner } of known.literals) {
+      findAll(
+        found,
+        view,
+        form,
+        kind === 'api_key' && owner !== undefined && owner === own.agentId ? 'own_api_key' : kind,
+      );
+    }
+    if (MAYBE_PATTERN.test(view.text)) {
+      for (const [kind, pattern] of PATTERNS) {
+        for (const match of view.text.matchAll(pattern)) add(found, view, match.index, match[0].length, kind);
+      }
     }
   }
-  return { redacted, kinds: [...kinds] };
+  return redact(text, found);
+}
+
+function findAll(found: Finding[], view: View, form: string, kind: SecretKind) {
+  for (let index = view.text.indexOf(form); index !== -1; index = view.text.indexOf(form, index + 1)) {
+    add(found, view, index, form.length, kind);
+  }
+}
+
+/** Records a finding in the text as sent, unless an earlier one covers it. */
+function add(found: Finding[], view: View, index: number, length: number, kind: SecretKind) {
+  const start = originOf(view, index);
+  const end = originOf(view, index + length);
+  const overlapping = found.filter((f) => f.start < end && start < f.end);
+  if (overlapping.some((f) => f.start <= start && end <= f.end)) return;
+  found.push({ start, end, kind: overlapping.length > 0 ? undefined : kind });
+}
+
+/** Replaces each run of overlapping findings by one marker, named after its first reported finding. */
+function redact(text: string, found: readonly Finding[]): ScanResult {
+  if (found.length === 0) return { redacted: text, kinds: [] };
+  const kinds = [...new Set(found.flatMap((f) => (f.kind ? [f.kind] : [])))];
+  const ordered = found.map((f, order) => ({ ...f, order })).sort((a, b) => a.start - b.start);
+  let redacted = '';
+  let copied = 0;
+  for (let i = 0; i < ordered.length; ) {
+    const first = ordered[i] as (typeof ordered)[number];
+    let end = first.end;
+    let named = first.kind ? first : undefined;
+    for (i++; i < ordered.length && (ordered[i] as Finding).start < end; i++) {
+      const next = ordered[i] as (typeof ordered)[number];
+      end = Math.max(end, next.end);
+      if (next.kind && (!named || next.order < named.order)) named = next;
+    }
+    redacted += `${text.slice(copied, first.start)}[REDACTED:${named?.kind ?? kinds[0]}]`;
+    copied = end;
+  }
+  return { redacted: redacted + text.slice(copied), kinds };
 }
 
 /**
- * Scans text for the caller's secrets, other known secrets and well-known secret patterns.
+ * The gateway's scanner: the known keys and canaries are gathered again only when the agent registry
+ * changes. A request without `%`-escapes pays one `indexOf` per known secret and one pre-filter test.
  *
  * @example
- * scanForSecrets('weather key=AKIAABCDEFGHIJKLMNOP', {}); // { redacted: 'weather key=[REDACTED:aws_access_key]', kinds: ['aws_access_key'] }
- */
-export function scanForSecrets(text: string, known: KnownSecrets): ScanResult {
-  const keys = [
-    ...(known.ownApiKey ? [{ key: known.ownApiKey, owner: 'self' }] : []),
-    ...[...(known.apiKeys ?? [])].map((key) => ({ key })),
-  ];
-  return scanWith(text, secretLiterals(keys, known.canaries ?? []), {
-    token: known.ownToken,
-    agentId: 'self',
-  });
-}
-
-/**
- * The gateway's scanner: the literal forms of every API key and canary are rebuilt only when the agent
- * registry changes, so a request pays a handful of `includes` calls.
+ * const scan = createSecretScanner({ version: () => 1, keys: () => [], canaries: [] });
+ * scan('weather key=AKIAABCDEFGHIJKLMNOP', {}); // { redacted: 'weather key=[REDACTED:aws_access_key]', kinds: ['aws_access_key'] }
  */
 export function createSecretScanner(source: {
   version(): number;
@@ -134,12 +288,12 @@ export function createSecretScanner(source: {
   canaries: readonly string[];
 }) {
   let builtFor = -1;
-  let literals: SecretLiteral[] = [];
+  let known: KnownSecrets = { literals: [], spaced: false };
   return (text: string, own: { token?: string; agentId?: string }): ScanResult => {
     if (builtFor !== source.version()) {
-      literals = secretLiterals(source.keys(), source.canaries);
+      known = knownSecrets(source.keys(), source.canaries);
       builtFor = source.version();
     }
-    return scanWith(text, literals, own);
+    return scanWith(text, known, own);
   };
 }

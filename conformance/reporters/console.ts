@@ -1,3 +1,4 @@
+import { printable } from '../redact.ts';
 import type { ConformanceReport } from '../runner.ts';
 import type { CheckResult } from '../types.ts';
 
@@ -21,7 +22,7 @@ const abbreviate = (text: string, max = 300) =>
 export function formatCheckLine(result: CheckResult, paint = painter(false)): string {
   const label = paint(result.verdict, LABEL[result.verdict].padEnd(12));
   const line = `${label} ${result.level.padEnd(6)} ${result.id.padEnd(34)} ${result.title}`;
-  return result.verdict === 'pass' ? line : `${line}\n${' '.repeat(13)}${result.message}`;
+  return result.verdict === 'pass' ? line : `${line}\n${' '.repeat(13)}${printable(result.message)}`;
 }
 
 /** The failures with their reproductions, and the summary. */
@@ -34,10 +35,10 @@ export function formatSummary(report: ConformanceReport, exitCode: number, paint
       lines.push(
         '',
         `${paint('fail', failure.id)} (${failure.level}, spec ${failure.specRef}): ${failure.title}`,
-        `  ${failure.message}`,
+        `  ${printable(failure.message)}`,
       );
       const r = failure.reproduction;
-      if (r?.counterexample) lines.push(`  counterexample: ${abbreviate(r.counterexample)}`);
+      if (r?.counterexample) lines.push(`  counterexample: ${printable(abbreviate(r.counterexample))}`);
       if (r?.curl) lines.push(`  reproduce: ${r.curl}`);
       if (r?.seed !== undefined && r.path) lines.push(`  seed ${r.seed}, path "${r.path}"`);
       if (r?.replay) lines.push(`  replay: ${r.replay}`);

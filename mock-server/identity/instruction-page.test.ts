@@ -49,10 +49,20 @@ describe('instruction page rendering', () => {
 
   it('markdown tells how to get a token, which header to send it in, and the lifetime', () => {
     const page = renderInstructionMarkdown(params, 'http://127.0.0.1:8787', 3600);
-    expect(page).toContain('http://127.0.0.1:8787/idp/token');
-    expect(page).toContain(`curl -s ${ENDPOINT} -H 'X-Agent-Identity: <TOKEN>'`);
+    expect(page).toContain(`curl -s -X POST 'http://127.0.0.1:8787/idp/token'`);
+    expect(page).toContain(`curl -s '${ENDPOINT}' -H 'X-Agent-Identity: <TOKEN>'`);
     expect(page).toContain('60 minutes');
     expect(page).toMatch(/invalid_identity_token/);
+  });
+
+  it('quotes URLs in its shell lines: a hostile endpoint path cannot run commands', () => {
+    const endpoint = "http://127.0.0.1:8787/a;id;$(reboot)'x|y/v1/whoami";
+    const hostile = parse(`app=x&endpoint=${encodeURIComponent(endpoint)}&header=X-Agent-Identity`);
+    const page = renderInstructionMarkdown(hostile, 'http://127.0.0.1:8787', 3600);
+    const line = page.split('\n').find((l) => l.includes('<TOKEN>')) ?? '';
+    expect(line).toContain("curl -s 'http://127.0.0.1:8787/a;id;$(reboot)%27x|y/v1/whoami' -H");
+    // One quoted URL, one quoted header: exactly four quotes, so nothing escapes the quoting.
+    expect(line.split("'").length - 1).toBe(4);
   });
 
   it('escapes a hostile app name in both forms', () => {

@@ -48,9 +48,12 @@ export function parseInstructionParams(query: URLSearchParams): InstructionParam
       `this identity provider's tokens are sent in ${IDENTITY_HEADER} (spec section 5)`,
     );
   }
-  // The endpoint is pasted into a single-quoted curl line: a quote must not end it.
-  return { app, endpoint: url.href.replace(/'/g, '%27'), header: IDENTITY_HEADER };
+  return { app, endpoint: url.href, header: IDENTITY_HEADER };
 }
+
+// URLs go into the page's shell lines single-quoted: `;`, `$(` or `|`, all legal in a URL path, stay
+// literal, and a quote (percent-encoded: also legal) cannot end the quoting.
+const quoted = (url: string) => `'${url.replace(/'/g, '%27')}'`;
 
 interface Step {
   text: string;
@@ -63,11 +66,11 @@ function steps(params: InstructionParams, idpOrigin: string, ttlSeconds: number)
     { text: 'Have your agent registered with this identity provider: you need its API key.' },
     {
       text: 'Exchange the API key for a short-lived identity token:',
-      code: `curl -s -X POST ${idpOrigin}/idp/token -H 'content-type: application/json' -d '{"api_key":"<YOUR_API_KEY>"}'`,
+      code: `curl -s -X POST ${quoted(`${idpOrigin}/idp/token`)} -H 'content-type: application/json' -d '{"api_key":"<YOUR_API_KEY>"}'`,
     },
     {
       text: `Send the token in the ${params.header} header on every call, and check it with whoami:`,
-      code: `curl -s ${params.endpoint} -H '${params.header}: <TOKEN>'`,
+      code: `curl -s ${quoted(params.endpoint)} -H '${params.header}: <TOKEN>'`,
     },
     {
       text: `Tokens expire after ${minutes}. On 401 invalid_identity_token, obtain a fresh token and resend; never retry the same token.`,
