@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createBoundedMap } from './bounded-map.ts';
+import { createTokenMemo } from './token-memo.ts';
 
 describe('bounded map', () => {
   it('keeps at most max entries, dropping the oldest insertion', () => {
@@ -10,7 +11,18 @@ describe('bounded map', () => {
     map.set('c', 4);
     expect(map.size).toBe(2);
     expect(map.get('b')).toBeUndefined();
-    expect([...map.values()]).toEqual([3, 4]);
+    expect([map.get('a'), map.get('c')]).toEqual([3, 4]);
+  });
+
+  it('a token memo answers only for the very token it stored, not another with the same signature', () => {
+    const memo = createTokenMemo<number>(2);
+    const signature = 'S'.repeat(43);
+    memo.set(`a.${signature}`, 1);
+    expect(memo.get(`a.${signature}`)).toBe(1);
+    expect(memo.get(`b.${signature}`)).toBeUndefined();
+    memo.set('x'.repeat(50), 2);
+    memo.set('y'.repeat(50), 3);
+    expect(memo.get(`a.${signature}`)).toBeUndefined();
   });
 
   it('refuses a non-positive bound', () => {

@@ -11,7 +11,6 @@ export function createBoundedMap<K, V>(max: number) {
   const map = new Map<K, V>();
   return {
     get: (key: K) => map.get(key),
-    has: (key: K) => map.has(key),
     set(key: K, value: V) {
       map.delete(key);
       map.set(key, value);
@@ -19,7 +18,6 @@ export function createBoundedMap<K, V>(max: number) {
     },
     delete: (key: K) => map.delete(key),
     clear: () => map.clear(),
-    values: () => map.values(),
     get size() {
       return map.size;
     },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createClock } from './clock.ts';
+import { createClock, MAX_CLOCK_MS } from './clock.ts';
 
 describe('clock', () => {
   it('runs at real time by default', () => {
@@ -39,5 +39,15 @@ describe('clock', () => {
     const clock = createClock();
     expect(() => clock.advance(-1)).toThrow(RangeError);
     expect(() => clock.advance(Number.NaN)).toThrow(RangeError);
+  });
+
+  it('stays within years 1970-9999, where every timestamp has an ISO 8601 and HTTP-date form', () => {
+    const clock = createClock({ frozen: true, startAt: MAX_CLOCK_MS - 10 });
+    expect(() => clock.advance(11)).toThrow(RangeError);
+    clock.advance(10);
+    expect(new Date(clock.now()).toISOString()).toBe('9999-12-31T23:59:59.999Z');
+    expect(() => clock.set(MAX_CLOCK_MS + 1)).toThrow(RangeError);
+    expect(() => clock.set(-1)).toThrow(RangeError);
+    expect(clock.now()).toBe(MAX_CLOCK_MS);
   });
 });

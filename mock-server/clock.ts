@@ -4,6 +4,12 @@ export interface Clock {
   now(): number;
 }
 
+/**
+ * The latest time the clock can show, 9999-12-31T23:59:59.999Z: later instants have no four-digit-year
+ * ISO 8601 form or HTTP-date, so every timestamp the gateway writes (journal, whoami, Date) would break.
+ */
+export const MAX_CLOCK_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 /** A clock that can be frozen, advanced and set: the virtual clock of QA scenarios and tests. */
 export interface VirtualClock extends Clock {
   /** Stops time at its current value. */
@@ -50,11 +56,16 @@ export function createClock(
     advance(ms) {
       if (!Number.isFinite(ms) || ms < 0)
         throw new RangeError(`advance needs a finite, non-negative ms, got ${ms}`);
+      if (now() + ms > MAX_CLOCK_MS)
+        throw new RangeError(`advancing by ${ms} ms would pass ${new Date(MAX_CLOCK_MS).toISOString()}`);
       if (frozenAt === undefined) offset += ms;
       else frozenAt += ms;
     },
     set(epochMs) {
-      if (!Number.isFinite(epochMs)) throw new RangeError(`set needs a finite epoch in ms, got ${epochMs}`);
+      if (!Number.isFinite(epochMs) || epochMs < 0 || epochMs > MAX_CLOCK_MS)
+        throw new RangeError(
+          `set needs an epoch in ms from 0 to ${MAX_CLOCK_MS} (${new Date(MAX_CLOCK_MS).toISOString()}), got ${epochMs}`,
+        );
       if (frozenAt === undefined) offset = epochMs - realNow();
       else frozenAt = epochMs;
     },

@@ -27,6 +27,14 @@ describe('error codes', () => {
     });
   });
 
+  it('every 401 carries a WWW-Authenticate challenge (RFC 9110 section 11.6.1); other statuses none', () => {
+    for (const code of ERROR_CODES) {
+      const challenge = new GatewayError(code).toResponse().headers.get('www-authenticate');
+      if (ERROR_CATALOGUE[code].status === 401) expect(challenge, code).toMatch(/^[A-Za-z]+ \S/);
+      else expect(challenge, code).toBeNull();
+    }
+  });
+
   it('an unknown exception becomes one logged 500 internal_error that does not leak the exception', async () => {
     const lines: string[] = [];
     const response = errorToResponse(new TypeError('secret detail'), 'req-2', (line) => lines.push(line));

@@ -3,7 +3,8 @@ import { jsonResponse } from './json-response.ts';
 /**
  * The one closed set of error codes the reference gateway can answer with.
  *
- * Every error response is JSON `{ code, message, request_id, ...details }` with the status listed here.
+ * Every error response is JSON `{ code, message, request_id, ...details }` with the status listed here;
+ * a 401 also carries the `WWW-Authenticate` challenge RFC 9110 section 11.6.1 requires.
  * The codes of spec section 7 come first; the rest belong to the reference profile (documented in the
  * README) and are never required of other gateways by the conformance suite.
  */
@@ -12,10 +13,12 @@ export const ERROR_CATALOGUE = {
   missing_identity_token: {
     status: 401,
     message: 'The X-Agent-Identity header is missing: obtain a token and send it.',
+    challenge: 'AgentIdentity header="X-Agent-Identity"',
   },
   invalid_identity_token: {
     status: 401,
     message: 'The identity token was not accepted: obtain a fresh token and resend.',
+    challenge: 'AgentIdentity header="X-Agent-Identity", error="invalid_token"',
   },
   access_denied: {
     status: 403,
@@ -41,9 +44,17 @@ export const ERROR_CATALOGUE = {
     message: 'This Idempotency-Key was already used with a different request.',
   },
   // Reference profile: identity provider and admin API.
-  invalid_api_key: { status: 401, message: 'The API key is missing or unknown.' },
+  invalid_api_key: {
+    status: 401,
+    message: 'The API key is missing or unknown.',
+    challenge: 'ApiKey field="api_key"',
+  },
   agent_disabled: { status: 403, message: 'This agent is disabled at the identity provider.' },
-  admin_key_required: { status: 401, message: 'The admin API needs the X-Admin-Key header.' },
+  admin_key_required: {
+    status: 401,
+    message: 'The admin API needs the X-Admin-Key header.',
+    challenge: 'AdminKey header="X-Admin-Key", Bearer realm="admin"',
+  },
   admin_key_invalid: { status: 403, message: 'The admin key is wrong.' },
   // Reference profile: server side.
   internal_error: { status: 500, message: 'Internal error; it has been logged.' },
@@ -57,7 +68,7 @@ export const ERROR_CATALOGUE = {
     status: 503,
     message: 'The identity provider could not be reached: retry with backoff.',
   },
-} as const satisfies Record<string, { status: number; message: string }>;
+} as const satisfies Record<string, { status: number; message: string; challenge?: string }>;
 
 /** A stable snake_case error code; the union is derived from the catalogue above. */
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
@@ -89,7 +100,10 @@ export class GatewayError extends Error {
     this.code = code;
     this.status = ERROR_CATALOGUE[code].status;
     this.details = options.details ?? {};
-    this.headers = options.headers ?? {};
+    const entry: { status: number; challenge?: string } = ERROR_CATALOGUE[code];
+    this.headers = entry.challenge
+      ? { 'www-authenticate': entry.challenge, ...options.headers }
+      : (options.headers ?? {});
   }
 
   /** The JSON body, without transport concerns. */

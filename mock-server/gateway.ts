@@ -22,7 +22,8 @@ import { createFixtureSearchProvider, type SearchProvider } from './tools/web-se
  * Per-request values shared by the pipeline stages, passed as Hono's `env` by the gateway's fetch wrapper
  * (not set by a middleware: that would put every request on Hono's slower multi-handler path).
  */
-export type AppEnv = { Bindings: { requestId: string; note: JournalNote } };
+/** Per-request state the routes share: the request id, what the journal learns, and whether it is an admin call. */
+export type AppEnv = { Bindings: { requestId: string; note: JournalNote; admin: boolean } };
 
 export interface GatewayOptions {
   /** A config object laid over the bundled default, or one already returned by `loadConfig`. */
@@ -163,12 +164,14 @@ export function createGateway(options: GatewayOptions = {}) {
 
   /** Request id, then the routes, then the journal entry (admin calls are not journaled). */
   const handle = async (request: Request): Promise<Response> => {
-    const env = { requestId: requestIdFor(request.headers), note: {} as JournalNote };
+    const env = { requestId: requestIdFor(request.headers), note: {} as JournalNote, admin: false };
     const path = pathOf(request.url);
     if (path.startsWith(ADMIN_PREFIX)) return app.fetch(request, env);
     const at = clock.now();
     const started = performance.now();
     const response = await app.fetch(request, env);
+    // Routed to the admin API under another spelling of its path (e.g. percent-encoded).
+    if (env.admin) return response;
     const { operation = 'other', ...learned } = env.note;
     runtime.journal.record({
       request_id: env.requestId,

@@ -25,3 +25,6 @@ export function jsonTextResponse(text: string, init: JsonResponseInit = {}): Res
  */
 export const jsonResponse = (body: unknown, init: JsonResponseInit = {}): Response =>
   jsonTextResponse(JSON.stringify(body), init);
+
+/** For answers that must never be cached or replayed by an intermediary: tokens, identities, tool results. */
+export const NO_STORE = { 'cache-control': 'no-store' } as const;

@@ -44,6 +44,10 @@ describe('admin API access', () => {
     const { gateway, admin } = setup();
     await admin('GET', '/agents');
     await call(gateway, 'GET', '/v1/health');
+    // Another spelling of the admin path reaches the admin API, and is not journaled either.
+    const encoded = await call(gateway, 'GET', '/%5F%5Fadmin/agents', { headers: { 'x-admin-key': KEY } });
+    expect(encoded.status).toBe(200);
+    await call(gateway, 'GET', '/%5F%5Fadmin/agents', { headers: { 'x-admin-key': 'wrong-key-123' } });
     const journal = await admin('GET', '/journal');
     expect((journal.body.entries as { path: string }[]).map((e) => e.path)).toEqual(['/v1/health']);
   });
@@ -131,6 +135,23 @@ describe('tools, clock, journal, reset', () => {
     const set = await admin('POST', '/clock/set', { body: { time: '2030-01-01T00:00:00Z' } });
     expect(set.body.time).toBe('2030-01-01T00:00:00.000Z');
     expect((await admin('POST', '/clock/advance', { body: { ms: 1, seconds: 1 } })).status).toBe(400);
+  });
+
+  it('a clock time past year 9999 is a 400, and the gateway keeps answering', async () => {
+    const { gateway, admin } = setup();
+    for (const [path, body] of [
+      ['/clock/set', { time: 9e15 }],
+      ['/clock/set', { time: -1 }],
+      ['/clock/advance', { seconds: 1e300 }],
+      ['/clock/advance', { ms: 8e15 }],
+    ] as const) {
+      const response = await admin('POST', path, { body });
+      expect([path, response.status, response.body.code]).toEqual([path, 400, 'invalid_request']);
+    }
+    const token = gateway.mintToken('agent-verified');
+    expect((await call(gateway, 'GET', '/v1/whoami', { token })).status).toBe(200);
+    expect((await admin('GET', '/journal')).status).toBe(200);
+    expect((await admin('GET', '/clock')).body.time).toBe('2026-03-01T00:00:00.000Z');
   });
 
   it('the journal records status, code, agent and timing, redacts secrets and pages with since', async () => {
@@ -285,5 +306,24 @@ describe('scenarios through the admin API', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.message).toMatch(/config\.rate_limits\.rules\[0\]/);
     expect((await admin('POST', '/scenario', { body: { name: 'no-such-scenario' } })).status).toBe(400);
+  });
+
+  it('reads no files: a path instead of a bundled name is a 400 that reveals nothing of the file', async () => {
+    const { admin } = setup();
+    for (const name of ['/etc/passwd', 'package.json', '../package', './fixtures/scenarios/burst-429.yaml']) {
+      const response = await admin('POST', '/scenario', { body: { name } });
+      expect([name, response.status, response.body.field]).toEqual([name, 400, 'name']);
+      expect(String(response.body.message)).toMatch(/bundled: burst-429/);
+      expect(JSON.stringify(response.body)).not.toMatch(/root:|devDependencies|Unrecognized/);
+    }
+  });
+
+  it('a scenario may not change the corpus, which loads once at start', async () => {
+    const { admin } = setup();
+    const response = await admin('POST', '/scenario', {
+      body: { scenario: { name: 'corpus', description: 'x', config: { corpus: { seed: 7 } } } },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.message).toMatch(/config\.corpus: a scenario cannot change the corpus/);
   });
 });

@@ -107,6 +107,7 @@ describe.each(ADAPTERS)('behaviour table through the %s adapter', (_name, makeAd
     expect(result.status).toBe(status);
     expect(result.headers['content-type']).toMatch(/^application\/json/);
     expect(result.headers['x-request-id']).toBeTruthy();
+    if (status === 401) expect(result.headers['www-authenticate']).toMatch(/^AgentIdentity /);
     const body = JSON.parse(result.text);
     if (code) expect(body.code).toBe(code);
     else expect(body.code).toBeUndefined();

@@ -125,6 +125,8 @@ describe('rate limits through the gateway', () => {
     const gateway = limited({ limit: 1 });
     const early = gateway.mintToken('agent-early');
     for (let i = 0; i < 3; i++) {
+      expect((await call(gateway, 'GET', '/v1/whoami')).status).toBe(401);
+      expect((await call(gateway, 'GET', '/v1/whoami', { token: `${early}x` })).status).toBe(401);
       expect((await search(gateway, early)).status).toBe(403);
       expect(
         (await call(gateway, 'POST', '/v1/web/fetch', { token: early, body: { url: 'ftp://x' } })).status,
@@ -151,5 +153,17 @@ describe('concurrency limit', () => {
     // Slots are given back: once those finished, new calls are admitted again.
     expect((await search(gateway, token)).status).toBe(200);
     expect(gateway.runtime.concurrency.current('agent-verified')).toBe(0);
+  });
+
+  it('per_agent: null switches the concurrency limit off', async () => {
+    const gateway = createGateway({
+      config: {
+        rate_limits: { rules: [], concurrency: { per_agent: null } },
+        tools: { 'web.search': { latency_ms: 50 } },
+      },
+    });
+    const token = gateway.mintToken('agent-verified');
+    const results = await Promise.all(Array.from({ length: 40 }, () => search(gateway, token)));
+    expect(results.filter((r) => r.status !== 200)).toEqual([]);
   });
 });

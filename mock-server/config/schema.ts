@@ -8,7 +8,8 @@ export type ToolName = (typeof TOOL_NAMES)[number];
 export const OPERATIONS = ['whoami', ...TOOL_NAMES] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
-const identifier = z
+/** An agent, tier or rule id: 1-64 letters, digits, '.', '_' or '-', starting alphanumeric. */
+export const identifier = z
   .string()
   .regex(
     /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
@@ -17,22 +18,37 @@ const identifier = z
 
 const toolName = z.enum(TOOL_NAMES, { error: () => `must be one of ${TOOL_NAMES.join(', ')}` });
 
-export const agentSchema = z.strictObject({
+/** The fields of an agent, without defaults: the config schema and the admin API's patches share them. */
+export const agentFields = {
   id: identifier,
-  name: z.string().min(1).max(200).optional(),
+  name: z.string().min(1).max(200),
   api_key: z.string().min(8, 'must be at least 8 characters').max(200),
   tier: identifier,
-  allowlist: z.array(toolName).default([]),
-  disabled: z.boolean().default(false),
+  allowlist: z.array(toolName),
+  disabled: z.boolean(),
+};
+
+export const agentSchema = z.strictObject({
+  ...agentFields,
+  name: agentFields.name.optional(),
+  allowlist: agentFields.allowlist.default([]),
+  disabled: agentFields.disabled.default(false),
 });
 
-const toolSchema = z.strictObject({
+/** The fields of a tool's policy, without defaults (config schema and admin API). */
+export const toolFields = {
   /** Tiers whose agents may call the tool (an agent's allowlist adds tools on top). */
-  tiers: z.array(identifier).default([]),
+  tiers: z.array(identifier),
   /** A globally disabled tool answers 403 access_denied to everyone. */
-  enabled: z.boolean().default(true),
+  enabled: z.boolean(),
   /** Simulated backend latency, in real milliseconds. */
-  latency_ms: z.number().int().min(0).max(60_000).default(0),
+  latency_ms: z.number().int().min(0).max(60_000),
+};
+
+const toolSchema = z.strictObject({
+  tiers: toolFields.tiers.default([]),
+  enabled: toolFields.enabled.default(true),
+  latency_ms: toolFields.latency_ms.default(0),
 });
 
 // The sliding window keeps one timestamp per admitted request, so its limit is capped.
@@ -76,8 +92,8 @@ const rateLimitsSchema = z.strictObject({
   rules: z.array(rateLimitRuleSchema).default([]),
   concurrency: z
     .strictObject({
-      /** Most requests one agent may have in flight; more get 429 rate_limited (no Retry-After). */
-      per_agent: z.number().int().min(1).max(100_000).optional(),
+      /** Most requests one agent may have in flight; more get 429 rate_limited (no Retry-After). null: no limit. */
+      per_agent: z.number().int().min(1).max(100_000).nullable().optional(),
     })
     .default({}),
 });

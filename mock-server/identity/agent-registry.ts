@@ -13,21 +13,21 @@ export interface Agent {
 }
 
 /** The changes the admin API may make to an agent (the transitions the spec leaves unshown). */
-export type AgentPatch = Partial<Pick<Agent, 'name' | 'tier' | 'allowlist' | 'disabled' | 'apiKey'>>;
+export type AgentPatch = Partial<Pick<Agent, 'name' | 'tier' | 'allowlist' | 'disabled'>>;
 
-const fromRecord = (record: AgentRecord): Agent => ({
+const fromRecord = (record: AgentRecord): Omit<Agent, 'tokenGeneration'> => ({
   id: record.id,
   name: record.name ?? record.id,
   apiKey: record.api_key,
   tier: record.tier,
   allowlist: [...record.allowlist],
   disabled: record.disabled,
-  tokenGeneration: 0,
 });
 
 /**
  * The identity provider's registry of agents, looked up by id (verification) and by API key (minting).
- * `reset()` restores the agents it was created with.
+ * `reset()` restores the agents it was created with. Revocation outlives resets: an agent id's token
+ * generation never goes back, so a revoked token stays revoked, and a token minted after it stays valid.
  */
 export function createAgentRegistry(initialRecords: readonly AgentRecord[]) {
   let records = initialRecords;
@@ -35,11 +35,15 @@ export function createAgentRegistry(initialRecords: readonly AgentRecord[]) {
   const byKey = new Map<string, Agent>();
   // Counts changes, so derived data (the secret scanner's list of API keys) knows when to rebuild.
   let version = 0;
+  // The token generation of every agent id ever known, kept across reset() and replace().
+  const generations = new Map<string, number>();
 
-  const put = (agent: Agent) => {
+  const put = (fields: Omit<Agent, 'tokenGeneration'>): Agent => {
+    const agent = { ...fields, tokenGeneration: generations.get(fields.id) ?? 0 };
     version += 1;
     byId.set(agent.id, agent);
     byKey.set(agent.apiKey, agent);
+    return agent;
   };
   const reset = () => {
     byId.clear();
@@ -56,25 +60,16 @@ export function createAgentRegistry(initialRecords: readonly AgentRecord[]) {
     get version() {
       return version;
     },
-    /** Every API key the registry knows (to spot one leaking into a query or URL). */
-    apiKeys: (): Iterable<string> => byKey.keys(),
     /** Adds a new agent; the caller validated the fields. Fails on a duplicate id or API key. */
     add(agent: Omit<Agent, 'tokenGeneration'>): Agent {
       if (byId.has(agent.id)) throw new Error(`agent "${agent.id}" already exists`);
       if (byKey.has(agent.apiKey)) throw new Error('api_key is already used by another agent');
-      const created = { ...agent, allowlist: [...agent.allowlist], tokenGeneration: 0 };
-      put(created);
-      return created;
+      return put({ ...agent, allowlist: [...agent.allowlist] });
     },
-    /** Applies a patch in place, keeping the API-key index consistent. */
+    /** Applies a patch in place (the API key cannot change: it indexes the agent). */
     update(id: string, patch: AgentPatch): Agent | undefined {
       const agent = byId.get(id);
       if (!agent) return undefined;
-      if (patch.apiKey !== undefined && patch.apiKey !== agent.apiKey) {
-        if (byKey.has(patch.apiKey)) throw new Error('api_key is already used by another agent');
-        byKey.delete(agent.apiKey);
-        byKey.set(patch.apiKey, agent);
-      }
       Object.assign(agent, patch);
       version += 1;
       return agent;
@@ -84,6 +79,7 @@ export function createAgentRegistry(initialRecords: readonly AgentRecord[]) {
       const agent = byId.get(id);
       if (!agent) return false;
       agent.tokenGeneration += 1;
+      generations.set(id, agent.tokenGeneration);
       return true;
     },
     reset,

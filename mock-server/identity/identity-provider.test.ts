@@ -74,6 +74,27 @@ describe('identity provider', () => {
     expect(idp.verify(second)).toEqual({ ok: false, reason: 'agent_disabled', agentId: 'a-early' });
   });
 
+  it('keeps revocations through a reset or a new agent list: a revoked token never comes back', () => {
+    const { idp, registry } = setup();
+    const revoked = idp.mintForApiKey('key-early-123').token;
+    registry.revokeTokens('a-early');
+    const fresh = idp.mintForApiKey('key-early-123').token;
+    registry.reset();
+    expect(idp.verify(revoked)).toEqual({ ok: false, reason: 'revoked', agentId: 'a-early' });
+    expect(idp.verify(fresh).ok).toBe(true);
+    registry.replace([]);
+    registry.add({
+      id: 'a-early',
+      name: 'Again',
+      apiKey: 'key-again-123',
+      tier: 'verified',
+      allowlist: [],
+      disabled: false,
+    });
+    expect(idp.verify(revoked)).toEqual({ ok: false, reason: 'revoked', agentId: 'a-early' });
+    expect(idp.verify(fresh).ok).toBe(true);
+  });
+
   it('sees tier changes at once, because verification reads the registry', () => {
     const { idp, registry } = setup();
     const { token } = idp.mintForApiKey('key-early-123');
@@ -86,7 +107,7 @@ describe('identity provider', () => {
 
   it('applies a new TTL to tokens minted afterwards', () => {
     const { idp } = setup(60);
-    idp.setTtlSeconds(2);
+    idp.configure({ signingSecret: 'secret-secret-secret', issuer: 'idp', ttlSeconds: 2 });
     const minted = idp.mintForApiKey('key-early-123');
     expect(minted.expiresAt - minted.issuedAt).toBe(2_000);
   });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createBoundedMap } from '../bounded-map.ts';
 import type { Clock } from '../clock.ts';
 import type { ToolName } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
+import { createTokenMemo } from '../token-memo.ts';
 import type { Agent, AgentRegistry } from './agent-registry.ts';
 import { createTokenCodec, type TokenClaims } from './token-codec.ts';
 
@@ -73,14 +73,13 @@ export function createIdentityProvider(options: {
   let ttlSeconds = options.ttlSeconds;
   // Checking the signature is a pure function of the token, so good tokens are remembered (bounded) and
   // the HMAC runs once per token, not once per request. Expiry, revocation and the agent's current state
-  // are still checked on every call. Keyed by the signature (the last 43 characters) with the whole token
-  // compared on a hit: hashing a fresh 240-character header string costs more than the rest of the check.
-  let signedClaims = createBoundedMap<string, { token: string; claims: TokenClaims }>(8192);
+  // are still checked on every call.
+  let signedClaims = createTokenMemo<TokenClaims>();
   const decode = (token: string) => {
-    const known = signedClaims.get(token.slice(-43));
-    if (known?.token === token) return { ok: true as const, claims: known.claims };
+    const known = signedClaims.get(token);
+    if (known) return { ok: true as const, claims: known };
     const decoded = codec.decode(token);
-    if (decoded.ok) signedClaims.set(token.slice(-43), { token, claims: decoded.claims });
+    if (decoded.ok) signedClaims.set(token, decoded.claims);
     return decoded;
   };
 
@@ -137,14 +136,10 @@ export function createIdentityProvider(options: {
     get ttlSeconds() {
       return ttlSeconds;
     },
-    /** Changes the lifetime of tokens minted from now on (scenarios use it). */
-    setTtlSeconds(seconds: number) {
-      ttlSeconds = seconds;
-    },
     /** Changes the signing secret, issuer and lifetime; tokens signed with an old secret stop verifying. */
     configure(next: { signingSecret: string; issuer: string; ttlSeconds: number }) {
       codec = createTokenCodec(next.signingSecret);
-      signedClaims = createBoundedMap(8192);
+      signedClaims = createTokenMemo();
       issuer = next.issuer;
       ttlSeconds = next.ttlSeconds;
     },

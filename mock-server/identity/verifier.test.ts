@@ -44,6 +44,29 @@ describe('remote verifier: a gateway in front of another identity provider', () 
     expect(await (await whoami(token)).json()).toMatchObject({ reason: 'revoked' });
   });
 
+  it("its 401s point at the remote identity provider's instruction page, which answers", async () => {
+    for (const token of [undefined, 'not-a-token']) {
+      const body = (await (await whoami(token)).json()) as { token_instructions: string };
+      expect(body.token_instructions.startsWith(`${idpServer.url}/idp/auth.md?`)).toBe(true);
+      const page = await fetch(body.token_instructions);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('http://front.test/v1/whoami');
+    }
+  });
+
+  it('keeps a path prefix of the identity provider URL', async () => {
+    const asked: string[] = [];
+    const verifier = createRemoteVerifier('http://idp.test/tenant-a', {
+      fetch: async (url) => {
+        asked.push(String(url));
+        return Response.json({ valid: false, reason: 'expired' });
+      },
+    });
+    expect(await verifier.verify('t')).toEqual({ ok: false, reason: 'expired', agentId: undefined });
+    expect(asked).toEqual(['http://idp.test/tenant-a/idp/verify']);
+    expect(verifier.idpBaseUrl).toBe('http://idp.test/tenant-a/');
+  });
+
   it('does not serve its own /idp endpoints, whose tokens it could not verify', async () => {
     const response = await front.fetch(new Request('http://front.test/idp/token', { method: 'POST' }));
     expect(response.status).toBe(404);

@@ -9,6 +9,8 @@ import type { IdentityProvider, VerifyResult } from './identity-provider.ts';
  */
 export interface IdentityVerifier {
   verify(token: string): VerifyResult | Promise<VerifyResult>;
+  /** Base URL of the identity provider whose `idp/auth.md` a 401 points to; default: this gateway's. */
+  readonly idpBaseUrl?: string;
 }
 
 /** Verifies with the identity provider in this process. */
@@ -58,7 +60,7 @@ export function toVerifyResponse(result: VerifyResult): VerifyResponse {
 }
 
 /**
- * Verifies by calling `POST {idpUrl}/idp/verify`. An unreachable or misbehaving IdP is a server-side
+ * Verifies by calling `POST {idpUrl}/idp/verify` (a path in `idpUrl` is kept). An unreachable or misbehaving IdP is a server-side
  * failure (503 identity_provider_unavailable), never a 401 blamed on the caller.
  *
  * @example
@@ -68,7 +70,9 @@ export function createRemoteVerifier(
   idpUrl: string,
   options: { fetch?: typeof fetch; timeoutMs?: number } = {},
 ): IdentityVerifier {
-  const endpoint = new URL('/idp/verify', idpUrl).href;
+  // Relative to the URL as a directory, so a path prefix is kept: http://h/auth -> http://h/auth/idp/verify.
+  const idpBaseUrl = new URL(idpUrl.replace(/\/*$/, '/')).href;
+  const endpoint = new URL('idp/verify', idpBaseUrl).href;
   const doFetch = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 5000;
   const unavailable = (why: string) =>
@@ -77,6 +81,7 @@ export function createRemoteVerifier(
     });
 
   return {
+    idpBaseUrl,
     async verify(token) {
       let response: Response;
       try {
@@ -89,7 +94,11 @@ export function createRemoteVerifier(
       } catch (error) {
         throw unavailable(error instanceof Error ? error.message : String(error));
       }
-      if (!response.ok) throw unavailable(`HTTP ${response.status}`);
+      if (!response.ok) {
+        // Release the connection now rather than at garbage collection.
+        await response.body?.cancel().catch(() => undefined);
+        throw unavailable(`HTTP ${response.status}`);
+      }
       const parsed = verifyResponseSchema.safeParse(await response.json().catch(() => undefined));
       if (!parsed.success) throw unavailable('unexpected response body');
       const body = parsed.data;

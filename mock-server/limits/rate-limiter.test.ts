@@ -76,6 +76,29 @@ describe('rate limiter', () => {
     expect(admitted(limiter, early, 'whoami', 20)).toBe(9);
   });
 
+  test.prop([
+    fc.constantFrom('token_bucket', 'fixed_window', 'sliding_window' as const),
+    fc.integer({ min: 2, max: 20 }),
+  ])(
+    "a refusal reports the other rules' remaining quota as it is: the refused request took none of it",
+    (algorithm, wide) => {
+      const limiter = createRateLimiter([
+        rule({ name: 'wide', limit: wide, algorithm }),
+        rule({ name: 'narrow', operations: ['web.search'], limit: 1, algorithm }),
+      ]);
+      limiter.admit(early, 'web.search', NOW);
+      const refused = limiter.admit(early, 'web.search', NOW);
+      const reported = refused.outcomes.find((o) => o.rule.name === 'wide')?.remaining;
+      // What a whoami now finds left after being admitted, plus itself.
+      const next = limiter
+        .admit(early, 'whoami', NOW)
+        .outcomes.find((o) => o.rule.name === 'wide')?.remaining;
+      expect(refused.allowed).toBe(false);
+      expect(reported).toBe(wide - 1);
+      expect(reported).toBe((next ?? -99) + 1);
+    },
+  );
+
   it('refusals name the blocking rule and the longest wait', () => {
     const limiter = createRateLimiter([
       rule({ name: 'short', limit: 1, window_seconds: 2 }),

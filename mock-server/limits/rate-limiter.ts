@@ -82,7 +82,12 @@ export function createRateLimiter(
         if (!outcome.allowed && (!blocking || outcome.retryAfterMs > blocking.retryAfterMs))
           blocking = outcome;
       }
-      if (blocking) return { allowed: false, outcomes, retryAfterMs: blocking.retryAfterMs, blocking };
+      if (blocking) {
+        // The refused request is not counted: rules that would have admitted it keep that request in
+        // their remaining quota (their resetMs, as if it were counted, can only be later: conservative).
+        for (const outcome of outcomes) if (outcome.allowed) outcome.remaining += 1;
+        return { allowed: false, outcomes, retryAfterMs: blocking.retryAfterMs, blocking };
+      }
       for (const state of states) state.consume(now);
       return { allowed: true, outcomes };
     },

@@ -26,7 +26,7 @@ export function admit(
   const agentId = identity.agentId;
   const maxInFlight = config.rate_limits.concurrency.per_agent;
   const inFlight = concurrency.current(agentId);
-  if (maxInFlight !== undefined && inFlight >= maxInFlight) {
+  if (maxInFlight != null && inFlight >= maxInFlight) {
     note.limit = { rule: 'concurrency', scope: 'agent', key: agentId };
     throw new GatewayError('rate_limited', {
       message: `Agent ${agentId} already has ${inFlight} requests in flight (limit ${maxInFlight}): reduce concurrency and retry with backoff.`,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { GatewayError } from '../errors.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
-import { authenticate, instructionPageUrl } from './authenticate.ts';
+import { identify, instructionPageUrl } from './authenticate.ts';
 
 const identity: Identity = {
   agentId: 'a',
@@ -16,8 +16,8 @@ const identity: Identity = {
 const verifier: IdentityVerifier = {
   verify: (token) => (token === 'good' ? { ok: true, identity } : { ok: false, reason: 'expired' }),
 };
-const call = (headers: Record<string, string>) =>
-  authenticate(new Request('http://gw.test/v1/whoami', { headers }), verifier);
+const call = async (headers: Record<string, string>) =>
+  identify(new Request('http://gw.test/v1/whoami', { headers }), verifier);
 const failure = async (promise: Promise<unknown>) => {
   try {
     await promise;

@@ -1,52 +1,41 @@
-import { createBoundedMap } from '../bounded-map.ts';
 import { GatewayError } from '../errors.ts';
 import { fingerprint } from '../hash.ts';
 import type { Identity, VerifyResult } from '../identity/identity-provider.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
 import type { JournalNote } from '../journal.ts';
+import { createTokenMemo } from '../token-memo.ts';
 
 /** The identity header of spec section 5. `Headers.get` matches names case-insensitively. */
 export const IDENTITY_HEADER = 'X-Agent-Identity';
 
-// Agents resend the same token many times: its fingerprint is remembered (bounded), keyed by its last 43
-// characters with the whole token compared, as hashing a 240-character token costs more than the lookup.
-const tokenFingerprints = createBoundedMap<string, { token: string; fingerprint: string }>(8192);
+// Agents resend the same token many times: its fingerprint is remembered (bounded).
+const tokenFingerprints = createTokenMemo<string>();
 
 /** The journal's fingerprint of a token: `tok_` and 8 hex digits; the token cannot be recovered from it. */
 export function tokenFingerprint(token: string): string {
-  const key = token.slice(-43);
-  const known = tokenFingerprints.get(key);
-  if (known?.token === token) return known.fingerprint;
-  const computed = fingerprint('tok', token);
-  tokenFingerprints.set(key, { token, fingerprint: computed });
-  return computed;
+  return tokenFingerprints.get(token) ?? tokenFingerprints.set(token, fingerprint('tok', token));
 }
 
-/** Where a caller learns how to get a token: the identity provider's instruction page, pre-filled. */
-export function instructionPageUrl(requestUrl: string): string {
+/**
+ * Where a caller learns how to get a token: the identity provider's instruction page, pre-filled. The
+ * provider is this gateway's own `/idp` unless the verifier names another (`--idp-url`).
+ */
+export function instructionPageUrl(requestUrl: string, idpBaseUrl?: string): string {
   const { origin } = new URL(requestUrl);
   const params = new URLSearchParams({
     app: 'your-agent',
     endpoint: `${origin}/v1/whoami`,
     header: IDENTITY_HEADER,
   });
-  return `${origin}/idp/auth.md?${params}`;
+  return `${new URL('idp/auth.md', idpBaseUrl ?? `${origin}/`).href}?${params}`;
 }
 
 /**
  * The identity stage (spec section 5.3): no token, or an empty one, is 401 missing_identity_token; a token
  * the verifier refuses is 401 invalid_identity_token with the reason and where to get a fresh one.
- * The journal note gets the token's fingerprint (never the token) and, when known, the agent.
+ * The journal note gets the token's fingerprint (never the token) and, when known, the agent. Answers
+ * without a promise when the verifier does (the in-process one), so the hot path waits no tick.
  */
-export async function authenticate(
-  request: Request,
-  verifier: IdentityVerifier,
-  note: JournalNote = {},
-): Promise<Identity> {
-  return identify(request, verifier, note);
-}
-
-/** `authenticate` without a promise when the verifier answers synchronously (the in-process one): no tick. */
 export function identify(
   request: Request,
   verifier: IdentityVerifier,
@@ -56,17 +45,26 @@ export function identify(
   if (!token) {
     throw new GatewayError('missing_identity_token', {
       message: `The ${IDENTITY_HEADER} header is missing: obtain an identity token and send it in that header.`,
-      details: { header: IDENTITY_HEADER, token_instructions: instructionPageUrl(request.url) },
+      details: {
+        header: IDENTITY_HEADER,
+        token_instructions: instructionPageUrl(request.url, verifier.idpBaseUrl),
+      },
     });
   }
   note.token = tokenFingerprint(token);
   const pending = verifier.verify(token);
   return pending instanceof Promise
-    ? pending.then((result) => identityOf(result, request, note))
-    : identityOf(pending, request, note);
+    ? pending.then((result) => accepted(result, request, verifier, note))
+    : accepted(pending, request, verifier, note);
 }
 
-function identityOf(result: VerifyResult, request: Request, note: JournalNote): Identity {
+/** The identity of an accepted token; a refused one is 401 invalid_identity_token with the reason. */
+function accepted(
+  result: VerifyResult,
+  request: Request,
+  verifier: IdentityVerifier,
+  note: JournalNote,
+): Identity {
   if (result.ok) {
     note.agent = result.identity.agentId;
     return result.identity;
@@ -74,6 +72,9 @@ function identityOf(result: VerifyResult, request: Request, note: JournalNote): 
   note.agent = result.agentId;
   throw new GatewayError('invalid_identity_token', {
     message: `The identity token was not accepted (${result.reason.replace(/_/g, ' ')}): obtain a fresh token and resend; do not retry this one.`,
-    details: { reason: result.reason, token_instructions: instructionPageUrl(request.url) },
+    details: {
+      reason: result.reason,
+      token_instructions: instructionPageUrl(request.url, verifier.idpBaseUrl),
+    },
   });
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ERROR_CATALOGUE, type ErrorCode, GatewayError } from '../errors.ts';
 import type { FaultTarget } from '../faults.ts';
 import type { JournalNote } from '../journal.ts';
@@ -10,8 +11,6 @@ const CODE_BY_STATUS: Record<500 | 502 | 503 | 504, ErrorCode> = {
   503: 'upstream_unavailable',
   504: 'upstream_timeout',
 };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The fault stage, where a real gateway would call its backend: a due fault answers a 5xx (with or

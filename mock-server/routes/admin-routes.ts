@@ -3,8 +3,9 @@ import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import type { ClientReport } from '../client-report/report.ts';
 import type { ClientReportOptions } from '../client-report/types.ts';
+import { MAX_CLOCK_MS } from '../clock.ts';
 import { ConfigError } from '../config/load-config.ts';
-import { TOOL_NAMES, type ToolName } from '../config/schema.ts';
+import { agentFields, TOOL_NAMES, type ToolName, toolFields } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import { type FaultSpec, faultSpecSchema } from '../faults.ts';
 import type { AppEnv } from '../gateway.ts';
@@ -12,7 +13,7 @@ import type { Agent } from '../identity/agent-registry.ts';
 import { jsonResponse } from '../json-response.ts';
 import { readJsonBody } from '../pipeline/read-json-body.ts';
 import type { Runtime } from '../runtime.ts';
-import { listScenarios, type Scenario, type ScenarioInput } from '../scenarios.ts';
+import { isBundledScenario, listScenarios, type Scenario, type ScenarioInput } from '../scenarios.ts';
 
 /** The admin API's reserved prefix. */
 export const ADMIN_PREFIX = '/__admin';
@@ -26,33 +27,50 @@ export interface AdminControl {
   clientReport(agent: string, options?: Partial<ClientReportOptions>): ClientReport;
 }
 
-const identifier = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 letters, digits, ".", "_" or "-"');
-const allowlist = z.array(z.enum(TOOL_NAMES, { error: `must list tools among ${TOOL_NAMES.join(', ')}` }));
-const agentPatchSchema = z.strictObject({
-  name: z.string().min(1).max(200).optional(),
-  tier: identifier.optional(),
-  allowlist: allowlist.optional(),
-  disabled: z.boolean().optional(),
-});
+// The config's own field schemas, every field optional (a patch changes what it names).
+const agentPatchSchema = z
+  .strictObject({
+    name: agentFields.name,
+    tier: agentFields.tier,
+    allowlist: agentFields.allowlist,
+    disabled: agentFields.disabled,
+  })
+  .partial();
 const agentCreateSchema = agentPatchSchema.extend({
-  id: identifier,
-  api_key: z.string().min(8).max(200).optional(),
+  id: agentFields.id,
+  api_key: agentFields.api_key.optional(),
 });
-const toolPatchSchema = z.strictObject({
-  enabled: z.boolean().optional(),
-  tiers: z.array(identifier).optional(),
-  latency_ms: z.number().int().min(0).max(60_000).optional(),
-});
+const toolPatchSchema = z.strictObject(toolFields).partial();
 const advanceSchema = z
   .strictObject({ ms: z.number().min(0).optional(), seconds: z.number().min(0).optional() })
   .refine((b) => (b.ms === undefined) !== (b.seconds === undefined), {
     message: 'give exactly one of ms or seconds',
   });
 const setSchema = z.strictObject({
-  time: z.union([z.iso.datetime({ offset: true }), z.number().int().min(0)]),
+  time: z.union([
+    z.iso.datetime({ offset: true }),
+    z.number().int().min(0).max(MAX_CLOCK_MS, 'must be at most 9999-12-31T23:59:59.999Z in epoch ms'),
+  ]),
 });
+
+/** Runs a clock change; a time past the clock's range is the caller's mistake (400), not a crash. */
+function changeClock(change: () => void): void {
+  try {
+    change();
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new GatewayError('invalid_request', { message: error.message, details: { field: 'time' } });
+  }
+}
+
+/** Parses a query string with a schema; the first problem is a 400 naming the parameter. */
+function parseQuery<T>(schema: z.ZodType<T>, query: Record<string, string>): T {
+  const parsed = schema.safeParse(query);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = String(issue?.path[0] ?? 'query');
+  throw new GatewayError('invalid_request', { message: `${field}: ${issue?.message}`, details: { field } });
+}
 const scenarioRequestSchema = z.union([
   z.strictObject({ name: z.string().min(1) }),
   z.strictObject({ scenario: z.record(z.string(), z.unknown()) }),
@@ -133,6 +151,7 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl) {
   });
 
   const requireAdminKey = async (c: Context<AppEnv>, next: () => Promise<void>) => {
+    c.env.admin = true;
     const header = c.req.header('x-admin-key') ?? c.req.header('authorization')?.replace(/^Bearer\s+/i, '');
     if (!header) throw new GatewayError('admin_key_required');
     if (!sameKey(header, control.adminKey)) throw new GatewayError('admin_key_invalid');
@@ -214,12 +233,12 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl) {
   });
   app.post(`${ADMIN_PREFIX}/clock/advance`, async (c) => {
     const body = await readJsonBody(c.req.raw, advanceSchema, maxBody());
-    clock.advance(body.ms ?? (body.seconds ?? 0) * 1000);
+    changeClock(() => clock.advance(body.ms ?? (body.seconds ?? 0) * 1000));
     return ok(c, clockState());
   });
   app.post(`${ADMIN_PREFIX}/clock/set`, async (c) => {
     const { time } = await readJsonBody(c.req.raw, setSchema, maxBody());
-    clock.set(typeof time === 'number' ? time : Date.parse(time));
+    changeClock(() => clock.set(typeof time === 'number' ? time : Date.parse(time)));
     return ok(c, clockState());
   });
 
@@ -244,15 +263,8 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl) {
     limit: z.coerce.number().int().min(1).max(1_000_000).optional(),
   });
   app.get(`${ADMIN_PREFIX}/journal`, (c) => {
-    const parsed = journalQuery.safeParse(c.req.query());
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new GatewayError('invalid_request', {
-        message: `${String(issue?.path[0] ?? 'query')}: ${issue?.message}`,
-        details: { field: String(issue?.path[0] ?? 'query') },
-      });
-    }
-    return ok(c, { capacity: runtime.journal.capacity, entries: runtime.journal.list(parsed.data) });
+    const query = parseQuery(journalQuery, c.req.query());
+    return ok(c, { capacity: runtime.journal.capacity, entries: runtime.journal.list(query) });
   });
   app.delete(`${ADMIN_PREFIX}/journal`, (c) => {
     runtime.journal.clear();
@@ -272,6 +284,14 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl) {
   });
   app.post(`${ADMIN_PREFIX}/scenario`, async (c) => {
     const body = await readJsonBody(c.req.raw, scenarioRequestSchema, maxBody());
+    // Over HTTP a scenario is a bundled name or an inline object, never a path: the admin API reads no files.
+    if ('name' in body && !isBundledScenario(body.name)) {
+      const bundled = listScenarios().map((s) => s.name);
+      throw new GatewayError('invalid_request', {
+        message: `name: no bundled scenario "${body.name}" (bundled: ${bundled.join(', ')}); send other scenarios inline as {"scenario": {...}}`,
+        details: { field: 'name' },
+      });
+    }
     let loaded: Scenario;
     try {
       loaded = control.useScenario('name' in body ? body.name : (body.scenario as ScenarioInput));
@@ -296,16 +316,7 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl) {
     quiet_ms: z.coerce.number().int().min(0).max(3_600_000).optional(),
   });
   app.get(`${ADMIN_PREFIX}/report`, (c) => {
-    const parsed = reportQuery.safeParse(c.req.query());
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const field = String(issue?.path[0] ?? 'query');
-      throw new GatewayError('invalid_request', {
-        message: `${field}: ${issue?.message}`,
-        details: { field },
-      });
-    }
-    const q = parsed.data;
+    const q = parseQuery(reportQuery, c.req.query());
     if (!registry.get(q.agent) && runtime.journal.list({ agent: q.agent }).length === 0) {
       throw new GatewayError('not_found', {
         message: `No agent "${q.agent}" and no request from it in the journal.`,

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context, Hono } from 'hono';
 import { type ZodType, z } from 'zod';
 import type { ToolName } from '../config/schema.ts';
@@ -5,7 +6,7 @@ import type { AppEnv } from '../gateway.ts';
 import { journalFingerprint } from '../hash.ts';
 import { parseIdempotencyKey, requestFingerprint, type StoredResponse } from '../idempotency.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import { jsonResponse, jsonTextResponse } from '../json-response.ts';
+import { jsonResponse, jsonTextResponse, NO_STORE } from '../json-response.ts';
 import { admit } from '../pipeline/admit.ts';
 import { IDENTITY_HEADER, identify } from '../pipeline/authenticate.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
@@ -15,12 +16,10 @@ import { fetchRequestSchema } from '../tools/web-fetch.ts';
 import { searchRequestSchema } from '../tools/web-search.ts';
 import type { MethodTable } from './method-not-allowed.ts';
 
-const NO_STORE = { 'cache-control': 'no-store' };
 const WHOAMI_FINGERPRINT = journalFingerprint('whoami');
 // Compiled parsers: ~20x faster on a valid body; any failure goes to zod's runtime, so messages are unchanged.
 const searchBody = z.compile(searchRequestSchema);
 const fetchBody = z.compile(fetchRequestSchema);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Records the query or URL in the journal note with secrets redacted, and which kinds were found. */
 function noteOutgoingText(

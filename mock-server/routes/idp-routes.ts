@@ -8,7 +8,7 @@ import {
   renderInstructionMarkdown,
 } from '../identity/instruction-page.ts';
 import { toVerifyResponse } from '../identity/verifier.ts';
-import { jsonResponse } from '../json-response.ts';
+import { jsonResponse, NO_STORE } from '../json-response.ts';
 import { IDENTITY_HEADER } from '../pipeline/authenticate.ts';
 import { readJsonBody } from '../pipeline/read-json-body.ts';
 import type { Runtime } from '../runtime.ts';
@@ -18,7 +18,6 @@ const tokenRequestSchema = z.object({
   api_key: z.string({ error: 'must be a string' }).min(1, 'is required'),
 });
 const verifyRequestSchema = z.object({ token: z.string({ error: 'must be a string' }) });
-const NO_STORE = { 'cache-control': 'no-store' };
 
 /**
  * The simulated identity provider's endpoints: token minting (API key -> token), verification (used by a
