@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseRetryAfter, retryAfterDelayMs } from './retry-after.ts';
 import type { TokenSource } from './token-source.ts';
 import { applyTransform, type ResolvedTransform, type TokenValue } from './token-value.ts';
@@ -52,7 +53,6 @@ export interface ClientOptions {
 }
 
 const MAX_BODY = 1024 * 1024;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Exponential backoff with "equal jitter": half the step fixed, half random, capped. */
 export const backoffMs = (attempt: number, random = Math.random) => {
   const step = Math.min(8000, 250 * 2 ** attempt);

@@ -1,6 +1,7 @@
 import type { Check, CheckContext, Endpoint } from './check.ts';
 import { CHECKS } from './checks/index.ts';
 import { createSuiteClient } from './http-client.ts';
+import { redactTokens } from './redact.ts';
 import { staticToken, TokenCommandError, type TokenSource } from './token-source.ts';
 import type { CheckResult, Reproduction } from './types.ts';
 
@@ -85,8 +86,13 @@ const asSource = (token: string | TokenSource | undefined, variable: string) =>
 
 /** A seed from the environment when set, else a random one; always printed with the results. */
 export function defaultSeed(): number {
-  const fromEnv = Number(process.env.AGENT_GATEWAY_SEED);
-  return Number.isInteger(fromEnv) ? fromEnv : Math.floor(Math.random() * 2 ** 31);
+  const raw = process.env.AGENT_GATEWAY_SEED?.trim();
+  if (!raw) return Math.floor(Math.random() * 2 ** 31);
+  const seed = Number(raw);
+  if (!/^\d+$/.test(raw) || seed > 2 ** 31 - 1) {
+    throw new CannotRunError(`AGENT_GATEWAY_SEED must be an integer from 0 to ${2 ** 31 - 1}, got "${raw}"`);
+  }
+  return seed;
 }
 
 /** Exit code for CI: 0 no MUST failed (with strict: no SHOULD either); 1 a check failed; 2 nothing executed. */
@@ -171,7 +177,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
 
     const results: CheckResult[] = [];
     for (const check of checks) {
-      const result = await runOne(check, ctx);
+      const result = await runOne(check, ctx, [tokens.valid, tokens.denied]);
       if (result.reproduction && options.replayCommand && result.reproduction.path) {
         result.reproduction.replay = options.replayCommand(result, result.reproduction);
       }
@@ -207,7 +213,11 @@ const MISSING_OPTION = {
   deniedToken: '--denied-token or --denied-token-command',
 };
 
-async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
+async function runOne(
+  check: Check,
+  ctx: CheckContext,
+  tokenSources: (TokenSource | undefined)[],
+): Promise<CheckResult> {
   const base = { id: check.id, title: check.title, specRef: check.specRef, level: check.level };
   const missing = (check.needs ?? []).filter((need) => !ctx.has[need]);
   if (missing.length > 0) {
@@ -231,5 +241,36 @@ async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
       message: `the check could not run: ${error instanceof Error ? error.message : String(error)}`,
     };
   }
-  return { ...base, ...outcome, durationMs: Date.now() - started, requests: ctx.client.requests - before };
+  return {
+    ...base,
+    ...(await withoutTokens(outcome, tokenSources)),
+    durationMs: Date.now() - started,
+    requests: ctx.client.requests - before,
+  };
+}
+
+/** Takes the suite's tokens out of what the gateway echoed into a message or counterexample. */
+async function withoutTokens(
+  outcome: Awaited<ReturnType<Check['run']>>,
+  sources: (TokenSource | undefined)[],
+): Promise<Awaited<ReturnType<Check['run']>>> {
+  const tokens: string[] = [];
+  for (const source of sources) {
+    const value = await source?.current().catch(() => undefined);
+    if (value) tokens.push(value);
+  }
+  const redact = (text: string) => redactTokens(text, tokens);
+  const { reproduction } = outcome;
+  return {
+    ...outcome,
+    message: redact(outcome.message),
+    ...(reproduction && {
+      reproduction: {
+        ...reproduction,
+        ...(reproduction.counterexample !== undefined && {
+          counterexample: redact(reproduction.counterexample),
+        }),
+      },
+    }),
+  };
 }

@@ -22,7 +22,8 @@ export type ResolvedTransform =
   | { op: 'truncate'; length: number }
   | { op: 'append'; suffix: string };
 
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/** The base64url alphabet, the characters of most tokens. */
+export const BASE64URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
 /**
  * Applies a transform. A replacement always changes the character case-insensitively too, so a gateway
@@ -46,8 +47,8 @@ export function applyTransform(
       const index = Math.min(token.length - 2, Math.max(0, Math.floor(transform.at * (token.length - 1))));
       const original = token[index] ?? '';
       let char = transform.char;
-      for (let i = ALPHABET.indexOf(char); char.toLowerCase() === original.toLowerCase(); i++) {
-        char = ALPHABET[(i + 1) % ALPHABET.length] as string;
+      for (let i = BASE64URL_ALPHABET.indexOf(char); char.toLowerCase() === original.toLowerCase(); i++) {
+        char = BASE64URL_ALPHABET[(i + 1) % BASE64URL_ALPHABET.length] as string;
       }
       return {
         value: token.slice(0, index) + char + token.slice(index + 1),

@@ -15,7 +15,8 @@ export interface VitestConformanceOptions extends Omit<ConformanceOptions, 'onRe
 
 /**
  * Registers every conformance check as a vitest test against a gateway. Options may be a function,
- * called in beforeAll, so the target can be started first (e.g. your gateway on a free port).
+ * called in beforeAll, so the target can be started first (e.g. your gateway on a free port). `only`
+ * given by that function runs just those checks; the others are reported as skipped.
  *
  * @example
  * describeConformance('my gateway', async () => ({ baseUrl: server.url, token: await login('bot'), deniedToken: await login('guest') }));
@@ -35,9 +36,11 @@ export function describeConformance(
       // One run for the whole group: the checks share a client, a seed and a rate-limit burst.
       run = (async () => {
         const resolved = typeof options === 'function' ? await options() : options;
+        // Tests are registered before a function's options are known: narrow the run to its `only` here.
+        const selected = resolved.only ? selectChecks(resolved.only) : checks;
         const report = await runConformance({
           ...resolved,
-          only: checks.map((c) => c.id),
+          only: selected.map((c) => c.id),
           onResult: (r) => results.set(r.id, r),
         });
         return { report, resolved };
@@ -56,6 +59,7 @@ export function describeConformance(
         async (ctx) => {
           const { resolved } = await run;
           const result = results.get(check.id);
+          if (!result && resolved.only && !resolved.only.includes(check.id)) ctx.skip('not selected by only');
           if (!result) throw new Error(`${check.id} did not run`);
           if (result.verdict === 'fail') {
             if (check.level === 'SHOULD' && resolved.strict === false)

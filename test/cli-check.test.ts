@@ -108,6 +108,34 @@ describe('agent-gateway check against the reference gateway', () => {
   });
 });
 
+describe('agent-gateway check token sources', () => {
+  let target: RunningTarget;
+  beforeAll(async () => {
+    target = await (VALID_VARIANTS.find((v) => v.id === 'reference')?.start() as Promise<RunningTarget>);
+  });
+  afterAll(() => target.close());
+
+  it('--token-command wins over an exported AGENT_GATEWAY_TOKEN; the banner names what a missing denied token skips', async () => {
+    const result = await runCli(
+      [
+        'check',
+        '--base-url',
+        target.baseUrl,
+        '--token-command',
+        `printf %s ${target.token}`,
+        '--only',
+        'authz.whoami-any-tier,authz.access-denied',
+        '--num-runs',
+        '2',
+      ],
+      { env: { AGENT_GATEWAY_TOKEN: 'stale-token-from-the-environment', AGENT_GATEWAY_DENIED_TOKEN: '' } },
+    );
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/no denied token: authz\.access-denied will be skipped/);
+    expect(result.stdout).toMatch(/PASS +MUST +authz\.whoami-any-tier/);
+  });
+});
+
 describe('agent-gateway check exit codes and reproductions', () => {
   it('exit 2 when the target is unreachable, an id is unknown, or no token is given', async () => {
     const unreachable = await runCli(['check', '--base-url', 'http://127.0.0.1:9', '--token', 't']);
@@ -129,6 +157,13 @@ describe('agent-gateway check exit codes and reproductions', () => {
     });
     expect(noToken.code).toBe(2);
     expect(noToken.stderr).toMatch(/Give --token or --token-command/);
+    const badSeed = await runCli(['check', '--base-url', 'http://127.0.0.1:9', '--token', 't'], {
+      env: { AGENT_GATEWAY_SEED: 'twelve' },
+    });
+    expect(badSeed.code).toBe(2);
+    expect(badSeed.stderr).toMatch(
+      /AGENT_GATEWAY_SEED must be an integer from 0 to 2147483647, got "twelve"/,
+    );
   });
 
   it('exit 1 on a failed MUST check, with the curl reproduction; the replay command reproduces the shrunk case', async () => {

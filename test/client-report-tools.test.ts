@@ -2,7 +2,7 @@ import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayHandlers } from '../mock-server/adapters/msw.ts';
 import { createGateway } from '../mock-server/gateway.ts';
-import { clientRuleMatchers } from '../mock-server/testing.ts';
+import { assertFollowsClientRules, clientRuleMatchers } from '../mock-server/testing.ts';
 import { send, wellBehavedAgent } from './support/agents.ts';
 import { call } from './support/call.ts';
 import { runCli, startServe } from './support/cli.ts';
@@ -33,6 +33,9 @@ describe('the vitest matcher, for agents tested in-process with msw', () => {
     await send('http://gateway.test', token, 'POST', '/v1/web/search', { query: 'q' });
     await send('http://gateway.test', token, 'POST', '/v1/web/search', { query: 'q' });
     expect(gateway).not.toFollowClientRules('agent-early');
+    // The same verdict without vitest's expect (node:test, mocha, jest without extend).
+    expect(() => assertFollowsClientRules(gateway, 'agent-early')).toThrow(/no-retry-on-access-denied/);
+    expect(assertFollowsClientRules(gateway, 'agent-verified').violations).toEqual([]);
     expect(() => expect(gateway).toFollowClientRules('agent-early')).toThrow(
       /FAIL {2}no-retry-on-access-denied[\s\S]*What agent-early did \(2 requests\):\n {2}\+ +0\.000 s {2}#\d+ POST \/v1\/web\/search -> 403 access_denied/,
     );

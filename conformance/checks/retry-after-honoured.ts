@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Check, describeResponse } from '../check.ts';
 import { curlFor } from '../curl.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../retry-after.ts';
@@ -6,7 +7,6 @@ import { requestFor, VALID_TOKEN } from './support.ts';
 
 // Added to the wait: covers network and scheduling jitter, not clock skew (dates are read against Date).
 const MARGIN_MS = 100;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export const retryAfterHonoured: Check = {
   id: 'ratelimit.retry-after-honoured',

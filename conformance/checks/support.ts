@@ -40,6 +40,17 @@ export function expectError(exchange: Exchange, status: number, codes: readonly 
   });
 }
 
+/**
+ * Whether the HTTP server refused a header before the gateway saw it, as servers fairly may: an oversized
+ * header (400, 413, 414, 431), or non-ASCII header bytes (a bare 400, without a gateway error code).
+ */
+export function refusedByServer(kind: 'oversized' | 'unicode' | string, exchange: Exchange): boolean {
+  const { status } = exchange.response;
+  if (kind === 'oversized') return [400, 413, 414, 431].includes(status);
+  if (kind === 'unicode') return status === 400 && codeOf(exchange) === undefined;
+  return false;
+}
+
 /** Fails on a 5xx or a dropped connection: a client mistake must never look like a server failure. */
 export function expectNoServerError(exchange: Exchange, what: string): void {
   const { status } = exchange.response;

@@ -160,9 +160,10 @@ export function registerCheckCommand(program: Command) {
       if (options.path && (options.seed === undefined || !options.only)) {
         throw new CliError('--path replays one counterexample: give it with --seed and --only.');
       }
+      // The environment is a fallback: a command given on the command line wins over an exported token.
       const token = tokenSource(
         'token',
-        options.token ?? fromEnv('AGENT_GATEWAY_TOKEN'),
+        options.token ?? (options.tokenCommand ? undefined : fromEnv('AGENT_GATEWAY_TOKEN')),
         options.tokenCommand,
         '$TOKEN',
       );
@@ -172,15 +173,20 @@ export function registerCheckCommand(program: Command) {
         );
       const deniedToken = tokenSource(
         'denied-token',
-        options.deniedToken ?? fromEnv('AGENT_GATEWAY_DENIED_TOKEN'),
+        options.deniedToken ??
+          (options.deniedTokenCommand ? undefined : fromEnv('AGENT_GATEWAY_DENIED_TOKEN')),
         options.deniedTokenCommand,
         '$DENIED_TOKEN',
       );
       const paint = painter(Boolean(process.stdout.isTTY) && !process.env.NO_COLOR);
       const checks = selectChecks(options.only);
+      const needDenied = checks.filter((c) => c.needs?.includes('deniedToken')).map((c) => c.id);
+      const skipNote =
+        deniedToken || needDenied.length === 0
+          ? ''
+          : ` (no denied token: ${needDenied.join(', ')} will be skipped)`;
       process.stdout.write(
-        `Agent Tool Gateway conformance: ${options.baseUrl}\n${checks.length} checks, ${options.numRuns} cases per property` +
-          `${deniedToken ? '' : ' (no denied token: the authorization checks will be skipped)'}\n\n`,
+        `Agent Tool Gateway conformance: ${options.baseUrl}\n${checks.length} checks, ${options.numRuns} cases per property${skipNote}\n\n`,
       );
       let report: Awaited<ReturnType<typeof runConformance>>;
       try {

@@ -2,7 +2,9 @@
  * Agents for the client-report tests: a well-behaved one that follows every client safety rule of the
  * spec, and small helpers for writing agents that break one rule on purpose.
  */
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export { sleep };
 
 export interface AgentOptions {
   baseUrl: string;
