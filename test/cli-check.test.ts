@@ -29,6 +29,26 @@ describe('agent-gateway check against the reference gateway', () => {
   });
   afterAll(() => target.close());
 
+  it('--token-command wins over an exported AGENT_GATEWAY_TOKEN; the banner names what a missing denied token skips', async () => {
+    const result = await runCli(
+      [
+        'check',
+        '--base-url',
+        target.baseUrl,
+        '--token-command',
+        `printf %s ${target.token}`,
+        '--only',
+        'authz.whoami-any-tier,authz.access-denied',
+        '--num-runs',
+        '2',
+      ],
+      { env: { AGENT_GATEWAY_TOKEN: 'stale-token-from-the-environment', AGENT_GATEWAY_DENIED_TOKEN: '' } },
+    );
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/no denied token: authz\.access-denied will be skipped/);
+    expect(result.stdout).toMatch(/PASS +MUST +authz\.whoami-any-tier/);
+  });
+
   it('exits 0 when every check passes, and writes the JSON and JUnit reports', async () => {
     const json = join(dir, 'reports', 'conformance.json');
     const junit = join(dir, 'reports', 'conformance.xml');
@@ -105,34 +125,6 @@ describe('agent-gateway check against the reference gateway', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toMatch(/SKIP .*authz\.access-denied/);
     expect(result.stdout).toMatch(/needs --denied-token or --denied-token-command/);
-  });
-});
-
-describe('agent-gateway check token sources', () => {
-  let target: RunningTarget;
-  beforeAll(async () => {
-    target = await (VALID_VARIANTS.find((v) => v.id === 'reference')?.start() as Promise<RunningTarget>);
-  });
-  afterAll(() => target.close());
-
-  it('--token-command wins over an exported AGENT_GATEWAY_TOKEN; the banner names what a missing denied token skips', async () => {
-    const result = await runCli(
-      [
-        'check',
-        '--base-url',
-        target.baseUrl,
-        '--token-command',
-        `printf %s ${target.token}`,
-        '--only',
-        'authz.whoami-any-tier,authz.access-denied',
-        '--num-runs',
-        '2',
-      ],
-      { env: { AGENT_GATEWAY_TOKEN: 'stale-token-from-the-environment', AGENT_GATEWAY_DENIED_TOKEN: '' } },
-    );
-    expect(result.code, result.stdout + result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/no denied token: authz\.access-denied will be skipped/);
-    expect(result.stdout).toMatch(/PASS +MUST +authz\.whoami-any-tier/);
   });
 });
 
