@@ -1,6 +1,8 @@
+import type { JournalEntry } from '../../journal.ts';
 import {
   describe,
-  honoursOwnRetryAfter,
+  entriesByGatewayTime,
+  honouringOwnRetryAfter,
   reactionsFrom,
   retryAfterUntil,
   scopeOf,
@@ -14,30 +16,41 @@ export const honorRetryAfter: ClientRule = {
   specRef: '§7 (429: honor Retry-After), §8',
   judge({ entries, rateLimitRules, options }) {
     const findings: Finding[] = [];
+    // A retry that waited out its own Retry-After honours it (per-request tracking, as in ky or undici).
+    const honouring = honouringOwnRetryAfter(entries);
+    const honours = entries.map((e) => honouring.has(e));
+    const startedBefore = entriesByGatewayTime(entries);
     // Early requests already reported: refused in turn, they belong to the same violation, not a new one.
-    const reported = new Set<number>();
+    // Marked by seq: the first position holding a seq stands for it.
+    const firstWithSeq = new Map<number, number>();
+    const seqAt = entries.map((e, k) => {
+      if (!firstWithSeq.has(e.seq)) firstWithSeq.set(e.seq, k);
+      return firstWithSeq.get(e.seq) as number;
+    });
+    const reported = new Uint8Array(entries.length);
     entries.forEach((refusal, i) => {
-      if (reported.has(refusal.seq)) return;
+      if (reported[seqAt[i] as number]) return;
       const until = retryAfterUntil(refusal);
       if (until === undefined || !(refusal.status === 429 || refusal.status >= 500)) return;
       const inScope = scopeOf(refusal, rateLimitRules);
       const reactedAfter = reactionsFrom(refusal, options.graceMs);
-      const early = entries.slice(i + 1).filter(
-        (e) =>
-          e.at < until - TOLERANCE_MS &&
-          e.real_ms >= reactedAfter &&
-          inScope(e) &&
-          // A retry that waited out its own Retry-After honours it (per-request tracking, as in ky or undici).
-          !honoursOwnRetryAfter(entries, e),
-      );
-      const first = early[0];
+      // The requests in its scope sent before its Retry-After had elapsed: how many, and the first few.
+      let early = 0;
+      const shown: JournalEntry[] = [];
+      startedBefore(i, until - TOLERANCE_MS, (k) => {
+        const e = entries[k] as JournalEntry;
+        if (!(e.real_ms >= reactedAfter && inScope(e) && !honours[k])) return;
+        early++;
+        if (shown.length < 5) shown.push(e);
+        reported[seqAt[k] as number] = 1;
+      });
+      const first = shown[0];
       if (!first) return;
-      for (const e of early) reported.add(e.seq);
       findings.push({
         message:
           `${describe(first)} was sent ${((until - first.at) / 1000).toFixed(1)} s before the Retry-After ("${refusal.retry_after}") of ${describe(refusal)} had elapsed` +
-          (early.length > 1 ? `, and ${early.length - 1} more` : ''),
-        requests: [refusal, ...early.slice(0, 5)],
+          (early > 1 ? `, and ${early - 1} more` : ''),
+        requests: [refusal, ...shown],
       });
     });
     return findings;

@@ -2,6 +2,12 @@ import type { JournalEntry } from '../../journal.ts';
 import { describe } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
+const pushTo = (lists: Map<string, JournalEntry[]>, key: string, e: JournalEntry) => {
+  const list = lists.get(key);
+  if (list) list.push(e);
+  else lists.set(key, [e]);
+};
+
 export const noRetryOnAccessDenied: ClientRule = {
   id: 'no-retry-on-access-denied',
   title: 'A call refused with 403 access_denied is not repeated blindly: request access instead',
@@ -9,11 +15,14 @@ export const noRetryOnAccessDenied: ClientRule = {
   judge({ entries }) {
     const denied = new Map<string, JournalEntry>();
     const repeats = new Map<string, JournalEntry[]>();
+    // Per operation, the first few of all its 403 access_denied answers, to show.
+    const shown = new Map<string, JournalEntry[]>();
     for (const e of entries) {
       const first = denied.get(e.operation);
       if (e.code === 'access_denied') {
-        if (first) repeats.set(e.operation, [...(repeats.get(e.operation) ?? []), e]);
+        if (first) pushTo(repeats, e.operation, e);
         else denied.set(e.operation, e);
+        if ((shown.get(e.operation)?.length ?? 0) < 6) pushTo(shown, e.operation, e);
       } else if (e.status >= 200 && e.status < 300) {
         // Access was granted meanwhile (tier or allowlist changed): a later 403 starts afresh.
         denied.delete(e.operation);
@@ -23,9 +32,7 @@ export const noRetryOnAccessDenied: ClientRule = {
       const first = again[0] as JournalEntry;
       return {
         message: `${operation} was denied (403 access_denied) and then called again ${again.length} time(s), first by ${describe(first)}, with nothing changed`,
-        requests: [
-          ...entries.filter((e) => e.operation === operation && e.code === 'access_denied').slice(0, 6),
-        ],
+        requests: [...(shown.get(operation) ?? [])],
       };
     });
   },

@@ -11,8 +11,11 @@ export const refreshInvalidToken: ClientRule = {
     const repeats = new Map<string, JournalEntry[]>();
     for (const e of entries) {
       if (!e.token) continue;
-      if (refused.has(e.token)) repeats.set(e.token, [...(repeats.get(e.token) ?? []), e]);
-      else if (e.code === 'invalid_identity_token') refused.set(e.token, e);
+      if (refused.has(e.token)) {
+        const again = repeats.get(e.token);
+        if (again) again.push(e);
+        else repeats.set(e.token, [e]);
+      } else if (e.code === 'invalid_identity_token') refused.set(e.token, e);
     }
     return [...repeats].map(([token, again]): Finding => {
       const first = refused.get(token) as JournalEntry;
