@@ -1,3 +1,4 @@
+import { parseRetryAfter, retryAfterDelayMs } from '../../conformance/retry-after.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal.ts';
 
@@ -9,10 +10,9 @@ export const answeredAt = (e: JournalEntry) => e.real_ms + e.duration_ms;
 
 /** Milliseconds the Retry-After of an entry asked for (gateway clock), or undefined. */
 export function retryAfterDelay(e: JournalEntry): number | undefined {
-  if (e.retry_after === undefined) return undefined;
-  if (/^\d+$/.test(e.retry_after)) return Number(e.retry_after) * 1000;
-  const date = Date.parse(e.retry_after);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - e.at);
+  const parsed = e.retry_after === undefined ? undefined : parseRetryAfter(e.retry_after);
+  // An HTTP-date is on the gateway clock, which is what `at` records.
+  return parsed && retryAfterDelayMs(parsed, undefined, e.at);
 }
 
 /**
@@ -171,8 +171,8 @@ export function byArrival(
   return entries.flatMap((e, k) => (keep(e) ? [k] : [])).sort((a, b) => arrival(a) - arrival(b) || a - b);
 }
 
-// Requests arriving this close together were sent together, even if each was answered at once.
-const TOGETHER_MS = 10;
+/** Requests arriving this close together were sent together (one attempt), even if each was answered at once. */
+export const TOGETHER_MS = 10;
 
 /**
  * Peaks of parallelism among the requests `counted` accepts (with a finite real time): `peak(from, to,

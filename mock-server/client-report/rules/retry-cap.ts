@@ -1,9 +1,6 @@
 import type { JournalEntry } from '../../journal.ts';
-import { describe, isFailure } from '../journal-facts.ts';
+import { describe, isFailure, TOGETHER_MS } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
-
-// Copies of a request sent together (within this window of the first copy) are one attempt, not retries.
-const TOGETHER_MS = 10;
 
 export const retryCap: ClientRule = {
   id: 'retry-cap',
