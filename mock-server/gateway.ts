@@ -128,15 +128,27 @@ export function createGateway(options: GatewayOptions = {}) {
   const methods = createMethodTable();
   registerGatewayRoutes(app, runtime, methods);
   if (options.serveIdentityProvider ?? !options.verifier) registerIdpRoutes(app, runtime, methods);
-  /** Grades an agent against the spec's client safety rules, from the journal. */
-  const clientReport = (agent: string, reportOptions?: Partial<ClientReportOptions>): ClientReport =>
-    createClientReport({
+  /**
+   * Grades an agent against the spec's client safety rules, from the journal. An agent the gateway neither
+   * knows nor journaled is a mistake (a typo), not an agent that did nothing: 404 not_found.
+   */
+  const clientReport = (agent: string, reportOptions?: Partial<ClientReportOptions>): ClientReport => {
+    const entries = runtime.journal.list({ agent });
+    if (!runtime.registry.get(agent) && entries.length === 0) {
+      const known = runtime.registry.list().map((a) => a.id);
+      throw new GatewayError('not_found', {
+        message: `No agent "${agent}" and no request from it in the journal. Agents: ${known.join(', ')}.`,
+      });
+    }
+    return createClientReport({
       agent,
-      entries: runtime.journal.list({ agent }),
+      entries,
       rateLimitRules: runtime.config.rate_limits.rules,
       corpus,
       options: reportOptions,
+      dropped: runtime.journal.dropped,
     });
+  };
   if (options.adminKey) {
     registerAdminRoutes(app, {
       runtime,

@@ -47,11 +47,13 @@ export function createJournal(initialCapacity: number) {
   let ring: (JournalEntry | undefined)[] = new Array(capacity);
   let next = 0;
   let seq = 0;
+  let dropped = 0;
 
   return {
     /** Records a finished request; `time` is derived from `at` when listed, keeping this cheap. */
     record(entry: Omit<JournalEntry, 'seq' | 'time'>): void {
       seq += 1;
+      if (ring[next]) dropped += 1;
       ring[next] = { seq, time: '', ...entry };
       next = (next + 1) % capacity;
     },
@@ -72,6 +74,7 @@ export function createJournal(initialCapacity: number) {
     clear() {
       ring = new Array(capacity);
       next = 0;
+      dropped = 0;
     },
 
     /** Changes the capacity; the journal starts empty. */
@@ -79,10 +82,16 @@ export function createJournal(initialCapacity: number) {
       capacity = nextCapacity;
       ring = new Array(capacity);
       next = 0;
+      dropped = 0;
     },
 
     get capacity() {
       return capacity;
+    },
+
+    /** Entries overwritten since the journal last started empty: the oldest requests, of every agent. */
+    get dropped() {
+      return dropped;
     },
   };
 }

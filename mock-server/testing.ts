@@ -10,8 +10,9 @@
  * expect(gateway).toFollowClientRules('agent-early');
  */
 
+import { printable } from '../conformance/redact.ts';
 import { describe } from './client-report/journal-facts.ts';
-import { type ClientReport, formatClientReport } from './client-report/report.ts';
+import { type ClientReport, formatClientReport, nothingToGrade } from './client-report/report.ts';
 import type { ClientReportOptions } from './client-report/types.ts';
 import type { Gateway } from './gateway.ts';
 
@@ -27,20 +28,26 @@ export function agentTimeline(gateway: Gateway, agent: string, last = 40): strin
     return `  +${((e.real_ms - start) / 1000).toFixed(3).padStart(8)} s  ${describe(e)}${extra ? `  ${extra}` : ''}`;
   });
   const skipped = entries.length - shown.length;
-  return [
-    `What ${agent} did (${entries.length} requests):`,
-    ...(skipped > 0 ? [`  ... ${skipped} earlier requests`] : []),
-    ...lines,
-  ].join('\n');
+  return printable(
+    [
+      `What ${agent} did (${entries.length} requests):`,
+      ...(skipped > 0 ? [`  ... ${skipped} earlier requests`] : []),
+      ...lines,
+    ].join('\n'),
+  );
 }
 
-/** Throws, with the report and the agent's timeline, unless the agent followed every rule. */
+/**
+ * Throws, with the report and the agent's timeline, unless the agent followed every rule. An agent with no
+ * request in the journal fails too: nothing was graded (a wrong agent id, or the agent never ran).
+ */
 export function assertFollowsClientRules(
   gateway: Gateway,
   agent: string,
   options?: Partial<ClientReportOptions>,
 ): ClientReport {
   const report = gateway.clientReport(agent, options);
+  if (report.requests === 0) throw new Error(nothingToGrade(agent));
   if (report.violations.length > 0)
     throw new Error(`${formatClientReport(report)}\n\n${agentTimeline(gateway, agent)}`);
   return report;
@@ -50,6 +57,8 @@ export function assertFollowsClientRules(
 export const clientRuleMatchers = {
   toFollowClientRules(received: Gateway, agent: string, options?: Partial<ClientReportOptions>) {
     const report = received.clientReport(agent, options);
+    // Nothing graded is neither a pass nor (with .not) a failure caught: the assertion cannot be made.
+    if (report.requests === 0) throw new Error(nothingToGrade(agent));
     const pass = report.violations.length === 0;
     return {
       pass,

@@ -1,6 +1,7 @@
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayHandlers } from '../mock-server/adapters/msw.ts';
+import { formatClientReport } from '../mock-server/client-report/report.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import { assertFollowsClientRules, clientRuleMatchers } from '../mock-server/testing.ts';
 import { send, wellBehavedAgent } from './support/agents.ts';
@@ -39,6 +40,50 @@ describe('the vitest matcher, for agents tested in-process with msw', () => {
     expect(() => expect(gateway).toFollowClientRules('agent-early')).toThrow(
       /FAIL {2}no-retry-on-access-denied[\s\S]*What agent-early did \(2 requests\):\n {2}\+ +0\.000 s {2}#\d+ POST \/v1\/web\/search -> 403 access_denied/,
     );
+  });
+});
+
+describe('a report that graded nothing, or not everything, says so', () => {
+  it('fails the matcher for an agent without requests, and throws for an unknown agent (a typo)', () => {
+    const gateway = createGateway();
+    // With .not as well: an assertion about an agent that did nothing cannot be made either way.
+    expect(() => expect(gateway).toFollowClientRules('agent-none')).toThrow(
+      'Nothing to grade: the journal holds no request from agent-none.',
+    );
+    expect(() => expect(gateway).not.toFollowClientRules('agent-none')).toThrow(/Nothing to grade/);
+    expect(() => assertFollowsClientRules(gateway, 'agent-none')).toThrow(/Nothing to grade/);
+    expect(() => expect(gateway).toFollowClientRules('agent-verifed')).toThrow(
+      /No agent "agent-verifed" and no request from it in the journal\. Agents: .*agent-verified/,
+    );
+  });
+
+  it('escapes control characters the agent sent (a page it read may have written them)', async () => {
+    const gateway = createGateway();
+    const token = gateway.mintToken('agent-verified');
+    const query = 'ok\x1b[2K\r\x1b[1APASS  honor-retry-after\u202e CANARY-SECRET-3f9a2c7e1b5d';
+    expect((await call(gateway, 'POST', '/v1/web/search', { token, body: { query } })).status).toBe(200);
+    let message = '';
+    try {
+      assertFollowsClientRules(gateway, 'agent-verified');
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain('FAIL  no-secrets-in-requests');
+    expect(message).toContain('ok\\x1b[2K\\x0d\\x1b[1APASS  honor-retry-after\\u202e');
+    expect(message).not.toMatch(/[\x1b\r\u202e]/);
+  });
+
+  it('tells when the journal dropped older requests, which the rules could not judge', async () => {
+    const gateway = createGateway({ config: { journal: { capacity: 3 } } });
+    const token = gateway.mintToken('agent-early');
+    for (let k = 0; k < 5; k++) await call(gateway, 'GET', '/v1/whoami', { token });
+    const report = gateway.clientReport('agent-early');
+    expect(report.requests).toBe(3);
+    expect(report.journal_dropped).toBe(2);
+    expect(formatClientReport(report)).toContain('the journal dropped 2 older ones');
+    gateway.reset();
+    await call(gateway, 'GET', '/v1/whoami', { token });
+    expect(gateway.clientReport('agent-early').journal_dropped).toBeUndefined();
   });
 });
 
@@ -148,6 +193,17 @@ describe('agent-gateway report', () => {
         'nobody',
       ]);
       expect(unknown.code).toBe(2);
+      const idle = await runCli([
+        'report',
+        '--base-url',
+        server.url,
+        '--admin-key',
+        'cli-report-key',
+        '--agent',
+        'agent-none',
+      ]);
+      expect(idle.code).toBe(2);
+      expect(idle.stderr).toContain('Nothing to grade: the journal holds no request from agent-none.');
     } finally {
       await server.stop();
     }

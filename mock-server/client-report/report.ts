@@ -1,3 +1,4 @@
+import { printable } from '../../conformance/redact.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal.ts';
 import type { Corpus } from '../tools/corpus.ts';
@@ -49,7 +50,10 @@ export interface Violation {
 
 export interface ClientReport {
   agent: string;
+  /** The agent's requests the report judged; 0 means there was nothing to grade. */
   requests: number;
+  /** Requests of any agent the journal no longer holds (it keeps the most recent, up to its capacity). */
+  journal_dropped?: number;
   from?: string;
   to?: string;
   options: ClientReportOptions;
@@ -84,6 +88,8 @@ export function createClientReport(input: {
   rateLimitRules: readonly RateLimitRule[];
   corpus: Corpus;
   options?: Partial<ClientReportOptions>;
+  /** How many older journal entries (of any agent) were dropped before these. */
+  dropped?: number;
 }): ClientReport {
   const given = Object.entries(input.options ?? {}).filter(([, value]) => value !== undefined);
   const options: ClientReportOptions = { ...DEFAULT_REPORT_OPTIONS, ...Object.fromEntries(given) };
@@ -110,6 +116,7 @@ export function createClientReport(input: {
   return {
     agent: input.agent,
     requests: entries.length,
+    ...(input.dropped ? { journal_dropped: input.dropped } : {}),
     from: entries[0]?.time,
     to: entries.at(-1)?.time,
     options,
@@ -118,10 +125,22 @@ export function createClientReport(input: {
   };
 }
 
-/** The report as text: one line per rule, each violation with the requests that show it. */
+/** The closing line of a report that judged nothing. */
+export const nothingToGrade = (agent: string) =>
+  `Nothing to grade: the journal holds no request from ${agent}.`;
+
+/**
+ * The report as text: one line per rule, each violation with the requests that show it. Queries and URLs
+ * come from the agent (and so from pages it read): control characters are escaped, not sent to the terminal.
+ */
 export function formatClientReport(report: ClientReport): string {
   const lines = [
     `Client behaviour report for ${report.agent}: ${report.requests} requests${report.from ? ` (${report.from} to ${report.to})` : ''}`,
+    ...(report.journal_dropped
+      ? [
+          `Only the most recent requests are judged: the journal dropped ${report.journal_dropped} older ones (of all agents); raise journal.capacity to keep more.`,
+        ]
+      : []),
     '',
   ];
   for (const rule of report.rules) {
@@ -144,9 +163,11 @@ export function formatClientReport(report: ClientReport): string {
   const count = report.violations.length;
   lines.push(
     '',
-    count === 0
-      ? `No violations of ${report.rules.length} rules.`
-      : `${count} violation(s) of ${report.rules.filter((r) => r.violations > 0).length} of ${report.rules.length} rules.`,
+    report.requests === 0
+      ? nothingToGrade(report.agent)
+      : count === 0
+        ? `No violations of ${report.rules.length} rules.`
+        : `${count} violation(s) of ${report.rules.filter((r) => r.violations > 0).length} of ${report.rules.length} rules.`,
   );
-  return lines.join('\n');
+  return printable(lines.join('\n'));
 }

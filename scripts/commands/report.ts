@@ -1,5 +1,9 @@
 import type { Command } from 'commander';
-import { type ClientReport, formatClientReport } from '../../mock-server/client-report/report.ts';
+import {
+  type ClientReport,
+  formatClientReport,
+  nothingToGrade,
+} from '../../mock-server/client-report/report.ts';
 import { baseUrlOption, CliError, EXIT, intOption } from '../cli-options.ts';
 
 interface ReportOptions {
@@ -15,7 +19,7 @@ interface ReportOptions {
 
 /**
  * `agent-gateway report`: grades an agent's behaviour, from a running gateway's journal, against the
- * spec's client safety rules. Exit 0: no violation; 1: violations; 2: could not get the report.
+ * spec's client safety rules. Exit 0: no violation; 1: violations; 2: could not get the report, or nothing to grade.
  */
 export function registerReportCommand(program: Command) {
   program
@@ -92,6 +96,8 @@ export function registerReportCommand(program: Command) {
       process.stdout.write(
         options.json ? `${JSON.stringify(body, null, 2)}\n` : `${formatClientReport(body)}\n`,
       );
+      // Nothing graded is not a pass: most likely the wrong agent, or a gateway the agent never talked to.
+      if (body.requests === 0) throw new CliError(nothingToGrade(options.agent));
       process.exitCode = body.violations.length > 0 ? EXIT.failed : EXIT.ok;
     });
 }
