@@ -78,6 +78,19 @@ describe('rate-limit algorithms', () => {
   );
 
   test.prop([
+    runArb.map((run) => ({ ...run, gaps: run.gaps.map((gap, k) => (k % 7 === 3 ? -gap * 400 : gap)) })),
+  ])('Retry-After stays truthful when the clock is set back (virtual time) and forward again', (run) => {
+    const state = createLimitState(run.algorithm, run.limit, run.windowMs);
+    let now = run.start;
+    for (const gap of run.gaps) {
+      now += gap;
+      const decision = state.check(now);
+      if (decision.allowed) state.consume(now);
+      else expect(state.check(now + decision.retryAfterMs).allowed).toBe(true);
+    }
+  });
+
+  test.prop([
     fc.constantFrom(...ALGORITHMS),
     fc.integer({ min: 1, max: 50 }),
     fc.integer({ min: 1, max: 100_000 }),

@@ -37,8 +37,11 @@ export function createTokenBucket(limit: number, windowMs: number): LimitState {
   let last: number | undefined;
 
   // Units available at `now`; an idle window or more refills the bucket (and bounds the multiplication).
+  // A clock set back (virtual time) moves the last refill back with it: the bucket keeps its units and
+  // refills from now on, so Retry-After stays truthful (it would otherwise wait for the old time again).
   const unitsAt = (now: number) => {
     if (last === undefined) return capacity;
+    if (now < last) last = now;
     const elapsed = Math.min(Math.max(0, now - last), windowMs);
     return Math.min(capacity, units + elapsed * limit);
   };
