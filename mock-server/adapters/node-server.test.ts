@@ -1,5 +1,7 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createGateway } from '../gateway.ts';
 import { type RunningServer, serve } from './node-server.ts';
 
 const servers: RunningServer[] = [];
@@ -28,6 +30,27 @@ describe('node server adapter', () => {
       req.end();
     });
     expect(outcome).toBe('ECONNRESET');
+  });
+
+  it('a client that hangs up mid-upload is its own mistake: journaled 400, nothing logged as an error', async () => {
+    const logged: string[] = [];
+    const gateway = createGateway({ log: (line) => logged.push(line) });
+    const server = await serve(gateway, { port: 0 });
+    servers.push(server);
+    const token = gateway.mintToken('agent-verified');
+    const socket = connect(server.port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /v1/web/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+        `X-Agent-Identity: ${token}\r\nContent-Length: 100\r\n\r\n{"query":"ha`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.destroy();
+    const deadline = Date.now() + 5000;
+    while (gateway.journal.list().length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(gateway.journal.list().map((e) => [e.status, e.code])).toEqual([[400, 'invalid_request']]);
+    expect(logged).toEqual([]);
   });
 
   it('fails with EADDRINUSE when the port is taken', async () => {

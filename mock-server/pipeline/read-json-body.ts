@@ -66,7 +66,16 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** The body stage's first half: Content-Type (415) and size (413); returns the raw bytes. */
 export async function readBody(request: Request, maxBytes: number): Promise<Uint8Array> {
   checkContentType(request.headers.get('content-type'));
-  return readLimited(request, maxBytes);
+  try {
+    return await readLimited(request, maxBytes);
+  } catch (error) {
+    if (error instanceof GatewayError) throw error;
+    // The client went away mid-upload (or sent less than its Content-Length): its mistake, not a 500.
+    throw new GatewayError('invalid_request', {
+      message: 'The request body could not be read to its end: the connection closed before it was complete.',
+      details: { field: 'body' },
+    });
+  }
 }
 
 /** The body stage's second half: UTF-8 and JSON syntax (400), then the schema, naming the first bad field. */
