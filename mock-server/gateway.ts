@@ -7,6 +7,7 @@ import type { GatewayConfigOverlay } from './config/schema.ts';
 import { errorToResponse, GatewayError } from './errors.ts';
 import type { IdentityVerifier } from './identity/verifier.ts';
 import type { JournalNote } from './journal.ts';
+import { IDENTITY_HEADER } from './pipeline/authenticate.ts';
 import { requestIdFor } from './pipeline/request-id.ts';
 import { ADMIN_PREFIX, registerAdminRoutes } from './routes/admin-routes.ts';
 import { registerGatewayRoutes } from './routes/gateway-routes.ts';
@@ -185,13 +186,17 @@ export function createGateway(options: GatewayOptions = {}) {
     // Routed to the admin API under another spelling of its path (e.g. percent-encoded).
     if (env.admin) return response;
     const { operation = 'other', ...learned } = env.note;
+    // What the caller chose (an unrouted path, its own request id) may carry a token or API key: the
+    // journal keeps them redacted. Routed paths are the endpoints' own; generated ids are UUIDs.
+    const token = request.headers.get(IDENTITY_HEADER)?.trim();
+    const redact = (text: string) => runtime.scanSecrets(text, { token, agentId: learned.agent }).redacted;
     runtime.journal.record({
-      request_id: env.requestId,
+      request_id: request.headers.has('x-request-id') ? redact(env.requestId) : env.requestId,
       at,
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
       real_ms: Math.round(started * 100) / 100,
       method: request.method,
-      path,
+      path: operation === 'other' ? redact(path) : path,
       operation,
       status: response.status,
       ...learned,

@@ -1,5 +1,6 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { createGateway } from './gateway.ts';
 import { createJournal } from './journal.ts';
 
 const entry = (i: number, agent?: string) => ({
@@ -22,6 +23,7 @@ describe('journal', () => {
       for (let i = 0; i < count; i++) journal.record(entry(i));
       const list = journal.list();
       expect(list).toHaveLength(Math.min(capacity, count));
+      expect(journal.dropped).toBe(Math.max(0, count - capacity));
       expect(list.map((e) => e.request_id)).toEqual(
         Array.from(
           { length: Math.min(capacity, count) },
@@ -48,5 +50,29 @@ describe('journal', () => {
     expect(journal.list()).toEqual([]);
     journal.record(entry(2));
     expect(journal.list()[0]?.seq).toBe(2);
+  });
+
+  it('never holds a token or API key the caller put in an unknown path or its own request id', async () => {
+    const gateway = createGateway();
+    const token = gateway.mintToken('agent-verified');
+    const apiKey = 'ak_verified_2b8d4f6a1c9e';
+    await gateway.fetch(new Request(`http://gw.test/v1/nope/${token}/${apiKey}`));
+    await gateway.fetch(
+      new Request('http://gw.test/v1/whoami', {
+        headers: { 'x-agent-identity': token, 'x-request-id': apiKey },
+      }),
+    );
+    await gateway.fetch(
+      new Request('http://gw.test/v1/whoami', {
+        headers: { 'x-agent-identity': token, 'x-request-id': 'trace-42' },
+      }),
+    );
+    const [unknown, keyAsId, plainId] = gateway.journal.list();
+    expect(unknown?.path).toBe('/v1/nope/[REDACTED:identity_token]/[REDACTED:api_key]');
+    expect(keyAsId?.request_id).toBe('[REDACTED:own_api_key]');
+    expect(plainId?.request_id).toBe('trace-42');
+    const journal = JSON.stringify(gateway.journal.list());
+    expect(journal).not.toContain(apiKey);
+    expect(journal).not.toContain(token.split('.')[2]);
   });
 });

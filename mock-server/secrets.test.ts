@@ -232,15 +232,16 @@ describe('well-known secret shapes', () => {
     ['aws_access_key', 'AKIAABCDEFGHIJKLMNOP'],
     ['aws_access_key', 'ASIAQRSTUVWXYZ234567'],
     ['github_token', `ghp_${'a1B2'.repeat(9)}`],
-    ['openai_style_key', 'sk-live-abcdefghijklmnopqrstuv'],
-    ['slack_token', 'xoxb-1234567890-abcdef'],
+    ['openai_style_key', 'sk-proj-4fT9xQ2mLp8ZrV1bN6cW3yHd_k0'],
+    ['openai_style_key', 'sk-ant-api03-Zx8vQ1wE5rT7yU2iO9pA4sD6fG3hJ0kL'],
+    ['slack_token', 'xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx'],
     // An HS256 JWT ends in `<payload>.<43 characters>` like an identity token: it is reported as a JWT.
     [
       'jwt',
       'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c',
     ],
-    ['private_key', '-----BEGIN RSA PRIVATE KEY-----'],
-    ['private_key', '-----BEGIN PRIVATE KEY-----'],
+    ['private_key', '-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEAz3Xk9Vb2W1p8Q7r5T6y4U3i2O1pLkJhGfDsA'],
+    ['private_key', '-----BEGIN PRIVATE KEY----- MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC'],
   ];
 
   it.each(SHAPES)('%s is found plain: %s', (kind, secret) => {
@@ -259,8 +260,9 @@ describe('well-known secret shapes', () => {
   it('a private key header is found form-encoded, spaces as +', () => {
     // No known secret holds a space here, so the text is not also read with `+` as a space.
     const scanShapes = createSecretScanner({ version: () => 1, keys: () => [], canaries: [] });
-    expect(scanShapes('https://a.example/?q=-----BEGIN+RSA+PRIVATE+KEY-----+MIIE', {})).toEqual({
-      redacted: 'https://a.example/?q=[REDACTED:private_key]+MIIE',
+    const key = '-----BEGIN+RSA+PRIVATE+KEY-----+MIIEowIBAAKCAQEAz3Xk9Vb2W1p8Q7r5T6y4U3i2O1pLkJhGfDsA';
+    expect(scanShapes(`https://a.example/?q=${key}&x=1`, {})).toEqual({
+      redacted: 'https://a.example/?q=[REDACTED:private_key]&x=1',
       kinds: ['private_key'],
     });
   });
@@ -289,6 +291,11 @@ describe('ordinary text', () => {
     'https://subdomain.a-very-long-host-name-label-that-goes-on-and-on-and-on.example/',
     'GENERAL-INFORMATION.PNEUMONOULTRAMICROSCOPICSILICOVOLCANOCONIOSIS_2024',
     'ASIA travel task-list ghp_ eyJ xoxo -----BEGIN PUBLIC KEY-----',
+    // Shaped like keys, but words: a slug, a library, Slack's placeholder, an error message.
+    'https://www.reuters.example/technology/sk-hynix-posts-record-quarterly-profit-2024-10-24/',
+    'sk-learn-pipeline-tutorial-for-beginners',
+    'where do I put xoxb-your-bot-token-here',
+    'ssh says: invalid format -----BEGIN OPENSSH PRIVATE KEY----- what now',
     `agt1 tokens expire; prefix agt1.${OWN_PAYLOAD}`,
   ])('is left untouched: %s', (text) => {
     expect(asEarly(text)).toEqual({ redacted: text, kinds: [] });

@@ -26,17 +26,31 @@ export type SecretKind =
 const IDENTITY_TOKEN =
   /agt1\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{43}|(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{10,}\.(?=[A-Za-z0-9_-]{0,42}[A-Z])(?=[A-Za-z0-9_-]{0,42}[a-z])[A-Za-z0-9_-]{43}/g;
 
-/** Well-known secret shapes: a match is a secret whoever it belongs to. */
-const PATTERNS: [SecretKind, RegExp][] = [
+/**
+ * Whether a key-shaped match holds random material, not words: a run of 16+ letters and digits (between
+ * `-` and `_`) with both in it. `sk-learn-pipeline-tutorial` and `sk-hynix-posts-2024-10-24` (a URL slug)
+ * have none; a generated key has one with near certainty.
+ */
+const RANDOM_RUN = /[A-Za-z0-9]{16,}/g;
+const looksRandom = (match: string) =>
+  (match.match(RANDOM_RUN) ?? []).some((run) => /[0-9]/.test(run) && /[A-Za-z]/.test(run));
+
+/**
+ * Well-known secret shapes: a match is a secret whoever it belongs to. Where words can take the same
+ * shape, a third element tells a secret from prose.
+ */
+const PATTERNS: [SecretKind, RegExp, ((match: string) => boolean)?][] = [
   // Before identity tokens: an HS256 JWT ends in `<payload>.<43-character signature>` too.
   ['jwt', /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g],
   ['identity_token', IDENTITY_TOKEN],
   ['aws_access_key', /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g],
   ['github_token', /\bgh[pousr]_[A-Za-z0-9]{36,}\b/g],
-  ['openai_style_key', /\bsk-[A-Za-z0-9_-]{20,}/g],
-  ['slack_token', /\bxox[abposr]-[A-Za-z0-9-]{10,}/g],
-  // `+` for a space: a form-encoded query string sends the header so.
-  ['private_key', /-----BEGIN[ +][A-Z +]*PRIVATE[ +]KEY-----/g],
+  ['openai_style_key', /\bsk-[A-Za-z0-9_-]{20,}/g, looksRandom],
+  // Slack tokens are numeric ids then a secret (`xoxb-123…-456…-AbC…`); `xoxb-your-bot-token-here` is not.
+  ['slack_token', /\bxox[abposr]-[0-9]+-[A-Za-z0-9-]{10,}/g],
+  // The header with key material after it (`+` for a space: a form-encoded query string sends it so);
+  // the header alone is what someone searching for an error message types.
+  ['private_key', /-----BEGIN[ +][A-Z +]*PRIVATE[ +]KEY-----(?:\s|\+|%0A|%0D|\\n)*[A-Za-z0-9+/=]{40,}/g],
 ];
 
 // Cheap pre-filter: text without any of these cannot match a pattern above (every identity token, with or
@@ -229,8 +243,9 @@ function scanWith(text: string, known: KnownSecrets, own: { token?: string; agen
       );
     }
     if (MAYBE_PATTERN.test(view.text)) {
-      for (const [kind, pattern] of PATTERNS) {
-        for (const match of view.text.matchAll(pattern)) add(found, view, match.index, match[0].length, kind);
+      for (const [kind, pattern, holds] of PATTERNS) {
+        for (const match of view.text.matchAll(pattern))
+          if (!holds || holds(match[0])) add(found, view, match.index, match[0].length, kind);
       }
     }
   }

@@ -264,7 +264,11 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl) {
   });
   app.get(`${ADMIN_PREFIX}/journal`, (c) => {
     const query = parseQuery(journalQuery, c.req.query());
-    return ok(c, { capacity: runtime.journal.capacity, entries: runtime.journal.list(query) });
+    return ok(c, {
+      capacity: runtime.journal.capacity,
+      dropped: runtime.journal.dropped,
+      entries: runtime.journal.list(query),
+    });
   });
   app.delete(`${ADMIN_PREFIX}/journal`, (c) => {
     runtime.journal.clear();
