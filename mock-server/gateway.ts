@@ -151,14 +151,18 @@ export function createGateway(options: GatewayOptions = {}) {
     });
   };
   if (options.adminKey) {
-    registerAdminRoutes(app, {
-      runtime,
-      adminKey: options.adminKey,
-      reset,
-      useScenario,
-      scenario: () => scenario,
-      clientReport,
-    });
+    registerAdminRoutes(
+      app,
+      {
+        runtime,
+        adminKey: options.adminKey,
+        reset,
+        useScenario,
+        scenario: () => scenario,
+        clientReport,
+      },
+      methods,
+    );
   }
   const answer = (env: AppEnv['Bindings'], error: unknown) => {
     if (error instanceof GatewayError) env.note.code = error.code;
@@ -169,7 +173,11 @@ export function createGateway(options: GatewayOptions = {}) {
     const error =
       wrongMethod ??
       new GatewayError('not_found', {
-        message: `No endpoint at ${c.req.method} ${c.req.path}. Endpoints: GET /v1/health, GET /v1/whoami, POST /v1/web/search, POST /v1/web/fetch.`,
+        message: `No endpoint at ${c.req.method} ${c.req.path}. ${
+          c.env.admin
+            ? `GET ${ADMIN_PREFIX} lists the admin endpoints.`
+            : 'Endpoints: GET /v1/health, GET /v1/whoami, POST /v1/web/search, POST /v1/web/fetch.'
+        }`,
       });
     return answer(c.env, error);
   });

@@ -40,6 +40,30 @@ describe('admin API access', () => {
     ).toBe(200);
   });
 
+  it('a wrong method is a 405 with Allow (after the key check); an unknown admin path a 404 that says where to look', async () => {
+    const { gateway, admin } = setup();
+    const cases: [string, string, string][] = [
+      ['PUT', '/clock', 'GET, HEAD'],
+      ['GET', '/reset', 'POST'],
+      ['PUT', '/agents/agent-early', 'GET, PATCH, HEAD'],
+      ['GET', '/agents/agent-early/tokens', 'POST'],
+      ['POST', '/journal', 'GET, DELETE, HEAD'],
+    ];
+    for (const [method, path, allow] of cases) {
+      const response = await admin(method, path);
+      expect([path, response.status, response.headers.get('allow'), response.body.code]).toEqual([
+        path,
+        405,
+        allow,
+        'method_not_allowed',
+      ]);
+    }
+    expect((await call(gateway, 'PUT', '/__admin/clock')).status).toBe(401);
+    const unknown = await admin('GET', '/nope');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.message).toMatch(/GET \/__admin lists the admin endpoints/);
+  });
+
   it('admin calls are not journaled; agent traffic is', async () => {
     const { gateway, admin } = setup();
     await admin('GET', '/agents');

@@ -14,6 +14,7 @@ import { jsonResponse } from '../json-response.ts';
 import { readJsonBody } from '../pipeline/read-json-body.ts';
 import type { Runtime } from '../runtime.ts';
 import { isBundledScenario, listScenarios, type Scenario, type ScenarioInput } from '../scenarios.ts';
+import type { MethodTable } from './method-not-allowed.ts';
 
 /** The admin API's reserved prefix. */
 export const ADMIN_PREFIX = '/__admin';
@@ -125,7 +126,7 @@ const sameKey = (given: string, expected: string) => {
  * virtual clock, faults, the journal, scenarios and reset. Only registered when an admin key is set, and
  * every call must send it in `X-Admin-Key` (or `Authorization: Bearer`).
  */
-export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl) {
+export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl, methods: MethodTable) {
   const { runtime } = control;
   const { registry, clock } = runtime;
   const maxBody = () => runtime.config.server.max_body_bytes;
@@ -336,4 +337,12 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl) {
     control.reset();
     return ok(c, { reset: true, clock: clockState() });
   });
+
+  // A wrong method on an admin path is a 405 with Allow, as on the public ones: the table is read off the
+  // routes registered above (middleware is registered for ALL methods and is not a route of its own).
+  const allowed = new Map<string, string[]>();
+  for (const { method, path } of app.routes)
+    if (path.startsWith(ADMIN_PREFIX) && method !== 'ALL')
+      allowed.set(path, [...(allowed.get(path) ?? []), method]);
+  for (const [path, list] of allowed) methods.declare(path, list);
 }

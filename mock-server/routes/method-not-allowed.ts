@@ -7,14 +7,26 @@ import { GatewayError } from '../errors.ts';
  */
 export function createMethodTable() {
   const paths = new Map<string, string[]>();
+  // Paths with parameters (`/__admin/agents/:id`): each parameter stands for one segment.
+  const patterns: { pattern: RegExp; allow: string[] }[] = [];
   return {
     /** Declares what a path answers; `GET` implies `HEAD` (Hono answers HEAD with the GET handler). */
     declare(path: string, allowed: string[]) {
-      paths.set(path, allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed);
+      const allow = allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed;
+      if (!path.includes('/:')) paths.set(path, allow);
+      else {
+        const source = path
+          .split('/')
+          .map((segment) =>
+            segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+          )
+          .join('/');
+        patterns.push({ pattern: new RegExp(`^${source}$`), allow });
+      }
     },
     /** 405 with `Allow` for a known path, or undefined when the path is unknown (a 404). */
     error(method: string, path: string): GatewayError | undefined {
-      const allow = paths.get(path);
+      const allow = paths.get(path) ?? patterns.find((p) => p.pattern.test(path))?.allow;
       if (!allow) return undefined;
       return new GatewayError('method_not_allowed', {
         message: `${method} is not allowed on ${path}; use ${allow.filter((m) => m !== 'HEAD').join(' or ')}.`,
