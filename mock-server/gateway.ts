@@ -89,7 +89,7 @@ export function createGateway(options: GatewayOptions = {}) {
   let scenario: Scenario | undefined;
 
   /** Back to the base config: agents, tools, limits, faults, idempotency keys and the journal start over. */
-  const reset = () => {
+  const resetToBase = () => {
     applyConfig(runtime, baseConfig);
     runtime.faults.clear();
     runtime.journal.clear();
@@ -112,7 +112,7 @@ export function createGateway(options: GatewayOptions = {}) {
         error.issues.map((i) => ({ path: `config.${i.path}`, message: i.message })),
       );
     }
-    reset();
+    resetToBase();
     applyConfig(runtime, { ...config, source: `${baseConfig.source}, with scenario ${next.source}` });
     for (const fault of next.faults) runtime.faults.add(fault);
     if (next.clock) {
@@ -124,6 +124,14 @@ export function createGateway(options: GatewayOptions = {}) {
     return next;
   };
   if (options.scenario) useScenario(options.scenario);
+  /**
+   * Back to how the gateway started: its config, and the scenario it was created with (`serve --scenario`),
+   * which QA resets to between runs. A scenario loaded later is dropped.
+   */
+  const reset = () => {
+    if (options.scenario) useScenario(options.scenario);
+    else resetToBase();
+  };
 
   const app = new Hono<AppEnv>();
   const methods = createMethodTable();

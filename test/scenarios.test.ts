@@ -113,4 +113,21 @@ describe('bundled scenarios', () => {
     expect(gateway.clock.frozen).toBe(true);
     expect(gateway.clock.now()).toBe(Date.parse('2027-01-01T00:00:00Z'));
   });
+
+  it('reset goes back to how the gateway started: its scenario stays, one loaded since is dropped', async () => {
+    const gateway = withScenario('burst-429');
+    const token = gateway.mintToken('agent-verified');
+    gateway.useScenario('search-disabled');
+    expect((await search(gateway, token)).status).toBe(403);
+    gateway.reset();
+    expect(gateway.scenario?.name).toBe('burst-429');
+    const statuses: number[] = [];
+    for (let k = 0; k < 6; k++) statuses.push((await search(gateway, token)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    const plain = createGateway();
+    plain.useScenario('search-disabled');
+    plain.reset();
+    expect(plain.scenario).toBeUndefined();
+    expect((await search(plain, plain.mintToken('agent-verified'))).status).toBe(200);
+  });
 });

@@ -43,7 +43,7 @@ const agentCreateSchema = agentPatchSchema.extend({
 });
 const toolPatchSchema = z.strictObject(toolFields).partial();
 const advanceSchema = z
-  .strictObject({ ms: z.number().min(0).optional(), seconds: z.number().min(0).optional() })
+  .strictObject({ ms: z.number().int().min(0).optional(), seconds: z.number().min(0).optional() })
   .refine((b) => (b.ms === undefined) !== (b.seconds === undefined), {
     message: 'give exactly one of ms or seconds',
   });
@@ -55,12 +55,12 @@ const setSchema = z.strictObject({
 });
 
 /** Runs a clock change; a time past the clock's range is the caller's mistake (400), not a crash. */
-function changeClock(change: () => void): void {
+function changeClock(field: string, change: () => void): void {
   try {
     change();
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
-    throw new GatewayError('invalid_request', { message: error.message, details: { field: 'time' } });
+    throw new GatewayError('invalid_request', { message: error.message, details: { field } });
   }
 }
 
@@ -234,12 +234,14 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl, me
   });
   app.post(`${ADMIN_PREFIX}/clock/advance`, async (c) => {
     const body = await readJsonBody(c.req.raw, advanceSchema, maxBody());
-    changeClock(() => clock.advance(body.ms ?? (body.seconds ?? 0) * 1000));
+    // Whole milliseconds, as the clock keeps them (token times and the journal are in ms).
+    const field = body.ms === undefined ? 'seconds' : 'ms';
+    changeClock(field, () => clock.advance(body.ms ?? Math.round((body.seconds ?? 0) * 1000)));
     return ok(c, clockState());
   });
   app.post(`${ADMIN_PREFIX}/clock/set`, async (c) => {
     const { time } = await readJsonBody(c.req.raw, setSchema, maxBody());
-    changeClock(() => clock.set(typeof time === 'number' ? time : Date.parse(time)));
+    changeClock('time', () => clock.set(typeof time === 'number' ? time : Date.parse(time)));
     return ok(c, clockState());
   });
 

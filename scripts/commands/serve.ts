@@ -55,7 +55,10 @@ function describeStartup(
     '',
     'Try it:',
     `  curl -s ${url}/v1/health`,
-    `  TOKEN=$(npx agent-gateway token agent-verified --base-url ${url})`,
+    // With a remote identity provider, tokens come from it: this gateway serves no /idp.
+    idpUrl
+      ? '  TOKEN=<a token from that identity provider>'
+      : `  TOKEN=$(npx agent-gateway token agent-verified --base-url ${url})`,
     `  curl -s ${url}/v1/whoami -H "X-Agent-Identity: $TOKEN"`,
     '',
     'Press Ctrl+C to stop.',
@@ -86,7 +89,7 @@ export function registerServeCommand(program: Command) {
     )
     .option(
       '--admin-key <key>',
-      'enable the admin API under /__admin with this key (default: $AGENT_GATEWAY_ADMIN_KEY)',
+      'enable the admin API under /__admin with this key, 8 characters or more (default: $AGENT_GATEWAY_ADMIN_KEY)',
     )
     .action(async (options: ServeOptions) => {
       const adminKey = options.adminKey ?? process.env.AGENT_GATEWAY_ADMIN_KEY;
