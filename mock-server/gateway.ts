@@ -117,8 +117,9 @@ export function createGateway(options: GatewayOptions = {}) {
     for (const fault of next.faults) runtime.faults.add(fault);
     if (next.clock) {
       clock.reset();
-      if (next.clock.start) clock.set(Date.parse(next.clock.start));
+      // Frozen first: set on a running clock, then frozen, it would stop a moment past the start.
       if (next.clock.frozen) clock.freeze();
+      if (next.clock.start) clock.set(Date.parse(next.clock.start));
     }
     scenario = next;
     return next;

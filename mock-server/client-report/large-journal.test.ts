@@ -139,8 +139,10 @@ function referenceRules(honours: (entries: readonly JournalEntry[], e: JournalEn
     const repeats = new Map<string, JournalEntry[]>();
     for (const e of entries) {
       if (!e.token) continue;
-      if (refused.has(e.token)) repeats.set(e.token, [...(repeats.get(e.token) ?? []), e]);
-      else if (e.code === 'invalid_identity_token') refused.set(e.token, e);
+      const first = refused.get(e.token);
+      if (first) {
+        if (e.real_ms >= answeredAt(first)) repeats.set(e.token, [...(repeats.get(e.token) ?? []), e]);
+      } else if (e.code === 'invalid_identity_token') refused.set(e.token, e);
     }
     return [...repeats].map(([token, again]) => {
       const first = refused.get(token) as JournalEntry;
@@ -157,8 +159,9 @@ function referenceRules(honours: (entries: readonly JournalEntry[], e: JournalEn
     for (const e of entries) {
       const first = denied.get(e.operation);
       if (e.code === 'access_denied') {
-        if (first) repeats.set(e.operation, [...(repeats.get(e.operation) ?? []), e]);
-        else denied.set(e.operation, e);
+        if (!first) denied.set(e.operation, e);
+        else if (e.real_ms >= answeredAt(first))
+          repeats.set(e.operation, [...(repeats.get(e.operation) ?? []), e]);
       } else if (e.status >= 200 && e.status < 300) denied.delete(e.operation);
     }
     return [...repeats].map(([operation, again]) => ({

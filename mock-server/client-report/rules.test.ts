@@ -6,6 +6,8 @@ import { loadCorpus } from '../tools/corpus.ts';
 import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
 import { honorRetryAfter } from './rules/honor-retry-after.ts';
 import { noParallelStorm } from './rules/no-parallel-storm.ts';
+import { noRetryOnAccessDenied } from './rules/no-retry-on-access-denied.ts';
+import { refreshInvalidToken } from './rules/refresh-invalid-token.ts';
 import { retryCap } from './rules/retry-cap.ts';
 import { type ClientRule, DEFAULT_REPORT_OPTIONS } from './types.ts';
 
@@ -136,9 +138,30 @@ describe('retry-cap and backoff-with-jitter', () => {
     expect(judge(backoffWithJitter, three)).toHaveLength(1);
   });
 
-  it('full jitter that happens to shrink once is not flagged; waits that never grow over four retries are', () => {
+  it('full jitter that happens to shrink is not flagged; waits that never grow over five retries are', () => {
     const at = (waits: number[]) => attemptTimes(0, waits).map((t) => entry(t, { status: 503 }));
     expect(judge(backoffWithJitter, at([300, 120, 900]))).toEqual([]);
-    expect(judge(backoffWithJitter, at([200, 180, 150, 210]))).toHaveLength(1);
+    // Four full-jitter waits stay under 1.5x the first about 1.4% of the time: not evidence enough.
+    expect(judge(backoffWithJitter, at([700, 180, 950, 610]))).toEqual([]);
+    expect(judge(backoffWithJitter, at([200, 180, 150, 210, 190]))).toHaveLength(1);
+  });
+});
+
+describe('refresh-invalid-token and no-retry-on-access-denied', () => {
+  const options = { ...DEFAULT_REPORT_OPTIONS };
+  const run = (rule: ClientRule, entries: JournalEntry[]) =>
+    rule.judge({ agent: 'a', entries, rateLimitRules: [AGENT_RULE], corpus, options });
+  const refused = (t: number, duration: number, fields: Partial<JournalEntry>) =>
+    entry(t, { duration_ms: duration, token: 'tok_1', ...fields });
+
+  it('copies in flight when the first refusal was answered are one attempt; a later one is a repeat', () => {
+    const expired = { status: 401, code: 'invalid_identity_token' };
+    const batch = [refused(0, 5, expired), refused(1, 5, expired), refused(2, 5, expired)];
+    expect(run(refreshInvalidToken, batch)).toEqual([]);
+    expect(run(refreshInvalidToken, [...batch, refused(40, 1, expired)])).toHaveLength(1);
+    const denied = { status: 403, code: 'access_denied' };
+    const calls = [refused(0, 5, denied), refused(1, 5, denied), refused(3, 5, denied)];
+    expect(run(noRetryOnAccessDenied, calls)).toEqual([]);
+    expect(run(noRetryOnAccessDenied, [...calls, refused(6, 1, denied)])).toHaveLength(1);
   });
 });

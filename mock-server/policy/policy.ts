@@ -37,7 +37,7 @@ export function createPolicy(initial: ToolSettings) {
       const settings = tools[tool];
       if (!settings.enabled) {
         throw new GatewayError('access_denied', {
-          message: `${tool} is disabled on this gateway for every agent; try again later or use another tool.`,
+          message: `${tool} is disabled on this gateway for every agent: use another tool, or ask the operator to enable it.`,
           details: { tool, tier: identity.tier, reason: 'tool_disabled' },
         });
       }

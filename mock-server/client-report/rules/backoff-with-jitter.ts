@@ -21,9 +21,10 @@ export function scheduleFinding({ chain, intervals }: Sequence): Finding | undef
       requests: chain,
     };
   }
-  if (intervals.length >= 4 && Math.max(...later) <= 1.5 * first) {
-    // Four retries whose waits never grew past 1.5x the first: exponential backoff doubles, and even full
-    // jitter looks like that only about 1% of the time, while scheduling noise cannot fake the growth.
+  if (intervals.length >= 5 && Math.max(...later) <= 1.5 * first) {
+    // Five retries whose waits never grew past 1.5x the first: exponential backoff doubles, and full jitter
+    // (a uniform wait up to the doubled bound) looks like that about 0.1% of the time (0.15% capped at ten
+    // times the base; four retries would be 1.4%), while scheduling noise cannot fake the growth.
     return {
       message: `${intervals.length} retries of ${describe(chain[0] as JournalEntry)} did not back off: waits of ${ms(intervals)} ms never grew`,
       requests: chain,

@@ -1,5 +1,5 @@
 import type { JournalEntry } from '../../journal.ts';
-import { describe } from '../journal-facts.ts';
+import { answeredAt, describe } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 const pushTo = (lists: Map<string, JournalEntry[]>, key: string, e: JournalEntry) => {
@@ -20,8 +20,10 @@ export const noRetryOnAccessDenied: ClientRule = {
     for (const e of entries) {
       const first = denied.get(e.operation);
       if (e.code === 'access_denied') {
-        if (first) pushTo(repeats, e.operation, e);
-        else denied.set(e.operation, e);
+        // A call sent before the first denial was answered (in flight with it) is not a repeat.
+        if (first) {
+          if (e.real_ms >= answeredAt(first)) pushTo(repeats, e.operation, e);
+        } else denied.set(e.operation, e);
         if ((shown.get(e.operation)?.length ?? 0) < 6) pushTo(shown, e.operation, e);
       } else if (e.status >= 200 && e.status < 300) {
         // Access was granted meanwhile (tier or allowlist changed): a later 403 starts afresh.

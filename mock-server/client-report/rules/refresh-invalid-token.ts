@@ -1,5 +1,5 @@
 import type { JournalEntry } from '../../journal.ts';
-import { describe } from '../journal-facts.ts';
+import { answeredAt, describe } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 export const refreshInvalidToken: ClientRule = {
@@ -11,7 +11,10 @@ export const refreshInvalidToken: ClientRule = {
     const repeats = new Map<string, JournalEntry[]>();
     for (const e of entries) {
       if (!e.token) continue;
-      if (refused.has(e.token)) {
+      const first = refused.get(e.token);
+      // Sent before the refusal was answered (in flight with it, e.g. a parallel batch): not a repeat.
+      if (first && e.real_ms < answeredAt(first)) continue;
+      if (first) {
         const again = repeats.get(e.token);
         if (again) again.push(e);
         else repeats.set(e.token, [e]);
