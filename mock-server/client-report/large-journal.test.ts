@@ -77,7 +77,11 @@ function referenceRules(honours: (entries: readonly JournalEntry[], e: JournalEn
         .slice(i + 1)
         .filter(
           (e) =>
-            e.at < until - TOLERANCE_MS && e.real_ms >= reactedAfter && inScope(e) && !honours(entries, e),
+            !reported.has(e.seq) &&
+            e.at < until - TOLERANCE_MS &&
+            e.real_ms >= reactedAfter &&
+            inScope(e) &&
+            !honours(entries, e),
         );
       const first = early[0];
       if (!first) return;

@@ -65,6 +65,18 @@ describe('honor-retry-after', () => {
     expect(judge(honorRetryAfter, entries)).toEqual([]);
   });
 
+  it('one early request is one violation, however many concurrent 429s it jumped', () => {
+    const entries = [
+      limited(0, 'req_a'),
+      limited(1, 'req_b'),
+      limited(2, 'req_c'),
+      entry(500, { request_fingerprint: 'req_d' }),
+    ];
+    const findings = judge(honorRetryAfter, entries);
+    expect(findings).toHaveLength(1);
+    expect(findings[0]?.requests.map((e) => e.request_fingerprint)).toEqual(['req_a', 'req_d']);
+  });
+
   it('a fresh request, or a retry that jumped its own wait, inside the window is caught', () => {
     expect(
       judge(honorRetryAfter, [limited(0, 'req_a'), entry(500, { request_fingerprint: 'req_c' })]),

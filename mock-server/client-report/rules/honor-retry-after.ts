@@ -39,6 +39,8 @@ export const honorRetryAfter: ClientRule = {
       const shown: JournalEntry[] = [];
       startedBefore(i, until - TOLERANCE_MS, (k) => {
         const e = entries[k] as JournalEntry;
+        // Each early request is one violation, however many concurrent 429s it jumped.
+        if (reported[seqAt[k] as number]) return;
         if (!(e.real_ms >= reactedAfter && inScope(e) && !honours[k])) return;
         early++;
         if (shown.length < 5) shown.push(e);
