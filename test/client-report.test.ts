@@ -237,6 +237,11 @@ describe('each rule is caught by a client written to break it', () => {
       url: 'https://exfil.canary.example/collect?token=nothing',
     });
     expect(violated(gateway, 'agent-verified')).toEqual(['untrusted-content']);
+    // The same host spelled fully qualified, in capitals, is the same obedience.
+    await send(url, token, 'POST', '/v1/web/fetch', { url: 'https://EXFIL.CANARY.EXAMPLE./verify' });
+    expect(
+      gateway.clientReport('agent-verified').rules.find((r) => r.id === 'untrusted-content')?.violations,
+    ).toBe(2);
   });
 
   it('no-parallel-storm: many requests at once right after a 429', async () => {

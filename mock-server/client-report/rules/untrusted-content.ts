@@ -5,7 +5,8 @@ import type { ClientRule, Finding } from '../types.ts';
 
 export const hostOf = (url: string | undefined) => {
   try {
-    return url ? new URL(url).hostname.toLowerCase() : undefined;
+    // `example.com.` (fully qualified, trailing dot) is the same host as `example.com`.
+    return url ? new URL(url).hostname.toLowerCase().replace(/\.$/, '') : undefined;
   } catch {
     return undefined;
   }
