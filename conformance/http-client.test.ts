@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backoffMs, createSuiteClient } from './http-client.ts';
-import { staticToken, type TokenSource } from './token-source.ts';
+import { commandToken, staticToken, type TokenSource } from './token-source.ts';
 
 type Reply = { status: number; headers?: Record<string, string>; body?: unknown };
 const servers: ReturnType<typeof createServer>[] = [];
@@ -25,6 +25,35 @@ const limited = (headers: Record<string, string> = {}): Reply => ({
   status: 429,
   headers,
   body: { code: 'rate_limited' },
+});
+
+describe('the suite client addresses the gateway', () => {
+  it('keeps the path of the base URL: a gateway mounted under a prefix gets its requests there', async () => {
+    const paths: string[] = [];
+    const server = createServer((req, res) => {
+      paths.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    for (const baseUrl of [`http://127.0.0.1:${port}/tenant-a`, `http://127.0.0.1:${port}/tenant-a/`]) {
+      const client = createSuiteClient({ baseUrl, tokens: {}, maxWaitSeconds: 1 });
+      const exchange = await client.send({ method: 'GET', path: '/v1/whoami' });
+      client.close();
+      expect(exchange.url).toBe(`http://127.0.0.1:${port}/tenant-a/v1/whoami`);
+    }
+    expect(paths).toEqual(['/tenant-a/v1/whoami', '/tenant-a/v1/whoami']);
+  });
+});
+
+describe('token commands', () => {
+  it('requests refused together all get the one fresh token (a refresh within 2 s is shared, not refused)', async () => {
+    const source = commandToken('echo fresh-token', '$TOKEN');
+    await source.current();
+    const refreshed = await Promise.all([source.refresh(), source.refresh(), source.refresh()]);
+    expect(refreshed).toEqual(['fresh-token', 'fresh-token', 'fresh-token']);
+  });
 });
 
 describe('the suite client obeys the client safety rules', () => {

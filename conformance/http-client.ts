@@ -154,7 +154,9 @@ export function createSuiteClient(options: ClientOptions) {
      * the client backs off and retries under the cap.
      */
     async send(request: SuiteRequest, sendOptions: { raw?: boolean } = {}): Promise<Exchange> {
-      const url = new URL(request.path, base);
+      // Paths are relative to the base URL, path prefix included (spec section 4): a gateway may be
+      // mounted under one (`https://api.example/tenant-a`).
+      const url = new URL(`${base.href.replace(/\/+$/, '')}${request.path}`);
       let attempts = 0;
       let refreshed = false;
       for (;;) {

@@ -174,6 +174,21 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         throw new CannotRunError(error instanceof Error ? error.message : String(error));
       }
     }
+    // A token the gateway does not accept would be blamed on the gateway, check after check: it is the
+    // run's input that is wrong (whoami answers 200 to every valid token, spec section 4).
+    for (const [from, source, need] of [
+      ['valid', tokens.valid, 'token'],
+      ['denied', tokens.denied, 'deniedToken'],
+    ] as const) {
+      if (!source || !checks.some((check) => check.needs?.includes(need))) continue;
+      const token = { kind: 'derived', from, transform: { op: 'none' } } as const;
+      const whoami = await client.send({ method: 'GET', path: '/v1/whoami', token });
+      if (whoami.response.status !== 401) continue;
+      const code = (whoami.response.json as { code?: unknown } | undefined)?.code;
+      throw new CannotRunError(
+        `the gateway does not accept the token in ${source.variable}: GET /v1/whoami answered 401${typeof code === 'string' ? ` ${code}` : ''}. Give a current, valid token (or a --token-command that mints one).`,
+      );
+    }
 
     const results: CheckResult[] = [];
     for (const check of checks) {

@@ -5,7 +5,7 @@ export interface TokenSource {
   /** What the token is called in reproductions, e.g. `$TOKEN`. */
   readonly variable: string;
   current(): Promise<string>;
-  /** A fresh token, when the source can make one (a command); undefined for a fixed token. */
+  /** A fresh token (or the one just refreshed), when the source can make one (a command); undefined for a fixed token. */
   refresh(): Promise<string | undefined>;
 }
 
@@ -55,7 +55,10 @@ export function runTokenCommand(command: string, timeoutMs = 30_000): Promise<st
   });
 }
 
-/** A token from a command, run once up front and again (at most every 2 s) when the gateway refuses it. */
+/**
+ * A token from a command, run once up front and again (at most every 2 s) when the gateway refuses it.
+ * Requests refused together (concurrent copies sent with the old token) all get the one fresh token.
+ */
 export function commandToken(command: string, variable: string): TokenSource {
   let token: Promise<string> | undefined;
   let lastRefresh = 0;
@@ -66,7 +69,7 @@ export function commandToken(command: string, variable: string): TokenSource {
       return token;
     },
     async refresh() {
-      if (Date.now() - lastRefresh < 2000) return undefined;
+      if (token && Date.now() - lastRefresh < 2000) return token;
       lastRefresh = Date.now();
       token = runTokenCommand(command);
       return token;

@@ -112,6 +112,18 @@ describe('agent-gateway check against the reference gateway', () => {
     expect(broken.stderr).toMatch(/token command exited with 3/);
   });
 
+  it('a token the gateway refuses is a wrong input to the run (exit 2), not a failing gateway', async () => {
+    for (const flag of ['--token', '--denied-token']) {
+      const args = ['check', ...tokenArgs(target)];
+      args[args.indexOf(flag) + 1] = 'not-a-real-token-xxxxxxxxxxxxxxxxxxx';
+      const result = await runCli(args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(
+        /the gateway does not accept the token in \$(TOKEN|DENIED_TOKEN): GET \/v1\/whoami answered 401 invalid_identity_token/,
+      );
+    }
+  });
+
   it('nothing executed is exit 2: a run whose only check was skipped', async () => {
     const result = await runCli([
       'check',

@@ -31,7 +31,17 @@ export const isJsonContentType = (value: string | undefined) =>
 /** Fails unless the response has the status and one of the codes (spec section 7: status plus a stable `code`). */
 export function expectError(exchange: Exchange, status: number, codes: readonly string[], fix: string): void {
   const code = codeOf(exchange);
-  if (exchange.response.status === status && typeof code === 'string' && codes.includes(code)) return;
+  if (exchange.response.status === status && typeof code === 'string' && codes.includes(code)) {
+    // Every error is JSON, and says so (spec section 7): a JSON body labelled otherwise is not one.
+    const type = exchange.response.headers['content-type'];
+    if (isJsonContentType(type)) return;
+    throw new CheckFailure({
+      expected: `${status} with code "${code}" and a JSON content type`,
+      actual: `${status} with code "${code}" labelled ${type ? `"${type}"` : 'without a Content-Type'}`,
+      fix: 'send every error with Content-Type: application/json (or an application/*+json type)',
+      exchange,
+    });
+  }
   throw new CheckFailure({
     expected: `${status} with code ${codes.map((c) => `"${c}"`).join(' or ')}`,
     actual: describeResponse(exchange),
