@@ -57,6 +57,28 @@ describe('token commands', () => {
 });
 
 describe('the suite client obeys the client safety rules', () => {
+  it('retries a transient 503 (at most twice, honouring Retry-After), never a 500', async () => {
+    const unavailable: Reply = {
+      status: 503,
+      headers: { 'retry-after': '0' },
+      body: { code: 'upstream_unavailable' },
+    };
+    const once = await scripted([unavailable, { status: 200 }]);
+    const client = createSuiteClient({ baseUrl: once.base, tokens: {}, maxWaitSeconds: 5 });
+    const healed = await client.send({ method: 'GET', path: '/v1/whoami' });
+    expect([healed.response.status, healed.attempts]).toEqual([200, 2]);
+    const down = await scripted([unavailable]);
+    const downClient = createSuiteClient({ baseUrl: down.base, tokens: {}, maxWaitSeconds: 5 });
+    const observed = await downClient.send({ method: 'GET', path: '/v1/whoami' });
+    expect([observed.response.status, observed.attempts]).toEqual([503, 3]);
+    expect((await downClient.send({ method: 'GET', path: '/v1/whoami' }, { raw: true })).attempts).toBe(1);
+    const crash = await scripted([{ status: 500, body: { code: 'internal_error' } }, { status: 200 }]);
+    const crashClient = createSuiteClient({ baseUrl: crash.base, tokens: {}, maxWaitSeconds: 5 });
+    const crashed = await crashClient.send({ method: 'GET', path: '/v1/whoami' });
+    expect([crashed.response.status, crashed.attempts]).toEqual([500, 1]);
+    for (const c of [client, downClient, crashClient]) c.close();
+  });
+
   it('honours Retry-After before retrying a 429', async () => {
     const { base, arrivals } = await scripted([limited({ 'retry-after': '1' }), { status: 200 }]);
     const client = createSuiteClient({ baseUrl: base, tokens: {}, maxWaitSeconds: 5 });
@@ -87,11 +109,7 @@ describe('the suite client obeys the client safety rules', () => {
     expect(arrivals).toHaveLength(1);
   });
 
-  it('never retries a 5xx, and returns 429 untouched in raw mode', async () => {
-    const five = await scripted([{ status: 503, headers: { 'retry-after': '1' } }, { status: 200 }]);
-    const client = createSuiteClient({ baseUrl: five.base, tokens: {}, maxWaitSeconds: 5 });
-    expect((await client.send({ method: 'GET', path: '/' })).response.status).toBe(503);
-    client.close();
+  it('returns 429 untouched in raw mode', async () => {
     const raw = await scripted([limited({ 'retry-after': '1' }), { status: 200 }]);
     const rawClient = createSuiteClient({ baseUrl: raw.base, tokens: {}, maxWaitSeconds: 5 });
     expect((await rawClient.send({ method: 'GET', path: '/' }, { raw: true })).response.status).toBe(429);

@@ -53,6 +53,9 @@ export interface ClientOptions {
 }
 
 const MAX_BODY = 1024 * 1024;
+/** Statuses that say "try again" (bad gateway, unavailable, gateway timeout), unlike a 500 (a bug). */
+const TRANSIENT = new Set([502, 503, 504]);
+const MAX_TRANSIENT_RETRIES = 2;
 /** Exponential backoff with "equal jitter": half the step fixed, half random, capped. */
 export const backoffMs = (attempt: number, random = Math.random) => {
   const step = Math.min(8000, 250 * 2 ** attempt);
@@ -61,8 +64,9 @@ export const backoffMs = (attempt: number, random = Math.random) => {
 
 /**
  * The suite's own HTTP client. It obeys the spec's client safety rules (section 7): on 429 it honours
- * Retry-After (or backs off exponentially with jitter when there is none), under a hard retry cap; a 5xx
- * is never retried (it is an observation). With a token command, a 401 on a real token refreshes it once.
+ * Retry-After (or backs off exponentially with jitter when there is none), under a hard retry cap; a 502,
+ * 503 or 504 is retried at most twice the same way (transient), a 500 never (it is an observation). With
+ * a token command, a 401 on a real token refreshes it once. `raw` returns the first answer, whatever it is.
  */
 export function createSuiteClient(options: ClientOptions) {
   const base = new URL(options.baseUrl);
@@ -158,6 +162,7 @@ export function createSuiteClient(options: ClientOptions) {
       // mounted under one (`https://api.example/tenant-a`).
       const url = new URL(`${base.href.replace(/\/+$/, '')}${request.path}`);
       let attempts = 0;
+      let transientRetries = 0;
       let refreshed = false;
       for (;;) {
         attempts += 1;
@@ -193,7 +198,21 @@ export function createSuiteClient(options: ClientOptions) {
           refreshed = true;
           if (await options.tokens[request.token.from]?.refresh()) continue;
         }
-        if (response.status !== 429 || sendOptions.raw) return exchange(false);
+        if (sendOptions.raw) return exchange(false);
+        if (TRANSIENT.has(response.status) && transientRetries < MAX_TRANSIENT_RETRIES) {
+          // A transient server failure (spec section 7: retry with backoff): a gateway may have one now and
+          // then, and the checks judge the outcome, not the hiccup. One that keeps failing is observed.
+          const wait = waitFor(response, transientRetries + 1);
+          if (wait !== undefined) {
+            transientRetries += 1;
+            options.log?.(
+              `  ${response.status} from ${request.method} ${request.path}: retrying in ${(wait / 1000).toFixed(1)} s (transient failure ${transientRetries}/${MAX_TRANSIENT_RETRIES})`,
+            );
+            await sleep(wait);
+            continue;
+          }
+        }
+        if (response.status !== 429) return exchange(false);
         const wait = attempts <= maxRetries ? waitFor(response, attempts) : undefined;
         if (wait === undefined) return exchange(true);
         options.log?.(
