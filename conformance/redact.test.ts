@@ -13,6 +13,18 @@ describe('redactTokens', () => {
     expect(redactTokens(`x: ${TOKEN}zz`, [TOKEN])).toBe('x: [redacted token]');
   });
 
+  it('takes out an altered token echoed back: a character changed, dropped or inserted anywhere', () => {
+    const opaque = 'Zk3q9XbV1pL0sT7mW2cR8yN4hJ6gD5fA0eK1uI3oP9aS2dF7';
+    for (const token of [TOKEN, opaque])
+      for (const at of [0, 7, token.length >> 1, token.length - 1]) {
+        const changed = `${token.slice(0, at)}${token[at] === 'Q' ? 'R' : 'Q'}${token.slice(at + 1)}`;
+        const dropped = `${token.slice(0, at)}${token.slice(at + 1)}`;
+        const inserted = `${token.slice(0, at)}Q${token.slice(at)}`;
+        for (const altered of [changed, dropped, inserted])
+          expect(redactTokens(`got "${altered}"`, [token])).toBe('got "[redacted token]"');
+      }
+  });
+
   it('leaves other long words, short pieces of the token and text without tokens alone', () => {
     const text = `expected 401 with code "missing_identity_token_and_more"; ${TOKEN.slice(0, 12)}`;
     expect(redactTokens(text, [TOKEN])).toBe(text);
