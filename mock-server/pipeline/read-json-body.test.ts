@@ -2,7 +2,7 @@ import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { GatewayError } from '../errors.ts';
-import { readJsonBody } from './read-json-body.ts';
+import { mustBe, readJsonBody } from './read-json-body.ts';
 
 type Body = string | Uint8Array | ReadableStream<Uint8Array> | null;
 const schema = z.object({ query: z.string().min(1, 'must be a non-empty string'), n: z.number().optional() });
@@ -81,6 +81,12 @@ describe('readJsonBody', () => {
     const error = await failure(readJsonBody(request('{"query":""}'), schema, 1024));
     expect(error.message).toBe('query: must be a non-empty string');
     expect(error.details.field).toBe('query');
+    // A missing field is said to be missing, a wrong one what it must be.
+    const typed = z.object({ query: z.string(mustBe('a string')) });
+    expect((await failure(readJsonBody(request('{}'), typed, 1024))).message).toBe('query: is required');
+    expect((await failure(readJsonBody(request('{"query":1}'), typed, 1024))).message).toBe(
+      'query: must be a string',
+    );
   });
 
   test.prop([

@@ -10,14 +10,14 @@ import {
 import { toVerifyResponse } from '../identity/verifier.ts';
 import { jsonResponse, NO_STORE } from '../json-response.ts';
 import { IDENTITY_HEADER } from '../pipeline/authenticate.ts';
-import { readJsonBody } from '../pipeline/read-json-body.ts';
+import { mustBe, readJsonBody } from '../pipeline/read-json-body.ts';
 import type { Runtime } from '../runtime.ts';
 import type { MethodTable } from './method-not-allowed.ts';
 
 const tokenRequestSchema = z.object({
-  api_key: z.string({ error: 'must be a string' }).min(1, 'is required'),
+  api_key: z.string(mustBe('a string')).min(1, 'is required'),
 });
-const verifyRequestSchema = z.object({ token: z.string({ error: 'must be a string' }) });
+const verifyRequestSchema = z.object({ token: z.string(mustBe('a string')) });
 
 /**
  * The simulated identity provider's endpoints: token minting (API key -> token), verification (used by a

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { mustBe } from '../pipeline/read-json-body.ts';
 import { type Corpus, normalizeUrl } from './corpus.ts';
 import { createSeededFaker } from './seeded-faker.ts';
 
@@ -14,11 +15,11 @@ const isHttpUrl = (value: string) => {
 /** Body of `POST /v1/web/fetch` (reference profile). Unknown fields are ignored. */
 export const fetchRequestSchema = z.object({
   url: z
-    .string({ error: 'must be a string' })
+    .string(mustBe('a string'))
     .max(2048, 'must be at most 2048 characters')
     .refine(isHttpUrl, 'must be an absolute http or https URL'),
   max_length: z
-    .number({ error: 'must be a number' })
+    .number(mustBe('a number'))
     .int('must be an integer')
     .min(1, 'must be at least 1')
     .max(10_000_000, 'must be at most 10000000')

@@ -1,17 +1,18 @@
 import { z } from 'zod';
 import { createBoundedMap } from '../bounded-map.ts';
+import { mustBe } from '../pipeline/read-json-body.ts';
 import { type Corpus, normalizeQuery, type SearchHit } from './corpus.ts';
 import { createSeededFaker } from './seeded-faker.ts';
 
 /** Body of `POST /v1/web/search` (reference profile). Unknown fields are ignored. */
 export const searchRequestSchema = z.object({
   query: z
-    .string({ error: 'must be a string' })
+    .string(mustBe('a string'))
     .trim()
     .min(1, 'must be a non-empty string')
     .max(500, 'must be at most 500 characters'),
   count: z
-    .number({ error: 'must be a number' })
+    .number(mustBe('a number'))
     .int('must be an integer')
     .min(1, 'must be at least 1')
     .max(20, 'must be at most 20')
