@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { Check } from './check.ts';
 import { formatSummary } from './reporters/console.ts';
-import { type ConformanceOptions, type ConformanceReport, runConformance, selectChecks } from './runner.ts';
+import {
+  type ConformanceOptions,
+  type ConformanceReport,
+  exitCodeFor,
+  runConformance,
+  selectChecks,
+} from './runner.ts';
 import type { CheckResult } from './types.ts';
 
 export interface VitestConformanceOptions extends Omit<ConformanceOptions, 'onResult' | 'only'> {
@@ -50,7 +56,11 @@ export function describeConformance(
     });
     afterAll(async () => {
       const done = await run.catch(() => undefined);
-      if (done) process.stdout.write(`${formatSummary(done.report, 0)}\n`);
+      // The exit code the CLI would give for this run (vitest's own result is what counts here).
+      if (done)
+        process.stdout.write(
+          `${formatSummary(done.report, exitCodeFor(done.report, done.resolved.strict !== false))}\n`,
+        );
     });
 
     for (const check of checks) {

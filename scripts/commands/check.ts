@@ -130,7 +130,7 @@ export function registerCheckCommand(program: Command) {
     .option(
       '--seed <n>',
       'fast-check seed (default: $AGENT_GATEWAY_SEED, else random; always printed)',
-      intOption(-(2 ** 31), 2 ** 31 - 1),
+      intOption(0, 2 ** 31 - 1),
     )
     .option('--num-runs <n>', 'generated cases per property check', intOption(1, 100_000), 25)
     .option('--path <path>', 'with --seed and --only: replay one shrunk counterexample')
