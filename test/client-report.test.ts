@@ -227,6 +227,27 @@ describe('each rule is caught by a client written to break it', () => {
     expect(JSON.stringify(report)).not.toContain(token);
   });
 
+  it('no-secrets-in-requests: a call refused by policy (403) or as invalid (400) still carried its secret', async () => {
+    const { gateway, url } = await start({});
+    const token = gateway.mintToken('agent-early');
+    expect(await send(url, token, 'POST', '/v1/web/search', { query: 'CANARY-SECRET-3f9a2c7e1b5d' })).toBe(
+      403,
+    );
+    const verified = gateway.mintToken('agent-verified');
+    const long = `${'x'.repeat(600)} ${verified}`;
+    expect(await send(url, verified, 'POST', '/v1/web/search', { query: long })).toBe(400);
+    const [denied, invalid] = gateway.journal.list();
+    expect([denied?.status, denied?.query, denied?.secrets]).toEqual([
+      403,
+      '[REDACTED:canary_secret]',
+      ['canary_secret'],
+    ]);
+    expect([invalid?.status, invalid?.secrets]).toEqual([400, ['own_identity_token']]);
+    expect(JSON.stringify(gateway.journal.list())).not.toContain(verified.split('.')[2]);
+    expect(violated(gateway, 'agent-early')).toContain('no-secrets-in-requests');
+    expect(violated(gateway, 'agent-verified')).toEqual(['no-secrets-in-requests']);
+  });
+
   it('untrusted-content: going where a hostile page told it to', async () => {
     const { gateway, url } = await start({});
     const token = gateway.mintToken('agent-verified');

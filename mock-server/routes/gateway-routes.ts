@@ -85,11 +85,30 @@ export function registerGatewayRoutes(app: Hono<AppEnv>, runtime: Runtime, metho
   });
   methods.declare('/v1/whoami', ['GET']);
 
+  /**
+   * What a refused call tried to send (its query or URL), for the journal: an agent that leaks a secret
+   * into a call it may not make, or a body that fails validation, leaked it all the same (client rule 2).
+   */
+  const noteRefusedCall = async (
+    c: Context<AppEnv>,
+    identity: Identity,
+    field: 'query' | 'url',
+    bytes?: Uint8Array,
+  ) => {
+    try {
+      const raw = bytes ?? (await readBody(c.req.raw, runtime.config.server.max_body_bytes));
+      const value = (JSON.parse(Buffer.from(raw).toString('utf8')) as Record<string, unknown>)?.[field];
+      if (typeof value === 'string') noteOutgoingText(runtime, c, identity, field, value);
+    } catch {
+      // Unreadable or not JSON: nothing was sent that the journal could show.
+    }
+  };
+
   const toolRoute = <T>(
     tool: ToolName,
     path: string,
     schema: ZodType<T>,
-    describe: (c: Context<AppEnv>, identity: Identity, body: T) => void,
+    field: 'query' | 'url',
     run: (body: T) => unknown,
   ) => {
     app.post(path, async (c) => {
@@ -99,11 +118,22 @@ export function registerGatewayRoutes(app: Hono<AppEnv>, runtime: Runtime, metho
       note.request_fingerprint = journalFingerprint(tool);
       const identified = identify(c.req.raw, runtime.verifier, note);
       const identity = identified instanceof Promise ? await identified : identified;
-      runtime.policy.authorize(identity, tool);
+      try {
+        runtime.policy.authorize(identity, tool);
+      } catch (error) {
+        await noteRefusedCall(c, identity, field);
+        throw error;
+      }
       const bytes = await readBody(c.req.raw, runtime.config.server.max_body_bytes);
-      const body = parseJsonBody(bytes, schema);
+      let body: T;
+      try {
+        body = parseJsonBody(bytes, schema);
+      } catch (error) {
+        await noteRefusedCall(c, identity, field, bytes);
+        throw error;
+      }
       note.request_fingerprint = journalFingerprint(tool, bytes);
-      describe(c, identity, body);
+      noteOutgoingText(runtime, c, identity, field, (body as Record<typeof field, string>)[field]);
       const admission = admit(runtime, identity, tool, note);
       const headers = { ...NO_STORE, ...admission.headers };
       let idempotency: { key: string; request: string } | undefined;
@@ -152,18 +182,6 @@ export function registerGatewayRoutes(app: Hono<AppEnv>, runtime: Runtime, metho
     methods.declare(path, ['POST']);
   };
 
-  toolRoute(
-    'web.search',
-    '/v1/web/search',
-    searchBody,
-    (c, identity, body) => noteOutgoingText(runtime, c, identity, 'query', body.query),
-    (body) => runtime.search.search(body),
-  );
-  toolRoute(
-    'web.fetch',
-    '/v1/web/fetch',
-    fetchBody,
-    (c, identity, body) => noteOutgoingText(runtime, c, identity, 'url', body.url),
-    (body) => runtime.fetchPage.fetch(body),
-  );
+  toolRoute('web.search', '/v1/web/search', searchBody, 'query', (body) => runtime.search.search(body));
+  toolRoute('web.fetch', '/v1/web/fetch', fetchBody, 'url', (body) => runtime.fetchPage.fetch(body));
 }
