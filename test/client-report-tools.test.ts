@@ -128,81 +128,34 @@ describe('GET /__admin/report', () => {
 describe('agent-gateway report', () => {
   it('prints the report of a running gateway; exit 1 with violations, 0 without, 2 when it cannot', async () => {
     const server = await startServe(['--admin-key', 'cli-report-key']);
+    const report = (adminKey: string, agent: string, ...more: string[]) =>
+      runCli(['report', '--base-url', server.url, '--admin-key', adminKey, '--agent', agent, ...more]);
     try {
       const minted = await call(server.url, 'POST', '/idp/token', {
         body: { api_key: 'ak_early_7c3e9a1b5d2f' },
       });
       const token = minted.body.token as string;
       await call(server.url, 'GET', '/v1/whoami', { token });
-      const clean = await runCli([
-        'report',
-        '--base-url',
-        server.url,
-        '--admin-key',
-        'cli-report-key',
-        '--agent',
-        'agent-early',
-      ]);
+      const clean = await report('cli-report-key', 'agent-early');
       expect(clean.code).toBe(0);
       expect(clean.stdout).toMatch(/PASS {2}honor-retry-after/);
       expect(clean.stdout).toMatch(/No violations of 8 rules/);
       await send(server.url, token, 'POST', '/v1/web/fetch', { url: `https://a.example/?t=${token}` });
-      const dirty = await runCli([
-        'report',
-        '--base-url',
-        server.url,
-        '--admin-key',
-        'cli-report-key',
-        '--agent',
-        'agent-early',
-      ]);
+      const dirty = await report('cli-report-key', 'agent-early');
       expect(dirty.code).toBe(1);
       expect(dirty.stdout).toMatch(/FAIL {2}no-secrets-in-requests +§1 rule 2/);
       expect(dirty.stdout).toContain('[REDACTED:own_identity_token]');
       expect(dirty.stdout).not.toContain(token);
-      const json = await runCli([
-        'report',
-        '--base-url',
-        server.url,
-        '--admin-key',
-        'cli-report-key',
-        '--agent',
-        'agent-early',
-        '--json',
-      ]);
+      const json = await report('cli-report-key', 'agent-early', '--json');
       expect(JSON.parse(json.stdout).violations.map((v: { rule: string }) => v.rule)).toEqual([
         'no-secrets-in-requests',
       ]);
-      const wrongKey = await runCli([
-        'report',
-        '--base-url',
-        server.url,
-        '--admin-key',
-        'wrong-key-123',
-        '--agent',
-        'agent-early',
-      ]);
+      const wrongKey = await report('wrong-key-123', 'agent-early');
       expect(wrongKey.code).toBe(2);
       expect(wrongKey.stderr).toMatch(/403 admin_key_invalid/);
-      const unknown = await runCli([
-        'report',
-        '--base-url',
-        server.url,
-        '--admin-key',
-        'cli-report-key',
-        '--agent',
-        'nobody',
-      ]);
+      const unknown = await report('cli-report-key', 'nobody');
       expect(unknown.code).toBe(2);
-      const idle = await runCli([
-        'report',
-        '--base-url',
-        server.url,
-        '--admin-key',
-        'cli-report-key',
-        '--agent',
-        'agent-none',
-      ]);
+      const idle = await report('cli-report-key', 'agent-none');
       expect(idle.code).toBe(2);
       expect(idle.stderr).toContain('Nothing to grade: the journal holds no request from agent-none.');
     } finally {

@@ -251,6 +251,23 @@ const journalOf = (drafts: Draft[]): JournalEntry[] =>
       time: new Date(draft.at).toISOString(),
       agent: 'a',
     }));
+/** A request failing with 503 and retried after each wait (ms from the answer, which takes 1 ms). */
+const retryChain = (fingerprint: string, start: number, waits: number[]): Draft[] => {
+  let at = start;
+  return [0, ...waits].map((wait, k) => {
+    at += wait + (k > 0 ? 1 : 0);
+    return {
+      at: 1_000_000 + Math.round(at),
+      duration_ms: 1,
+      real_ms: at,
+      method: 'POST',
+      path: '/v1/web/search',
+      operation: 'web.search',
+      status: 503,
+      request_fingerprint: fingerprint,
+    };
+  });
+};
 const pick = <T>(next: () => number, values: readonly T[]) => values[Math.floor(next() * values.length)] as T;
 
 /**
@@ -335,22 +352,8 @@ function mixed(n: number, seed: number): JournalEntry[] {
   }
   // Retry sequences without Retry-After: on one fixed schedule (lock-step), and with jittered backoff.
   for (let c = 0; c < 6; c++) {
-    let at = t + 5_000 + c * 20_000;
     const waits = c < 3 ? [100, 200, 400, 800] : [80 + 90 * next(), 250 * next(), 900 * next()];
-    for (const wait of [0, ...waits]) {
-      at += wait;
-      drafts.push({
-        at: 1_000_000 + Math.round(at),
-        duration_ms: 1,
-        real_ms: at,
-        method: 'POST',
-        path: '/v1/web/search',
-        operation: 'web.search',
-        status: 503,
-        request_fingerprint: `chain_${c}`,
-      });
-      at += 1;
-    }
+    drafts.push(...retryChain(`chain_${c}`, t + 5_000 + c * 20_000, waits));
   }
   return journalOf(drafts);
 }
@@ -442,21 +445,8 @@ describe('the report on a full journal judges every request as its definition sa
     (schedule, nudges) => {
       const drafts: Draft[] = [];
       nudges.forEach((perWait, c) => {
-        let at = c * 60_000;
         const waits = schedule.map((w, k) => Math.max(0, (perWait[k] as (w: number) => number)(w)));
-        for (const wait of [0, ...waits]) {
-          at += wait;
-          drafts.push({
-            at: 1_000_000 + Math.round(at),
-            duration_ms: 1,
-            real_ms: at,
-            method: 'POST',
-            path: '/v1/web/search',
-            operation: 'web.search',
-            status: 503,
-            request_fingerprint: `chain_${c}`,
-          });
-        }
+        drafts.push(...retryChain(`chain_${c}`, c * 60_000, waits));
       });
       const { actual, expected } = judgeBoth(journalOf(drafts), OPTIONS);
       expect(actual['backoff-with-jitter']).toEqual(expected['backoff-with-jitter']);
