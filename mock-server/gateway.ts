@@ -205,8 +205,11 @@ export function createGateway(options: GatewayOptions = {}) {
     const { operation = 'other', ...learned } = env.note;
     // What the caller chose (an unrouted path, its own request id) may carry a token or API key: the
     // journal keeps them redacted. Routed paths are the endpoints' own; generated ids are UUIDs.
-    const token = request.headers.get(IDENTITY_HEADER)?.trim();
-    const redact = (text: string) => runtime.scanSecrets(text, { token, agentId: learned.agent }).redacted;
+    const redact = (text: string) =>
+      runtime.scanSecrets(text, {
+        token: request.headers.get(IDENTITY_HEADER)?.trim(),
+        agentId: learned.agent,
+      }).redacted;
     runtime.journal.record({
       request_id: request.headers.has('x-request-id') ? redact(env.requestId) : env.requestId,
       at,
