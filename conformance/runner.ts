@@ -1,5 +1,6 @@
 import type { Check, CheckContext, Endpoint } from './check.ts';
 import { CHECKS } from './checks/index.ts';
+import { DENIED_TOKEN, VALID_TOKEN } from './checks/support.ts';
 import { createSuiteClient } from './http-client.ts';
 import { redactTokens } from './redact.ts';
 import { staticToken, TokenCommandError, type TokenSource } from './token-source.ts';
@@ -176,12 +177,11 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     }
     // A token the gateway does not accept would be blamed on the gateway, check after check: it is the
     // run's input that is wrong (whoami answers 200 to every valid token, spec section 4).
-    for (const [from, source, need] of [
-      ['valid', tokens.valid, 'token'],
-      ['denied', tokens.denied, 'deniedToken'],
+    for (const [token, source, need] of [
+      [VALID_TOKEN, tokens.valid, 'token'],
+      [DENIED_TOKEN, tokens.denied, 'deniedToken'],
     ] as const) {
       if (!source || !checks.some((check) => check.needs?.includes(need))) continue;
-      const token = { kind: 'derived', from, transform: { op: 'none' } } as const;
       const whoami = await client.send({ method: 'GET', path: '/v1/whoami', token });
       if (whoami.response.status !== 401) continue;
       const code = (whoami.response.json as { code?: unknown } | undefined)?.code;
