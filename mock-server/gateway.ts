@@ -1,30 +1,17 @@
-import { Hono } from 'hono';
+import { createFetchHandler } from './adapters/fetch.ts';
 import { type ClientReport, createClientReport } from './client-report/report.ts';
 import type { ClientReportOptions } from './client-report/types.ts';
 import { createClock, type VirtualClock } from './clock.ts';
 import { ConfigError, deepMerge, loadConfig, type ResolvedConfig } from './config/load-config.ts';
 import type { GatewayConfigOverlay } from './config/schema.ts';
-import { errorToResponse, GatewayError } from './errors.ts';
+import { createCore, type GatewayCore } from './core.ts';
+import { GatewayError } from './errors.ts';
 import type { IdentityVerifier } from './identity/verifier.ts';
-import type { JournalNote } from './journal.ts';
-import { IDENTITY_HEADER } from './pipeline/authenticate.ts';
-import { requestIdFor } from './pipeline/request-id.ts';
-import { ADMIN_PREFIX, registerAdminRoutes } from './routes/admin-routes.ts';
-import { registerGatewayRoutes } from './routes/gateway-routes.ts';
-import { registerIdpRoutes } from './routes/idp-routes.ts';
-import { createMethodTable } from './routes/method-not-allowed.ts';
 import { applyConfig, createRuntime, type Runtime } from './runtime.ts';
 import { loadScenario, parseScenario, type Scenario, type ScenarioInput } from './scenarios.ts';
 import { loadCorpus } from './tools/corpus.ts';
 import { createFixtureFetchProvider, type FetchProvider } from './tools/web-fetch.ts';
 import { createFixtureSearchProvider, type SearchProvider } from './tools/web-search.ts';
-
-/**
- * Per-request values shared by the pipeline stages, passed as Hono's `env` by the gateway's fetch wrapper
- * (not set by a middleware: that would put every request on Hono's slower multi-handler path).
- */
-/** Per-request state the routes share: the request id, what the journal learns, and whether it is an admin call. */
-export type AppEnv = { Bindings: { requestId: string; note: JournalNote; admin: boolean } };
 
 export interface GatewayOptions {
   /** A config object laid over the bundled default, or one already returned by `loadConfig`. */
@@ -50,19 +37,12 @@ export interface GatewayOptions {
 const isResolved = (config: GatewayOptions['config']): config is ResolvedConfig =>
   typeof config === 'object' && config !== null && 'source' in config;
 
-/** The path of a request URL without parsing it (`new URL` costs a microsecond on the hot path). */
-const pathOf = (url: string) => {
-  const start = url.indexOf('/', url.indexOf('://') + 3);
-  if (start === -1) return '/';
-  const query = url.indexOf('?', start);
-  return url.slice(start, query === -1 ? undefined : query);
-};
-
 const withoutSource = ({ source: _source, ...config }: ResolvedConfig) => config as GatewayConfigOverlay;
 
 /**
- * Creates the reference gateway: one web-standard `fetch(request)` handler plus the state behind it.
- * Every adapter (Node server, msw handlers, tests) calls this same `fetch`.
+ * Creates the reference gateway: one platform-free core (`core.handle(record)`) and the state behind it,
+ * with its web-standard `fetch(request)` adapter. The Node server (`serve`) runs the core straight on
+ * node:http; msw handlers and tests call `fetch`. Both reach the same core.
  *
  * @example
  * const gateway = createGateway();
@@ -134,10 +114,6 @@ export function createGateway(options: GatewayOptions = {}) {
     else resetToBase();
   };
 
-  const app = new Hono<AppEnv>();
-  const methods = createMethodTable();
-  registerGatewayRoutes(app, runtime, methods);
-  if (options.serveIdentityProvider ?? !options.verifier) registerIdpRoutes(app, runtime, methods);
   /**
    * Grades an agent against the spec's client safety rules, from the journal. An agent the gateway neither
    * knows nor journaled is a mistake (a typo), not an agent that did nothing: 404 not_found.
@@ -159,74 +135,18 @@ export function createGateway(options: GatewayOptions = {}) {
       dropped: runtime.journal.dropped,
     });
   };
-  if (options.adminKey) {
-    registerAdminRoutes(
-      app,
-      {
-        runtime,
-        adminKey: options.adminKey,
-        reset,
-        useScenario,
-        scenario: () => scenario,
-        clientReport,
-      },
-      methods,
-    );
-  }
-  const answer = (env: AppEnv['Bindings'], error: unknown) => {
-    if (error instanceof GatewayError) env.note.code = error.code;
-    return errorToResponse(error, env.requestId, log);
-  };
-  app.notFound((c) => {
-    const wrongMethod = methods.error(c.req.method, c.req.path);
-    const error =
-      wrongMethod ??
-      new GatewayError('not_found', {
-        message: `No endpoint at ${c.req.method} ${c.req.path}. ${
-          c.env.admin
-            ? `GET ${ADMIN_PREFIX} lists the admin endpoints.`
-            : 'Endpoints: GET /v1/health, GET /v1/whoami, POST /v1/web/search, POST /v1/web/fetch.'
-        }`,
-      });
-    return answer(c.env, error);
+  const core: GatewayCore = createCore(runtime, {
+    serveIdentityProvider: options.serveIdentityProvider ?? !options.verifier,
+    admin: options.adminKey
+      ? { runtime, adminKey: options.adminKey, reset, useScenario, scenario: () => scenario, clientReport }
+      : undefined,
   });
-  app.onError((error, c) => answer(c.env, error));
-
-  /** Request id, then the routes, then the journal entry (admin calls are not journaled). */
-  const handle = async (request: Request): Promise<Response> => {
-    const env = { requestId: requestIdFor(request.headers), note: {} as JournalNote, admin: false };
-    const path = pathOf(request.url);
-    if (path.startsWith(ADMIN_PREFIX)) return app.fetch(request, env);
-    const at = clock.now();
-    const started = performance.now();
-    const response = await app.fetch(request, env);
-    // Routed to the admin API under another spelling of its path (e.g. percent-encoded).
-    if (env.admin) return response;
-    const { operation = 'other', ...learned } = env.note;
-    // What the caller chose (an unrouted path, its own request id) may carry a token or API key: the
-    // journal keeps them redacted. Routed paths are the endpoints' own; generated ids are UUIDs.
-    const redact = (text: string) =>
-      runtime.scanSecrets(text, {
-        token: request.headers.get(IDENTITY_HEADER)?.trim(),
-        agentId: learned.agent,
-      }).redacted;
-    runtime.journal.record({
-      request_id: request.headers.has('x-request-id') ? redact(env.requestId) : env.requestId,
-      at,
-      duration_ms: Math.round((performance.now() - started) * 100) / 100,
-      real_ms: Math.round(started * 100) / 100,
-      method: request.method,
-      path: operation === 'other' ? redact(path) : path,
-      operation,
-      status: response.status,
-      ...learned,
-    });
-    return response;
-  };
 
   return {
-    /** The gateway as a web-standard handler. */
-    fetch: handle,
+    /** The gateway as a web-standard handler (msw, tests, `app.fetch` hosts). */
+    fetch: createFetchHandler(core),
+    /** The platform-free core every adapter calls; `serve(gateway)` runs it straight on node:http. */
+    core,
     runtime,
     get config(): ResolvedConfig {
       return runtime.config;

@@ -19,6 +19,6 @@ export { ERROR_CATALOGUE, ERROR_CODES, type ErrorCode, GatewayError } from './er
 export { createGateway, type Gateway, type GatewayOptions } from './gateway.ts';
 export type { Identity, InvalidTokenReason, VerifyResult } from './identity/identity-provider.ts';
 export { createLocalVerifier, createRemoteVerifier, type IdentityVerifier } from './identity/verifier.ts';
-export { IDENTITY_HEADER } from './pipeline/authenticate.ts';
+export { IDENTITY_HEADER } from './pipeline/identify.ts';
 export type { FetchProvider, FetchRequest, FetchResponse } from './tools/web-fetch.ts';
 export type { SearchProvider, SearchRequest, SearchResponse } from './tools/web-search.ts';

@@ -6,10 +6,22 @@ export interface JournalEntry {
   /** Start, on the gateway clock (ms since the epoch), and as ISO text. */
   at: number;
   time: string;
-  /** Real time the gateway took to answer. */
+  /** Real time the gateway took to build its answer. */
   duration_ms: number;
   /** Real, monotonic arrival time in ms (process clock): for intervals and overlaps, whatever the gateway clock does. */
   real_ms: number;
+  /**
+   * When the answer was written to the client (or the connection dropped), on the same clock as `real_ms`,
+   * as the adapter reports it: from then on the client can react to it. The gateway always records it;
+   * journals written by hand (tests) may leave it out, and then `real_ms + duration_ms` stands for it.
+   */
+  written_ms?: number;
+  /**
+   * The connection the request came on (node:http adapter): an id unique for the server's lifetime, and when
+   * it was opened (same clock as `real_ms`). Absent for msw and direct fetch calls, which have no connection.
+   */
+  connection?: number;
+  connection_opened_ms?: number;
   method: string;
   path: string;
   /** health, whoami, web.search, web.fetch, idp.token, idp.verify, idp.auth, or other. */

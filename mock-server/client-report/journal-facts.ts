@@ -5,8 +5,8 @@ import type { JournalEntry } from '../journal.ts';
 /** A failed attempt: rate-limited, a server error, or a dropped connection. */
 export const isFailure = (e: JournalEntry) => e.status === 429 || e.status === 0 || e.status >= 500;
 
-/** When the gateway answered, on the real clock. */
-export const answeredAt = (e: JournalEntry) => e.real_ms + e.duration_ms;
+/** When the answer was written to the client, on the real clock (when it was built, for hand-written entries). */
+export const answeredAt = (e: JournalEntry) => e.written_ms ?? e.real_ms + e.duration_ms;
 
 /** Milliseconds the Retry-After of an entry asked for (gateway clock), or undefined. */
 export function retryAfterDelay(e: JournalEntry): number | undefined {

@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors.ts';
-import { IDENTITY_HEADER } from '../pipeline/authenticate.ts';
+import { IDENTITY_HEADER } from '../pipeline/identify.ts';
 
 /** The three query parameters of the instruction page (spec section 4, "Token instruction page"). */
 export interface InstructionParams {

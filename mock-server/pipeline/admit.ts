@@ -1,9 +1,9 @@
 import type { Operation } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import type { JournalNote } from '../journal.ts';
 import { formatRetryAfter, rateLimitHeaders } from '../limits/rate-limiter.ts';
-import type { Runtime } from '../runtime.ts';
+import type { CallContext } from './context.ts';
+import { httpDate } from './respond.ts';
 
 /** An admitted request: headers to add to its response, and the in-flight slot to give back. */
 export interface Admission {
@@ -16,13 +16,9 @@ export interface Admission {
  * applies. Over a limit: 429 rate_limited; rate limits say when to retry (Retry-After, truthful), the
  * concurrency limit does not (it clears when a request finishes, not at a time).
  */
-export function admit(
-  runtime: Runtime,
-  identity: Identity,
-  operation: Operation,
-  note: JournalNote,
-): Admission {
-  const { config, clock, concurrency, limiter } = runtime;
+export function admit(ctx: CallContext, identity: Identity, operation: Operation): Admission {
+  const { note } = ctx;
+  const { config, clock, concurrency, limiter } = ctx.runtime;
   const agentId = identity.agentId;
   const maxInFlight = config.rate_limits.concurrency.per_agent;
   const inFlight = concurrency.current(agentId);
@@ -55,7 +51,7 @@ export function admit(
         retry_after_seconds: seconds,
       },
       // Date on the gateway clock, so an HTTP-date Retry-After can be read against it (virtual time).
-      headers: { 'retry-after': retryAfter, date: new Date(now).toUTCString(), ...headers },
+      headers: { 'retry-after': retryAfter, date: httpDate(now), ...headers },
     });
   }
   note.in_flight = concurrency.enter(agentId);

@@ -1,5 +1,4 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import type { ClientReport } from '../client-report/report.ts';
 import type { ClientReportOptions } from '../client-report/types.ts';
@@ -8,13 +7,13 @@ import { ConfigError } from '../config/load-config.ts';
 import { agentFields, TOOL_NAMES, type ToolName, toolFields } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import { type FaultSpec, faultSpecSchema } from '../faults.ts';
-import type { AppEnv } from '../gateway.ts';
 import type { Agent } from '../identity/agent-registry.ts';
-import { jsonResponse } from '../json-response.ts';
-import { readJsonBody } from '../pipeline/read-json-body.ts';
+import type { CallContext, Handler } from '../pipeline/context.ts';
+import { readJsonBody } from '../pipeline/read-body.ts';
+import { respondJson } from '../pipeline/respond.ts';
 import type { Runtime } from '../runtime.ts';
 import { isBundledScenario, listScenarios, type Scenario, type ScenarioInput } from '../scenarios.ts';
-import type { MethodTable } from './method-not-allowed.ts';
+import type { Router } from './router.ts';
 
 /** The admin API's reserved prefix. */
 export const ADMIN_PREFIX = '/__admin';
@@ -121,17 +120,31 @@ const sameKey = (given: string, expected: string) => {
   return a.length === b.length && timingSafeEqual(a, b);
 };
 
+/** The admin key a request sends: `X-Admin-Key: KEY` or `Authorization: Bearer KEY`, nothing else. */
+export function adminKeyOf(ctx: CallContext): string | undefined {
+  const direct = ctx.request.header('x-admin-key');
+  if (direct) return direct;
+  const bearer = /^Bearer[ \t]+(\S.*)$/i.exec(ctx.request.header('authorization') ?? '');
+  return bearer?.[1]?.trim() || undefined;
+}
+
+/** 401 without the admin key, 403 with a wrong one (compared in constant time). */
+export function requireAdminKey(ctx: CallContext, adminKey: string): void {
+  const given = adminKeyOf(ctx);
+  if (!given) throw new GatewayError('admin_key_required');
+  if (!sameKey(given, adminKey)) throw new GatewayError('admin_key_invalid');
+}
+
 /**
  * The admin control plane under /__admin: agents (the transitions the spec leaves unshown), tools, the
- * virtual clock, faults, the journal, scenarios and reset. Only registered when an admin key is set, and
- * every call must send it in `X-Admin-Key` (or `Authorization: Bearer`).
+ * virtual clock, faults, the journal, scenarios and reset. Only registered when an admin key is set; the
+ * core checks the key (`requireAdminKey`) before it routes any admin path.
  */
-export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl, methods: MethodTable) {
+export function registerAdminRoutes(router: Router, control: AdminControl) {
   const { runtime } = control;
   const { registry, clock } = runtime;
   const maxBody = () => runtime.config.server.max_body_bytes;
-  const ok = (c: Context<AppEnv>, body: unknown, status = 200) =>
-    jsonResponse(body, { status, requestId: c.env.requestId });
+  const ok = (ctx: CallContext, body: unknown, status = 200) => respondJson(ctx, body, status);
   const agentOr404 = (id: string) => {
     const agent = registry.get(id);
     if (!agent) throw new GatewayError('not_found', { message: `No agent "${id}".`, details: { agent: id } });
@@ -150,22 +163,15 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl, me
     time: new Date(clock.now()).toISOString(),
     frozen: clock.frozen,
   });
+  const route = (method: string, path: string, handler: Handler) =>
+    router.add(method, `${ADMIN_PREFIX}${path}`, handler);
+  const queryOf = (ctx: CallContext) => Object.fromEntries(new URLSearchParams(ctx.request.query));
 
-  const requireAdminKey = async (c: Context<AppEnv>, next: () => Promise<void>) => {
-    c.env.admin = true;
-    const header = c.req.header('x-admin-key') ?? c.req.header('authorization')?.replace(/^Bearer\s+/i, '');
-    if (!header) throw new GatewayError('admin_key_required');
-    if (!sameKey(header, control.adminKey)) throw new GatewayError('admin_key_invalid');
-    await next();
-  };
-  app.use(ADMIN_PREFIX, requireAdminKey);
-  app.use(`${ADMIN_PREFIX}/*`, requireAdminKey);
+  route('GET', '', (ctx) => ok(ctx, { endpoints: ENDPOINTS }));
 
-  app.get(ADMIN_PREFIX, (c) => ok(c, { endpoints: ENDPOINTS }));
-
-  app.get(`${ADMIN_PREFIX}/agents`, (c) => ok(c, { agents: registry.list().map(showAgent) }));
-  app.post(`${ADMIN_PREFIX}/agents`, async (c) => {
-    const body = await readJsonBody(c.req.raw, agentCreateSchema, maxBody());
+  route('GET', '/agents', (ctx) => ok(ctx, { agents: registry.list().map(showAgent) }));
+  route('POST', '/agents', async (ctx) => {
+    const body = await readJsonBody(ctx.request, agentCreateSchema, maxBody());
     checkTier(body.tier);
     if (registry.get(body.id))
       throw new GatewayError('already_exists', { message: `Agent "${body.id}" already exists.` });
@@ -180,84 +186,84 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl, me
       allowlist: body.allowlist ?? [],
       disabled: body.disabled ?? false,
     });
-    return ok(c, showAgent(agent), 201);
+    return ok(ctx, showAgent(agent), 201);
   });
-  app.get(`${ADMIN_PREFIX}/agents/:id`, (c) => ok(c, showAgent(agentOr404(c.req.param('id')))));
-  app.patch(`${ADMIN_PREFIX}/agents/:id`, async (c) => {
-    const agent = agentOr404(c.req.param('id'));
-    const body = await readJsonBody(c.req.raw, agentPatchSchema, maxBody());
+  route('GET', '/agents/:id', (ctx, params) => ok(ctx, showAgent(agentOr404(params.id as string))));
+  route('PATCH', '/agents/:id', async (ctx, params) => {
+    const agent = agentOr404(params.id as string);
+    const body = await readJsonBody(ctx.request, agentPatchSchema, maxBody());
     checkTier(body.tier);
     registry.update(agent.id, body);
-    return ok(c, showAgent(agent));
+    return ok(ctx, showAgent(agent));
   });
-  app.post(`${ADMIN_PREFIX}/agents/:id/revoke-tokens`, (c) => {
-    const agent = agentOr404(c.req.param('id'));
+  route('POST', '/agents/:id/revoke-tokens', (ctx, params) => {
+    const agent = agentOr404(params.id as string);
     registry.revokeTokens(agent.id);
-    return ok(c, showAgent(agent));
+    return ok(ctx, showAgent(agent));
   });
-  app.post(`${ADMIN_PREFIX}/agents/:id/tokens`, (c) => {
-    const minted = runtime.idp.mintForAgent(agentOr404(c.req.param('id')).id);
+  route('POST', '/agents/:id/tokens', (ctx, params) => {
+    const minted = runtime.idp.mintForAgent(agentOr404(params.id as string).id);
     return ok(
-      c,
+      ctx,
       { token: minted.token, agent_id: minted.agentId, expires_at: new Date(minted.expiresAt).toISOString() },
       201,
     );
   });
 
-  app.get(`${ADMIN_PREFIX}/tools`, (c) => ok(c, { tools: runtime.policy.tools }));
-  app.patch(`${ADMIN_PREFIX}/tools/:tool`, async (c) => {
-    const tool = c.req.param('tool') as ToolName;
+  route('GET', '/tools', (ctx) => ok(ctx, { tools: runtime.policy.tools }));
+  route('PATCH', '/tools/:tool', async (ctx, params) => {
+    const tool = params.tool as ToolName;
     if (!TOOL_NAMES.includes(tool))
       throw new GatewayError('not_found', {
         message: `No tool "${tool}" (tools: ${TOOL_NAMES.join(', ')}).`,
       });
-    const body = await readJsonBody(c.req.raw, toolPatchSchema, maxBody());
+    const body = await readJsonBody(ctx.request, toolPatchSchema, maxBody());
     for (const tier of body.tiers ?? []) checkTier(tier);
     runtime.policy.updateTool(tool, body);
-    return ok(c, { tool, ...runtime.policy.tools[tool] });
+    return ok(ctx, { tool, ...runtime.policy.tools[tool] });
   });
 
-  app.get(`${ADMIN_PREFIX}/limits`, (c) => ok(c, runtime.config.rate_limits));
+  route('GET', '/limits', (ctx) => ok(ctx, runtime.config.rate_limits));
 
-  app.get(`${ADMIN_PREFIX}/clock`, (c) => ok(c, clockState()));
-  app.post(`${ADMIN_PREFIX}/clock/freeze`, (c) => {
+  route('GET', '/clock', (ctx) => ok(ctx, clockState()));
+  route('POST', '/clock/freeze', (ctx) => {
     clock.freeze();
-    return ok(c, clockState());
+    return ok(ctx, clockState());
   });
-  app.post(`${ADMIN_PREFIX}/clock/resume`, (c) => {
+  route('POST', '/clock/resume', (ctx) => {
     clock.resume();
-    return ok(c, clockState());
+    return ok(ctx, clockState());
   });
-  app.post(`${ADMIN_PREFIX}/clock/reset`, (c) => {
+  route('POST', '/clock/reset', (ctx) => {
     clock.reset();
-    return ok(c, clockState());
+    return ok(ctx, clockState());
   });
-  app.post(`${ADMIN_PREFIX}/clock/advance`, async (c) => {
-    const body = await readJsonBody(c.req.raw, advanceSchema, maxBody());
+  route('POST', '/clock/advance', async (ctx) => {
+    const body = await readJsonBody(ctx.request, advanceSchema, maxBody());
     // Whole milliseconds, as the clock keeps them (token times and the journal are in ms).
     const field = body.ms === undefined ? 'seconds' : 'ms';
     changeClock(field, () => clock.advance(body.ms ?? Math.round((body.seconds ?? 0) * 1000)));
-    return ok(c, clockState());
+    return ok(ctx, clockState());
   });
-  app.post(`${ADMIN_PREFIX}/clock/set`, async (c) => {
-    const { time } = await readJsonBody(c.req.raw, setSchema, maxBody());
+  route('POST', '/clock/set', async (ctx) => {
+    const { time } = await readJsonBody(ctx.request, setSchema, maxBody());
     changeClock('time', () => clock.set(typeof time === 'number' ? time : Date.parse(time)));
-    return ok(c, clockState());
+    return ok(ctx, clockState());
   });
 
-  app.get(`${ADMIN_PREFIX}/faults`, (c) => ok(c, { faults: runtime.faults.list() }));
-  app.post(`${ADMIN_PREFIX}/faults`, async (c) => {
-    const spec: FaultSpec = await readJsonBody(c.req.raw, faultSpecSchema, maxBody());
-    return ok(c, runtime.faults.add(spec), 201);
+  route('GET', '/faults', (ctx) => ok(ctx, { faults: runtime.faults.list() }));
+  route('POST', '/faults', async (ctx) => {
+    const spec: FaultSpec = await readJsonBody(ctx.request, faultSpecSchema, maxBody());
+    return ok(ctx, runtime.faults.add(spec), 201);
   });
-  app.delete(`${ADMIN_PREFIX}/faults`, (c) => {
+  route('DELETE', '/faults', (ctx) => {
     runtime.faults.clear();
-    return ok(c, { faults: [] });
+    return ok(ctx, { faults: [] });
   });
-  app.delete(`${ADMIN_PREFIX}/faults/:id`, (c) => {
-    if (!runtime.faults.remove(c.req.param('id')))
-      throw new GatewayError('not_found', { message: `No fault "${c.req.param('id')}".` });
-    return ok(c, { faults: runtime.faults.list() });
+  route('DELETE', '/faults/:id', (ctx, params) => {
+    if (!runtime.faults.remove(params.id as string))
+      throw new GatewayError('not_found', { message: `No fault "${params.id}".` });
+    return ok(ctx, { faults: runtime.faults.list() });
   });
 
   const journalQuery = z.strictObject({
@@ -265,32 +271,32 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl, me
     since: z.coerce.number().int().min(0).optional(),
     limit: z.coerce.number().int().min(1).max(1_000_000).optional(),
   });
-  app.get(`${ADMIN_PREFIX}/journal`, (c) => {
-    const query = parseQuery(journalQuery, c.req.query());
-    return ok(c, {
+  route('GET', '/journal', (ctx) => {
+    const query = parseQuery(journalQuery, queryOf(ctx));
+    return ok(ctx, {
       capacity: runtime.journal.capacity,
       dropped: runtime.journal.dropped,
       entries: runtime.journal.list(query),
     });
   });
-  app.delete(`${ADMIN_PREFIX}/journal`, (c) => {
+  route('DELETE', '/journal', (ctx) => {
     runtime.journal.clear();
-    return ok(c, { entries: [] });
+    return ok(ctx, { entries: [] });
   });
 
-  app.get(`${ADMIN_PREFIX}/scenarios`, (c) =>
-    ok(c, { scenarios: listScenarios().map(({ name, description }) => ({ name, description })) }),
+  route('GET', '/scenarios', (ctx) =>
+    ok(ctx, { scenarios: listScenarios().map(({ name, description }) => ({ name, description })) }),
   );
-  app.get(`${ADMIN_PREFIX}/scenario`, (c) => {
+  route('GET', '/scenario', (ctx) => {
     const current = control.scenario();
-    return ok(c, {
+    return ok(ctx, {
       scenario: current
         ? { name: current.name, description: current.description, source: current.source }
         : null,
     });
   });
-  app.post(`${ADMIN_PREFIX}/scenario`, async (c) => {
-    const body = await readJsonBody(c.req.raw, scenarioRequestSchema, maxBody());
+  route('POST', '/scenario', async (ctx) => {
+    const body = await readJsonBody(ctx.request, scenarioRequestSchema, maxBody());
     // Over HTTP a scenario is a bundled name or an inline object, never a path: the admin API reads no files.
     if ('name' in body && !isBundledScenario(body.name)) {
       const bundled = listScenarios().map((s) => s.name);
@@ -309,7 +315,7 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl, me
         details: { field: 'scenario', issues: error.issues },
       });
     }
-    return ok(c, {
+    return ok(ctx, {
       scenario: { name: loaded.name, description: loaded.description, source: loaded.source },
       clock: clockState(),
     });
@@ -322,10 +328,10 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl, me
     max_concurrency_after_429: z.coerce.number().int().min(1).max(10_000).optional(),
     quiet_ms: z.coerce.number().int().min(0).max(3_600_000).optional(),
   });
-  app.get(`${ADMIN_PREFIX}/report`, (c) => {
-    const q = parseQuery(reportQuery, c.req.query());
+  route('GET', '/report', (ctx) => {
+    const q = parseQuery(reportQuery, queryOf(ctx));
     return ok(
-      c,
+      ctx,
       control.clientReport(q.agent, {
         retryCap: q.retry_cap,
         graceMs: q.grace_ms,
@@ -335,16 +341,8 @@ export function registerAdminRoutes(app: Hono<AppEnv>, control: AdminControl, me
     );
   });
 
-  app.post(`${ADMIN_PREFIX}/reset`, (c) => {
+  route('POST', '/reset', (ctx) => {
     control.reset();
-    return ok(c, { reset: true, clock: clockState() });
+    return ok(ctx, { reset: true, clock: clockState() });
   });
-
-  // A wrong method on an admin path is a 405 with Allow, as on the public ones: the table is read off the
-  // routes registered above (middleware is registered for ALL methods and is not a route of its own).
-  const allowed = new Map<string, string[]>();
-  for (const { method, path } of app.routes)
-    if (path.startsWith(ADMIN_PREFIX) && method !== 'ALL')
-      allowed.set(path, [...(allowed.get(path) ?? []), method]);
-  for (const [path, list] of allowed) methods.declare(path, list);
 }

@@ -1,18 +1,16 @@
-import type { Hono } from 'hono';
-import { accepts } from 'hono/accepts';
 import { z } from 'zod';
-import type { AppEnv } from '../gateway.ts';
 import {
   parseInstructionParams,
   renderInstructionHtml,
   renderInstructionMarkdown,
 } from '../identity/instruction-page.ts';
 import { toVerifyResponse } from '../identity/verifier.ts';
-import { jsonResponse, NO_STORE } from '../json-response.ts';
-import { IDENTITY_HEADER } from '../pipeline/authenticate.ts';
-import { mustBe, readJsonBody } from '../pipeline/read-json-body.ts';
+import type { Handler } from '../pipeline/context.ts';
+import { IDENTITY_HEADER } from '../pipeline/identify.ts';
+import { mustBe, readJsonBody } from '../pipeline/read-body.ts';
+import { NO_STORE, respondJson, respondText } from '../pipeline/respond.ts';
 import type { Runtime } from '../runtime.ts';
-import type { MethodTable } from './method-not-allowed.ts';
+import type { Router } from './router.ts';
 
 const tokenRequestSchema = z.object({
   api_key: z.string(mustBe('a string')).min(1, 'is required'),
@@ -20,22 +18,46 @@ const tokenRequestSchema = z.object({
 const verifyRequestSchema = z.object({ token: z.string(mustBe('a string')) });
 
 /**
+ * The media type an `Accept` header prefers among `supports` (highest q; ties go to the earlier one, so
+ * `*\/*` gets the first), or `fallback` when it names none of them.
+ */
+export function preferredType(accept: string | undefined, supports: readonly string[], fallback: string) {
+  if (!accept) return fallback;
+  let best: string | undefined;
+  let bestQ = 0;
+  for (const part of accept.split(',')) {
+    const [range = '', ...params] = part.split(';').map((p) => p.trim().toLowerCase());
+    const qParam = params.find((p) => p.startsWith('q='));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    if (!(q > 0)) continue;
+    const prefix = range.endsWith('/*') ? range.slice(0, -1) : undefined;
+    for (const type of supports) {
+      const matches = range === type || range === '*/*' || (prefix !== undefined && type.startsWith(prefix));
+      if (matches && q > bestQ) {
+        best = type;
+        bestQ = q;
+      }
+    }
+  }
+  return best ?? fallback;
+}
+
+/**
  * The simulated identity provider's endpoints: token minting (API key -> token), verification (used by a
  * remote verifier) and the dynamic instruction page.
  */
-export function registerIdpRoutes(app: Hono<AppEnv>, runtime: Runtime, methods: MethodTable) {
+export function registerIdpRoutes(router: Router, runtime: Runtime) {
   const { idp } = runtime;
 
-  app.post('/idp/token', async (c) => {
-    const note = c.env.note;
-    note.operation = 'idp.token';
+  const token: Handler = async (ctx) => {
+    ctx.note.operation = 'idp.token';
     const { api_key } = await readJsonBody(
-      c.req.raw,
+      ctx.request,
       tokenRequestSchema,
       runtime.config.server.max_body_bytes,
     );
     const minted = idp.mintForApiKey(api_key);
-    note.agent = minted.agentId;
+    ctx.note.agent = minted.agentId;
     const body = {
       token: minted.token,
       token_type: 'agent-identity',
@@ -44,39 +66,37 @@ export function registerIdpRoutes(app: Hono<AppEnv>, runtime: Runtime, methods: 
       expires_at: new Date(minted.expiresAt).toISOString(),
       expires_in: Math.round((minted.expiresAt - minted.issuedAt) / 1000),
     };
-    return jsonResponse(body, { requestId: c.env.requestId, headers: NO_STORE });
-  });
-  methods.declare('/idp/token', ['POST']);
+    return respondJson(ctx, body, 200, NO_STORE);
+  };
 
-  app.post('/idp/verify', async (c) => {
-    c.env.note.operation = 'idp.verify';
-    const { token } = await readJsonBody(
-      c.req.raw,
-      verifyRequestSchema,
-      runtime.config.server.max_body_bytes,
-    );
-    return jsonResponse(toVerifyResponse(idp.verify(token.trim())), {
-      requestId: c.env.requestId,
-      headers: NO_STORE,
-    });
-  });
-  methods.declare('/idp/verify', ['POST']);
+  const verify: Handler = async (ctx) => {
+    ctx.note.operation = 'idp.verify';
+    const body = await readJsonBody(ctx.request, verifyRequestSchema, runtime.config.server.max_body_bytes);
+    return respondJson(ctx, toVerifyResponse(idp.verify(body.token.trim())), 200, NO_STORE);
+  };
 
-  app.get('/idp/auth.md', (c) => {
-    c.env.note.operation = 'idp.auth';
-    const params = parseInstructionParams(new URL(c.req.url).searchParams);
-    const origin = new URL(c.req.url).origin;
-    const type = accepts(c, {
-      header: 'Accept',
-      supports: ['text/markdown', 'text/html'],
-      default: 'text/markdown',
-    });
-    c.header('vary', 'Accept');
-    c.header('x-request-id', c.env.requestId);
-    if (type === 'text/html') return c.html(renderInstructionHtml(params, origin, idp.ttlSeconds));
-    return c.body(renderInstructionMarkdown(params, origin, idp.ttlSeconds), 200, {
-      'content-type': 'text/markdown; charset=utf-8',
-    });
-  });
-  methods.declare('/idp/auth.md', ['GET']);
+  const instructions: Handler = (ctx) => {
+    ctx.note.operation = 'idp.auth';
+    const params = parseInstructionParams(new URLSearchParams(ctx.request.query));
+    const origin = ctx.request.origin;
+    const type = preferredType(ctx.request.header('accept'), ['text/markdown', 'text/html'], 'text/markdown');
+    const vary = { vary: 'Accept' };
+    return type === 'text/html'
+      ? respondText(
+          ctx,
+          renderInstructionHtml(params, origin, idp.ttlSeconds),
+          'text/html; charset=UTF-8',
+          vary,
+        )
+      : respondText(
+          ctx,
+          renderInstructionMarkdown(params, origin, idp.ttlSeconds),
+          'text/markdown; charset=utf-8',
+          vary,
+        );
+  };
+
+  router.add('POST', '/idp/token', token);
+  router.add('POST', '/idp/verify', verify);
+  router.add('GET', '/idp/auth.md', instructions);
 }

@@ -2,26 +2,30 @@ import { GatewayError } from '../errors.ts';
 import { fingerprint } from '../hash.ts';
 import type { Identity, VerifyResult } from '../identity/identity-provider.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
-import type { JournalNote } from '../journal.ts';
 import { createTokenMemo } from '../token-memo.ts';
+import type { CallContext } from './context.ts';
 
-/** The identity header of spec section 5. `Headers.get` matches names case-insensitively. */
+/** The identity header of spec section 5. Header names are case-insensitive; lookups use lower case. */
 export const IDENTITY_HEADER = 'X-Agent-Identity';
+const IDENTITY_HEADER_KEY = 'x-agent-identity';
 
-// Agents resend the same token many times: its fingerprint is remembered (bounded).
-const tokenFingerprints = createTokenMemo<string>();
+// Agents resend the same token many times: its fingerprint is remembered (bounded; many agents at once fit).
+const tokenFingerprints = createTokenMemo<string>(65_536);
 
 /** The journal's fingerprint of a token: `tok_` and 8 hex digits; the token cannot be recovered from it. */
 export function tokenFingerprint(token: string): string {
   return tokenFingerprints.get(token) ?? tokenFingerprints.set(token, fingerprint('tok', token));
 }
 
+/** The token a request carries in the identity header, trimmed; undefined when absent or blank. */
+export const tokenOf = (ctx: CallContext): string | undefined =>
+  ctx.request.header(IDENTITY_HEADER_KEY)?.trim() || undefined;
+
 /**
  * Where a caller learns how to get a token: the identity provider's instruction page, pre-filled. The
  * provider is this gateway's own `/idp` unless the verifier names another (`--idp-url`).
  */
-export function instructionPageUrl(requestUrl: string, idpBaseUrl?: string): string {
-  const { origin } = new URL(requestUrl);
+export function instructionPageUrl(origin: string, idpBaseUrl?: string): string {
   const params = new URLSearchParams({
     app: 'your-agent',
     endpoint: `${origin}/v1/whoami`,
@@ -31,50 +35,42 @@ export function instructionPageUrl(requestUrl: string, idpBaseUrl?: string): str
 }
 
 /**
- * The identity stage (spec section 5.3): no token, or an empty one, is 401 missing_identity_token; a token
+ * The identify stage (spec section 5.3): no token, or an empty one, is 401 missing_identity_token; a token
  * the verifier refuses is 401 invalid_identity_token with the reason and where to get a fresh one.
  * The journal note gets the token's fingerprint (never the token) and, when known, the agent. Answers
  * without a promise when the verifier does (the in-process one), so the hot path waits no tick.
  */
-export function identify(
-  request: Request,
-  verifier: IdentityVerifier,
-  note: JournalNote = {},
-): Identity | Promise<Identity> {
-  const token = request.headers.get(IDENTITY_HEADER)?.trim();
+export function identify(ctx: CallContext): Identity | Promise<Identity> {
+  const token = tokenOf(ctx);
+  const { verifier } = ctx.runtime;
   if (!token) {
     throw new GatewayError('missing_identity_token', {
       message: `The ${IDENTITY_HEADER} header is missing: obtain an identity token and send it in that header.`,
       details: {
         header: IDENTITY_HEADER,
-        token_instructions: instructionPageUrl(request.url, verifier.idpBaseUrl),
+        token_instructions: instructionPageUrl(ctx.request.origin, verifier.idpBaseUrl),
       },
     });
   }
-  note.token = tokenFingerprint(token);
+  ctx.note.token = tokenFingerprint(token);
   const pending = verifier.verify(token);
   return pending instanceof Promise
-    ? pending.then((result) => accepted(result, request, verifier, note))
-    : accepted(pending, request, verifier, note);
+    ? pending.then((result) => accepted(ctx, result, verifier))
+    : accepted(ctx, pending, verifier);
 }
 
 /** The identity of an accepted token; a refused one is 401 invalid_identity_token with the reason. */
-function accepted(
-  result: VerifyResult,
-  request: Request,
-  verifier: IdentityVerifier,
-  note: JournalNote,
-): Identity {
+function accepted(ctx: CallContext, result: VerifyResult, verifier: IdentityVerifier): Identity {
   if (result.ok) {
-    note.agent = result.identity.agentId;
+    ctx.note.agent = result.identity.agentId;
     return result.identity;
   }
-  note.agent = result.agentId;
+  ctx.note.agent = result.agentId;
   throw new GatewayError('invalid_identity_token', {
     message: `The identity token was not accepted (${result.reason.replace(/_/g, ' ')}): obtain a fresh token and resend; do not retry this one.`,
     details: {
       reason: result.reason,
-      token_instructions: instructionPageUrl(request.url, verifier.idpBaseUrl),
+      token_instructions: instructionPageUrl(ctx.request.origin, verifier.idpBaseUrl),
     },
   });
 }

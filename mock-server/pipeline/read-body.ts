@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { formatPath } from '../config/load-config.ts';
 import { GatewayError } from '../errors.ts';
+import type { GatewayRequest } from './context.ts';
 
 /**
  * A zod type error that tells a missing field from a wrong one: `is required`, or `must be <what>`.
@@ -15,7 +16,7 @@ export const mustBe = (what: string) => ({
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i;
 
 /** 415 unless the Content-Type is JSON (application/json or application/*+json) in UTF-8. */
-function checkContentType(contentType: string | null): void {
+export function checkContentType(contentType: string | undefined): void {
   if (contentType === 'application/json') return;
   const [mediaType = '', ...params] = (contentType ?? '').split(';').map((part) => part.trim());
   const charset = params
@@ -27,66 +28,31 @@ function checkContentType(contentType: string | null): void {
     message: contentType
       ? `The request body must be UTF-8 JSON with Content-Type: application/json, not "${contentType}".`
       : 'The request body must be JSON: send Content-Type: application/json.',
-    details: { expected: 'application/json', received: contentType },
+    details: { expected: 'application/json', received: contentType ?? null },
   });
 }
 
-const tooLarge = (maxBytes: number) =>
+/** 413: what every adapter throws once a body passes the limit, whatever Content-Length claimed. */
+export const payloadTooLarge = (maxBytes: number) =>
   new GatewayError('payload_too_large', {
     message: `The request body is larger than ${maxBytes} bytes.`,
     details: { max_bytes: maxBytes },
   });
 
-/** Reads the body, stopping (413) as soon as it passes `maxBytes`, whatever Content-Length claimed. */
-function readLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-  if (declared > maxBytes) throw tooLarge(maxBytes);
-  if (Number.isInteger(declared)) {
-    // Fast path: the transport bounds the body to its declared length. `request.body` is not touched:
-    // on the Node adapter that would build a web stream over the socket, costing more than the request.
-    return request.arrayBuffer().then((buffer) => {
-      if (buffer.byteLength > maxBytes) throw tooLarge(maxBytes);
-      return new Uint8Array(buffer);
-    });
-  }
-  return readStream(request, maxBytes);
-}
+/** 400: the client went away mid-upload (or sent less than its Content-Length): its mistake, not a 500. */
+export const incompleteBody = () =>
+  new GatewayError('invalid_request', {
+    message: 'The request body could not be read to its end: the connection closed before it was complete.',
+    details: { field: 'body' },
+  });
 
-async function readStream(request: Request, maxBytes: number): Promise<Uint8Array> {
-  if (!request.body) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      // Not awaited: msw's request streams never settle a cancel, which would hang the 413.
-      reader.cancel().catch(() => {});
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
+/** The body stage's first half: Content-Type (415) and size (413, 400 when cut short); the raw bytes. */
+export async function readBody(request: GatewayRequest, maxBytes: number): Promise<Uint8Array> {
+  checkContentType(request.header('content-type'));
+  return request.body(maxBytes);
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** The body stage's first half: Content-Type (415) and size (413); returns the raw bytes. */
-export async function readBody(request: Request, maxBytes: number): Promise<Uint8Array> {
-  checkContentType(request.headers.get('content-type'));
-  try {
-    return await readLimited(request, maxBytes);
-  } catch (error) {
-    if (error instanceof GatewayError) throw error;
-    // The client went away mid-upload (or sent less than its Content-Length): its mistake, not a 500.
-    throw new GatewayError('invalid_request', {
-      message: 'The request body could not be read to its end: the connection closed before it was complete.',
-      details: { field: 'body' },
-    });
-  }
-}
 
 /** The body stage's second half: UTF-8 and JSON syntax (400), then the schema, naming the first bad field. */
 export function parseJsonBody<S extends z.ZodType>(bytes: Uint8Array, schema: S): z.output<S> {
@@ -138,10 +104,10 @@ export function parseJsonBody<S extends z.ZodType>(bytes: Uint8Array, schema: S)
  * whose first failing field is named in the 400 message.
  *
  * @example
- * const { query } = await readJsonBody(request, searchRequestSchema, 65536);
+ * const { query } = await readJsonBody(ctx.request, searchRequestSchema, 65536);
  */
 export async function readJsonBody<S extends z.ZodType>(
-  request: Request,
+  request: GatewayRequest,
   schema: S,
   maxBytes: number,
 ): Promise<z.output<S>> {

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { fromWebRequest } from '../adapters/fetch.ts';
 import type { GatewayError } from '../errors.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
-import { identify, instructionPageUrl } from './authenticate.ts';
+import type { Runtime } from '../runtime.ts';
+import type { CallContext } from './context.ts';
+import { identify, instructionPageUrl } from './identify.ts';
 
 const identity: Identity = {
   agentId: 'a',
@@ -16,8 +19,17 @@ const identity: Identity = {
 const verifier: IdentityVerifier = {
   verify: (token) => (token === 'good' ? { ok: true, identity } : { ok: false, reason: 'expired' }),
 };
-const call = async (headers: Record<string, string>) =>
-  identify(new Request('http://gw.test/v1/whoami', { headers }), verifier);
+const call = async (headers: Record<string, string>) => {
+  const ctx: CallContext = {
+    request: fromWebRequest(new Request('http://gw.test/v1/whoami', { headers })),
+    runtime: { verifier } as Runtime,
+    requestId: 'r',
+    note: {},
+    at: 0,
+    started: 0,
+  };
+  return identify(ctx);
+};
 const failure = async (promise: Promise<unknown>) => {
   try {
     await promise;
@@ -44,7 +56,7 @@ describe('authenticate', () => {
     for (const headers of cases) {
       const error = await failure(call(headers));
       expect(error.code).toBe('missing_identity_token');
-      expect(error.details.token_instructions).toBe(instructionPageUrl('http://gw.test/v1/whoami'));
+      expect(error.details.token_instructions).toBe(instructionPageUrl('http://gw.test'));
     }
   });
 
@@ -56,7 +68,7 @@ describe('authenticate', () => {
   });
 
   it('the instruction page URL carries app, endpoint and header', () => {
-    const url = new URL(instructionPageUrl('http://127.0.0.1:8787/v1/web/search'));
+    const url = new URL(instructionPageUrl('http://127.0.0.1:8787'));
     expect(url.pathname).toBe('/idp/auth.md');
     expect(url.searchParams.get('endpoint')).toBe('http://127.0.0.1:8787/v1/whoami');
     expect(url.searchParams.get('header')).toBe('X-Agent-Identity');

@@ -1,8 +1,13 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { fromWebRequest } from '../adapters/fetch.ts';
 import { GatewayError } from '../errors.ts';
-import { mustBe, readJsonBody } from './read-json-body.ts';
+import { mustBe, readJsonBody as readJsonRecord } from './read-body.ts';
+
+/** The body stage over a web request, through the fetch adapter's record (which reads bodies with the limit). */
+const readJsonBody = <S extends z.ZodType>(request: Request, schema: S, maxBytes: number) =>
+  readJsonRecord(fromWebRequest(request), schema, maxBytes);
 
 type Body = string | Uint8Array | ReadableStream<Uint8Array> | null;
 const schema = z.object({ query: z.string().min(1, 'must be a non-empty string'), n: z.number().optional() });

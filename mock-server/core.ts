@@ -1,0 +1,81 @@
+import { GatewayError } from './errors.ts';
+import type { Answer, CallContext, GatewayRequest, GatewayResponse } from './pipeline/context.ts';
+import { recordCall } from './pipeline/record.ts';
+import { requestIdFor } from './pipeline/request-id.ts';
+import { respondError } from './pipeline/respond.ts';
+import {
+  ADMIN_PREFIX,
+  type AdminControl,
+  registerAdminRoutes,
+  requireAdminKey,
+} from './routes/admin-routes.ts';
+import { registerGatewayRoutes } from './routes/gateway-routes.ts';
+import { registerIdpRoutes } from './routes/idp-routes.ts';
+import { createRouter, methodNotAllowed, routingPath } from './routes/router.ts';
+import type { Runtime } from './runtime.ts';
+
+/** The platform-free core: a request record in, a response record out. Every adapter calls `handle`. */
+export interface GatewayCore {
+  handle(request: GatewayRequest): Promise<GatewayResponse>;
+}
+
+const isAdminPath = (path: string) => path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`);
+const NOT_RECORDED = () => {};
+const PUBLIC_ENDPOINTS =
+  'Endpoints: GET /v1/health, GET /v1/whoami, POST /v1/web/search, POST /v1/web/fetch.';
+
+/**
+ * Builds the core over a runtime: the /v1 endpoints, the simulated identity provider (unless tokens are
+ * verified elsewhere) and, with an admin key, the admin API. Per request: request id, route (404, 405 with
+ * Allow; the admin key first on admin paths), the route's stages, errors mapped to JSON answers, and the
+ * record stage once the adapter wrote the answer. Admin calls are never journaled.
+ */
+export function createCore(
+  runtime: Runtime,
+  options: { serveIdentityProvider: boolean; admin?: AdminControl },
+): GatewayCore {
+  const router = createRouter();
+  registerGatewayRoutes(router, runtime);
+  if (options.serveIdentityProvider) registerIdpRoutes(router, runtime);
+  const { admin } = options;
+  if (admin) registerAdminRoutes(router, admin);
+
+  const route = async (ctx: CallContext, path: string, adminCall: boolean): Promise<Answer> => {
+    const { method } = ctx.request;
+    if (adminCall && admin) requireAdminKey(ctx, admin.adminKey);
+    const match = router.match(method, path);
+    if (match?.handler) return match.handler(ctx, match.params);
+    if (match) throw methodNotAllowed(method, path, match.allow);
+    throw new GatewayError('not_found', {
+      message: `No endpoint at ${method} ${path}. ${adminCall && admin ? `GET ${ADMIN_PREFIX} lists the admin endpoints.` : PUBLIC_ENDPOINTS}`,
+    });
+  };
+
+  return {
+    async handle(request) {
+      const started = performance.now();
+      const ctx: CallContext = {
+        request,
+        runtime,
+        requestId: requestIdFor(request.header('x-request-id')),
+        note: {},
+        at: runtime.clock.now(),
+        started,
+      };
+      const path = routingPath(request.path);
+      const adminCall = isAdminPath(path);
+      let answer: Answer;
+      try {
+        answer = await route(ctx, path, adminCall);
+      } catch (error) {
+        answer = respondError(ctx, error);
+      }
+      const answeredAt = performance.now();
+      const response = answer as GatewayResponse;
+      response.record = adminCall
+        ? NOT_RECORDED
+        : (writtenAt) => recordCall(ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt);
+      return response;
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import type { z } from 'zod';
+import type { ToolName } from '../config/schema.ts';
+import type { JournalNote } from '../journal.ts';
+import type { Runtime } from '../runtime.ts';
+
+/**
+ * The platform-free core's view of a request: what every adapter (node:http, web fetch, msw) can give
+ * cheaply, and nothing more. Header names are looked up in lower case; the body is read only when a stage
+ * asks for it (unauthenticated bodies are never read).
+ */
+export interface GatewayRequest {
+  /** As sent, e.g. `GET`. */
+  readonly method: string;
+  /** The path as sent, percent-escapes included, without the query. */
+  readonly path: string;
+  /** The query string without `?` (empty when there is none). */
+  readonly query: string;
+  /** A header's value by lower-case name; repeated headers joined with `, `. */
+  header(name: string): string | undefined;
+  /**
+   * The body bytes as sent (Content-Encoding is the core's business), at most `maxBytes`: beyond them a 413,
+   * whatever Content-Length said; a client that hangs up mid-body is a 400. Read at most once.
+   */
+  body(maxBytes: number): Promise<Uint8Array>;
+  /** `scheme://host[:port]` the caller addressed, for links in answers. */
+  readonly origin: string;
+  /** The connection it came on, when the adapter has one (node:http); msw and direct fetch calls have none. */
+  readonly connection?: ConnectionFacts;
+}
+
+/** What the Node adapter knows of a request's connection. */
+export interface ConnectionFacts {
+  /** Unique per connection for the adapter's lifetime. */
+  readonly id: number;
+  /** When it was opened, on the real monotonic clock (`performance.now()`, ms). */
+  readonly openedAt: number;
+  readonly remoteAddress?: string;
+}
+
+/** The core's answer: status, headers (lower-case names) and body text, or a dropped connection. */
+export interface GatewayResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** JSON, markdown or HTML text; empty for none. */
+  body: string;
+  /** Close the connection without answering (an injected fault); status is 0. */
+  drop?: true;
+  /**
+   * The last stage: adapters call it once the answer is written (or the connection dropped), with the
+   * real monotonic time (`performance.now()`), so the journal holds when the client could see it.
+   */
+  record(writtenAt: number): void;
+}
+
+/** Per-request state the stages share. */
+export interface CallContext {
+  readonly request: GatewayRequest;
+  readonly runtime: Runtime;
+  readonly requestId: string;
+  /** What the journal learns about the request as it goes through the stages. */
+  readonly note: JournalNote;
+  /** Arrival on the gateway clock (ms since the epoch) and on the real monotonic clock. */
+  readonly at: number;
+  readonly started: number;
+}
+
+/** A route handler: the stages of one endpoint, ending in an answer (errors are thrown GatewayErrors). */
+export type Handler = (ctx: CallContext, params: Record<string, string>) => Promise<Answer> | Answer;
+
+/** What a handler returns before the record stage is attached. */
+export type Answer = Omit<GatewayResponse, 'record'>;
+
+/** One tool of the gateway as the pipeline runs it. */
+export interface ToolSpec<T = unknown> {
+  tool: ToolName;
+  path: string;
+  /** The body field that carries what the call sends out into the world: the search query or the fetch URL. */
+  field: 'query' | 'url';
+  /** Validates the parsed body (400 naming the first bad field); a compiled schema on the hot path. */
+  schema: z.ZodType<T>;
+  /** Calls the tool's provider; a synchronous provider answers without a promise. */
+  run(body: T): unknown;
+}

@@ -1,0 +1,34 @@
+import { journalFingerprint } from '../hash.ts';
+import type { Identity } from '../identity/identity-provider.ts';
+import type { CallContext, ToolSpec } from './context.ts';
+import { noteOutgoingText, noteRefusedCall } from './outgoing-text.ts';
+import { parseJsonBody, readBody } from './read-body.ts';
+
+/** A tool call's body: as sent (for fingerprints) and as validated. */
+export interface ToolBody<T> {
+  bytes: Uint8Array;
+  value: T;
+}
+
+/**
+ * The read-body stage of a tool call: Content-Type (415), size (413), JSON and the tool's schema (400).
+ * The journal learns the request's fingerprint (the same body is the same request: the client report
+ * recognises retries by it) and the query or URL with secrets redacted, also when the body is refused.
+ */
+export async function readToolBody<T>(
+  ctx: CallContext,
+  identity: Identity,
+  spec: ToolSpec<T>,
+): Promise<ToolBody<T>> {
+  const bytes = await readBody(ctx.request, ctx.runtime.config.server.max_body_bytes);
+  let value: T;
+  try {
+    value = parseJsonBody(bytes, spec.schema);
+  } catch (error) {
+    await noteRefusedCall(ctx, identity, spec.field, bytes);
+    throw error;
+  }
+  ctx.note.request_fingerprint = journalFingerprint(spec.tool, bytes);
+  noteOutgoingText(ctx, identity, spec.field, (value as Record<string, string>)[spec.field] as string);
+  return { bytes, value };
+}

@@ -1,0 +1,121 @@
+import { GatewayError } from '../errors.ts';
+import type { Handler } from '../pipeline/context.ts';
+
+/** What a path and method resolve to: a handler with its path parameters, or the methods the path allows. */
+export type RouteMatch =
+  | { handler: Handler; params: Record<string, string> }
+  | { handler?: undefined; allow: string[] }
+  | undefined;
+
+interface Route {
+  methods: Map<string, Handler>;
+  /** For paths with parameters: the segments, `:name` standing for one segment. */
+  segments?: string[];
+}
+
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+/**
+ * A small static route table. Plain paths are one map lookup (the tool calls); paths with `:param`
+ * segments (the admin API) are matched segment by segment. `GET` answers `HEAD` too. The same table says
+ * which methods a known path allows, so a wrong method is a 405 with `Allow` and there is no second list.
+ *
+ * @example
+ * const router = createRouter();
+ * router.add('GET', '/v1/health', health);
+ * router.match('GET', '/v1/health'); // { handler: health, params: {} }
+ */
+export function createRouter() {
+  const plain = new Map<string, Route>();
+  const patterns: Route[] = [];
+  const routeFor = (path: string): Route => {
+    if (!path.includes('/:')) {
+      const known = plain.get(path);
+      if (known) return known;
+      const route: Route = { methods: new Map() };
+      plain.set(path, route);
+      return route;
+    }
+    const segments = path.split('/');
+    const key = segments.join('/');
+    const known = patterns.find((r) => r.segments?.join('/') === key);
+    if (known) return known;
+    const route: Route = { methods: new Map(), segments };
+    patterns.push(route);
+    return route;
+  };
+  const paramsOf = (route: Route, path: string): Record<string, string> | undefined => {
+    const segments = route.segments as string[];
+    const parts = path.split('/');
+    if (parts.length !== segments.length) return undefined;
+    const params: Record<string, string> = {};
+    for (let i = 0; i < parts.length; i++) {
+      const expected = segments[i] as string;
+      const part = parts[i] as string;
+      if (expected.startsWith(':')) {
+        if (part === '') return undefined;
+        params[expected.slice(1)] = safeDecode(part);
+      } else if (expected !== part) return undefined;
+    }
+    return params;
+  };
+  const allowOf = (route: Route) => {
+    const allow = [...route.methods.keys()];
+    return allow.includes('GET') ? [...allow, 'HEAD'] : allow;
+  };
+
+  return {
+    add(method: string, path: string, handler: Handler) {
+      routeFor(path).methods.set(method, handler);
+    },
+    match(method: string, path: string): RouteMatch {
+      let route = plain.get(path);
+      let params: Record<string, string> | undefined = NO_PARAMS;
+      if (!route) {
+        params = undefined;
+        for (const candidate of patterns) {
+          params = paramsOf(candidate, path);
+          if (params) {
+            route = candidate;
+            break;
+          }
+        }
+      }
+      if (!route || !params) return undefined;
+      const handler = route.methods.get(method) ?? (method === 'HEAD' ? route.methods.get('GET') : undefined);
+      return handler ? { handler, params } : { allow: allowOf(route) };
+    },
+  };
+}
+
+export type Router = ReturnType<typeof createRouter>;
+
+/** A 405 naming the methods the path answers. */
+export function methodNotAllowed(method: string, path: string, allow: string[]): GatewayError {
+  return new GatewayError('method_not_allowed', {
+    message: `${method} is not allowed on ${path}; use ${allow.filter((m) => m !== 'HEAD').join(' or ')}.`,
+    details: { allowed: allow },
+    headers: { allow: allow.join(', ') },
+  });
+}
+
+const safeDecode = (segment: string) => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+};
+
+const UNRESERVED_ESCAPE = /%(?:[46][1-9A-Fa-f]|[57][0-9Aa]|3[0-9]|2[Dd]|2[Ee]|5[Ff]|7[Ee])/g;
+
+/**
+ * The path routes are matched on: percent-escapes of unreserved characters decoded (RFC 3986 section
+ * 6.2.2.2: `/%5F%5Fadmin` is `/__admin`), everything else as sent. A path without `%` is returned as is.
+ */
+export function routingPath(path: string): string {
+  if (!path.includes('%')) return path;
+  return path.replace(UNRESERVED_ESCAPE, (triplet) =>
+    String.fromCharCode(Number.parseInt(triplet.slice(1), 16)),
+  );
+}
