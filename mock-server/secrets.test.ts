@@ -211,6 +211,41 @@ describe('API keys', () => {
   });
 });
 
+describe('API keys of thousands of agents', () => {
+  // Many keys are looked up by their first characters, position by position, instead of one search each.
+  const keys = Array.from({ length: 5000 }, (_, i) => ({
+    key: `ak_fleet_${String(i).padStart(5, '0')}_${(i * 7919).toString(36)}x`,
+    owner: `agent-${i}`,
+  }));
+  const scanFleet = createSecretScanner({
+    version: () => 1,
+    keys: () => keys,
+    canaries: ['CANARY-abc-12345'],
+  });
+  const some = keys[4321] as { key: string; owner: string };
+  const other = keys[17] as { key: string; owner: string };
+
+  it('finds any one of them, plain, percent-encoded or encoded twice, and tells its owner', () => {
+    expect(scanFleet(`k=${some.key}&j=${encodeTwice(other.key)}`, { agentId: some.owner })).toEqual({
+      redacted: 'k=[REDACTED:own_api_key]&j=[REDACTED:api_key]',
+      kinds: ['own_api_key', 'api_key'],
+    });
+    expect(scanFleet(`x ${encodeAll(other.key)} CANARY-abc-12345`, {})).toEqual({
+      redacted: 'x [REDACTED:api_key] [REDACTED:canary_secret]',
+      // The text as sent is read first (the canary), then decoded (the key).
+      kinds: ['canary_secret', 'api_key'],
+    });
+  });
+
+  it('leaves text that only shares a prefix with a key alone', () => {
+    const near = some.key.slice(0, 12);
+    expect(scanFleet(`q=${near} and ak_fleet_`, {})).toEqual({
+      redacted: `q=${near} and ak_fleet_`,
+      kinds: [],
+    });
+  });
+});
+
 describe('canaries', () => {
   it.each([
     ['plain', CANARY, CANARY],

@@ -72,9 +72,20 @@ interface SecretLiteral {
 /** Known secrets ready to look for; built once per registry change. */
 interface KnownSecrets {
   literals: SecretLiteral[];
+  /**
+   * With many known secrets (thousands of agents' API keys), the literals by their first PREFIX characters:
+   * a scan then looks up each position of the text once instead of searching for every literal, so its
+   * cost does not grow with the number of agents. Absent for a few literals, where `indexOf` is cheaper.
+   */
+  byPrefix?: Map<string, SecretLiteral[]>;
   /** Whether one holds a space, which a form-encoded query string may send as `+`. */
   spaced: boolean;
 }
+
+// Every literal has at least this many characters (shorter ones are not looked for).
+const PREFIX = 8;
+// Up to this many literals, one indexOf each is cheaper than a lookup per position of the text.
+const FEW_LITERALS = 32;
 
 function knownSecrets(
   apiKeys: Iterable<{ key: string; owner?: string }>,
@@ -82,10 +93,19 @@ function knownSecrets(
 ): KnownSecrets {
   const literals: SecretLiteral[] = [];
   for (const { key, owner } of apiKeys)
-    if (key.length >= 8) literals.push({ form: key, kind: 'api_key', owner });
+    if (key.length >= PREFIX) literals.push({ form: key, kind: 'api_key', owner });
   for (const canary of canaries)
-    if (canary.length >= 8) literals.push({ form: canary, kind: 'canary_secret' });
-  return { literals, spaced: literals.some((literal) => literal.form.includes(' ')) };
+    if (canary.length >= PREFIX) literals.push({ form: canary, kind: 'canary_secret' });
+  const spaced = literals.some((literal) => literal.form.includes(' '));
+  if (literals.length <= FEW_LITERALS) return { literals, spaced };
+  const byPrefix = new Map<string, SecretLiteral[]>();
+  for (const literal of literals) {
+    const prefix = literal.form.slice(0, PREFIX);
+    const same = byPrefix.get(prefix);
+    if (same) same.push(literal);
+    else byPrefix.set(prefix, [literal]);
+  }
+  return { literals, byPrefix, spaced };
 }
 
 const OWN_TOKEN = /^agt1\.([A-Za-z0-9_-]+\.([A-Za-z0-9_-]{43}))$/;
@@ -234,13 +254,18 @@ function scanWith(text: string, known: KnownSecrets, own: { token?: string; agen
   const found: Finding[] = [];
   for (const view of readings(text, known.spaced)) {
     for (const form of ownForms) findAll(found, view, form, 'own_identity_token');
-    for (const { form, kind, owner } of known.literals) {
-      findAll(
-        found,
-        view,
-        form,
-        kind === 'api_key' && owner !== undefined && owner === own.agentId ? 'own_api_key' : kind,
-      );
+    const kindOf = ({ kind, owner }: SecretLiteral) =>
+      kind === 'api_key' && owner !== undefined && owner === own.agentId ? 'own_api_key' : kind;
+    if (known.byPrefix) {
+      const { text } = view;
+      for (let i = 0; i + PREFIX <= text.length; i++) {
+        const candidates = known.byPrefix.get(text.slice(i, i + PREFIX));
+        if (!candidates) continue;
+        for (const literal of candidates)
+          if (text.startsWith(literal.form, i)) add(found, view, i, literal.form.length, kindOf(literal));
+      }
+    } else {
+      for (const literal of known.literals) findAll(found, view, literal.form, kindOf(literal));
     }
     if (MAYBE_PATTERN.test(view.text)) {
       for (const [kind, pattern, holds] of PATTERNS) {

@@ -9,7 +9,7 @@ import { createBoundedMap } from './bounded-map.ts';
  * const claims = createTokenMemo<Claims>();
  * claims.get(token) ?? claims.set(token, decode(token));
  */
-export function createTokenMemo<V>(max = 8192) {
+export function createTokenMemo<V>(max = 65_536) {
   const entries = createBoundedMap<string, { token: string; value: V }>(max);
   return {
     get(token: string): V | undefined {

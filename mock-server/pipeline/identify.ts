@@ -10,7 +10,7 @@ export const IDENTITY_HEADER = 'X-Agent-Identity';
 const IDENTITY_HEADER_KEY = 'x-agent-identity';
 
 // Agents resend the same token many times: its fingerprint is remembered (bounded; many agents at once fit).
-const tokenFingerprints = createTokenMemo<string>(65_536);
+const tokenFingerprints = createTokenMemo<string>();
 
 /** The journal's fingerprint of a token: `tok_` and 8 hex digits; the token cannot be recovered from it. */
 export function tokenFingerprint(token: string): string {
