@@ -19,6 +19,10 @@ export interface GatewayCore {
   handle(request: GatewayRequest): Promise<GatewayResponse>;
 }
 
+/** The record stage of one answer, for its adapter to call once the answer is written. */
+const recorder = (ctx: CallContext, answer: Answer, answeredAt: number) => (writtenAt: number) =>
+  recordCall(ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt);
+
 const isAdminPath = (path: string) => path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`);
 const NOT_RECORDED = () => {};
 const PUBLIC_ENDPOINTS =
@@ -40,7 +44,8 @@ export function createCore(
   const { admin } = options;
   if (admin) registerAdminRoutes(router, admin);
 
-  const route = async (ctx: CallContext, path: string, adminCall: boolean): Promise<Answer> => {
+  /** The route's answer (or its promise); throws 404, 405 (with Allow) and, on admin paths, 401/403 first. */
+  const route = (ctx: CallContext, path: string, adminCall: boolean): Answer | Promise<Answer> => {
     const { method } = ctx.request;
     if (adminCall && admin) requireAdminKey(ctx, admin.adminKey);
     const match = router.match(method, path);
@@ -66,15 +71,13 @@ export function createCore(
       const adminCall = isAdminPath(path);
       let answer: Answer;
       try {
-        answer = await route(ctx, path, adminCall);
+        const routed = route(ctx, path, adminCall);
+        answer = routed instanceof Promise ? await routed : routed;
       } catch (error) {
         answer = respondError(ctx, error);
       }
-      const answeredAt = performance.now();
       const response = answer as GatewayResponse;
-      response.record = adminCall
-        ? NOT_RECORDED
-        : (writtenAt) => recordCall(ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt);
+      response.record = adminCall ? NOT_RECORDED : recorder(ctx, answer, performance.now());
       return response;
     },
   };

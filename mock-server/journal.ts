@@ -62,11 +62,16 @@ export function createJournal(initialCapacity: number) {
   let dropped = 0;
 
   return {
-    /** Records a finished request; `time` is derived from `at` when listed, keeping this cheap. */
-    record(entry: Omit<JournalEntry, 'seq' | 'time'>): void {
-      seq += 1;
+    /**
+     * Records a finished request, taking the object over (it is not copied); `time` is derived from `at`
+     * when listed, keeping this cheap.
+     */
+    record(fields: Omit<JournalEntry, 'seq' | 'time'>): void {
+      const entry = fields as JournalEntry;
+      entry.seq = ++seq;
+      entry.time = '';
       if (ring[next]) dropped += 1;
-      ring[next] = { seq, time: '', ...entry };
+      ring[next] = entry;
       next = (next + 1) % capacity;
     },
 

@@ -1,35 +1,63 @@
 /**
- * `npm run bench`: the reference gateway's authenticated `POST /v1/web/search` against a bare node:http
- * server, both measured by autocannon in one run on loopback, each server in its own process. The two are
- * measured in alternating rounds and the medians compared, because a shared machine drifts during a run.
- * Prints req/s, latency and the ratio gateway / bare (target >= 0.7).
+ * `npm run bench`: the reference gateway's authenticated `POST /v1/web/search`, the whole pipeline on
+ * (limits checked but never reached, journal, secret scan), against bare node:http servers, all measured by
+ * autocannon in one run on loopback, each server in its own process, in alternating rounds (a shared machine
+ * drifts during a run; medians are compared).
+ *
+ * Servers: a like-for-like bare server (reads and parses the body, JSON.stringify of a same-size answer per
+ * request, the gateway's headers), the old precomputed-body bare server, the gateway with one agent, and the
+ * gateway with the load spread over `--agents` agents (their tokens, limiter keys and journal owners).
+ * Besides req/s and latency it prints each server's CPU time per request (read from /proc, so it holds
+ * even when other work shares the machine) and its resident memory.
+ *
+ * `npm run bench -- --stages` prints the cost of each pipeline stage instead (scripts/bench-stages.ts).
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Command } from 'commander';
+import { stringify } from 'yaml';
+import { readYamlFile } from '../mock-server/config/load-config.ts';
+import { createGateway } from '../mock-server/gateway.ts';
 import { intOption } from './cli-options.ts';
 import { spawnServe } from './spawn-serve.ts';
 
-interface Measurement {
+export interface Measurement {
   name: string;
   requestsPerSecond: number;
   p50: number;
   p99: number;
+  /** CPU time (user + system) the server process spent per answered request, in microseconds. */
+  cpuMicros: number;
+  /** Resident memory of the server process after the round, in MB. */
+  rssMb: number;
   non2xx: number;
   errors: number;
 }
 
 const options = new Command()
   .name('bench')
-  .description('benchmark the reference gateway against a bare node:http server (loopback only)')
+  .description('benchmark the reference gateway against bare node:http servers (loopback only)')
   .option('-d, --duration <seconds>', 'measured seconds per server and round', intOption(1, 120), 5)
   .option('-r, --rounds <n>', 'alternating rounds (medians are reported)', intOption(1, 20), 3)
   .option('-c, --connections <n>', 'concurrent connections', intOption(1, 1000), 50)
   .option('-w, --warmup <seconds>', 'warm-up seconds per server (not measured)', intOption(0, 60), 2)
+  .option('-a, --agents <n>', 'agents the spread-out run uses (0: skip it)', intOption(0, 100_000), 10_000)
+  .option('--stages', 'print the cost of each pipeline stage instead (no HTTP load)')
   .option('--json', 'print the figures as JSON')
   .parse()
-  .opts<{ duration: number; rounds: number; connections: number; warmup: number; json?: boolean }>();
+  .opts<{
+    duration: number;
+    rounds: number;
+    connections: number;
+    warmup: number;
+    agents: number;
+    stages?: boolean;
+    json?: boolean;
+  }>();
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -45,117 +73,236 @@ const summarise = (name: string, rounds: Measurement[]): Measurement => ({
   requestsPerSecond: median(rounds.map((m) => m.requestsPerSecond)),
   p50: median(rounds.map((m) => m.p50)),
   p99: median(rounds.map((m) => m.p99)),
+  cpuMicros: median(rounds.map((m) => m.cpuMicros)),
+  rssMb: Math.max(...rounds.map((m) => m.rssMb)),
   non2xx: rounds.reduce((sum, m) => sum + m.non2xx, 0),
   errors: rounds.reduce((sum, m) => sum + m.errors, 0),
 });
 
 const QUERIES = Array.from({ length: 64 }, (_, i) => `benchmark query ${i} about agent tools`);
+const BENCH_CONFIG = fileURLToPath(new URL('../fixtures/config/bench.yaml', import.meta.url));
+// The spread-out gateway's tokens are minted here, so its signing secret is fixed in its config.
+const BENCH_SECRET = 'bench-only-signing-secret-0123456789';
 
-async function startBare(responseBytes: number): Promise<{ url: string; stop: () => void }> {
+// Linux: CPU ticks of a process (utime + stime) and its resident set.
+const TICK_MS = 10;
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+interface Target {
+  name: string;
+  url: string;
+  pid: number;
+  tokens: string[];
+  stop(): Promise<unknown>;
+}
+
+async function startBare(mode: 'like-for-like' | 'precomputed', sampleFile: string, name: string) {
   const script = fileURLToPath(new URL('./bench-bare-server.mjs', import.meta.url));
-  const child = spawn(process.execPath, [script, String(responseBytes)], {
+  const child: ChildProcess = spawn(process.execPath, [script, mode, sampleFile], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
       const match = /listening on (\S+)/.exec(chunk.toString());
       if (match?.[1]) resolve(match[1]);
     });
     child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
   });
-  return { url, stop: () => child.kill('SIGTERM') };
-}
-
-async function load(name: string, url: string, token: string, seconds: number): Promise<Measurement> {
-  const result = await autocannon({
-    url,
-    connections: options.connections,
-    duration: seconds,
-    requests: QUERIES.map((query) => ({
-      method: 'POST',
-      path: '/v1/web/search',
-      headers: { 'content-type': 'application/json', 'x-agent-identity': token },
-      body: JSON.stringify({ query, count: 5 }),
-    })),
-  });
   return {
     name,
+    url,
+    pid: child.pid as number,
+    stop: async () => {
+      child.kill('SIGTERM');
+    },
+  };
+}
+
+/** One round of load on a target; the load is spread over its tokens, one per request in turn. */
+async function load(target: Target, seconds: number): Promise<Measurement> {
+  let next = 0;
+  const cpuBefore = cpuMs(target.pid);
+  const result = await autocannon({
+    url: target.url,
+    connections: options.connections,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        path: '/v1/web/search',
+        setupRequest: (request) => {
+          const n = next++;
+          return {
+            ...request,
+            headers: {
+              'content-type': 'application/json',
+              'x-agent-identity': target.tokens[n % target.tokens.length] as string,
+            },
+            body: JSON.stringify({ query: QUERIES[n % QUERIES.length], count: 5 }),
+          };
+        },
+      },
+    ],
+  });
+  const cpu = cpuMs(target.pid) - cpuBefore;
+  return {
+    name: target.name,
     requestsPerSecond: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
+    cpuMicros: result.requests.total > 0 ? (cpu * 1000) / result.requests.total : Number.NaN,
+    rssMb: rssMb(target.pid),
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
   };
 }
 
+/** A gateway config with `count` verified agents (ids agent-0..., keys ak_bench_...), limits as in bench.yaml. */
+function fleetConfig(dir: string, count: number): string {
+  const file = join(dir, `fleet-${count}.yaml`);
+  const base = readYamlFile(BENCH_CONFIG) as Record<string, unknown>;
+  const agents = Array.from({ length: count }, (_, i) => ({
+    id: `agent-${i}`,
+    api_key: `ak_bench_${String(i).padStart(6, '0')}_${(i * 2654435761).toString(36)}`,
+    tier: 'verified',
+  }));
+  writeFileSync(file, stringify({ ...base, identity: { signing_secret: BENCH_SECRET }, agents }));
+  return file;
+}
+
+async function startGateway(name: string, config: string, mint: (url: string) => Promise<string[]>) {
+  const served = await spawnServe(['--config', config]);
+  return {
+    name,
+    url: served.url,
+    pid: served.child.pid as number,
+    tokens: await mint(served.url),
+    stop: () => served.stop(),
+  };
+}
+
+async function mintOne(url: string): Promise<string[]> {
+  const minted = await fetch(`${url}/idp/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ api_key: 'ak_verified_2b8d4f6a1c9e' }),
+  });
+  return [((await minted.json()) as { token: string }).token];
+}
+
+function table(rows: Measurement[]): string {
+  const row = (m: Measurement) =>
+    `${m.name.padEnd(30)} ${m.requestsPerSecond.toFixed(0).padStart(8)} ${String(m.p50).padStart(7)} ${String(m.p99).padStart(7)} ${m.cpuMicros.toFixed(1).padStart(11)} ${m.rssMb.toFixed(0).padStart(7)} ${String(m.non2xx + m.errors).padStart(8)}`;
+  return [
+    `${'server'.padEnd(30)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU µs/req'.padStart(11)} ${'RSS MB'.padStart(7)} ${'failed'.padStart(8)}`,
+    ...rows.map(row),
+  ].join('\n');
+}
+
 async function main() {
-  // Limits are on (their cost is part of the path) but set beyond reach: see fixtures/config/bench.yaml.
-  const benchConfig = fileURLToPath(new URL('../fixtures/config/bench.yaml', import.meta.url));
-  const gateway = await spawnServe(['--config', benchConfig]);
+  if (options.stages) {
+    const { runStageBenchmark } = await import('./bench-stages.ts');
+    await runStageBenchmark({ json: Boolean(options.json) });
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'agent-gateway-bench-'));
+  const targets: Target[] = [];
   try {
-    const minted = await fetch(`${gateway.url}/idp/token`, {
+    const single = await startGateway('gateway, 1 agent', BENCH_CONFIG, mintOne);
+    targets.push(single);
+    const sample = await fetch(`${single.url}/v1/web/search`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ api_key: 'ak_verified_2b8d4f6a1c9e' }),
-    });
-    const { token } = (await minted.json()) as { token: string };
-    const sample = await fetch(`${gateway.url}/v1/web/search`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-agent-identity': token },
+      headers: { 'content-type': 'application/json', 'x-agent-identity': single.tokens[0] as string },
       body: JSON.stringify({ query: QUERIES[0], count: 5 }),
     });
-    const responseBytes = (await sample.text()).length;
-    const bare = await startBare(responseBytes);
-    try {
-      process.stderr.write(
-        `Benchmark: ${options.connections} connections, ${options.rounds} alternating rounds of ${options.duration} s per server ` +
-          `(after ${options.warmup} s warm-up each), ${responseBytes}-byte responses, loopback only.\n`,
+    const sampleText = await sample.text();
+    const sampleFile = join(dir, 'sample.json');
+    writeFileSync(sampleFile, sampleText);
+    const withTokens = async (started: Omit<Target, 'tokens'>) => ({ ...started, tokens: single.tokens });
+    targets.unshift(
+      await withTokens(await startBare('like-for-like', sampleFile, 'bare, like-for-like')),
+      await withTokens(await startBare('precomputed', sampleFile, 'bare, precomputed body')),
+    );
+    if (options.agents > 0) {
+      const config = fleetConfig(dir, options.agents);
+      const fleet = await startGateway(`gateway, ${options.agents} agents`, config, async () => {
+        const local = createGateway({ configFile: config, log: () => {} });
+        return local.registry.list().map((agent) => local.mintToken(agent.id));
+      });
+      targets.push(fleet);
+    }
+    process.stderr.write(
+      `Benchmark: ${options.connections} connections, ${options.rounds} alternating rounds of ${options.duration} s per server ` +
+        `(after ${options.warmup} s warm-up each), ${Buffer.byteLength(sampleText)}-byte answers, loopback only.\n`,
+    );
+    if (options.warmup > 0) {
+      process.stderr.write('warming up...\n');
+      for (const target of targets) await load(target, options.warmup);
+    }
+    const rounds = new Map<string, Measurement[]>(targets.map((t) => [t.name, []]));
+    for (let round = 1; round <= options.rounds; round++) {
+      const line: string[] = [];
+      for (const target of targets) {
+        const m = await load(target, options.duration);
+        rounds.get(target.name)?.push(m);
+        line.push(`${target.name} ${m.requestsPerSecond.toFixed(0)} req/s`);
+      }
+      process.stderr.write(`round ${round}/${options.rounds}: ${line.join(', ')}\n`);
+    }
+    const results = targets.map((t) => summarise(t.name, rounds.get(t.name) ?? []));
+    const [likeForLike, precomputed, gateway, fleet] = results as [
+      Measurement,
+      Measurement,
+      Measurement,
+      Measurement | undefined,
+    ];
+    const ratios = {
+      gateway_vs_like_for_like: gateway.requestsPerSecond / likeForLike.requestsPerSecond,
+      gateway_vs_precomputed: gateway.requestsPerSecond / precomputed.requestsPerSecond,
+      cpu_like_for_like_vs_gateway: likeForLike.cpuMicros / gateway.cpuMicros,
+      ...(fleet
+        ? {
+            fleet_vs_single: fleet.requestsPerSecond / gateway.requestsPerSecond,
+            cpu_single_vs_fleet: gateway.cpuMicros / fleet.cpuMicros,
+          }
+        : {}),
+    };
+    if (options.json) {
+      process.stdout.write(
+        `${JSON.stringify({ results, ratios, rounds: Object.fromEntries(rounds) }, null, 2)}\n`,
       );
-      if (options.warmup > 0) {
-        process.stderr.write('warming up...\n');
-        await load('warm-up', bare.url, token, options.warmup);
-        await load('warm-up', gateway.url, token, options.warmup);
-      }
-      const bareRounds: Measurement[] = [];
-      const gatewayRounds: Measurement[] = [];
-      for (let round = 1; round <= options.rounds; round++) {
-        bareRounds.push(await load('bare node:http', bare.url, token, options.duration));
-        gatewayRounds.push(await load('reference gateway', gateway.url, token, options.duration));
-        const [b, g] = [bareRounds.at(-1), gatewayRounds.at(-1)] as [Measurement, Measurement];
-        process.stderr.write(
-          `round ${round}/${options.rounds}: bare ${b.requestsPerSecond.toFixed(0)} req/s, gateway ${g.requestsPerSecond.toFixed(0)} req/s\n`,
+    } else {
+      const lines = [
+        table(results),
+        '',
+        `gateway / bare like-for-like, req/s (medians of ${options.rounds} rounds): ${ratios.gateway_vs_like_for_like.toFixed(2)} (target >= 0.65); by CPU per request: ${ratios.cpu_like_for_like_vs_gateway.toFixed(2)}`,
+        `gateway / bare precomputed body, req/s: ${ratios.gateway_vs_precomputed.toFixed(2)}`,
+        `gateway p99 at ${options.connections} connections: ${gateway.p99} ms (target < 5 ms)`,
+      ];
+      if (fleet && ratios.fleet_vs_single !== undefined && ratios.cpu_single_vs_fleet !== undefined)
+        lines.push(
+          `${options.agents} agents / 1 agent, req/s: ${ratios.fleet_vs_single.toFixed(2)}; by CPU per request: ${ratios.cpu_single_vs_fleet.toFixed(2)} (target >= 0.90); RSS ${fleet.rssMb.toFixed(0)} MB vs ${gateway.rssMb.toFixed(0)} MB`,
         );
-      }
-      const baseline = summarise('bare node:http', bareRounds);
-      const measured = summarise('reference gateway', gatewayRounds);
-      const ratio = measured.requestsPerSecond / baseline.requestsPerSecond;
-      if (options.json) {
-        const rounds = { bare: bareRounds, gateway: gatewayRounds };
-        process.stdout.write(`${JSON.stringify({ baseline, gateway: measured, ratio, rounds }, null, 2)}\n`);
-      } else {
-        const row = (m: Measurement) =>
-          `${m.name.padEnd(20)} ${m.requestsPerSecond.toFixed(0).padStart(9)} ${String(m.p50).padStart(8)} ${String(m.p99).padStart(8)} ${String(m.non2xx + m.errors).padStart(10)}`;
-        process.stdout.write(
-          [
-            `${'server'.padEnd(20)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'non-2xx'.padStart(10)}`,
-            row(baseline),
-            row(measured),
-            `ratio gateway / bare (medians of ${options.rounds} rounds): ${ratio.toFixed(2)} (target >= 0.70)`,
-            '',
-          ].join('\n'),
-        );
-      }
-      if (measured.non2xx + measured.errors > 0) {
-        process.stderr.write(
-          'The gateway answered non-2xx or failed requests: the figures do not measure the tool path.\n',
-        );
-        process.exitCode = 1;
-      }
-    } finally {
-      bare.stop();
+      process.stdout.write(`${lines.join('\n')}\n`);
+    }
+    const failed = results.filter((m) => m.non2xx + m.errors > 0);
+    if (failed.length > 0) {
+      process.stderr.write(
+        `${failed.map((m) => m.name).join(', ')} answered non-2xx or failed requests: the figures do not measure the tool path.\n`,
+      );
+      process.exitCode = 1;
     }
   } finally {
-    await gateway.stop();
+    await Promise.all(targets.map((t) => t.stop()));
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

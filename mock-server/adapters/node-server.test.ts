@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createGateway } from '../gateway.ts';
@@ -51,6 +51,44 @@ describe('node server adapter', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     expect(gateway.journal.list().map((e) => [e.status, e.code])).toEqual([[400, 'invalid_request']]);
     expect(logged).toEqual([]);
+  });
+
+  it("the journal learns each request's connection and when its answer was written; fetch calls have none", async () => {
+    const gateway = createGateway();
+    const server = await serve(gateway, { port: 0 });
+    servers.push(server);
+    const get = (agent: Agent) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest(`${server.url}/v1/health`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+    const another = new Agent({ keepAlive: false });
+    try {
+      await get(keepAlive);
+      await get(keepAlive);
+      await get(another);
+    } finally {
+      keepAlive.destroy();
+      another.destroy();
+    }
+    await gateway.fetch(new Request('http://gw.test/v1/health'));
+    const [first, second, third, inProcess] = gateway.journal.list();
+    expect(first?.connection).toBeGreaterThan(0);
+    expect(second?.connection).toBe(first?.connection);
+    expect(second?.connection_opened_ms).toBe(first?.connection_opened_ms);
+    expect(third?.connection).not.toBe(first?.connection);
+    for (const entry of [first, second, third, inProcess]) {
+      const e = entry as NonNullable<typeof entry>;
+      // Written after it was built, which was after it arrived (all on one monotonic clock).
+      expect(e.written_ms).toBeGreaterThanOrEqual(e.real_ms + e.duration_ms - 0.01);
+    }
+    expect((first?.connection_opened_ms ?? Infinity) <= (first?.real_ms ?? 0)).toBe(true);
+    expect(inProcess?.connection).toBeUndefined();
   });
 
   it('fails with EADDRINUSE when the port is taken', async () => {

@@ -113,12 +113,13 @@ export function formatRetryAfter(retryAfterMs: number, now: number, format: 'sec
  */
 export function rateLimitHeaders(outcomes: readonly RuleOutcome[]): Record<string, string> {
   if (outcomes.length === 0) return {};
-  return {
-    'ratelimit-policy': outcomes
-      .map((o) => `"${o.rule.name}";q=${o.rule.limit};w=${Math.ceil(o.rule.window_seconds)}`)
-      .join(', '),
-    ratelimit: outcomes
-      .map((o) => `"${o.rule.name}";r=${o.remaining};t=${Math.ceil(o.resetMs / 1000)}`)
-      .join(', '),
-  };
+  // A loop rather than map/join: this runs on every admitted request.
+  let policy = '';
+  let state = '';
+  for (const o of outcomes) {
+    const separator = policy === '' ? '' : ', ';
+    policy += `${separator}"${o.rule.name}";q=${o.rule.limit};w=${Math.ceil(o.rule.window_seconds)}`;
+    state += `${separator}"${o.rule.name}";r=${o.remaining};t=${Math.ceil(o.resetMs / 1000)}`;
+  }
+  return { 'ratelimit-policy': policy, ratelimit: state };
 }

@@ -11,7 +11,8 @@ export type KeyOutcome =
 const NO_KEY: KeyOutcome = { settle() {} };
 
 /**
- * The idempotency stage (reference profile, `Idempotency-Key`): the same key with the same request replays
+ * The idempotency stage (reference profile, `Idempotency-Key`). `headers` are the admission's (RateLimit):
+ * a replay carries the current ones.: the same key with the same request replays
  * the stored answer; with another request it is 422, while the first is still running 409 (thrown without
  * holding the key, so the first request's entry survives the conflict). Without the header it does nothing.
  */
@@ -32,8 +33,7 @@ export function idempotencyKey(
     ctx.note.idempotency = 'replayed';
     const replay = outcome.response;
     return {
-      replay: respondJsonText(ctx, replay.body, replay.status, {
-        ...replay.headers,
+      replay: respondJsonText(ctx, replay.body, replay.status, replay.headers, {
         ...headers,
         'idempotent-replayed': 'true',
       }),

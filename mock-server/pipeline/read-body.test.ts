@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { fromWebRequest } from '../adapters/fetch.ts';
 import { GatewayError } from '../errors.ts';
-import { mustBe, readJsonBody as readJsonRecord } from './read-body.ts';
+import { mustBe, parseJsonBody, readJsonBody as readJsonRecord } from './read-body.ts';
 
 /** The body stage over a web request, through the fetch adapter's record (which reads bodies with the limit). */
 const readJsonBody = <S extends z.ZodType>(request: Request, schema: S, maxBytes: number) =>
@@ -106,5 +106,14 @@ describe('readJsonBody', () => {
       expect((error as GatewayError).status).toBeGreaterThanOrEqual(400);
       expect((error as GatewayError).status).toBeLessThan(500);
     }
+  });
+});
+
+describe('parseJsonBody', () => {
+  const schema = z.object({ query: z.string() });
+  it('ignores a leading byte order mark, refuses invalid UTF-8 anywhere', () => {
+    expect(parseJsonBody(Buffer.from('\uFEFF{"query":"q"}'), schema)).toEqual({ query: 'q' });
+    const bad = Buffer.concat([Buffer.from('{"query":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
+    expect(() => parseJsonBody(bad, schema)).toThrow(/not valid UTF-8/);
   });
 });

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { z } from 'zod';
 import { formatPath } from '../config/load-config.ts';
 import { GatewayError } from '../errors.ts';
@@ -52,19 +53,18 @@ export async function readBody(request: GatewayRequest, maxBytes: number): Promi
   return request.body(maxBytes);
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 /** The body stage's second half: UTF-8 and JSON syntax (400), then the schema, naming the first bad field. */
 export function parseJsonBody<S extends z.ZodType>(bytes: Uint8Array, schema: S): z.output<S> {
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
+  // Validated first (simdutf), then decoded: a lenient decode would turn bad bytes into U+FFFD silently.
+  if (!isUtf8(bytes)) {
     throw new GatewayError('invalid_request', {
       message: 'The request body is not valid UTF-8.',
       details: { field: 'body' },
     });
   }
+  const decoded = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  // A leading byte order mark is dropped, as TextDecoder does (RFC 8259 lets parsers ignore it).
+  const text = decoded.charCodeAt(0) === 0xfeff ? decoded.slice(1) : decoded;
   if (text.trim() === '') {
     throw new GatewayError('invalid_request', {
       message: 'The request body is empty: send a JSON object.',

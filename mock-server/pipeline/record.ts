@@ -1,3 +1,4 @@
+import type { JournalEntry } from '../journal.ts';
 import type { CallContext } from './context.ts';
 import { tokenOf } from './identify.ts';
 
@@ -9,23 +10,31 @@ import { tokenOf } from './identify.ts';
  */
 export function recordCall(ctx: CallContext, status: number, answeredAt: number, writtenAt: number): void {
   const { runtime, request, note } = ctx;
-  const { operation = 'other', ...learned } = note;
-  const redact = (text: string) =>
-    runtime.scanSecrets(text, { token: tokenOf(ctx), agentId: learned.agent }).redacted;
+  const operation = note.operation ?? 'other';
   const connection = request.connection;
-  runtime.journal.record({
-    request_id: request.header('x-request-id') !== undefined ? redact(ctx.requestId) : ctx.requestId,
+  // seq and time first, as the journal lists them; the journal sets them.
+  const entry: JournalEntry = {
+    seq: 0,
+    time: '',
+    request_id: request.header('x-request-id') !== undefined ? redacted(ctx, ctx.requestId) : ctx.requestId,
     at: ctx.at,
     duration_ms: Math.round((answeredAt - ctx.started) * 100) / 100,
     real_ms: Math.round(ctx.started * 100) / 100,
     written_ms: Math.round(writtenAt * 100) / 100,
-    ...(connection
-      ? { connection: connection.id, connection_opened_ms: Math.round(connection.openedAt * 100) / 100 }
-      : {}),
     method: request.method,
-    path: operation === 'other' ? redact(request.path) : request.path,
+    path: operation === 'other' ? redacted(ctx, request.path) : request.path,
     operation,
     status,
-    ...learned,
-  });
+  };
+  if (connection) {
+    entry.connection = connection.id;
+    entry.connection_opened_ms = Math.round(connection.openedAt * 100) / 100;
+  }
+  Object.assign(entry, note);
+  entry.operation = operation;
+  runtime.journal.record(entry);
 }
+
+/** Text the caller chose, with any token or API key in it redacted. */
+const redacted = (ctx: CallContext, text: string) =>
+  ctx.runtime.scanSecrets(text, { token: tokenOf(ctx), agentId: ctx.note.agent }).redacted;

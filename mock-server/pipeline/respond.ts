@@ -32,6 +32,7 @@ export function respondJsonText(
   text: string,
   status = 200,
   headers?: Readonly<Record<string, string>>,
+  more?: Readonly<Record<string, string>>,
 ): Answer {
   const all: Record<string, string> = {
     'content-type': 'application/json',
@@ -39,6 +40,7 @@ export function respondJsonText(
     date: httpDate(ctx.runtime.clock.now()),
   };
   if (headers) Object.assign(all, headers);
+  if (more) Object.assign(all, more);
   return { status, headers: all, body: text };
 }
 
@@ -48,7 +50,8 @@ export const respondJson = (
   body: unknown,
   status = 200,
   headers?: Readonly<Record<string, string>>,
-): Answer => respondJsonText(ctx, JSON.stringify(body), status, headers);
+  more?: Readonly<Record<string, string>>,
+): Answer => respondJsonText(ctx, JSON.stringify(body), status, headers, more);
 
 /** Text that is not JSON (the instruction page), with its content type. */
 export function respondText(ctx: CallContext, text: string, contentType: string, headers = {}): Answer {

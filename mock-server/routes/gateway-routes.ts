@@ -27,21 +27,24 @@ export function toolCall<T>(spec: ToolSpec<T>): Handler {
   return async (ctx) => {
     ctx.note.operation = spec.tool;
     ctx.note.request_fingerprint = fingerprint;
-    const identity = await identify(ctx);
-    await authorize(ctx, identity, spec);
-    const body = await readToolBody(ctx, identity, spec);
-    const admission = admit(ctx, identity, spec.tool);
-    const headers = { ...NO_STORE, ...admission.headers };
+    const identity = identify(ctx);
+    const id = identity instanceof Promise ? await identity : identity;
+    const refused = authorize(ctx, id, spec);
+    if (refused) await refused;
+    const body = await readToolBody(ctx, id, spec);
+    const admission = admit(ctx, id, spec.tool);
     let key: KeyOutcome | undefined;
     let stored: StoredResponse | undefined;
     try {
-      key = idempotencyKey(ctx, identity, spec, body.bytes, headers);
+      key = idempotencyKey(ctx, id, spec, body.bytes, admission.headers);
       if (key.replay) return key.replay;
-      const fault = await injectFault(ctx, spec.tool, identity.agentId);
+      const struck = injectFault(ctx, spec.tool, id.agentId);
+      const fault = struck instanceof Promise ? await struck : struck;
       if (fault) return fault;
-      const result = await runTool(ctx, spec, body.value);
+      const ran = runTool(ctx, spec, body.value);
+      const result = typeof ran === 'string' ? ran : await ran;
       stored = { status: 200, body: result, headers: NO_STORE };
-      return respondJsonText(ctx, result, 200, headers);
+      return respondJsonText(ctx, result, 200, NO_STORE, admission.headers);
     } finally {
       key?.settle?.(stored);
       admission.release();
@@ -52,7 +55,8 @@ export function toolCall<T>(spec: ToolSpec<T>): Handler {
 /** GET /v1/health (spec section 4 rule 1): answered before identity, so no token, and no bad token, changes it. */
 const health: Handler = async (ctx) => {
   ctx.note.operation = 'health';
-  const fault = await injectFault(ctx, 'health', undefined);
+  const struck = injectFault(ctx, 'health', undefined);
+  const fault = struck instanceof Promise ? await struck : struck;
   if (fault) return fault;
   const body = { status: 'ok', version: 'v1', time: new Date(ctx.runtime.clock.now()).toISOString() };
   return respondJson(ctx, body, 200, NO_STORE);
@@ -62,10 +66,12 @@ const health: Handler = async (ctx) => {
 const whoami: Handler = async (ctx) => {
   ctx.note.operation = 'whoami';
   ctx.note.request_fingerprint = WHOAMI_FINGERPRINT;
-  const identity = await identify(ctx);
+  const identified = identify(ctx);
+  const identity = identified instanceof Promise ? await identified : identified;
   const admission = admit(ctx, identity, 'whoami');
   try {
-    const fault = await injectFault(ctx, 'whoami', identity.agentId);
+    const struck = injectFault(ctx, 'whoami', identity.agentId);
+    const fault = struck instanceof Promise ? await struck : struck;
     if (fault) return fault;
     const body = {
       agent: { id: identity.agentId, name: identity.name },
@@ -77,7 +83,7 @@ const whoami: Handler = async (ctx) => {
         expires_in_seconds: Math.max(0, Math.floor((identity.expiresAt - ctx.runtime.clock.now()) / 1000)),
       },
     };
-    return respondJson(ctx, body, 200, { ...NO_STORE, ...admission.headers });
+    return respondJson(ctx, body, 200, NO_STORE, admission.headers);
   } finally {
     admission.release();
   }
@@ -87,30 +93,30 @@ const whoami: Handler = async (ctx) => {
 const searchBody = z.compile(searchRequestSchema);
 const fetchBody = z.compile(fetchRequestSchema);
 
+/** The tools as the pipeline runs them: each one's path, outgoing field, body schema and provider. */
+export function toolSpecs(runtime: Runtime) {
+  const search: ToolSpec<z.output<typeof searchRequestSchema>> = {
+    tool: 'web.search',
+    path: '/v1/web/search',
+    field: 'query',
+    schema: searchBody,
+    run: (body) => runtime.search.search(body),
+  };
+  const fetch: ToolSpec<z.output<typeof fetchRequestSchema>> = {
+    tool: 'web.fetch',
+    path: '/v1/web/fetch',
+    field: 'url',
+    schema: fetchBody,
+    run: (body) => runtime.fetchPage.fetch(body),
+  };
+  return { search, fetch };
+}
+
 /** The /v1 endpoints of spec section 4. */
 export function registerGatewayRoutes(router: Router, runtime: Runtime) {
+  const tools = toolSpecs(runtime);
   router.add('GET', '/v1/health', health);
   router.add('GET', '/v1/whoami', whoami);
-  router.add(
-    'POST',
-    '/v1/web/search',
-    toolCall({
-      tool: 'web.search',
-      path: '/v1/web/search',
-      field: 'query',
-      schema: searchBody,
-      run: (body) => runtime.search.search(body),
-    }),
-  );
-  router.add(
-    'POST',
-    '/v1/web/fetch',
-    toolCall({
-      tool: 'web.fetch',
-      path: '/v1/web/fetch',
-      field: 'url',
-      schema: fetchBody,
-      run: (body) => runtime.fetchPage.fetch(body),
-    }),
-  );
+  router.add('POST', tools.search.path, toolCall(tools.search));
+  router.add('POST', tools.fetch.path, toolCall(tools.fetch));
 }

@@ -1,0 +1,193 @@
+/**
+ * `npm run bench -- --stages`: where a request's time goes. Each stage of the authenticated search pipeline
+ * is called in process, many times, on a prepared request (the gateway of fixtures/config/bench.yaml), and
+ * its cost printed in microseconds per call; then the whole core, and (from short load runs of the real
+ * server processes) what node:http and the adapter add. Last, the client report over a 100,000-entry journal.
+ * Figures, not assertions: a loaded machine gives larger numbers, in proportion.
+ */
+import { fileURLToPath } from 'node:url';
+import { createClientReport } from '../mock-server/client-report/report.ts';
+import { createGateway } from '../mock-server/gateway.ts';
+import { journalFingerprint } from '../mock-server/hash.ts';
+import type { JournalEntry } from '../mock-server/journal.ts';
+import { admit } from '../mock-server/pipeline/admit.ts';
+import { authorize } from '../mock-server/pipeline/authorize.ts';
+import type { CallContext, GatewayRequest } from '../mock-server/pipeline/context.ts';
+import { idempotencyKey } from '../mock-server/pipeline/idempotency-key.ts';
+import { identify } from '../mock-server/pipeline/identify.ts';
+import { injectFault } from '../mock-server/pipeline/inject-fault.ts';
+import { noteOutgoingText } from '../mock-server/pipeline/outgoing-text.ts';
+import { parseJsonBody } from '../mock-server/pipeline/read-body.ts';
+import { recordCall } from '../mock-server/pipeline/record.ts';
+import { requestIdFor } from '../mock-server/pipeline/request-id.ts';
+import { NO_STORE, respondJsonText } from '../mock-server/pipeline/respond.ts';
+import { runTool } from '../mock-server/pipeline/run-tool.ts';
+import { registerGatewayRoutes, toolSpecs } from '../mock-server/routes/gateway-routes.ts';
+import { createRouter, routingPath } from '../mock-server/routes/router.ts';
+
+const BENCH_CONFIG = fileURLToPath(new URL('../fixtures/config/bench.yaml', import.meta.url));
+const BATCH = 20_000;
+const BATCHES = 7;
+
+const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
+/** Microseconds per call of `fn`: the median of several batches, after a warm-up batch. */
+function timeIt(fn: (i: number) => unknown): number {
+  for (let i = 0; i < BATCH; i++) fn(i);
+  const perCall: number[] = [];
+  for (let b = 0; b < BATCHES; b++) {
+    const start = performance.now();
+    for (let i = 0; i < BATCH; i++) fn(i);
+    perCall.push(((performance.now() - start) * 1000) / BATCH);
+  }
+  return median(perCall);
+}
+
+async function timeAsync(fn: (i: number) => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < BATCH; i++) await fn(i);
+  const perCall: number[] = [];
+  for (let b = 0; b < BATCHES; b++) {
+    const start = performance.now();
+    for (let i = 0; i < BATCH; i++) await fn(i);
+    perCall.push(((performance.now() - start) * 1000) / BATCH);
+  }
+  return median(perCall);
+}
+
+/** A client report over `count` journal entries of one agent: retries, 429s, 5xx, fetches, searches. */
+function reportOverJournal(count: number, gateway: ReturnType<typeof createGateway>): number {
+  const entries: JournalEntry[] = [];
+  for (let i = 0; i < count; i++) {
+    const real = i * 7;
+    const kind = i % 20;
+    const status = kind === 0 ? 429 : kind === 7 ? 503 : 200;
+    entries.push({
+      seq: i + 1,
+      request_id: `r${i}`,
+      at: 1_800_000_000_000 + real,
+      time: '',
+      duration_ms: 1,
+      real_ms: real,
+      written_ms: real + 1,
+      method: 'POST',
+      path: i % 2 ? '/v1/web/search' : '/v1/web/fetch',
+      operation: i % 2 ? 'web.search' : 'web.fetch',
+      status,
+      ...(status === 429
+        ? { code: 'rate_limited', retry_after: '1', limit: { rule: 'per-agent', scope: 'agent', key: 'a' } }
+        : {}),
+      ...(status === 503 ? { code: 'upstream_unavailable' } : {}),
+      agent: 'agent-verified',
+      token: 'tok_1',
+      request_fingerprint: `req_${i % 500}`,
+      ...(i % 2 ? { query: `query ${i % 500}` } : { url: `https://site${i % 500}.example/` }),
+    });
+  }
+  const times: number[] = [];
+  for (let k = 0; k < 3; k++) {
+    const start = performance.now();
+    createClientReport({
+      agent: 'agent-verified',
+      entries,
+      rateLimitRules: gateway.config.rate_limits.rules,
+      corpus: gateway.corpus,
+    });
+    times.push(performance.now() - start);
+  }
+  return median(times);
+}
+
+export async function runStageBenchmark(options: { json: boolean }) {
+  const gateway = createGateway({ configFile: BENCH_CONFIG, log: () => {} });
+  const { runtime } = gateway;
+  const token = gateway.mintToken('agent-verified');
+  const { search } = toolSpecs(runtime);
+  const bodyText = JSON.stringify({ query: 'benchmark query 1 about agent tools', count: 5 });
+  const bytes = Buffer.from(bodyText);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-agent-identity': token,
+    'content-length': String(bytes.length),
+  };
+  const request: GatewayRequest = {
+    method: 'POST',
+    path: '/v1/web/search',
+    query: '',
+    header: (name) => headers[name],
+    body: async () => bytes,
+    origin: 'http://127.0.0.1:8787',
+  };
+  const context = (): CallContext => ({
+    request,
+    runtime,
+    requestId: 'bench',
+    note: {},
+    at: runtime.clock.now(),
+    started: performance.now(),
+  });
+  const router = createRouter();
+  registerGatewayRoutes(router, runtime);
+  const ctx = context();
+  const identity = await identify(ctx);
+  const body = parseJsonBody(bytes, search.schema);
+  const result = runTool(ctx, search, body) as string;
+
+  const stages: [string, number][] = [
+    ['request id (a UUID)', timeIt(() => requestIdFor(undefined))],
+    ['route (path, table)', timeIt(() => router.match('POST', routingPath(request.path)))],
+    ['identify (token, memoised signature)', timeIt(() => identify(context()))],
+    ['authorize (tiers, allowlist)', timeIt(() => authorize(ctx, identity, search))],
+    [
+      'read body (JSON, schema, fingerprint)',
+      timeIt(() => {
+        parseJsonBody(bytes, search.schema);
+        return journalFingerprint(search.tool, bytes);
+      }),
+    ],
+    ['secret scan of the query', timeIt(() => noteOutgoingText(ctx, identity, 'query', body.query))],
+    [
+      'admit (concurrency, rate limit, headers)',
+      timeIt(() => admit(context(), identity, 'web.search').release()),
+    ],
+    ['idempotency key (none sent)', timeIt(() => idempotencyKey(ctx, identity, search, bytes, NO_STORE))],
+    ['inject fault (none armed)', timeIt(() => injectFault(ctx, 'web.search', identity.agentId))],
+    ['run tool (search, JSON.stringify)', timeIt(() => runTool(ctx, search, body))],
+    ['respond (headers)', timeIt(() => respondJsonText(ctx, result, 200, NO_STORE))],
+    [
+      'record (journal entry)',
+      timeIt(() => {
+        const c = context();
+        c.note.operation = 'web.search';
+        recordCall(c, 200, c.started, c.started);
+      }),
+    ],
+  ];
+  const sum = stages.reduce((total, [, us]) => total + us, 0);
+  const whole = await timeAsync(async () => {
+    const answer = await gateway.core.handle(request);
+    answer.record(performance.now());
+  });
+  const reportMs = reportOverJournal(100_000, gateway);
+
+  if (options.json) {
+    process.stdout.write(
+      `${JSON.stringify({ stages: Object.fromEntries(stages), sum, core: whole, report_100k_ms: reportMs }, null, 2)}\n`,
+    );
+    return;
+  }
+  const lines = [
+    'Cost per stage of an authenticated POST /v1/web/search, in process (median of 7 batches of 20,000 calls):',
+    '',
+    `${'stage'.padEnd(42)} ${'µs/call'.padStart(8)}`,
+    ...stages.map(([name, us]) => `${name.padEnd(42)} ${us.toFixed(2).padStart(8)}`),
+    `${'sum of the stages'.padEnd(42)} ${sum.toFixed(2).padStart(8)}`,
+    `${'whole core (core.handle + record, awaited)'.padEnd(42)} ${whole.toFixed(2).padStart(8)}`,
+    '',
+    'node:http and the adapter add the rest: compare with `CPU µs/req` of `npm run bench` (the server process,',
+    'everything included) and of the bare like-for-like server (node:http, JSON, headers: the unavoidable part).',
+    '',
+    `Client report over a 100,000-entry journal (one agent): ${reportMs.toFixed(0)} ms`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
