@@ -1,9 +1,5 @@
 import type { Command } from 'commander';
-import {
-  type ClientReport,
-  formatClientReport,
-  nothingToGrade,
-} from '../../mock-server/client-report/report.ts';
+import type { ClientReport } from '../../mock-server/client-report/report.ts';
 import { baseUrlOption, CliError, EXIT, intOption } from '../cli-options.ts';
 
 interface ReportOptions {
@@ -93,6 +89,10 @@ export function registerReportCommand(program: Command) {
           `The gateway refused the report: ${response.status} ${body.code ?? ''} ${body.message ?? ''}${hint}`.trim(),
         );
       }
+      // Loaded here, not at start: the rules are not needed for --help or the other commands.
+      const { formatClientReport, nothingToGrade } = await import(
+        '../../mock-server/client-report/report.ts'
+      );
       process.stdout.write(
         options.json ? `${JSON.stringify(body, null, 2)}\n` : `${formatClientReport(body)}\n`,
       );

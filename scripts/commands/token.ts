@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../../mock-server/config/load-config.ts';
-import { createGateway } from '../../mock-server/gateway.ts';
 import { baseUrlOption, CliError, envConfigOverrides } from '../cli-options.ts';
 
 interface TokenOptions {
@@ -62,6 +60,15 @@ export function registerTokenCommand(program: Command) {
         );
       if (!agentId && !options.apiKey)
         throw new CliError('Name an agent (e.g. agent-early) or pass --api-key with --base-url.');
+      // Only the config and the identity provider load, not the whole gateway (tools, corpus, limits):
+      // `token` runs at the start of many scripts and CI steps, and should start fast.
+      const [{ loadConfig }, { createClock }, { createAgentRegistry }, { createIdentityProvider }] =
+        await Promise.all([
+          import('../../mock-server/config/load-config.ts'),
+          import('../../mock-server/clock.ts'),
+          import('../../mock-server/identity/agent-registry.ts'),
+          import('../../mock-server/identity/identity-provider.ts'),
+        ]);
       const config = loadConfig({ file: options.config, config: envConfigOverrides() });
       let apiKey = options.apiKey;
       if (!apiKey) {
@@ -80,9 +87,17 @@ export function registerTokenCommand(program: Command) {
         process.stdout.write(`${minted.token}\n`);
         return;
       }
-      const gateway = createGateway({ config });
-      const agent = gateway.registry.findByApiKey(apiKey);
-      const minted = gateway.idp.mintForApiKey(apiKey);
+      // The same identity provider a gateway built from this config has (see createRuntime).
+      const registry = createAgentRegistry(config.agents);
+      const idp = createIdentityProvider({
+        registry,
+        clock: createClock(),
+        signingSecret: config.identity.signing_secret,
+        issuer: config.identity.issuer,
+        ttlSeconds: config.identity.token_ttl_seconds,
+      });
+      const agent = registry.findByApiKey(apiKey);
+      const minted = idp.mintForApiKey(apiKey);
       process.stderr.write(
         `# ${minted.agentId} (tier ${agent?.tier}): expires ${new Date(minted.expiresAt).toISOString()}; valid for any gateway using this config's signing secret\n`,
       );
