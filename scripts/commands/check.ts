@@ -4,6 +4,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { formatCheckLine, formatSummary, painter } from '../../conformance/reporters/console.ts';
 import { toJsonReport } from '../../conformance/reporters/json.ts';
 import { toJunitXml } from '../../conformance/reporters/junit.ts';
+import { toMarkdownSummary } from '../../conformance/reporters/markdown.ts';
 import { commandToken, staticToken, type TokenSource } from '../../conformance/token-source.ts';
 import { shellQuote } from '../../conformance/token-value.ts';
 import type { CheckResult, Reproduction } from '../../conformance/types.ts';
@@ -24,6 +25,7 @@ interface CheckOptions {
   only?: string[];
   reportJson?: string;
   reportJunit?: string;
+  reportMarkdown?: string;
   strict?: boolean;
   searchBody?: string;
   fetchBody?: string;
@@ -70,7 +72,7 @@ function writeReport(file: string, text: string) {
 /** The command that replays one counterexample; tokens stay in $TOKEN / $DENIED_TOKEN. */
 function replayCommand(options: CheckOptions) {
   return (check: CheckResult, reproduction: Reproduction) => {
-    const parts = ['npx agent-gateway check', `--base-url ${shellQuote(options.baseUrl ?? '')}`];
+    const parts = ['npx --no-install agent-gateway check', `--base-url ${shellQuote(options.baseUrl ?? '')}`];
     if (options.tokenCommand) parts.push(`--token-command ${shellQuote(options.tokenCommand)}`);
     else parts.push('--token "$TOKEN"');
     if (options.deniedTokenCommand)
@@ -137,6 +139,10 @@ export function registerCheckCommand(program: Command) {
     .option('--only <ids>', 'comma-separated check ids to run (see --list)', idList)
     .option('--report-json <file>', 'write the JSON report here')
     .option('--report-junit <file>', 'write a JUnit XML report here')
+    .option(
+      '--report-markdown <file>',
+      'write a Markdown summary here (verdict table, failures with curl and replay; for a CI job page)',
+    )
     .option('--strict', 'fail (exit 1) on SHOULD checks too')
     .option(
       '--search-body <json>',
@@ -221,6 +227,7 @@ export function registerCheckCommand(program: Command) {
       if (options.reportJson)
         writeReport(options.reportJson, `${JSON.stringify(toJsonReport(report, exitCode), null, 2)}\n`);
       if (options.reportJunit) writeReport(options.reportJunit, toJunitXml(report));
+      if (options.reportMarkdown) writeReport(options.reportMarkdown, toMarkdownSummary(report, exitCode));
       process.exitCode = exitCode;
     });
 }

@@ -49,7 +49,7 @@ export function registerReportCommand(program: Command) {
     )
     .addHelpText(
       'after',
-      '\nExample:\n  npx agent-gateway report --base-url http://127.0.0.1:8787 --admin-key qa-secret-key --agent agent-early\n',
+      '\nExample:\n  npx --no-install agent-gateway report --base-url http://127.0.0.1:8787 --admin-key qa-secret-key --agent agent-early\n',
     )
     .action(async (options: ReportOptions) => {
       const adminKey = options.adminKey ?? (process.env.AGENT_GATEWAY_ADMIN_KEY || undefined);

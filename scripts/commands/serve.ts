@@ -56,7 +56,7 @@ function describeStartup(
     // With a remote identity provider, tokens come from it: this gateway serves no /idp.
     idpUrl
       ? '  TOKEN=<a token from that identity provider>'
-      : `  TOKEN=$(npx agent-gateway token agent-verified --base-url ${url})`,
+      : `  TOKEN=$(npx --no-install agent-gateway token agent-verified --base-url ${url})`,
     `  curl -s ${url}/v1/whoami -H "X-Agent-Identity: $TOKEN"`,
     '',
     'Press Ctrl+C to stop.',
