@@ -25,7 +25,7 @@ const rows = new Map(
 );
 
 /** The sections a specRef cites, as the table's rows name them: "§5 rules 3-4" is §5 rule 3 and rule 4. */
-export function citedSections(specRef: string): string[] {
+function citedSections(specRef: string): string[] {
   const own = specRef.replace(/\([^)]*\)/g, ''); // "(RFC 9110 §5.1)", "(429 remedy)" cite no spec section
   return [...own.matchAll(/§(\d+)(?: rules? (\d+)(?:-(\d+))?)?/g)].flatMap(([, section, from, to]) => {
     if (!from) return [`§${section}`];
