@@ -11,6 +11,7 @@ export { CHECKS } from './checks/index.ts';
 export { formatCheckLine, formatSummary } from './reporters/console.ts';
 export { toJsonReport } from './reporters/json.ts';
 export { toJunitXml } from './reporters/junit.ts';
+export { toMarkdownSummary } from './reporters/markdown.ts';
 export { parseRetryAfter, retryAfterDelayMs } from './retry-after.ts';
 export {
   CannotRunError,

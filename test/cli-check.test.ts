@@ -186,7 +186,7 @@ describe('agent-gateway check exit codes and reproductions', () => {
       expect(result.code).toBe(1);
       expect(result.stdout).toMatch(/FAIL +MUST +auth\.invalid-token/);
       expect(result.stdout).toMatch(/reproduce: curl -sS -i -X (GET|POST) /);
-      const replay = /replay: (npx agent-gateway check .*)/.exec(result.stdout)?.[1] ?? '';
+      const replay = /replay: (npx --no-install agent-gateway check .*)/.exec(result.stdout)?.[1] ?? '';
       const path = /--path '([^']+)'/.exec(replay)?.[1] ?? '';
       expect(path).toMatch(/^(long|oversized):/);
       const again = await runCli([

@@ -1,11 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { CHECKS } from '../../conformance/checks/index.ts';
 import { formatCheckLine, formatSummary, painter } from '../../conformance/reporters/console.ts';
 import { toJsonReport } from '../../conformance/reporters/json.ts';
 import { toJunitXml } from '../../conformance/reporters/junit.ts';
-import { CannotRunError, exitCodeFor, runConformance, selectChecks } from '../../conformance/runner.ts';
+import { toMarkdownSummary } from '../../conformance/reporters/markdown.ts';
 import { commandToken, staticToken, type TokenSource } from '../../conformance/token-source.ts';
 import { shellQuote } from '../../conformance/token-value.ts';
 import type { CheckResult, Reproduction } from '../../conformance/types.ts';
@@ -26,6 +25,7 @@ interface CheckOptions {
   only?: string[];
   reportJson?: string;
   reportJunit?: string;
+  reportMarkdown?: string;
   strict?: boolean;
   searchBody?: string;
   fetchBody?: string;
@@ -72,7 +72,7 @@ function writeReport(file: string, text: string) {
 /** The command that replays one counterexample; tokens stay in $TOKEN / $DENIED_TOKEN. */
 function replayCommand(options: CheckOptions) {
   return (check: CheckResult, reproduction: Reproduction) => {
-    const parts = ['npx agent-gateway check', `--base-url ${shellQuote(options.baseUrl ?? '')}`];
+    const parts = ['npx --no-install agent-gateway check', `--base-url ${shellQuote(options.baseUrl ?? '')}`];
     if (options.tokenCommand) parts.push(`--token-command ${shellQuote(options.tokenCommand)}`);
     else parts.push('--token "$TOKEN"');
     if (options.deniedTokenCommand)
@@ -90,7 +90,9 @@ function replayCommand(options: CheckOptions) {
   };
 }
 
-function listChecks(): string {
+// The checks and the runner (fast-check, every property) load when the command runs, not at start.
+async function listChecks(): Promise<string> {
+  const { CHECKS } = await import('../../conformance/checks/index.ts');
   return CHECKS.map((c) => `${c.id.padEnd(36)} ${c.level.padEnd(6)} ${c.specRef.padEnd(24)} ${c.title}`).join(
     '\n',
   );
@@ -137,6 +139,10 @@ export function registerCheckCommand(program: Command) {
     .option('--only <ids>', 'comma-separated check ids to run (see --list)', idList)
     .option('--report-json <file>', 'write the JSON report here')
     .option('--report-junit <file>', 'write a JUnit XML report here')
+    .option(
+      '--report-markdown <file>',
+      'write a Markdown summary here (verdict table, failures with curl and replay; for a CI job page)',
+    )
     .option('--strict', 'fail (exit 1) on SHOULD checks too')
     .option(
       '--search-body <json>',
@@ -153,9 +159,12 @@ export function registerCheckCommand(program: Command) {
     )
     .action(async (options: CheckOptions) => {
       if (options.list) {
-        process.stdout.write(`${listChecks()}\n`);
+        process.stdout.write(`${await listChecks()}\n`);
         return;
       }
+      const { CannotRunError, exitCodeFor, runConformance, selectChecks } = await import(
+        '../../conformance/runner.ts'
+      );
       if (!options.baseUrl) throw new CliError('--base-url is required (the gateway to check).');
       if (options.path && (options.seed === undefined || !options.only)) {
         throw new CliError('--path replays one counterexample: give it with --seed and --only.');
@@ -218,6 +227,7 @@ export function registerCheckCommand(program: Command) {
       if (options.reportJson)
         writeReport(options.reportJson, `${JSON.stringify(toJsonReport(report, exitCode), null, 2)}\n`);
       if (options.reportJunit) writeReport(options.reportJunit, toJunitXml(report));
+      if (options.reportMarkdown) writeReport(options.reportMarkdown, toMarkdownSummary(report, exitCode));
       process.exitCode = exitCode;
     });
 }
