@@ -48,6 +48,8 @@ export interface Exchange {
   retryAfterMs?: number;
   /** Retries of a 502/503/504 before this answer (spec section 7: transient). */
   transientRetries: number;
+  /** With transientRetries: the status of the first failed attempt. */
+  transientStatus?: number;
 }
 
 /** The credential class of a request's token. */
@@ -210,6 +212,7 @@ export function createSuiteClient(options: ClientOptions) {
       const credential = credentialOf(request);
       let attempts = 0;
       let transientRetries = 0;
+      let transientStatus: number | undefined;
       let refreshed = false;
       for (;;) {
         attempts += 1;
@@ -238,6 +241,7 @@ export function createSuiteClient(options: ClientOptions) {
           rateLimitExhausted,
           ...(rateLimitExhausted && { retryAfterMs: retryAfterOf(response) }),
           transientRetries,
+          ...(transientStatus !== undefined && { transientStatus }),
         });
         const code = (response.json as { code?: unknown } | undefined)?.code;
         if (
@@ -257,6 +261,7 @@ export function createSuiteClient(options: ClientOptions) {
           const wait = waitFor(response, transientRetries + 1);
           if (wait !== undefined) {
             transientRetries += 1;
+            transientStatus ??= response.status;
             options.log?.(
               `  ${response.status} from ${request.method} ${request.path}: retrying in ${(wait / 1000).toFixed(1)} s (transient failure ${transientRetries}/${MAX_TRANSIENT_RETRIES})`,
             );

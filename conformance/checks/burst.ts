@@ -1,6 +1,12 @@
 import type { CheckContext, Endpoint } from '../check.ts';
 import { codeOf } from '../check.ts';
-import { type Exchange, isTransient } from '../http-client.ts';
+import {
+  backoffMs,
+  type Exchange,
+  isTransient,
+  MAX_TRANSIENT_RETRIES,
+  retryAfterOf,
+} from '../http-client.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 
 export interface TimedExchange {
@@ -47,16 +53,36 @@ function kindOf(exchange: Exchange): Kind {
 }
 
 /**
+ * Retries a transient 5xx of the burst, up to three times with jittered backoff (or its Retry-After, if
+ * within --max-wait-seconds), in the background: the burst keeps its pace meanwhile, so a limiter that
+ * answers 503 is still under pressure when the retry arrives, and a sporadic failure clears.
+ */
+async function retryTransient(ctx: CheckContext, first: TimedExchange): Promise<TimedExchange> {
+  let current = first;
+  for (let attempt = 1; attempt <= MAX_TRANSIENT_RETRIES; attempt++) {
+    const asked = retryAfterOf(current.exchange.response);
+    await ctx.sleep(asked !== undefined && asked <= ctx.maxWaitSeconds * 1000 ? asked : backoffMs(attempt));
+    const exchange = await ctx.client.send(first.exchange.request, { raw: true });
+    current = {
+      exchange: { ...exchange, transientRetries: attempt, transientStatus: first.exchange.response.status },
+      receivedAt: Date.now(),
+    };
+    if (!isTransient(exchange.response.status)) break;
+  }
+  return current;
+}
+
+/**
  * Sends waves of concurrent requests with the valid token (whoami, then each tool it may call, each with
  * a share of the budget) until a 429 or another refusal appears or the budget is spent. 429s are observed
- * as they are; a 502/503/504 is retried up to three times with jittered backoff (spec section 7), so a
- * transient failure is told from one that persists.
+ * as they are; a 502/503/504 is retried (see `retryTransient`), so a transient failure is told from one
+ * that persists. The budget counts the burst's own requests; retries come on top (three per 5xx at most).
  */
 export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
   return ctx.memo('burst', async () => {
     const targets = ctx.servedEndpoints;
     const share = Math.max(1, Math.floor(ctx.rateLimitBudget / targets.length));
-    const exchanges: TimedExchange[] = [];
+    const answers: Promise<TimedExchange>[] = [];
     let limitedEndpoint: Endpoint | undefined;
     let stop = false;
     for (const endpoint of targets) {
@@ -66,26 +92,28 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
         const wave = await Promise.all(
           Array.from({ length: size }, async () => {
             const exchange = await ctx.client.send(requestFor(endpoint, { token: VALID_TOKEN }), {
-              observe429: true,
+              raw: true,
             });
             return { exchange, receivedAt: Date.now() };
           }),
         );
-        exchanges.push(...wave);
+        for (const timed of wave)
+          answers.push(
+            isTransient(timed.exchange.response.status) ? retryTransient(ctx, timed) : Promise.resolve(timed),
+          );
         const kinds = wave.map((t) => kindOf(t.exchange));
         if (kinds.includes('limited')) limitedEndpoint = endpoint;
         stop = kinds.some((k) => k === 'limited' || k === 'refusal' || k === 'token-refused');
       }
       if (stop) break;
     }
+    const exchanges = await Promise.all(answers);
     const of = (kind: Kind) => exchanges.filter((t) => kindOf(t.exchange) === kind);
     const observation: BurstObservation = {
       exchanges,
       rateLimited: of('limited'),
       refusals: of('refusal'),
-      transient: exchanges.filter(
-        (t) => t.exchange.transientRetries > 0 || isTransient(t.exchange.response.status),
-      ),
+      transient: exchanges.filter((t) => t.exchange.transientRetries > 0),
       serverErrors: of('server-error'),
       tokenRefused: of('token-refused')[0],
       limitedEndpoint,

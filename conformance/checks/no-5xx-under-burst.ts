@@ -33,9 +33,10 @@ export const no5xxUnderBurst: Check = {
     const { transient } = burst;
     if (transient.length > SPORADIC.count && transient.length > SPORADIC.share * burst.requests) {
       const first = transient[0]?.exchange;
+      const status = first?.transientStatus ?? first?.response.status ?? '5xx';
       return {
         verdict: 'fail',
-        message: `Expected 2xx or 429 under a burst, with at most a few transient 5xx; got ${transient.length} of ${burst.requests} burst requests answered ${first?.response.status ?? '5xx'} at first (cleared by a retry or not): that is load shed with server errors. Fix: ${FIX}`,
+        message: `Expected 2xx or 429 under a burst, with at most a few transient 5xx; got ${transient.length} of ${burst.requests} burst requests answered ${status} (or another 5xx) at first, whether a retry cleared them or not: that is load shed with server errors. Fix: ${FIX}`,
         ...(first && { reproduction: { curl: curlFor(first) } }),
       };
     }
