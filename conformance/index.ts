@@ -5,7 +5,7 @@
  * import { runConformance, exitCodeFor } from 'agent-tool-gateway-harness/conformance';
  * const report = await runConformance({ baseUrl: 'http://127.0.0.1:8787', token, deniedToken });
  */
-export type { Check, CheckContext, CheckOutcome, Endpoint } from './check.ts';
+export type { Check, CheckContext, CheckOutcome, Endpoint, ToolName } from './check.ts';
 export { CheckFailure, Inconclusive } from './check.ts';
 export { CHECKS } from './checks/index.ts';
 export { formatCheckLine, formatSummary } from './reporters/console.ts';
@@ -22,4 +22,4 @@ export {
   selectChecks,
 } from './runner.ts';
 export { commandToken, staticToken, type TokenSource } from './token-source.ts';
-export type { CheckResult, Level, Reproduction, Verdict } from './types.ts';
+export type { CheckResult, Level, Reproduction, Unobserved, Verdict } from './types.ts';

@@ -37,13 +37,15 @@ export const retryAfterHonoured: Check = {
     if (wait > ctx.maxWaitSeconds * 1000) {
       return {
         verdict: 'inconclusive',
-        message: `Retry-After asks for ${Math.ceil(wait / 1000)} s, more than --max-wait-seconds ${ctx.maxWaitSeconds}`,
+        unobserved: 'max-wait',
+        message: `Retry-After asks for ${Math.ceil(wait / 1000)} s, more than --max-wait-seconds ${ctx.maxWaitSeconds}: raise it to check this`,
       };
     }
     ctx.log(`  waiting ${(Math.max(0, wait) / 1000).toFixed(1)} s as Retry-After asked`);
     await sleep(Math.max(0, wait) + MARGIN_MS);
+    // A 429 is the answer to judge; a transient 5xx is retried as anywhere else.
     const retry = await ctx.client.send(requestFor(burst.limitedEndpoint, { token: VALID_TOKEN }), {
-      raw: true,
+      observe429: true,
     });
     if (retry.response.status === 429) {
       return {

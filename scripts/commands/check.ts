@@ -17,6 +17,7 @@ interface CheckOptions {
   deniedToken?: string;
   deniedTokenCommand?: string;
   deniedTool: 'web.search' | 'web.fetch';
+  allowedTools?: ('web.search' | 'web.fetch')[];
   rateLimitBudget: number;
   maxWaitSeconds: number;
   seed?: number;
@@ -39,6 +40,21 @@ const idList = (value: string) => {
     .filter(Boolean);
   if (ids.length === 0) throw new InvalidArgumentError('give at least one check id');
   return ids;
+};
+
+const TOOL_NAMES = ['web.search', 'web.fetch'] as const;
+
+/** `web.fetch`, `web.search,web.fetch`, or `none`: the tools the valid token may call. */
+const toolList = (value: string) => {
+  if (value.trim() === 'none') return [];
+  const tools = value
+    .split(',')
+    .map((tool) => tool.trim())
+    .filter(Boolean);
+  const unknown = tools.filter((tool) => !(TOOL_NAMES as readonly string[]).includes(tool));
+  if (tools.length === 0 || unknown.length > 0)
+    throw new InvalidArgumentError(`give tools from ${TOOL_NAMES.join(', ')} (comma-separated), or none`);
+  return tools as ('web.search' | 'web.fetch')[];
 };
 
 /** A static token (flag or environment) or a command; none at all is allowed (the caller decides). */
@@ -79,6 +95,7 @@ function replayCommand(options: CheckOptions) {
       parts.push(`--denied-token-command ${shellQuote(options.deniedTokenCommand)}`);
     else if (options.deniedToken !== undefined) parts.push('--denied-token "$DENIED_TOKEN"');
     if (options.deniedTool !== 'web.search') parts.push(`--denied-tool ${options.deniedTool}`);
+    if (options.allowedTools) parts.push(`--allowed-tools ${options.allowedTools.join(',') || 'none'}`);
     if (options.searchBody) parts.push(`--search-body ${shellQuote(options.searchBody)}`);
     if (options.fetchBody) parts.push(`--fetch-body ${shellQuote(options.fetchBody)}`);
     parts.push(
@@ -107,10 +124,18 @@ export function registerCheckCommand(program: Command) {
     .command('check')
     .description('run the conformance suite against a gateway over HTTP')
     .option('--base-url <url>', 'the gateway to check, e.g. https://staging.example.com', baseUrlOption)
-    .option('--token <token>', 'a valid identity token (default: $AGENT_GATEWAY_TOKEN)')
+    .option(
+      '--token <token>',
+      'a valid identity token allowed to call both tools (default: $AGENT_GATEWAY_TOKEN; see --allowed-tools)',
+    )
     .option(
       '--token-command <cmd>',
-      'a shell command printing a valid token as its last line; re-run when the token expires',
+      'a shell command printing such a token as its last line; re-run when the token expires',
+    )
+    .option(
+      '--allowed-tools <tools>',
+      'the tools the --token may call, when not both: web.search, web.fetch or none (the others are skipped, never passed)',
+      toolList,
     )
     .option(
       '--denied-token <token>',
@@ -128,7 +153,12 @@ export function registerCheckCommand(program: Command) {
       intOption(1, 100_000),
       300,
     )
-    .option('--max-wait-seconds <s>', 'longest Retry-After the suite waits', intOption(0, 3600), 10)
+    .option(
+      '--max-wait-seconds <s>',
+      'longest Retry-After the suite waits (a call never served yet is waited out once, up to 120 s)',
+      intOption(0, 3600),
+      10,
+    )
     .option(
       '--seed <n>',
       'fast-check seed (default: $AGENT_GATEWAY_SEED, else random; always printed)',
@@ -155,7 +185,7 @@ export function registerCheckCommand(program: Command) {
     .option('--list', 'list the checks (id, level, spec section, title) and exit')
     .addHelpText(
       'after',
-      '\nExit codes: 0 no MUST check failed (with --strict: no SHOULD either), 1 a check failed, 2 could not run.\n\nExample:\n  npx agent-gateway check --base-url http://127.0.0.1:8787 \\\n    --token-command "npx agent-gateway token agent-verified" \\\n    --denied-token-command "npx agent-gateway token agent-early" --report-junit reports/conformance.xml\n',
+      '\nThe token: --token must be allowed to call whoami and both tools (web.search, web.fetch); for a token that\ncannot, name what it may call with --allowed-tools (e.g. --allowed-tools web.fetch).\n\nExit codes: 0 no MUST check failed (with --strict: no SHOULD either), 1 a check failed (or never saw the\ngateway serve a call it needs), 2 could not run. Inconclusive checks (a budget too small) do not change it.\n\nExample:\n  npx agent-gateway check --base-url http://127.0.0.1:8787 \\\n    --token-command "npx agent-gateway token agent-verified" \\\n    --denied-token-command "npx agent-gateway token agent-early" --report-junit reports/conformance.xml\n',
     )
     .action(async (options: CheckOptions) => {
       if (options.list) {
@@ -194,8 +224,15 @@ export function registerCheckCommand(program: Command) {
         deniedToken || needDenied.length === 0
           ? ''
           : ` (no denied token: ${needDenied.join(', ')} will be skipped)`;
+      const narrowed = TOOL_NAMES.filter(
+        (tool) => options.allowedTools && !options.allowedTools.includes(tool),
+      );
+      const toolNote =
+        narrowed.length > 0
+          ? `\n--allowed-tools ${options.allowedTools?.join(',') || 'none'}: ${narrowed.join(' and ')} not called with $TOKEN (skipped, not passed)`
+          : '';
       process.stdout.write(
-        `Agent Tool Gateway conformance: ${options.baseUrl}\n${checks.length} checks, ${options.numRuns} cases per property${skipNote}\n\n`,
+        `Agent Tool Gateway conformance: ${options.baseUrl}\n${checks.length} checks, ${options.numRuns} cases per property${skipNote}${toolNote}\n\n`,
       );
       let report: Awaited<ReturnType<typeof runConformance>>;
       try {
@@ -204,6 +241,7 @@ export function registerCheckCommand(program: Command) {
           token,
           deniedToken,
           deniedTool: options.deniedTool,
+          allowedTools: options.allowedTools,
           rateLimitBudget: options.rateLimitBudget,
           maxWaitSeconds: options.maxWaitSeconds,
           seed: options.seed,
