@@ -27,11 +27,14 @@ const rows = new Map(
 /** The sections a specRef cites, as the table's rows name them: "§5 rules 3-4" is §5 rule 3 and rule 4. */
 function citedSections(specRef: string): string[] {
   const own = specRef.replace(/\([^)]*\)/g, ''); // "(RFC 9110 §5.1)", "(429 remedy)" cite no spec section
-  return [...own.matchAll(/§(\d+)(?: rules? (\d+)(?:-(\d+))?)?/g)].flatMap(([, section, from, to]) => {
-    if (!from) return [`§${section}`];
-    const last = Number(to ?? from);
-    return Array.from({ length: last - Number(from) + 1 }, (_, i) => `§${section} rule ${Number(from) + i}`);
-  });
+  return [...own.matchAll(/§(\d+)(?: rules? (\d+)(?:-(\d+)| and (\d+))?)?/g)].flatMap(
+    ([, section, from, to, and]) => {
+      if (!from) return [`§${section}`];
+      if (and) return [`§${section} rule ${from}`, `§${section} rule ${and}`];
+      const last = Number(to ?? from);
+      return Array.from({ length: last - Number(from) + 1 }, (_, i) => `§${section} rule ${Number(from) + i}`);
+    },
+  );
 }
 
 describe('docs/contract.md', () => {
@@ -39,6 +42,7 @@ describe('docs/contract.md', () => {
     expect(citedSections('§5 rules 3-4')).toEqual(['§5 rule 3', '§5 rule 4']);
     expect(citedSections('§5 rule 2 (RFC 9110 §5.1)')).toEqual(['§5 rule 2']);
     expect(citedSections('§7 (429 remedy), §8')).toEqual(['§7', '§8']);
+    expect(citedSections('§4 rule 2, §5 rules 2 and 4')).toEqual(['§4 rule 2', '§5 rule 2', '§5 rule 4']);
   });
 
   it('lists every conformance check under each section it cites, and no check that does not exist', () => {

@@ -19,7 +19,8 @@ const abbreviate = (text: string, max = 300) =>
   text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
 
 /** What each reason a check could not observe means, in a summary. */
-const UNOBSERVED_LABEL: Record<Unobserved, string> = {
+/** Why a check could not observe its rule, as reports say it. */
+export const UNOBSERVED_LABEL: Record<Unobserved, string> = {
   'not-served': 'never served',
   'max-wait': 'waits beyond --max-wait-seconds',
   'rate-limit-budget': 'no 429 within --rate-limit-budget',

@@ -35,12 +35,28 @@ const report: ConformanceReport = {
   startedAt: '2026-11-23T00:00:00.000Z',
   durationMs: 2500,
   requests: 120,
-  summary: { pass: 1, fail: 1, skipped: 1, inconclusive: 1, mustFailed: 1, shouldFailed: 0, executed: 3 },
+  summary: {
+    pass: 1,
+    fail: 1,
+    skipped: 1,
+    inconclusive: 1,
+    mustFailed: 1,
+    shouldFailed: 0,
+    executed: 3,
+    notServed: 0,
+    inconclusiveBy: { 'rate-limit-budget': 1 },
+  },
   checks: [
     check({ id: 'health.without-token', verdict: 'pass', title: 'health | no token' }),
     failed,
     check({ id: 'authz.access-denied', verdict: 'skipped', message: 'needs --denied-token' }),
-    check({ id: 'ratelimit.burst-429', verdict: 'inconclusive', level: 'SHOULD', message: 'no 429 in 300' }),
+    check({
+      id: 'ratelimit.burst-429',
+      verdict: 'inconclusive',
+      level: 'SHOULD',
+      message: 'no 429 in 300',
+      unobserved: 'rate-limit-budget',
+    }),
   ],
 };
 
@@ -51,6 +67,19 @@ describe('Markdown summary', () => {
     expect(markdown.split('\n')[0]).toBe('## Agent Tool Gateway conformance: ❌ failed');
     expect(markdown).toContain('Target `http://127.0.0.1:1`: 4 checks, 1 pass, 1 fail (1 MUST, 0 SHOULD)');
     expect(markdown).toContain('seed 42; exit code 1.');
+    // An inconclusive check says which budget ran out; a call never served is counted with the failures.
+    expect(markdown).toContain('1 inconclusive (1 no 429 within --rate-limit-budget)');
+    expect(markdown).toContain(
+      '- `ratelimit.burst-429` inconclusive: (no 429 within --rate-limit-budget) `no 429 in 300`',
+    );
+    const neverServed: ConformanceReport = {
+      ...report,
+      summary: { ...report.summary, notServed: 1 },
+      checks: [check({ ...failed, id: 'authz.allowed-calls-served', unobserved: 'not-served' })],
+    };
+    const served = toMarkdownSummary(neverServed, 1);
+    expect(served).toContain('1 MUST, 0 SHOULD; 1 because the gateway never served the calls');
+    expect(served).toMatch(/#### `authz\.allowed-calls-served` .*: \(never served\) /);
     expect(toMarkdownSummary(report, 0).split('\n')[0]).toMatch(/✅ passed$/);
     expect(toMarkdownSummary(report, 2).split('\n')[0]).toMatch(/could not run$/);
   });
@@ -77,7 +106,6 @@ describe('Markdown summary', () => {
 
   it('lists why checks were skipped or inconclusive, and how to replay the run', () => {
     expect(markdown).toContain('- `authz.access-denied` skipped: `needs --denied-token`');
-    expect(markdown).toContain('- `ratelimit.burst-429` inconclusive: `no 429 in 300`');
     expect(markdown).toContain('The same command with `--seed 42` generates the same cases again');
   });
 

@@ -1,6 +1,7 @@
 import { printable } from '../redact.ts';
 import type { ConformanceReport } from '../runner.ts';
-import type { CheckResult } from '../types.ts';
+import type { CheckResult, Unobserved } from '../types.ts';
+import { UNOBSERVED_LABEL } from './console.ts';
 
 const VERDICT: Record<CheckResult['verdict'], string> = {
   pass: '✅ pass',
@@ -42,10 +43,14 @@ export function codeBlock(text: string, language = ''): string {
 // A pipe ends a table cell even inside a code span, unless escaped (GitHub removes the backslash there).
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
+/** Why a check could not observe its rule, e.g. `(never served) `; empty when it observed it. */
+const unobserved = (check: CheckResult) =>
+  check.unobserved ? `(${UNOBSERVED_LABEL[check.unobserved]}) ` : '';
+
 function failureSection(check: CheckResult): string[] {
   const r = check.reproduction;
   const lines = [
-    `#### ${inlineCode(check.id)} (${check.level}, spec ${check.specRef}): ${check.title}`,
+    `#### ${inlineCode(check.id)} (${check.level}, spec ${check.specRef}): ${unobserved(check)}${check.title}`,
     '',
     codeBlock(check.message, 'text'),
   ];
@@ -65,10 +70,14 @@ function failureSection(check: CheckResult): string[] {
  */
 export function toMarkdownSummary(report: ConformanceReport, exitCode: number): string {
   const s = report.summary;
+  const notServed = s.notServed > 0 ? `; ${s.notServed} because the gateway never served the calls` : '';
+  const why = Object.entries(s.inconclusiveBy)
+    .map(([reason, n]) => `${n} ${UNOBSERVED_LABEL[reason as Unobserved]}`)
+    .join(', ');
   const lines = [
     `## Agent Tool Gateway conformance: ${OUTCOME[exitCode] ?? `exit code ${exitCode}`}`,
     '',
-    `Target ${inlineCode(report.target)}: ${report.checks.length} checks, ${s.pass} pass, ${s.fail} fail (${s.mustFailed} MUST, ${s.shouldFailed} SHOULD), ${s.skipped} skipped, ${s.inconclusive} inconclusive. ${report.requests} requests in ${(report.durationMs / 1000).toFixed(1)} s, ${report.numRuns} cases per property, seed ${report.seed}; exit code ${exitCode}.`,
+    `Target ${inlineCode(report.target)}: ${report.checks.length} checks, ${s.pass} pass, ${s.fail} fail (${s.mustFailed} MUST, ${s.shouldFailed} SHOULD${notServed}), ${s.skipped} skipped, ${s.inconclusive} inconclusive${why ? ` (${why})` : ''}. ${report.requests} requests in ${(report.durationMs / 1000).toFixed(1)} s, ${report.numRuns} cases per property, seed ${report.seed}; exit code ${exitCode}.`,
     '',
     '| verdict | level | check | spec | what it checks |',
     '| --- | --- | --- | --- | --- |',
@@ -85,7 +94,8 @@ export function toMarkdownSummary(report: ConformanceReport, exitCode: number): 
   const unsure = report.checks.filter((c) => c.verdict === 'skipped' || c.verdict === 'inconclusive');
   if (unsure.length > 0) {
     lines.push('', '### Skipped and inconclusive (not a pass; they do not change the exit code)', '');
-    for (const c of unsure) lines.push(`- ${inlineCode(c.id)} ${c.verdict}: ${inlineCode(c.message)}`);
+    for (const c of unsure)
+      lines.push(`- ${inlineCode(c.id)} ${c.verdict}: ${unobserved(c)}${inlineCode(c.message)}`);
   }
   lines.push(
     '',
