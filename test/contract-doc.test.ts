@@ -32,7 +32,10 @@ function citedSections(specRef: string): string[] {
       if (!from) return [`§${section}`];
       if (and) return [`§${section} rule ${from}`, `§${section} rule ${and}`];
       const last = Number(to ?? from);
-      return Array.from({ length: last - Number(from) + 1 }, (_, i) => `§${section} rule ${Number(from) + i}`);
+      return Array.from(
+        { length: last - Number(from) + 1 },
+        (_, i) => `§${section} rule ${Number(from) + i}`,
+      );
     },
   );
 }
