@@ -1,4 +1,5 @@
 import { GatewayError } from './errors.ts';
+import { registerOpenApiRoute } from './openapi/openapi-route.ts';
 import type { Answer, CallContext, GatewayRequest, GatewayResponse } from './pipeline/context.ts';
 import { recordCall } from './pipeline/record.ts';
 import { requestIdFor } from './pipeline/request-id.ts';
@@ -43,6 +44,7 @@ export function createCore(
   if (options.serveIdentityProvider) registerIdpRoutes(router, runtime);
   const { admin } = options;
   if (admin) registerAdminRoutes(router, admin);
+  registerOpenApiRoute(router, { identityProvider: options.serveIdentityProvider, admin: Boolean(admin) });
 
   /** The route's answer (or its promise); throws 404, 405 (with Allow) and, on admin paths, 401/403 first. */
   const route = (ctx: CallContext, path: string, adminCall: boolean): Answer | Promise<Answer> => {
