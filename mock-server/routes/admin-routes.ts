@@ -110,6 +110,7 @@ const showAgent = (agent: Agent) => ({
 
 const ENDPOINTS = [
   'GET    /__admin                           this list',
+  'GET    /__admin/ui                        the dashboard (the page loads without the key and asks for it)',
   'GET    /__admin/agents                    agents, with API keys',
   'POST   /__admin/agents                    create {id, name?, api_key?, tier?, allowlist?, disabled?}',
   'GET    /__admin/agents/:id',
