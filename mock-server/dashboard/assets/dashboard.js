@@ -256,7 +256,13 @@ function renderTimeline() {
   for (let i = 0; i <= 5; i++) {
     const t = domain.from + ((domain.to - domain.from) * i) / 5;
     chart.append(svg('line', { class: 'axis', x1: x(t), x2: x(t), y1: AXIS - 6, y2: height }));
-    chart.append(svg('text', { x: x(t) + 2, y: 12 }, clockText(t)));
+    chart.append(
+      svg(
+        'text',
+        { x: x(t) + (i === 5 ? -2 : 2), y: 12, 'text-anchor': i === 5 ? 'end' : 'start' },
+        clockText(t),
+      ),
+    );
   }
   agents.forEach((agent, lane) => {
     const top = AXIS + lane * LANE;
