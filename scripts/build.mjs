@@ -32,7 +32,9 @@ if (compiled.status !== 0) {
 }
 
 // The dashboard's page, script and style are served from beside their module, in the sources and in dist/.
-cpSync(join(root, 'mock-server/dashboard/assets'), join(dist, 'mock-server/dashboard/assets'), { recursive: true });
+cpSync(join(root, 'mock-server/dashboard/assets'), join(dist, 'mock-server/dashboard/assets'), {
+  recursive: true,
+});
 
 // A relative module specifier ending in .ts, in `from '…'`, `import '…'` or `import('…')`.
 const RELATIVE_TS = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])(\.{1,2}\/[^'"\n]*?)\.ts\2/g;

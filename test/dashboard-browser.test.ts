@@ -47,7 +47,7 @@ describeInBrowser('the dashboard, in Chromium, against a running gateway', () =>
     await page.locator('#app').waitFor({ state: 'visible', ...WAIT });
     await page.getByText('burst-429', { exact: true }).first().waitFor(WAIT);
     expect(page.url()).toBe(`${server.url}/__admin/ui`);
-    expect(await page.evaluate(() => sessionStorage.getItem('agent-gateway.admin-key'))).toBe(KEY);
+    expect(await page.evaluate("sessionStorage.getItem('agent-gateway.admin-key')")).toBe(KEY);
   }, 60_000);
 
   it('a misbehaving client: the timeline shows the 429 and its Retry-After band, and the violation links to it', async () => {
@@ -89,8 +89,8 @@ describeInBrowser('the dashboard, in Chromium, against a running gateway', () =>
     expect(await link.getAttribute('href')).toBe(`#req-${seq}`);
     await link.click();
     await page.waitForFunction(
-      (s) => document.getElementById(`band-${s}`)?.classList.contains('selected'),
-      seq,
+      `document.getElementById('band-${seq}')?.classList.contains('selected')`,
+      undefined,
       WAIT,
     );
     expect(await page.locator(`#req-${seq}`).getAttribute('class')).toContain('selected');
@@ -107,9 +107,7 @@ describeInBrowser('the dashboard, in Chromium, against a running gateway', () =>
     const retry = page.locator('#timeline rect.req.s429').last();
     expect(await retry.locator('title').textContent()).toContain(hostile);
     expect(await page.locator('img').count()).toBe(0);
-    expect(
-      await page.evaluate(() => (window as unknown as { __injected?: number }).__injected),
-    ).toBeUndefined();
+    expect(await page.evaluate('window.__injected')).toBeUndefined();
   }, 90_000);
 
   it('arms a fault from the page, and the timeline marks the request it struck', async () => {
