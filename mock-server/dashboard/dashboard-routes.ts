@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Handler } from '../pipeline/context.ts';
 import { respondText } from '../pipeline/respond.ts';
@@ -7,9 +8,18 @@ import type { Router } from '../routes/router.ts';
 /** Where the dashboard is served: the page, and its assets beside it. */
 export const DASHBOARD_PATH = '/__admin/ui';
 
-// The assets sit beside this module in the sources (mock-server/dashboard/assets) and in the package
-// (dist/mock-server/dashboard/assets, copied there by scripts/build.mjs): one relative path for both.
-const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
+// The same code runs from three places: the sources (mock-server/dashboard/), the built library
+// (dist/mock-server/dashboard/, where scripts/build.mjs copies assets/ beside it) and the CLI bundle
+// (dist/cli/, one chunk for many modules), which finds them in the library's copy.
+const CANDIDATES = ['./assets/', '../mock-server/dashboard/assets/'].map((relative) =>
+  fileURLToPath(new URL(relative, import.meta.url)),
+);
+
+/** The dashboard's folder: found from the sources, the built library and the CLI bundle alike. */
+export const ASSETS_DIR: string =
+  CANDIDATES.find((dir) => existsSync(join(dir, 'index.html'))) ??
+  // Neither: keep the first, so the error that follows names a real place to look.
+  (CANDIDATES[0] as string);
 
 const ASSETS: Record<string, { file: string; type: string }> = {
   [DASHBOARD_PATH]: { file: 'index.html', type: 'text/html; charset=utf-8' },
@@ -46,7 +56,7 @@ export function isDashboardAsset(method: string, path: string): boolean {
 export function loadDashboardAssets(dir: string = ASSETS_DIR): Map<string, { body: string; type: string }> {
   const loaded = new Map<string, { body: string; type: string }>();
   for (const [path, { file, type }] of Object.entries(ASSETS)) {
-    const where = `${dir}${file}`;
+    const where = join(dir, file);
     if (!existsSync(where))
       throw new Error(`The dashboard's ${file} is missing from ${dir}: rebuild the package.`);
     loaded.set(path, { body: readFileSync(where, 'utf8'), type });
