@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { curlFor } from './curl.ts';
+import { reproductionOf } from './exchange-record.ts';
 import type { Exchange, SuiteClient } from './http-client.ts';
 import type { Level, Reproduction, Unobserved, Verdict } from './types.ts';
 
@@ -198,7 +198,7 @@ export function settleUnobserved(
       verdict: 'fail',
       unobserved: 'not-served',
       message: `Expected the gateway to answer ${describeCall(exchange)} at least once in the run; every answer was 429${asked}, so this check could observe nothing. Fix: a gateway that serves nothing cannot pass; if a previous run used up the quota, run again once it has recovered`,
-      reproduction: { curl: curlFor(exchange) },
+      reproduction: reproductionOf(exchange),
     };
   }
   const first = cases[0] as Inconclusive;
@@ -254,7 +254,7 @@ export async function checkProperty<T>(
       message: failureMessage(failure),
       ...(failure.unobserved && { unobserved: failure.unobserved }),
       reproduction: {
-        curl: failure.exchange ? curlFor(failure.exchange) : undefined,
+        ...(failure.exchange ? reproductionOf(failure.exchange) : { curl: undefined }),
         seed: details.seed,
         path: details.counterexamplePath ?? undefined,
         counterexample: fc.stringify(details.counterexample),
@@ -341,7 +341,7 @@ export async function checkOnce(ctx: CheckContext, body: () => Promise<string>):
         verdict: 'fail',
         message: failureMessage(error),
         ...(error.unobserved && { unobserved: error.unobserved }),
-        ...(error.exchange && { reproduction: { curl: curlFor(error.exchange) } }),
+        ...(error.exchange && { reproduction: reproductionOf(error.exchange) }),
       };
     }
     if (error instanceof Inconclusive) return settleUnobserved(ctx, [error]) as CheckOutcome;

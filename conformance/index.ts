@@ -9,6 +9,7 @@ export type { Check, CheckContext, CheckOutcome, Endpoint, ToolName } from './ch
 export { CheckFailure, Inconclusive } from './check.ts';
 export { CHECKS } from './checks/index.ts';
 export { formatCheckLine, formatSummary } from './reporters/console.ts';
+export { escapeHtml, toHtmlReport } from './reporters/html.ts';
 export { toJsonReport } from './reporters/json.ts';
 export { toJunitXml } from './reporters/junit.ts';
 export { toMarkdownSummary } from './reporters/markdown.ts';
@@ -22,4 +23,4 @@ export {
   selectChecks,
 } from './runner.ts';
 export { commandToken, staticToken, type TokenSource } from './token-source.ts';
-export type { CheckResult, Level, Reproduction, Unobserved, Verdict } from './types.ts';
+export type { CheckResult, ExchangeRecord, Level, Reproduction, Unobserved, Verdict } from './types.ts';

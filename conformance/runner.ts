@@ -5,7 +5,7 @@ import { DENIED_TOKEN, TOOLS, VALID_TOKEN } from './checks/support.ts';
 import { createSuiteClient } from './http-client.ts';
 import { redactTokens } from './redact.ts';
 import { staticToken, TokenCommandError, type TokenSource } from './token-source.ts';
-import type { CheckResult, Reproduction, Unobserved } from './types.ts';
+import type { CheckResult, ExchangeRecord, Reproduction, Unobserved } from './types.ts';
 
 export interface ConformanceOptions {
   /** The gateway's base URL, e.g. `https://staging.example.com` (paths under /v1 are appended). */
@@ -330,7 +330,26 @@ async function withoutTokens(
         ...(reproduction.counterexample !== undefined && {
           counterexample: redact(reproduction.counterexample),
         }),
+        ...(reproduction.exchange && { exchange: redactExchange(reproduction.exchange, redact) }),
       },
     }),
+  };
+}
+
+/** An exchange with the suite's tokens taken out of everything the gateway sent back (and of what was sent). */
+function redactExchange(record: ExchangeRecord, redact: (text: string) => string): ExchangeRecord {
+  const { request, response } = record;
+  return {
+    ...record,
+    request: {
+      ...request,
+      headers: request.headers.map(([name, value]) => [name, redact(value)]),
+      ...(request.body !== undefined && { body: redact(request.body) }),
+    },
+    response: {
+      ...response,
+      headers: Object.fromEntries(Object.entries(response.headers).map(([k, v]) => [k, redact(v)])),
+      body: redact(response.body),
+    },
   };
 }

@@ -29,9 +29,30 @@ export type Unobserved =
   | 'time-limit'
   | 'suite-error';
 
+/**
+ * The request a failure rests on and the answer it got, as sent and received: tokens appear as
+ * `<$TOKEN>` / `<$DENIED_TOKEN>` (or, for a made-up token, as the check sent it), and a long body is cut.
+ */
+export interface ExchangeRecord {
+  request: { method: string; url: string; headers: [string, string][]; body?: string };
+  /** Status 0 and `error` when no HTTP answer came (refused, reset, timeout). */
+  response: {
+    status: number;
+    headers: Record<string, string>;
+    body: string;
+    /** Set when `body` was cut: the length of the whole body, in characters. */
+    length?: number;
+    error?: string;
+  };
+  /** Attempts the suite's client made (more than 1 after a 429 or a transient 5xx it retried). */
+  attempts: number;
+}
+
 /** How to see a failure again: a curl command (tokens redacted) and the fast-check replay coordinates. */
 export interface Reproduction {
   curl?: string;
+  /** The failing request and its answer (new in the JSON report; older readers ignore it). */
+  exchange?: ExchangeRecord;
   seed?: number;
   path?: string;
   counterexample?: string;

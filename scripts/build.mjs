@@ -4,12 +4,12 @@
 // - The library (mock-server/, conformance/): TypeScript 7 (tsc) emits JavaScript, .d.ts and source maps
 //   with the sources inlined (they are not shipped). It rewrites `./x.ts` to `./x.js` in the JavaScript but
 //   not in the .d.ts (TypeScript accepts `.ts` there by design; other tools, IDE plug-ins among them, do
-//   not), so the declarations are rewritten here.
+//   not), so the declarations are rewritten here. The dashboard's assets are copied beside their module.
 // - The CLI: esbuild bundles scripts/cli.ts with its dependencies into dist/cli/, one chunk per command, so
 //   `--help` and `token` start fast (a bundle starts in about 60% of the time the same modules take loaded
 //   one by one; `npm run bench:cli`). scripts/agent-gateway.mjs, the `bin`, runs it.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +30,11 @@ if (compiled.status !== 0) {
   process.stderr.write('build: tsc -p tsconfig.build.json failed (see above)\n');
   process.exit(1);
 }
+
+// The dashboard's page, script and style are served from beside their module, in the sources and in dist/.
+cpSync(join(root, 'mock-server/dashboard/assets'), join(dist, 'mock-server/dashboard/assets'), {
+  recursive: true,
+});
 
 // A relative module specifier ending in .ts, in `from '…'`, `import '…'` or `import('…')`.
 const RELATIVE_TS = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])(\.{1,2}\/[^'"\n]*?)\.ts\2/g;

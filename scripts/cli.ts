@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT } from './cli-options.ts';
+import { registerAdminCommand } from './commands/admin.ts';
 import { registerCheckCommand } from './commands/check.ts';
+import { registerOpenApiCommand } from './commands/openapi.ts';
 import { registerReportCommand } from './commands/report.ts';
 import { registerServeCommand } from './commands/serve.ts';
 import { registerTokenCommand } from './commands/token.ts';
@@ -18,6 +20,8 @@ registerServeCommand(program);
 registerTokenCommand(program);
 registerCheckCommand(program);
 registerReportCommand(program);
+registerAdminCommand(program);
+registerOpenApiCommand(program);
 
 /**
  * Errors that explain themselves in one line (a bad config, a refused token, an unreachable target): told

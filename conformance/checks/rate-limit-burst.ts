@@ -1,5 +1,5 @@
 import { type Check, CheckFailure, describeResponse, failureMessage } from '../check.ts';
-import { curlFor } from '../curl.ts';
+import { reproductionOf } from '../exchange-record.ts';
 import { noRateLimitSeen, observeBurst } from './burst.ts';
 import { expectError } from './support.ts';
 
@@ -23,7 +23,7 @@ export const rateLimitBurst: Check = {
       return {
         verdict: 'fail',
         message: failureMessage(failure),
-        reproduction: { curl: curlFor(refusal.exchange) },
+        reproduction: reproductionOf(refusal.exchange),
       };
     }
     if (burst.rateLimited.length === 0) return noRateLimitSeen(burst);
@@ -40,7 +40,7 @@ export const rateLimitBurst: Check = {
         return {
           verdict: 'fail',
           message: `Expected ${error.expected}; got ${describeResponse(exchange)}. Fix: ${error.fix}`,
-          reproduction: { curl: curlFor(exchange) },
+          reproduction: reproductionOf(exchange),
         };
       }
     }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Check, describeResponse } from '../check.ts';
-import { curlFor } from '../curl.ts';
+import { reproductionOf } from '../exchange-record.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../retry-after.ts';
 import { noRateLimitSeen, observeBurst } from './burst.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
@@ -51,7 +51,7 @@ export const retryAfterHonoured: Check = {
       return {
         verdict: 'fail',
         message: `Expected the request to be admitted once Retry-After ("${latest.exchange.response.headers['retry-after']}") had elapsed; got ${describeResponse(retry)}. Fix: compute Retry-After from the limit's real state (time until a request would be admitted), rounded up.`,
-        reproduction: { curl: curlFor(retry) },
+        reproduction: reproductionOf(retry),
       };
     }
     return {

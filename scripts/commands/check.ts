@@ -27,6 +27,7 @@ interface CheckOptions {
   reportJson?: string;
   reportJunit?: string;
   reportMarkdown?: string;
+  reportHtml?: string;
   strict?: boolean;
   searchBody?: string;
   fetchBody?: string;
@@ -173,6 +174,10 @@ export function registerCheckCommand(program: Command) {
       '--report-markdown <file>',
       'write a Markdown summary here (verdict table, failures with curl and replay; for a CI job page)',
     )
+    .option(
+      '--report-html <file>',
+      'write an HTML report here (one self-contained file: verdicts by spec section, failures with their exchange, curl and replay)',
+    )
     .option('--strict', 'fail (exit 1) on SHOULD checks too')
     .option(
       '--search-body <json>',
@@ -266,6 +271,11 @@ export function registerCheckCommand(program: Command) {
         writeReport(options.reportJson, `${JSON.stringify(toJsonReport(report, exitCode), null, 2)}\n`);
       if (options.reportJunit) writeReport(options.reportJunit, toJunitXml(report));
       if (options.reportMarkdown) writeReport(options.reportMarkdown, toMarkdownSummary(report, exitCode));
+      if (options.reportHtml) {
+        // Loaded only when asked for: the other runs do not pay for it.
+        const { toHtmlReport } = await import('../../conformance/reporters/html.ts');
+        writeReport(options.reportHtml, toHtmlReport(report, exitCode));
+      }
       process.exitCode = exitCode;
     });
 }

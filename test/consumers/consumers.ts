@@ -5,7 +5,8 @@
  *   (b) a strict TypeScript project (module NodeNext, skipLibCheck false) compiles against the types;
  *   (c) a vitest test uses the msw handlers through the global fetch and the client-rules matcher;
  *   (d) the same with jest (native ES modules), in a project without vitest, compiled by tsc first;
- *   (e) `npx --no-install agent-gateway` runs from the installed package (--help, token, serve).
+ *   (e) `npx --no-install agent-gateway` runs from the installed package (--help, token, serve with the
+ *       dashboard's files and /openapi.json).
  * The files under esm/, vitest-project/ and jest-project/ are the README's examples, as they run here.
  *
  * Run with `npm run test:consumers` (part of `npm test`). It needs the npm registry for the scratch
@@ -352,7 +353,7 @@ for (const index of [0, 1]) {
 
         const help = await npx(['--help']);
         expectSuccess('agent-gateway --help', help);
-        for (const command of ['serve', 'token', 'check', 'report'])
+        for (const command of ['serve', 'token', 'check', 'report', 'admin', 'openapi'])
           assert.match(help.output, new RegExp(command));
 
         // The token is minted from the package's bundled config: the gateway of the same package accepts it.
@@ -382,14 +383,21 @@ for (const index of [0, 1]) {
   });
 }
 
-/** `npx --no-install agent-gateway serve --port 0` starts, answers /v1/health, and is stopped. */
+/**
+ * `npx --no-install agent-gateway serve --port 0 --admin-key K` starts, answers /v1/health, serves the
+ * dashboard's files from the package (no key needed for those) and /openapi.json, and is stopped.
+ */
 async function serveAnswersHealth(cwd: string, nodeDir: string) {
-  const child = spawn('npx', ['--no-install', 'agent-gateway', 'serve', '--port', '0'], {
-    cwd,
-    env: cleanEnv(nodeDir),
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
+  const child = spawn(
+    'npx',
+    ['--no-install', 'agent-gateway', 'serve', '--port', '0', '--admin-key', 'consumer-admin-key'],
+    {
+      cwd,
+      env: cleanEnv(nodeDir),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
   let output = '';
   try {
     const url = await new Promise<string>((resolve, reject) => {
@@ -415,6 +423,13 @@ async function serveAnswersHealth(cwd: string, nodeDir: string) {
     const health = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(MINUTE) });
     assert.equal(health.status, 200);
     assert.equal(((await health.json()) as { status?: string }).status, 'ok');
+    for (const asset of ['/__admin/ui', '/__admin/ui/dashboard.js', '/__admin/ui/dashboard.css']) {
+      const response = await fetch(`${url}${asset}`, { signal: AbortSignal.timeout(MINUTE) });
+      assert.equal(response.status, 200, `${asset} from the installed package`);
+      assert.ok((await response.text()).length > 500, `${asset} has its content`);
+    }
+    const openapi = await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(MINUTE) });
+    assert.equal(((await openapi.json()) as { openapi?: string }).openapi, '3.1.1');
   } finally {
     const closed = new Promise((done) => {
       if (child.exitCode !== null || child.signalCode !== null) done(undefined);
