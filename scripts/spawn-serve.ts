@@ -17,9 +17,13 @@ export interface ServeProcess {
  * Starts `agent-gateway serve --port 0 <args>` as a child process and resolves once it prints its URL.
  * Used by the benchmark (the server must not share an event loop with the load generator) and by tests.
  */
-export function spawnServe(args: string[] = [], options: { timeoutMs?: number } = {}): Promise<ServeProcess> {
+export function spawnServe(
+  args: string[] = [],
+  options: { timeoutMs?: number; env?: Record<string, string> } = {},
+): Promise<ServeProcess> {
   const child = spawn(process.execPath, [CLI_ENTRY, 'serve', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...options.env },
   });
   let output = '';
   return new Promise((resolve, reject) => {

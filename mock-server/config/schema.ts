@@ -116,7 +116,11 @@ export const configSchema = z
         .int()
         .min(1)
         .max(30 * 24 * 3600),
-      signing_secret: z.string().min(16, 'must be at least 16 characters'),
+      /**
+       * HMAC key of tokens. Unset (the default): a random secret per process, so only that process mints
+       * tokens it accepts. Set it to share tokens between processes; under 32 characters `serve` warns.
+       */
+      signing_secret: z.string().min(16, 'must be at least 16 characters').optional(),
       issuer: z.string().min(1).default('agent-gateway-idp'),
     }),
     tiers: z.record(identifier, z.strictObject({ description: z.string().default('') })),
