@@ -23,6 +23,20 @@ export interface GatewayCore {
 const recorder = (ctx: CallContext, answer: Answer, answeredAt: number) => (writtenAt: number) =>
   recordCall(ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt);
 
+/**
+ * The request's id: the caller's `X-Request-Id` when it is plain and holds nothing the client report's
+ * secret scan would call a secret (a token's signature, an API key), else a fresh UUID. A secret is neither
+ * echoed (proxies log response headers) nor journaled. The scan runs only when the header is sent.
+ */
+function requestIdOf(request: GatewayRequest, runtime: Runtime): string {
+  const given = request.header('x-request-id');
+  if (given === undefined) return requestIdFor(undefined);
+  const token = request.header('x-agent-identity')?.trim() || undefined;
+  return runtime.scanSecrets(given, { token }).kinds.length > 0
+    ? requestIdFor(undefined)
+    : requestIdFor(given);
+}
+
 const isAdminPath = (path: string) => path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`);
 const NOT_RECORDED = () => {};
 const PUBLIC_ENDPOINTS =
@@ -62,7 +76,7 @@ export function createCore(
       const ctx: CallContext = {
         request,
         runtime,
-        requestId: requestIdFor(request.header('x-request-id')),
+        requestId: requestIdOf(request, runtime),
         note: {},
         at: runtime.clock.now(),
         started,
