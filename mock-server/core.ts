@@ -17,6 +17,13 @@ import type { Runtime } from './runtime.ts';
 /** The platform-free core: a request record in, a response record out. Every adapter calls `handle`. */
 export interface GatewayCore {
   handle(request: GatewayRequest): Promise<GatewayResponse>;
+  /**
+   * The JSON error answer for what the adapter refuses before the pipeline: a request it will not serve (a
+   * connection over its client's cap; journaled like any other), or bytes that never became a request (an
+   * HTTP parser error, a stalled connection: no request, so nothing to journal). Same format, request id and
+   * gateway-clock `Date` as every other answer.
+   */
+  refuse(error: GatewayError, request?: GatewayRequest): GatewayResponse;
 }
 
 /** The record stage of one answer, for its adapter to call once the answer is written. */
@@ -71,6 +78,19 @@ export function createCore(
   };
 
   return {
+    refuse(error, request) {
+      const note: CallContext['note'] = {};
+      const requestId = request ? requestIdOf(request, runtime) : requestIdFor(undefined);
+      const response = respondError({ runtime, requestId, note }, error) as GatewayResponse;
+      if (!request) response.record = NOT_RECORDED;
+      else {
+        const started = performance.now();
+        const ctx: CallContext = { request, runtime, requestId, note, at: runtime.clock.now(), started };
+        response.record = recorder(ctx, response, started);
+      }
+      return response;
+    },
+
     async handle(request) {
       const started = performance.now();
       const ctx: CallContext = {
