@@ -139,7 +139,7 @@ describe('agent-gateway CLI', () => {
     expect(refused.stderr).toMatch(/--allow-public-secret/);
     const help = await runCli(['serve', '--help']);
     expect(help.stdout).toMatch(/--allow-public-secret/);
-    expect(help.stdout).toMatch(/AGENT_GATEWAY_ADMIN_KEY[^]*visible[^]*ps/);
+    expect(help.stdout).toMatch(/AGENT_GATEWAY_ADMIN_KEY[\s\S]*visible[\s\S]*ps/);
     const server = await startServe([], PUBLIC);
     try {
       expect(server.output()).toMatch(/WARNING: the identity token signing secret is public/);

@@ -28,7 +28,9 @@ function idleSocket(port: number): Promise<{ closed: Promise<string> }> {
 const within = <T>(promise: Promise<T>, ms: number, what: string) =>
   Promise.race([
     promise,
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)),
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms),
+    ),
   ]);
 
 describe('idle connections are reaped (server.headers_timeout_ms, max_connections_per_client)', () => {
@@ -37,7 +39,10 @@ describe('idle connections are reaped (server.headers_timeout_ms, max_connection
     const config = join(dir, 'short-timeouts.yaml');
     // Short timeouts so the test is quick; the deadline below is generous (Node's own default would be
     // 60 s and more), and nothing is timed: only that everything closes, and every request succeeds.
-    writeFileSync(config, 'server:\n  headers_timeout_ms: 1000\n  request_timeout_ms: 2000\n  idle_timeout_ms: 1000\n');
+    writeFileSync(
+      config,
+      'server:\n  headers_timeout_ms: 1000\n  request_timeout_ms: 2000\n  idle_timeout_ms: 1000\n',
+    );
     const server = await startServe(['--config', config], { AGENT_GATEWAY_SIGNING_SECRET: '' });
     try {
       const port = Number(new URL(server.url).port);
