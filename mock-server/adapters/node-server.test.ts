@@ -178,6 +178,7 @@ describe('node server adapter: what the HTTP parser refuses is answered in JSON'
       400,
       'invalid_request',
     ],
+    ['an HTTP/1.1 request without Host', 'GET /v1/health HTTP/1.1\r\n\r\n', 400, 'invalid_request'],
     ['not HTTP at all', '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n', 400, 'invalid_request'],
     [
       'headers over the limit',
@@ -203,6 +204,36 @@ describe('node server adapter: what the HTTP parser refuses is answered in JSON'
       expect((await fetch(`${server.url}/v1/health`)).status).toBe(200);
     },
   );
+
+  it('a broken chunk in a body the core is reading is answered by the core: 400 JSON, journaled', async () => {
+    const { gateway, server } = await hardened({});
+    const token = gateway.mintToken('agent-verified');
+    const connection = await rawConnection(
+      server.port,
+      `POST /v1/web/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Agent-Identity: ${token}\r\n` +
+        'Transfer-Encoding: chunked\r\n\r\n5\r\n{"que\r\nzz\r\n',
+    );
+    await connection.closed;
+    const answer = parseAnswer(connection.received());
+    expect([answer.status, answer.body.code, answer.body.http_error]).toEqual([
+      400,
+      'invalid_request',
+      'HPE_INVALID_CHUNK_SIZE',
+    ]);
+    expect(gateway.journal.list().map((e) => [e.status, e.code, e.agent])).toEqual([
+      [400, 'invalid_request', 'agent-verified'],
+    ]);
+  });
+
+  it('an Expect other than 100-continue is ignored (RFC 9110 section 10.1.1), not a bodiless 417', async () => {
+    const { server } = await hardened({});
+    const connection = await rawConnection(
+      server.port,
+      'GET /v1/health HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n',
+    );
+    await connection.closed;
+    expect(parseAnswer(connection.received())).toMatchObject({ status: 200, body: { status: 'ok' } });
+  });
 
   it("CONNECT gets the core's JSON answer, not a silent close", async () => {
     const { server } = await hardened({});

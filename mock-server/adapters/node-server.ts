@@ -42,8 +42,8 @@ class NodeRequest implements GatewayRequest {
   readonly res: ServerResponse | undefined;
   private readonly req: IncomingMessage;
   private reading: Promise<Uint8Array> | undefined;
-  /** Set once Node's request timeout struck: the body never comes, so reading it is a 408. */
-  private timeout: GatewayError | undefined;
+  /** Set once the rest of the request cannot come (timeout, parser error): reading the body fails with it. */
+  private aborted: GatewayError | undefined;
   private failReading: ((error: GatewayError) => void) | undefined;
 
   constructor(req: IncomingMessage, res: ServerResponse | undefined) {
@@ -82,21 +82,20 @@ class NodeRequest implements GatewayRequest {
   }
 
   body(maxBytes: number): Promise<Uint8Array> {
-    if (this.timeout) return Promise.reject(this.timeout);
+    if (this.aborted) return Promise.reject(this.aborted);
     this.reading ??= readNodeBody(this.req, maxBytes, (fail) => {
       this.failReading = fail;
     });
     return this.reading;
   }
 
-  /** Node's request timeout struck while the core holds the request: its body read ends in a 408 now. */
-  timedOut(error: GatewayError): void {
-    this.timeout = error;
+  /**
+   * The rest of the request will never arrive (Node's request timeout, a parser error in the body, the client
+   * half-closed): the body read, now or later, fails with `error`, which the core answers (408, 400).
+   */
+  abort(error: GatewayError): void {
+    this.aborted = error;
     this.failReading?.(error);
-  }
-
-  get hasTimedOut(): boolean {
-    return this.timeout !== undefined;
   }
 
   /** Whether the whole request, body included, has arrived. */
@@ -157,6 +156,18 @@ function readNodeBody(
   });
 }
 
+/**
+ * RFC 9112 section 3.2: an HTTP/1.1 request without Host is a 400. Node would answer it itself, without a
+ * body (`requireHostHeader`), so the adapter says it in the catalogue's format instead.
+ */
+function missingHost(req: IncomingMessage): GatewayError | undefined {
+  if (req.headers.host !== undefined || req.httpVersion !== '1.1') return undefined;
+  return new GatewayError('invalid_request', {
+    message: 'An HTTP/1.1 request must carry a Host header (RFC 9112 section 3.2).',
+    details: { field: 'Host' },
+  });
+}
+
 /** Writes the status line, headers and body straight to a socket that has no ServerResponse, then closes it. */
 function writeRaw(socket: Socket, answer: GatewayResponse): void {
   const body = Buffer.from(answer.body);
@@ -174,9 +185,8 @@ function coreListener(core: GatewayCore, guard: ConnectionGuard, log: (line: str
   return (req: IncomingMessage, res: ServerResponse) => {
     const request = new NodeRequest(req, res);
     const state = guard.started(req.socket as TrackedSocket, request);
-    const pending = state?.refused
-      ? Promise.resolve(core.refuse(guard.refusal(), request))
-      : core.handle(request);
+    const refusal = state?.refused ? guard.refusal() : missingHost(req);
+    const pending = refusal ? Promise.resolve(core.refuse(refusal, request)) : core.handle(request);
     pending
       .then((answer) => {
         if (answer.drop) {
@@ -188,7 +198,7 @@ function coreListener(core: GatewayCore, guard: ConnectionGuard, log: (line: str
         const headers = answer.headers;
         headers['content-length'] = String(Buffer.byteLength(answer.body));
         // After a timeout or a parser error on this connection, or over its client's cap, it closes after this.
-        if (state?.refused || state?.closeAfter || request.hasTimedOut) headers.connection = 'close';
+        if (refusal || state?.closeAfter) headers.connection = 'close';
         res.writeHead(answer.status, headers);
         res.end(answer.body);
         answer.record(performance.now());
@@ -224,8 +234,9 @@ function fetchListener(
     const socket = req.socket as TrackedSocket;
     const state = guard.started(socket, res);
     res.once('close', () => guard.finished(socket, res));
-    if (!state?.refused) return listener(req, res);
-    const answer = refuse(guard.refusal());
+    const refusal = state?.refused ? guard.refusal() : missingHost(req);
+    if (!refusal) return listener(req, res);
+    const answer = refuse(refusal);
     res.writeHead(answer.status, { ...answer.headers, connection: 'close' });
     res.end(answer.body);
   };
@@ -353,6 +364,11 @@ function parserError(error: NodeJS.ErrnoException, settings: ServerSettings, max
       });
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return requestTimeout(settings);
+    case 'HPE_INVALID_EOF_STATE':
+      return new GatewayError('invalid_request', {
+        message: 'The client closed its side of the connection before the request was complete.',
+        details: { http_error: error.code },
+      });
     default: {
       // llhttp's reasons are fixed phrases ("Invalid method encountered"): nothing of the request is echoed.
       const reason = (error as { reason?: string }).reason ?? error.message.replace(/^Parse Error: /, '');
@@ -366,10 +382,11 @@ function parserError(error: NodeJS.ErrnoException, settings: ServerSettings, max
 
 /**
  * What Node's parser could not turn into a request (unknown method, bad target, bytes HTTP forbids in a header,
- * a header section over the limit, conflicting Content-Length and Transfer-Encoding, a request that did not
- * arrive in time) gets the catalogue's JSON error with a request id, as long as the socket allows it: a
- * request the core holds answers a timeout itself (408, journaled); one being answered goes out first and the
- * connection closes after it; a client that is gone is just closed.
+ * a header section over the limit, conflicting Content-Length and Transfer-Encoding, a broken chunk, a request
+ * that did not arrive in time) gets the catalogue's JSON error with a request id, as long as the socket allows
+ * it. A request the core holds whose rest will never come is answered by the core (408 or 400, journaled:
+ * its body read fails with the error); a complete one in progress is answered first and the connection closes
+ * after it; one whose answer is being written, or a client that is gone, only closes the connection.
  */
 function onClientError(
   settings: ServerSettings,
@@ -380,28 +397,17 @@ function onClientError(
     const state = socket[CONNECTION];
     const requests = state ? [...state.requests] : [];
     const answering = requests.some((r) => (r instanceof NodeRequest ? r.res?.headersSent : r.headersSent));
-    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !answering && requests.length > 0) {
-      if (requests.every((r) => r instanceof NodeRequest)) {
-        for (const request of requests as NodeRequest[]) request.timedOut(requestTimeout(settings));
-        return;
-      }
-    } else if (
-      !socket.writable ||
-      error.code === 'ECONNRESET' ||
-      error.code === 'EPIPE' ||
-      answering ||
-      // A request whose body can no longer arrive (the client went away, or the parser gave up on it): closing
-      // the connection ends its read as a client mistake (400, journaled).
-      requests.some((r) => !(r instanceof NodeRequest ? r.complete : r.req.complete))
-    ) {
+    if (!socket.writable || error.code === 'ECONNRESET' || error.code === 'EPIPE' || answering) {
       socket.destroy();
       return;
-    } else if (state && requests.length > 0) {
-      // Garbage pipelined after a whole request: that request is answered first, then the connection closes.
+    }
+    const refusal = parserError(error, settings, maxHeaderSize);
+    if (state && requests.length > 0 && requests.every((r) => r instanceof NodeRequest)) {
       state.closeAfter = true;
+      for (const request of requests as NodeRequest[]) if (!request.complete) request.abort(refusal);
       return;
     }
-    writeRaw(socket, refuse(parserError(error, settings, maxHeaderSize)));
+    writeRaw(socket, refuse(refusal));
   };
 }
 
@@ -470,9 +476,14 @@ export async function serve(
       headersTimeout: settings.headers_timeout_ms,
       requestTimeout: settings.request_timeout_ms,
       connectionsCheckingInterval: checkingInterval(settings),
+      // Node's own answer to a missing Host has no body: the listeners answer it in JSON (missingHost).
+      requireHostHeader: false,
     },
     listener,
   );
+  // An Expect other than 100-continue: Node would answer a bodiless 417. RFC 9110 section 10.1.1 lets a server
+  // ignore an expectation it does not know, so the request is served as if it had none.
+  server.on('checkExpectation', listener);
   server.keepAliveTimeout = settings.idle_timeout_ms;
   server.on('connection', (socket: TrackedSocket) => guard.opened(socket));
   server.on('clientError', onClientError(settings, maxHeaderSize, refuse));
