@@ -179,6 +179,13 @@ describe('node server adapter: what the HTTP parser refuses is answered in JSON'
       'invalid_request',
     ],
     ['an HTTP/1.1 request without Host', 'GET /v1/health HTTP/1.1\r\n\r\n', 400, 'invalid_request'],
+    [
+      'an HTTP/2 preface (PRI), which Node closes at once',
+      'PRI /v1/whoami\r\nHost: x\r\n\r\n',
+      400,
+      'invalid_request',
+    ],
+    ['the HTTP/2 connection preface', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 400, 'invalid_request'],
     ['not HTTP at all', '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n', 400, 'invalid_request'],
     [
       'headers over the limit',
@@ -223,6 +230,21 @@ describe('node server adapter: what the HTTP parser refuses is answered in JSON'
     expect(gateway.journal.list().map((e) => [e.status, e.code, e.agent])).toEqual([
       [400, 'invalid_request', 'agent-verified'],
     ]);
+  });
+
+  it('a client that half-closes after its request still gets an answer that takes a while', async () => {
+    const gateway = createGateway({ config: { tools: { 'web.search': { latency_ms: 50 } } } });
+    const { server } = await hardened({}, gateway);
+    const token = gateway.mintToken('agent-verified');
+    const body = '{"query":"half-closed"}';
+    const connection = await rawConnection(
+      server.port,
+      `POST /v1/web/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Agent-Identity: ${token}\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    connection.socket.end();
+    await connection.closed;
+    expect(parseAnswer(connection.received())).toMatchObject({ status: 200, body: { query: 'half-closed' } });
   });
 
   it('an Expect other than 100-continue is ignored (RFC 9110 section 10.1.1), not a bodiless 417', async () => {

@@ -168,6 +168,18 @@ function missingHost(req: IncomingMessage): GatewayError | undefined {
   });
 }
 
+/**
+ * A request with method PRI is how HTTP/2 starts (RFC 9113 section 3.4): Node destroys the connection as soon
+ * as the request listener returns, so the answer must be written before it does (`refuse` answers at once).
+ */
+function http2Preface(req: IncomingMessage): GatewayError | undefined {
+  if (req.method !== 'PRI') return undefined;
+  return new GatewayError('invalid_request', {
+    message: 'PRI starts HTTP/2 (RFC 9113 section 3.4): this server speaks HTTP/1.1; send HTTP/1.1 requests.',
+    details: { http_error: 'PRI' },
+  });
+}
+
 /** Writes the status line, headers and body straight to a socket that has no ServerResponse, then closes it. */
 function writeRaw(socket: Socket, answer: GatewayResponse): void {
   const body = Buffer.from(answer.body);
@@ -184,25 +196,33 @@ function writeRaw(socket: Socket, answer: GatewayResponse): void {
 function coreListener(core: GatewayCore, guard: ConnectionGuard, log: (line: string) => void) {
   return (req: IncomingMessage, res: ServerResponse) => {
     const request = new NodeRequest(req, res);
-    const state = guard.started(req.socket as TrackedSocket, request);
-    const refusal = state?.refused ? guard.refusal() : missingHost(req);
-    const pending = refusal ? Promise.resolve(core.refuse(refusal, request)) : core.handle(request);
-    pending
-      .then((answer) => {
-        if (answer.drop) {
-          // The "drop" fault: a TCP reset, as a real network failure would look.
-          req.socket.destroy();
-          answer.record(performance.now());
-          return;
-        }
-        const headers = answer.headers;
-        headers['content-length'] = String(Buffer.byteLength(answer.body));
-        // After a timeout or a parser error on this connection, or over its client's cap, it closes after this.
-        if (refusal || state?.closeAfter) headers.connection = 'close';
-        res.writeHead(answer.status, headers);
-        res.end(answer.body);
+    const socket = req.socket as TrackedSocket;
+    const state = guard.started(socket, request);
+    const write = (answer: GatewayResponse, close: boolean) => {
+      if (answer.drop) {
+        // The "drop" fault: a TCP reset, as a real network failure would look.
+        socket.destroy();
         answer.record(performance.now());
-      })
+        return;
+      }
+      const headers = answer.headers;
+      headers['content-length'] = String(Buffer.byteLength(answer.body));
+      if (close) headers.connection = 'close';
+      res.writeHead(answer.status, headers);
+      res.end(answer.body);
+      answer.record(performance.now());
+    };
+    const refusal = state?.refused ? guard.refusal() : (missingHost(req) ?? http2Preface(req));
+    if (refusal) {
+      // Answered in this tick (a PRI connection does not outlive it), and the connection closes after it.
+      write(core.refuse(refusal, request), true);
+      guard.finished(socket, request);
+      return;
+    }
+    core
+      .handle(request)
+      // After a timeout or a parser error on this connection, it closes after this answer.
+      .then((answer) => write(answer, state?.closeAfter === true))
       .catch((error: unknown) => {
         // The core answers every error itself; this is a bug in writing the answer. Never crash the server.
         log(
@@ -211,7 +231,7 @@ function coreListener(core: GatewayCore, guard: ConnectionGuard, log: (line: str
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
         res.end('{"code":"internal_error","message":"Internal error; it has been logged."}');
       })
-      .finally(() => guard.finished(req.socket as TrackedSocket, request));
+      .finally(() => guard.finished(socket, request));
   };
 }
 
@@ -485,6 +505,10 @@ export async function serve(
   // ignore an expectation it does not know, so the request is served as if it had none.
   server.on('checkExpectation', listener);
   server.keepAliveTimeout = settings.idle_timeout_ms;
+  // A client that half-closes after its request (HTTP/1.0 style, `nc`, some proxies) still gets its answer:
+  // by default Node aborts the request and ends the socket on the client's FIN, so an answer that takes a
+  // tick (a compressed body, a remote verifier, tool latency) was lost. The connection closes after it.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.on('connection', (socket: TrackedSocket) => guard.opened(socket));
   server.on('clientError', onClientError(settings, maxHeaderSize, refuse));
   // CONNECT (a proxy's method) never reaches the request listener: without this, Node closes the socket.
