@@ -79,9 +79,13 @@ const printable = fc.string({
 const anyBytes = (maxLength: number) =>
   fc.string({ unit: fc.integer({ min: 0, max: 255 }).map((c) => String.fromCharCode(c)), maxLength });
 
+/** A request body: its bytes, and the Content-Type and Content-Encoding it is sent with. */
+type Body = { bytes: Buffer; contentType?: string; encoding?: string };
+const NO_BODY: fc.Arbitrary<Body> = fc.constant({ bytes: Buffer.alloc(0) });
+
 /** Bodies: JSON the tools accept, JSON they refuse, text, bytes, and compressed JSON. */
-const bodyArb: fc.Arbitrary<{ bytes: Buffer; contentType?: string; encoding?: string }> = fc.oneof(
-  fc.constant({ bytes: Buffer.alloc(0) }),
+const bodyArb: fc.Arbitrary<Body> = fc.oneof(
+  NO_BODY,
   fc
     .record({
       query: fc.oneof(printable, fc.string({ maxLength: 600 })),
@@ -183,11 +187,13 @@ const json = (value: unknown) => ({
 });
 
 /** The gateway's routes, each with the body it expects: a plausible request reaches deep into the pipeline. */
-const routeArb = (tokens: readonly string[]) =>
+const routeArb = (
+  tokens: readonly string[],
+): fc.Arbitrary<{ method: string; target: string; body: fc.Arbitrary<Body> }> =>
   fc.oneof(
-    fc.constant({ method: 'GET', target: '/v1/health', body: fc.constant({ bytes: Buffer.alloc(0) }) }),
-    fc.constant({ method: 'HEAD', target: '/v1/health', body: fc.constant({ bytes: Buffer.alloc(0) }) }),
-    fc.constant({ method: 'GET', target: '/v1/whoami', body: fc.constant({ bytes: Buffer.alloc(0) }) }),
+    fc.constant({ method: 'GET', target: '/v1/health', body: NO_BODY }),
+    fc.constant({ method: 'HEAD', target: '/v1/health', body: NO_BODY }),
+    fc.constant({ method: 'GET', target: '/v1/whoami', body: NO_BODY }),
     fc.constant({
       method: 'POST',
       target: '/v1/web/search',
@@ -223,7 +229,7 @@ const routeArb = (tokens: readonly string[]) =>
     fc.constant({
       method: 'GET',
       target: KNOWN_TARGETS[6] as string,
-      body: fc.constant({ bytes: Buffer.alloc(0) }),
+      body: NO_BODY,
     }),
   );
 
@@ -353,21 +359,39 @@ export function rawRequestArb(tokens: readonly string[]): fc.Arbitrary<RawReques
 export function fetchRequestArb(tokens: readonly string[]): fc.Arbitrary<FetchRequest> {
   return fc
     .record({
-      method: fc.constantFrom('GET', 'POST', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'),
-      path: fc.oneof(
-        { weight: 6, arbitrary: fc.constantFrom(...KNOWN_TARGETS.filter((t) => t.startsWith('/'))) },
-        fc.webPath().map((p) => p || '/'),
+      // Mostly a route with the body it expects; else any method on any path with any body.
+      request: fc.oneof(
+        {
+          weight: 3,
+          arbitrary: routeArb(tokens).chain((route) =>
+            fc.record({
+              method: fc.constant(route.method),
+              path: fc.constant(route.target),
+              body: fc.oneof({ weight: 4, arbitrary: route.body }, bodyArb),
+            }),
+          ),
+        },
+        fc.record({
+          method: fc.constantFrom('GET', 'POST', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'),
+          path: fc.oneof(
+            fc.constantFrom(...KNOWN_TARGETS.filter((t) => t.startsWith('/'))),
+            fc.webPath().map((p) => p || '/'),
+          ),
+          body: bodyArb,
+        }),
       ),
-      token: fc.option(tokenArb(tokens).filter((t) => /^[\x20-\x7e]*$/.test(t))),
+      token: fc.option(
+        tokenArb(tokens).filter((t) => /^[\x20-\x7e]*$/.test(t)),
+        { freq: 5 },
+      ),
       extra: fc.dictionary(
         // No Expect: undici refuses to send one (the raw requests cover it).
         fc.constantFrom('x-request-id', 'content-encoding', 'accept', 'idempotency-key', 'x-admin-key'),
         printable,
         { maxKeys: 2 },
       ),
-      body: bodyArb,
     })
-    .map(({ method, path, token, extra, body }) => {
+    .map(({ request: { method, path, body }, token, extra }) => {
       const headers: Record<string, string> = { ...extra };
       if (token !== null) headers['x-agent-identity'] = token;
       const hasBody = method !== 'GET' && method !== 'HEAD' && body.bytes.length > 0;

@@ -192,46 +192,57 @@ function writeRaw(socket: Socket, answer: GatewayResponse): void {
   answer.record(performance.now());
 }
 
+/** Writes the core's answer with one `writeHead` + `end` (or drops the connection), then records it. */
+function writeAnswer(res: ServerResponse, answer: GatewayResponse, close: boolean): void {
+  if (answer.drop) {
+    // The "drop" fault: a TCP reset, as a real network failure would look.
+    res.socket?.destroy();
+    answer.record(performance.now());
+    return;
+  }
+  const headers = answer.headers;
+  headers['content-length'] = String(Buffer.byteLength(answer.body));
+  if (close) headers.connection = 'close';
+  res.writeHead(answer.status, headers);
+  res.end(answer.body);
+  answer.record(performance.now());
+}
+
+/** The core answers every error itself: this is a bug in writing an answer. Logged; the server lives on. */
+function writeFailed(res: ServerResponse, error: unknown, log: (line: string) => void): void {
+  log(`gateway adapter: could not write an answer: ${error instanceof Error ? error.stack : String(error)}`);
+  if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+  res.end('{"code":"internal_error","message":"Internal error; it has been logged."}');
+}
+
 /** node:http straight onto the core: one record in, one `writeHead` + `end` out, then the record stage. */
 function coreListener(core: GatewayCore, guard: ConnectionGuard, log: (line: string) => void) {
   return (req: IncomingMessage, res: ServerResponse) => {
     const request = new NodeRequest(req, res);
     const socket = req.socket as TrackedSocket;
     const state = guard.started(socket, request);
-    const write = (answer: GatewayResponse, close: boolean) => {
-      if (answer.drop) {
-        // The "drop" fault: a TCP reset, as a real network failure would look.
-        socket.destroy();
-        answer.record(performance.now());
-        return;
-      }
-      const headers = answer.headers;
-      headers['content-length'] = String(Buffer.byteLength(answer.body));
-      if (close) headers.connection = 'close';
-      res.writeHead(answer.status, headers);
-      res.end(answer.body);
-      answer.record(performance.now());
-    };
     const refusal = state?.refused ? guard.refusal() : (missingHost(req) ?? http2Preface(req));
     if (refusal) {
       // Answered in this tick (a PRI connection does not outlive it), and the connection closes after it.
-      write(core.refuse(refusal, request), true);
+      writeAnswer(res, core.refuse(refusal, request), true);
       guard.finished(socket, request);
       return;
     }
-    core
-      .handle(request)
-      // After a timeout or a parser error on this connection, it closes after this answer.
-      .then((answer) => write(answer, state?.closeAfter === true))
-      .catch((error: unknown) => {
-        // The core answers every error itself; this is a bug in writing the answer. Never crash the server.
-        log(
-          `gateway adapter: could not write an answer: ${error instanceof Error ? error.stack : String(error)}`,
-        );
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end('{"code":"internal_error","message":"Internal error; it has been logged."}');
-      })
-      .finally(() => guard.finished(socket, request));
+    core.handle(request).then(
+      (answer) => {
+        try {
+          // After a timeout or a parser error on this connection, it closes after this answer.
+          writeAnswer(res, answer, state?.closeAfter === true);
+        } catch (error) {
+          writeFailed(res, error, log);
+        }
+        guard.finished(socket, request);
+      },
+      (error: unknown) => {
+        writeFailed(res, error, log);
+        guard.finished(socket, request);
+      },
+    );
   };
 }
 
