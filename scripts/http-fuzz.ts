@@ -254,22 +254,32 @@ const mutationArb = (tokens: readonly string[]): fc.Arbitrary<(parts: RawParts) 
         ),
         anyBytes(8),
       )
-      .map((method) => (p: RawParts) => void (p.method = method)),
+      .map((method) => (p: RawParts) => {
+        p.method = method;
+      }),
     fc
       .oneof(
         fc.constantFrom(...KNOWN_TARGETS),
         anyBytes(40).map((t) => `/${t}`),
         fc.integer({ min: 1000, max: 20_000 }).map((n) => `/${'a'.repeat(n)}`),
       )
-      .map((target) => (p: RawParts) => void (p.target = target)),
+      .map((target) => (p: RawParts) => {
+        p.target = target;
+      }),
     fc
       .constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/1.2', 'http/1.1', 'HTTP/1', '')
-      .map((v) => (p: RawParts) => void (p.version = v)),
-    fc.constantFrom('', 'Host: ', 'Host: a b').map((host) => (p: RawParts) => void (p.host = host)),
-    fc
-      .array(headerLineArb(tokens), { minLength: 1, maxLength: 3 })
-      .map((lines) => (p: RawParts) => void p.headers.push(...lines)),
-    bodyArb.map((body) => (p: RawParts) => void (p.body = body)),
+      .map((v) => (p: RawParts) => {
+        p.version = v;
+      }),
+    fc.constantFrom('', 'Host: ', 'Host: a b').map((host) => (p: RawParts) => {
+      p.host = host;
+    }),
+    fc.array(headerLineArb(tokens), { minLength: 1, maxLength: 3 }).map((lines) => (p: RawParts) => {
+      p.headers.push(...lines);
+    }),
+    bodyArb.map((body) => (p: RawParts) => {
+      p.body = body;
+    }),
     fc
       .constantFrom(
         'short' as const,
@@ -278,12 +288,20 @@ const mutationArb = (tokens: readonly string[]): fc.Arbitrary<(parts: RawParts) 
         'none' as const,
         'length-and-chunked' as const,
       )
-      .map((framing) => (p: RawParts) => void (p.framing = framing)),
-    fc.constant((p: RawParts) => void (p.newline = '\n')),
+      .map((framing) => (p: RawParts) => {
+        p.framing = framing;
+      }),
+    fc.constant((p: RawParts) => {
+      p.newline = '\n';
+    }),
     fc
       .oneof(fc.constant('GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'), anyBytes(30))
-      .map((after) => (p: RawParts) => void (p.after = after)),
-    fc.constant((p: RawParts) => void (p.halfClose = false)),
+      .map((after) => (p: RawParts) => {
+        p.after = after;
+      }),
+    fc.constant((p: RawParts) => {
+      p.halfClose = false;
+    }),
   );
 
 /** Writes the parts out as bytes (latin1), framing the body as the parts say. */
