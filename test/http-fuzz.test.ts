@@ -12,10 +12,11 @@ import {
 } from '../scripts/http-fuzz.ts';
 
 /**
- * The reference gateway under fuzzing, over raw sockets and fetch (bounded: about 3,000 generated requests, 80 batches of raw ones and 50 of fetch ones;
- * `npm run fuzz -- --requests 100000` is the big run). Every answer is a complete HTTP response, never a 5xx
- * (no fault is armed), and every error is JSON with a code of the catalogue and its status. Timeouts are short
- * so that the requests that stall are answered quickly; the deadlines are generous, and nothing is timed.
+ * The reference gateway under fuzzing, over raw sockets and fetch: bounded, about 3,000 generated requests
+ * (80 batches of raw ones, 50 of fetch ones); `npm run fuzz -- --requests 100000` is the big run. Every answer
+ * is a complete HTTP response, never a 5xx (no fault is armed), and every error is JSON with a code of the
+ * catalogue and its status. Timeouts are short so that the requests that stall are answered quickly; the
+ * deadlines are generous, and nothing is timed.
  */
 const gateway = createGateway({
   config: { server: { headers_timeout_ms: 1000, request_timeout_ms: 1500, idle_timeout_ms: 1000 } },

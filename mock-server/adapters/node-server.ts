@@ -32,6 +32,16 @@ type TrackedSocket = Socket & { [CONNECTION]?: ConnectionState };
 // A Host header is echoed into links (token instructions): only a plain host[:port] is trusted.
 const PLAIN_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 
+/** The path and query of an absolute-form target; anything else is read as a path that no route has. */
+function pathOfAbsoluteForm(target: string): string {
+  try {
+    const url = new URL(target);
+    return `${url.pathname}${url.search}`;
+  } catch {
+    return `/${target}`;
+  }
+}
+
 /** An IncomingMessage as the core sees it: no web objects, headers read straight from Node's parse. */
 class NodeRequest implements GatewayRequest {
   readonly method: string;
@@ -53,15 +63,8 @@ class NodeRequest implements GatewayRequest {
     let target = req.url ?? '/';
     // Absolute-form targets (`GET http://host/path`, as proxies send them) carry the path after the authority;
     // a CONNECT's authority-form target (`host:port`) is read as a path, which no route has.
-    if (!target.startsWith('/')) {
-      try {
-        if (this.method === 'CONNECT') throw new TypeError('authority-form');
-        const url = new URL(target);
-        target = `${url.pathname}${url.search}`;
-      } catch {
-        target = `/${target}`;
-      }
-    }
+    if (!target.startsWith('/'))
+      target = this.method === 'CONNECT' ? `/${target}` : pathOfAbsoluteForm(target);
     const q = target.indexOf('?');
     this.path = q === -1 ? target : target.slice(0, q);
     this.query = q === -1 ? '' : target.slice(q + 1);
@@ -195,8 +198,9 @@ function writeRaw(socket: Socket, answer: GatewayResponse): void {
 /** Writes the core's answer with one `writeHead` + `end` (or drops the connection), then records it. */
 function writeAnswer(res: ServerResponse, answer: GatewayResponse, close: boolean): void {
   if (answer.drop) {
-    // The "drop" fault: a TCP reset, as a real network failure would look.
-    res.socket?.destroy();
+    // The "drop" fault: a TCP reset, as a real network failure would look. (The request's socket: a
+    // pipelined response is not attached to it yet.)
+    res.req.socket.destroy();
     answer.record(performance.now());
     return;
   }
