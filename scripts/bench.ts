@@ -13,7 +13,7 @@
  * `npm run bench -- --stages` prints the cost of each pipeline stage instead (scripts/bench-stages.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +23,7 @@ import { stringify } from 'yaml';
 import { readYamlFile } from '../mock-server/config/load-config.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import { intOption } from './cli-options.ts';
-import { spawnServe } from './spawn-serve.ts';
+import { BUILT_CLI_ENTRY, spawnServe } from './spawn-serve.ts';
 
 export interface Measurement {
   name: string;
@@ -178,8 +178,12 @@ function fleetConfig(dir: string, count: number): string {
   return file;
 }
 
+// The gateway as the package runs it: the built CLI (compiled JavaScript); the sources through tsx when
+// there is no build (tsx adds a little per request, e.g. its function-name wrappers).
+const ENTRY = existsSync(BUILT_CLI_ENTRY) ? BUILT_CLI_ENTRY : undefined;
+
 async function startGateway(name: string, config: string, mint: (url: string) => Promise<string[]>) {
-  const served = await spawnServe(['--config', config]);
+  const served = await spawnServe(['--config', config], { entry: ENTRY });
   return {
     name,
     url: served.url,
@@ -239,6 +243,9 @@ async function main() {
       });
       targets.push(fleet);
     }
+    process.stderr.write(
+      `Gateway: ${ENTRY ? 'the built CLI (dist/)' : 'the sources through tsx (run npm run build to measure the built CLI)'}.\n`,
+    );
     process.stderr.write(
       `Benchmark: ${options.connections} connections, ${options.rounds} alternating rounds of ${options.duration} s per server ` +
         `(after ${options.warmup} s warm-up each), ${Buffer.byteLength(sampleText)}-byte answers, loopback only.\n`,

@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url';
 
 /** The `agent-gateway` entry point, for running the CLI as a separate process. */
 export const CLI_ENTRY = fileURLToPath(new URL('./agent-gateway.mjs', import.meta.url));
+/** The built CLI (`npm run build`), as the installed package runs it. */
+export const BUILT_CLI_ENTRY = fileURLToPath(new URL('../dist/cli/agent-gateway.js', import.meta.url));
 
 export interface ServeProcess {
   url: string;
@@ -19,9 +21,9 @@ export interface ServeProcess {
  */
 export function spawnServe(
   args: string[] = [],
-  options: { timeoutMs?: number; env?: Record<string, string> } = {},
+  options: { timeoutMs?: number; entry?: string; env?: Record<string, string> } = {},
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CLI_ENTRY, 'serve', '--port', '0', ...args], {
+  const child = spawn(process.execPath, [options.entry ?? CLI_ENTRY, 'serve', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...options.env },
   });

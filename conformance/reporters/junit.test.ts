@@ -9,7 +9,17 @@ const report: ConformanceReport = {
   startedAt: '2026-11-21T00:00:00.000Z',
   durationMs: 1500,
   requests: 10,
-  summary: { pass: 1, fail: 1, skipped: 1, inconclusive: 1, mustFailed: 1, shouldFailed: 0, executed: 3 },
+  summary: {
+    pass: 1,
+    fail: 1,
+    skipped: 1,
+    inconclusive: 1,
+    mustFailed: 1,
+    shouldFailed: 0,
+    executed: 3,
+    notServed: 0,
+    inconclusiveBy: { 'rate-limit-budget': 1 },
+  },
   checks: [
     {
       id: 'a.pass',
@@ -54,6 +64,7 @@ const report: ConformanceReport = {
       specRef: '§8',
       level: 'SHOULD',
       verdict: 'inconclusive',
+      unobserved: 'rate-limit-budget',
       message: 'no 429',
       durationMs: 1,
       requests: 4,
@@ -90,7 +101,8 @@ describe('JUnit report', () => {
       /<failure type="MUST" message="Expected 401[^"]*">[^<]*reproduce: curl -H &apos;X: &lt;y&gt;&apos;/,
     );
     expect(xml).toContain('<skipped message="skipped: needs --denied-token"/>');
-    expect(xml).toContain('<skipped message="inconclusive: no 429"/>');
+    expect(xml).toContain('<skipped message="inconclusive (rate-limit-budget): no 429"/>');
+    expect(xml).toContain('<property name="unobserved" value="rate-limit-budget"/>');
     expect(xml).toMatch(/<testsuites [^>]*tests="4" failures="1" skipped="2"/);
   });
 });

@@ -1,7 +1,4 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../../mock-server/config/load-config.ts';
-import { createGateway } from '../../mock-server/gateway.ts';
-import { signingSecretProblem, signingSecretWarning } from '../../mock-server/identity/signing-secret.ts';
 import { baseUrlOption, CliError, envConfigOverrides } from '../cli-options.ts';
 
 /** Where `npm start` (and `agent-gateway serve` without options) listens. */
@@ -56,6 +53,19 @@ function defaultGatewayUrl(): string {
 }
 
 /**
+ * Exchanges the key at the identity provider of `baseUrl` (undefined: the default gateway, with advice when
+ * none answers): details on stderr, the token alone as stdout's last line.
+ */
+async function printRemoteToken(baseUrl: string | undefined, apiKey: string) {
+  const url = baseUrl ?? defaultGatewayUrl();
+  const minted = await mintRemotely(url, apiKey, baseUrl === undefined);
+  process.stderr.write(
+    `# ${minted.agent_id}: token from the gateway at ${url}, expires ${minted.expires_at}\n`,
+  );
+  process.stdout.write(`${minted.token}\n`);
+}
+
+/**
  * `agent-gateway token`: prints a fresh identity token. Details go to stderr and the token is the last
  * line on stdout, so `TOKEN=$(agent-gateway token agent-early)` works.
  */
@@ -72,41 +82,54 @@ export function registerTokenCommand(program: Command) {
     .option('-c, --config <file>', 'config the agent is looked up in (default: the bundled one)')
     .option(
       '--api-key <key>',
-      'mint with this API key instead of a fixture agent (at the running gateway: --base-url or the default)',
+      'mint with this API key instead of a fixture agent, at the running gateway (--base-url or the default; default without an agent: $AGENT_GATEWAY_API_KEY)',
     )
     .addHelpText(
       'after',
-      `\nWithout a signing secret (identity.signing_secret in --config, or $AGENT_GATEWAY_SIGNING_SECRET) the token comes from the running gateway, as each gateway process signs with a random secret of its own; with one it is minted here, valid for every gateway using that secret.\n\nExamples:\n  TOKEN=$(npx agent-gateway token agent-verified)          # from the gateway at ${DEFAULT_GATEWAY_URL} (npm start)\n  npx agent-gateway token agent-early --base-url http://127.0.0.1:9000\n`,
+      `\nWithout a signing secret (identity.signing_secret in --config, or $AGENT_GATEWAY_SIGNING_SECRET) the token comes from the running gateway, as each gateway process signs with a random secret of its own; with one it is minted here, valid for every gateway using that secret.\n\nExamples:\n  TOKEN=$(npx --no-install agent-gateway token agent-verified)   # from the gateway at ${DEFAULT_GATEWAY_URL} (npm start)\n  npx --no-install agent-gateway token agent-early --base-url http://127.0.0.1:9000\n  AGENT_GATEWAY_API_KEY=ak_... npx --no-install agent-gateway token --base-url https://gateway.example.com\n`,
     )
     .action(async (agentId: string | undefined, options: TokenOptions) => {
-      if (!agentId && !options.apiKey)
-        throw new CliError('Name an agent (e.g. agent-early) or pass --api-key.');
-      const config = loadConfig({ file: options.config, config: envConfigOverrides() });
-      const secret = config.identity.signing_secret;
-      let apiKey = options.apiKey;
-      if (!apiKey) {
-        const agent = config.agents.find((a) => a.id === agentId);
-        if (!agent)
-          throw new CliError(
-            `No agent "${agentId}" in ${config.source}. Known agents: ${config.agents.map((a) => a.id).join(', ')}.`,
-          );
-        apiKey = agent.api_key;
-      }
-      if (options.baseUrl || options.apiKey || secret === undefined) {
-        const implicit = !options.baseUrl;
-        const baseUrl = options.baseUrl ?? defaultGatewayUrl();
-        const minted = await mintRemotely(baseUrl, apiKey, implicit);
-        process.stderr.write(
-          `# ${minted.agent_id}: token from the gateway at ${baseUrl}, expires ${minted.expires_at}\n`,
+      // A key in the environment keeps it off command lines (process lists, CI logs, a --token-command);
+      // an agent named on the command line wins over it.
+      const apiKey = options.apiKey ?? (agentId ? undefined : process.env.AGENT_GATEWAY_API_KEY || undefined);
+      if (!agentId && !apiKey)
+        throw new CliError(
+          'Name an agent (e.g. agent-early), or pass --api-key (or set AGENT_GATEWAY_API_KEY) to exchange at a running gateway.',
         );
-        process.stdout.write(`${minted.token}\n`);
-        return;
-      }
-      const problem = signingSecretProblem(secret);
-      if (problem) process.stderr.write(`# ${signingSecretWarning(problem)}\n`);
-      const gateway = createGateway({ config });
-      const agent = gateway.registry.findByApiKey(apiKey);
-      const minted = gateway.idp.mintForApiKey(apiKey);
+      // A key is exchanged at a running identity provider: the one named, else npm start's.
+      if (apiKey) return printRemoteToken(options.baseUrl, apiKey);
+      // Only the config and the identity provider load, not the whole gateway (tools, corpus, limits):
+      // `token` runs at the start of many scripts and CI steps, and should start fast.
+      const [{ loadConfig }, { createClock }, { createAgentRegistry }, { createIdentityProvider }, secrets] =
+        await Promise.all([
+          import('../../mock-server/config/load-config.ts'),
+          import('../../mock-server/clock.ts'),
+          import('../../mock-server/identity/agent-registry.ts'),
+          import('../../mock-server/identity/identity-provider.ts'),
+          import('../../mock-server/identity/signing-secret.ts'),
+        ]);
+      const config = loadConfig({ file: options.config, config: envConfigOverrides() });
+      const named = config.agents.find((a) => a.id === agentId);
+      if (!named)
+        throw new CliError(
+          `No agent "${agentId}" in ${config.source}. Known agents: ${config.agents.map((a) => a.id).join(', ')}.`,
+        );
+      const secret = config.identity.signing_secret;
+      // Without a configured secret each gateway signs with a random one of its own: only it can mint.
+      if (options.baseUrl || secret === undefined) return printRemoteToken(options.baseUrl, named.api_key);
+      const problem = secrets.signingSecretProblem(secret);
+      if (problem) process.stderr.write(`# ${secrets.signingSecretWarning(problem)}\n`);
+      // The same identity provider a gateway built from this config has (see createRuntime).
+      const registry = createAgentRegistry(config.agents);
+      const idp = createIdentityProvider({
+        registry,
+        clock: createClock(),
+        signingSecret: secret,
+        issuer: config.identity.issuer,
+        ttlSeconds: config.identity.token_ttl_seconds,
+      });
+      const agent = registry.findByApiKey(named.api_key);
+      const minted = idp.mintForApiKey(named.api_key);
       process.stderr.write(
         `# ${minted.agentId} (tier ${agent?.tier}): expires ${new Date(minted.expiresAt).toISOString()}; valid for any gateway using this config's signing secret\n`,
       );
