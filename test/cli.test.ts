@@ -164,6 +164,21 @@ describe('agent-gateway CLI', () => {
     }
   });
 
+  it('serve reads the admin key from AGENT_GATEWAY_ADMIN_KEY, and --help says why (ps shows arguments)', async () => {
+    const help = await runCli(['serve', '--help']);
+    expect(help.stdout).toMatch(/AGENT_GATEWAY_ADMIN_KEY/);
+    expect(help.stdout).toMatch(/visible to every user of the\s+machine in `ps`/);
+    const server = await startServe([], { AGENT_GATEWAY_ADMIN_KEY: 'env-admin-key' });
+    try {
+      expect(server.output()).toMatch(/admin API: .*\/__admin \(send X-Admin-Key\)/);
+      const admin = await fetch(`${server.url}/__admin/scenario`, { headers: { 'x-admin-key': 'env-admin-key' } });
+      expect(admin.status).toBe(200);
+      expect((await fetch(`${server.url}/__admin/scenario`)).status).toBe(401);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('serve refuses an unknown scenario and a short admin key with exit 2', async () => {
     const unknown = await runCli(['serve', '--scenario', 'no-such-scenario']);
     expect(unknown.code).toBe(2);
