@@ -171,7 +171,9 @@ describe('agent-gateway CLI', () => {
     const server = await startServe([], { AGENT_GATEWAY_ADMIN_KEY: 'env-admin-key' });
     try {
       expect(server.output()).toMatch(/admin API: .*\/__admin \(send X-Admin-Key\)/);
-      const admin = await fetch(`${server.url}/__admin/scenario`, { headers: { 'x-admin-key': 'env-admin-key' } });
+      const admin = await fetch(`${server.url}/__admin/scenario`, {
+        headers: { 'x-admin-key': 'env-admin-key' },
+      });
       expect(admin.status).toBe(200);
       expect((await fetch(`${server.url}/__admin/scenario`)).status).toBe(401);
     } finally {
