@@ -167,7 +167,7 @@ describe('agent-gateway CLI', () => {
   it('serve reads the admin key from AGENT_GATEWAY_ADMIN_KEY, and --help says why (ps shows arguments)', async () => {
     const help = await runCli(['serve', '--help']);
     expect(help.stdout).toMatch(/AGENT_GATEWAY_ADMIN_KEY/);
-    expect(help.stdout).toMatch(/visible to every user of the\s+machine in `ps`/);
+    expect(help.stdout).toMatch(/visible\s+to\s+every\s+user\s+of\s+the\s+machine\s+in\s+`ps`/);
     const server = await startServe([], { AGENT_GATEWAY_ADMIN_KEY: 'env-admin-key' });
     try {
       expect(server.output()).toMatch(/admin API: .*\/__admin \(send X-Admin-Key\)/);
