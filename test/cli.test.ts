@@ -10,7 +10,10 @@ const lastLine = (text: string) => text.trim().split('\n').at(-1) ?? '';
 // A developer's own AGENT_GATEWAY_SIGNING_SECRET must not change what these tests see.
 const NO_SECRET = { AGENT_GATEWAY_SIGNING_SECRET: '' };
 
-describe('agent-gateway CLI', () => {
+// Each test starts CLI processes (tsx compiles the sources at every start): on a loaded 2-core machine one
+// start takes seconds, so a test that starts three of them needs more than the default 20 s. No timing is
+// asserted; the timeout only bounds a hang.
+describe('agent-gateway CLI', { timeout: 90_000 }, () => {
   it('--help lists the commands and exits 0', async () => {
     const result = await runCli(['--help']);
     expect(result.code).toBe(0);
