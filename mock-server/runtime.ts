@@ -4,6 +4,7 @@ import { createFaultInjector } from './faults.ts';
 import { createIdempotencyStore } from './idempotency.ts';
 import { createAgentRegistry } from './identity/agent-registry.ts';
 import { createIdentityProvider } from './identity/identity-provider.ts';
+import { processSigningSecret } from './identity/signing-secret.ts';
 import { createLocalVerifier, type IdentityVerifier } from './identity/verifier.ts';
 import { createJournal } from './journal.ts';
 import { createConcurrencyTracker } from './limits/concurrency.ts';
@@ -54,7 +55,7 @@ export function createRuntime(
   const idp = createIdentityProvider({
     registry,
     clock: parts.clock,
-    signingSecret: config.identity.signing_secret,
+    signingSecret: config.identity.signing_secret ?? processSigningSecret(),
     issuer: config.identity.issuer,
     ttlSeconds: config.identity.token_ttl_seconds,
   });
@@ -93,7 +94,7 @@ export function applyConfig(runtime: Runtime, config: ResolvedConfig): void {
   runtime.config = config;
   runtime.registry.replace(config.agents);
   runtime.idp.configure({
-    signingSecret: config.identity.signing_secret,
+    signingSecret: config.identity.signing_secret ?? processSigningSecret(),
     issuer: config.identity.issuer,
     ttlSeconds: config.identity.token_ttl_seconds,
   });

@@ -1,7 +1,7 @@
 import type { Operation } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import { formatRetryAfter, type RuleOutcome, rateLimitHeaders } from '../limits/rate-limiter.ts';
+import { formatRetryAfter, type RuleOutcome, rateLimitHeaders, waitSeconds } from '../limits/rate-limiter.ts';
 import type { CallContext } from './context.ts';
 import { httpDate } from './respond.ts';
 
@@ -37,7 +37,7 @@ export function admit(ctx: CallContext, identity: Identity, operation: Operation
   if (!result.allowed) {
     const { rule, key } = result.blocking;
     const retryAfter = formatRetryAfter(result.retryAfterMs, now, config.rate_limits.retry_after);
-    const seconds = Math.ceil(result.retryAfterMs / 1000);
+    const seconds = waitSeconds(result.retryAfterMs);
     note.limit = { rule: rule.name, scope: rule.scope, key };
     note.retry_after = retryAfter;
     note.retry_after_ms = result.retryAfterMs;

@@ -10,6 +10,7 @@ interface ServeOptions {
   idpUrl?: string;
   scenario?: string;
   adminKey?: string;
+  allowPublicSecret?: boolean;
 }
 
 function describeStartup(
@@ -41,6 +42,13 @@ function describeStartup(
     ...(gateway.scenario ? [`  scenario: ${gateway.scenario.name}: ${gateway.scenario.description}`] : []),
     idpUrl ? `  identity: verified by the identity provider at ${idpUrl}` : `  identity provider: ${url}/idp`,
     `  token lifetime: ${gateway.idp.ttlSeconds} s`,
+    ...(idpUrl
+      ? []
+      : [
+          gateway.config.identity.signing_secret === undefined
+            ? '  token signing: a random secret of this process (`agent-gateway token` asks this gateway)'
+            : '  token signing: the configured secret (identity.signing_secret or AGENT_GATEWAY_SIGNING_SECRET)',
+        ]),
     `  rate limits (Retry-After as ${limits.retry_after}):`,
     rules || '    (none)',
     `    concurrency per agent: ${limits.concurrency.per_agent ?? 'unlimited'}`,
@@ -61,6 +69,25 @@ function describeStartup(
     '',
     'Press Ctrl+C to stop.',
   ].join('\n');
+}
+
+/**
+ * A public signing secret lets anyone mint tokens: refused on a host others can reach (unless forced), and
+ * warned about loudly, like a short one, wherever the gateway listens.
+ */
+async function refuseOrWarnAboutSecret(
+  secret: string | undefined,
+  options: { host: string; allowPublicSecret?: boolean },
+): Promise<void> {
+  const { publicSecretRefusal, signingSecretProblem, signingSecretWarning } = await import(
+    '../../mock-server/identity/signing-secret.ts'
+  );
+  const refusal = publicSecretRefusal(secret, options.host, options.allowPublicSecret === true);
+  if (refusal) throw new CliError(refusal);
+  const problem = signingSecretProblem(secret);
+  if (!problem) return;
+  const rule = '*'.repeat(100);
+  process.stderr.write(`${rule}\n${signingSecretWarning(problem)}\n${rule}\n`);
 }
 
 /** `agent-gateway serve`: the reference gateway as a local HTTP server. */
@@ -85,7 +112,11 @@ export function registerServeCommand(program: Command) {
     )
     .option(
       '--admin-key <key>',
-      'enable the admin API under /__admin with this key, 8 characters or more (default: $AGENT_GATEWAY_ADMIN_KEY)',
+      'enable the admin API under /__admin with this key, 8 characters or more; prefer $AGENT_GATEWAY_ADMIN_KEY, which is the default: a command-line argument is visible to every user of the machine in `ps`',
+    )
+    .option(
+      '--allow-public-secret',
+      'listen on a host other than loopback even though the identity signing secret is a public one (anyone who reaches the gateway could mint tokens for any agent)',
     )
     .action(async (options: ServeOptions) => {
       const adminKey = options.adminKey ?? process.env.AGENT_GATEWAY_ADMIN_KEY;
@@ -104,6 +135,7 @@ export function registerServeCommand(program: Command) {
         scenario: options.scenario,
         adminKey,
       });
+      await refuseOrWarnAboutSecret(gateway.config.identity.signing_secret, options);
       const server = await serve(gateway, { port: options.port, host: options.host }).catch(
         (error: NodeJS.ErrnoException) => {
           if (error.code === 'EADDRINUSE')
