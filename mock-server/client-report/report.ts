@@ -2,7 +2,7 @@ import { printable } from '../../conformance/redact.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal.ts';
 import type { Corpus } from '../tools/corpus.ts';
-import { describe } from './journal-facts.ts';
+import { describe, hasConnection } from './journal-facts.ts';
 import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
 import { honorRetryAfter } from './rules/honor-retry-after.ts';
 import { noParallelStorm } from './rules/no-parallel-storm.ts';
@@ -54,6 +54,12 @@ export interface ClientReport {
   requests: number;
   /** Requests of any agent the journal no longer holds (it keeps the most recent, up to its capacity). */
   journal_dropped?: number;
+  /**
+   * The agent's requests that came without connection facts (msw, direct fetch calls): for those, a
+   * request within `graceMs` of a refusal's answer was taken as already in flight, and requests arriving
+   * within 10 ms of each other as sent together.
+   */
+  without_connection?: number;
   from?: string;
   to?: string;
   options: ClientReportOptions;
@@ -113,10 +119,12 @@ export function createClientReport(input: {
       });
     return { id: rule.id, title: rule.title, spec_ref: rule.specRef, violations: findings.length };
   });
+  const withoutConnection = entries.filter((e) => !hasConnection(e)).length;
   return {
     agent: input.agent,
     requests: entries.length,
     ...(input.dropped ? { journal_dropped: input.dropped } : {}),
+    ...(withoutConnection > 0 ? { without_connection: withoutConnection } : {}),
     from: entries[0]?.time,
     to: entries.at(-1)?.time,
     options,
@@ -139,6 +147,11 @@ export function formatClientReport(report: ClientReport): string {
     ...(report.journal_dropped
       ? [
           `Only the most recent requests are judged: the journal dropped ${report.journal_dropped} older ones (of all agents); raise journal.capacity to keep more.`,
+        ]
+      : []),
+    ...(report.without_connection
+      ? [
+          `Judged without connection facts for ${report.without_connection} of ${report.requests} requests (msw or in-process fetch): requests within ${report.options.graceMs} ms of a refusal's answer were taken as already in flight, and requests within 10 ms of each other as sent together.`,
         ]
       : []),
     '',

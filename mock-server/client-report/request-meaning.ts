@@ -1,5 +1,3 @@
-import { fingerprint } from '../hash.ts';
-
 /*
  * What a tool call means, as opposed to its bytes. A client that retries a failing call rarely sends the same
  * bytes: libraries add an attempt counter or a cache-buster field, and an LLM agent rewords the query in case,
@@ -19,10 +17,9 @@ const ASCII_WORD_TEXT = /^[a-z0-9]+(?: [a-z0-9]+)*$/;
  * meaningOfQuery('  Weather, in PARIS? '); // 'weather in paris'
  */
 export function meaningOfQuery(query: string): string {
-  const lower = query.toLowerCase();
-  // Most queries are plain lower-case ASCII words: nothing to fold or strip (the hot path skips two passes).
-  if (ASCII_WORD_TEXT.test(lower)) return lower;
-  return lower.normalize('NFKC').replace(PUNCTUATION_AND_SPACE, ' ').trim();
+  // Most queries are plain lower-case ASCII words: nothing to fold or strip (the hot path skips three passes).
+  if (ASCII_WORD_TEXT.test(query)) return query;
+  return query.toLowerCase().normalize('NFKC').replace(PUNCTUATION_AND_SPACE, ' ').trim();
 }
 
 /** The words of a query's meaning, for telling a reworded retry from another question. */
@@ -74,14 +71,26 @@ export function meaningOfUrl(url: string): string {
  */
 export function requestKey(operation: string, body: Record<string, unknown>): string {
   if (operation === 'web.search')
-    return fingerprint('key', operation, meaningOfQuery(String(body.query ?? '')), String(body.count ?? ''));
+    return keyOfParts(operation, meaningOfQuery(String(body.query ?? '')), String(body.count ?? ''));
   if (operation === 'web.fetch')
-    return fingerprint(
-      'key',
+    return keyOfParts(
       operation,
       meaningOfUrl(String(body.url ?? '')),
       String(body.max_length ?? ''),
       String(body.format ?? ''),
     );
-  return fingerprint('key', operation);
+  return keyOfParts(operation);
+}
+
+/** `key_` and FNV-1a (32 bit) over the parts, each ended by a NUL; no string is built on the way. */
+function keyOfParts(...parts: string[]): string {
+  let hash = 0x811c9dc5;
+  for (const part of parts) {
+    for (let i = 0; i < part.length; i++) {
+      hash ^= part.charCodeAt(i);
+      hash = Math.imul(hash, 0x01000193);
+    }
+    hash = Math.imul(hash, 0x01000193); // the NUL after each part
+  }
+  return `key_${(hash >>> 0).toString(16).padStart(8, '0')}`;
 }
