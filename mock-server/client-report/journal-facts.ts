@@ -79,7 +79,10 @@ export interface ReactionFacts {
    * accepted while its first requests are answered), and so on. `answeredAt(r)` when nothing was under way.
    */
   batchUntil(r: JournalEntry): number;
-  /** Whether `e`, arriving within TOGETHER_MS after `x`, was sent together with it: not a reaction to it. */
+  /**
+   * Whether `e`, arriving within TOGETHER_MS after `x`, was sent together with it: not a reaction to it. On
+   * another idle connection (nothing else tells), only when it arrived within SAME_TURN_MS of `x`'s answer.
+   */
   sentTogether(e: JournalEntry, x: JournalEntry): boolean;
 }
 
@@ -142,8 +145,16 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
       if (firstOnConnection(e)) return (e.connection_opened_ms as number) >= batchUntil(r);
       return e.real_ms >= answeredAt(r) + graceMs;
     },
-    sentTogether: (e, x) =>
-      e === x || (e.real_ms - x.real_ms <= TOGETHER_MS && !facts.isReaction(e, x, Number.POSITIVE_INFINITY)),
+    sentTogether(e, x) {
+      if (e === x) return true;
+      if (e.real_ms - x.real_ms > TOGETHER_MS || sameConnectionAfter(e, x)) return false;
+      if (sentBeforeAnswer(e, x)) return true;
+      if (firstOnConnection(e)) return (e.connection_opened_ms as number) < batchUntil(x);
+      // Another, idle connection: copies sent together are read in one turn of the gateway's event loop,
+      // right after the other's answer; a retry comes a turn of the client's later.
+      if (hasConnection(e) && hasConnection(x)) return e.real_ms - answeredAt(x) <= SAME_TURN_MS;
+      return true;
+    },
   };
   factsOf.set(entries, facts);
   return facts;
@@ -181,8 +192,9 @@ export const describe = (e: JournalEntry) =>
 /**
  * Retry chains: runs of requests with the same key where each one is a retry of the one before (a reaction
  * to its failure, with no grace: an immediate retry is a retry). `continueAfter` decides which failures a chain continues
- * after. Copies of a request sent in parallel make parallel chains: a retry continues the chain whose last
- * attempt was on its connection, else the one whose last answer came latest.
+ * after. Copies of a request sent in parallel make parallel chains: a retry continues the one that failed
+ * first (first failed, first retried: a client retrying parallel copies on one schedule), whichever
+ * connection its pool hands the retry (a pool hands out the connection just freed, not the copy's own).
  */
 export function retryChains(
   entries: readonly JournalEntry[],
@@ -199,11 +211,7 @@ export function retryChains(
     for (const chain of candidates) {
       const last = chain.at(-1) as JournalEntry;
       if (!continueAfter(last) || !facts.isReaction(e, last, 0)) continue;
-      if (hasConnection(e) && e.connection === last.connection) {
-        chosen = chain;
-        break;
-      }
-      if (!chosen || answeredAt(last) > answeredAt(chosen.at(-1) as JournalEntry)) chosen = chain;
+      if (!chosen || answeredAt(last) < answeredAt(chosen.at(-1) as JournalEntry)) chosen = chain;
     }
     if (chosen) chosen.push(e);
     else {
@@ -331,6 +339,13 @@ export function byArrival(
  * or a new connection with no batch under way): a tight sequential loop is not a parallel batch.
  */
 export const TOGETHER_MS = 10;
+
+/**
+ * Copies sent together on two idle connections are read by the gateway in one turn of its event loop, so the
+ * second arrives within this much of the first's answer; a sequential retry on the other connection comes a
+ * turn of the client's later (measured: about 2 ms on loopback, more under load).
+ */
+export const SAME_TURN_MS = 1;
 
 /**
  * Peaks of parallelism: `peak(from, to, after, counted)` is the most requests `counted` accepts (with a

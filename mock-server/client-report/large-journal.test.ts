@@ -8,6 +8,7 @@ import {
   answeredAt,
   describe as describeEntry,
   firstOnConnection,
+  hasConnection,
   isFailure,
   keyOf,
   pendingFrom,
@@ -86,8 +87,15 @@ function isReaction(entries: readonly JournalEntry[], e: JournalEntry, r: Journa
   return e.real_ms >= answeredAt(r) + graceMs;
 }
 
-const sentTogether = (entries: readonly JournalEntry[], e: JournalEntry, x: JournalEntry) =>
-  e === x || (e.real_ms - x.real_ms <= 10 && !isReaction(entries, e, x, Number.POSITIVE_INFINITY));
+/** Whether `e`, arriving within 10 ms after `x`, was sent together with it, as `ReactionFacts` defines it. */
+function sentTogether(entries: readonly JournalEntry[], e: JournalEntry, x: JournalEntry) {
+  if (e === x) return true;
+  if (e.real_ms - x.real_ms > 10 || sameConnectionAfter(e, x)) return false;
+  if (sentBeforeAnswer(e, x)) return true;
+  if (firstOnConnection(e)) return !isReaction(entries, e, x, Number.POSITIVE_INFINITY);
+  if (hasConnection(e) && hasConnection(x)) return e.real_ms - answeredAt(x) <= 1;
+  return true;
+}
 
 /** Whether `f` is a retry that waited out the Retry-After its own previous attempt was given. */
 function honoursOwnRetryAfter(entries: readonly JournalEntry[], f: JournalEntry): boolean {

@@ -226,6 +226,44 @@ describe('what the connection facts tell, whatever the load', () => {
     expect(judge(honorRetryAfter, loop)).toHaveLength(1);
   });
 
+  it('a tight loop alternating two idle connections of a pool: each retry an attempt; copies in one turn are one', () => {
+    // undici hands a sequential client's next request the other idle connection: 1, 2, 1, 2, ...
+    const loop = Array.from({ length: 8 }, (_, k) =>
+      retryAfter1(k * 3, 'key_q', via(1 + (k % 2), -20, 3 + Math.floor(k / 2))),
+    );
+    expect(judge(retryCap, loop)).toHaveLength(1);
+    expect(judge(noParallelStorm, loop)).toEqual([]);
+    // Two copies on two idle connections, read in one turn (the second 0.5 ms after the first's answer),
+    // seven times over: seven attempts, within a cap of seven.
+    const copies = Array.from({ length: 7 }, (_, k) => [
+      retryAfter1(k * 300, 'key_q', via(1, -20, 3 + k)),
+      retryAfter1(k * 300 + 1.5, 'key_q', via(2, -20, 3 + k)),
+    ]).flat();
+    expect(
+      retryCap.judge({
+        agent: 'a',
+        entries: copies,
+        rateLimitRules: [AGENT_RULE],
+        corpus,
+        options: { ...DEFAULT_REPORT_OPTIONS, retryCap: 7 },
+      }),
+    ).toEqual([]);
+    expect(judge(retryCap, copies)).toHaveLength(1);
+  });
+
+  it('parallel copies of one request retried on one schedule make parallel chains (first failed, first retried)', () => {
+    // Four calls of the same request, retried at 500, 1000, 2000 ms, each retry on whichever connection
+    // the pool hands it: one schedule, four sequences in lock-step.
+    const entries: JournalEntry[] = [];
+    let t = 0;
+    for (const wait of [0, 500, 1000, 2000]) {
+      t += wait;
+      for (let k = 0; k < 4; k++) entries.push(entry(t + k * 0.3, { status: 503, request_key: 'key_w' }));
+      t += 2;
+    }
+    expect(judge(backoffWithJitter, entries)[0]?.message).toMatch(/^4 retry sequences used the same waits/);
+  });
+
   /** A 429 at 0 (answered at 1) on connection 1, then `n` requests on new connections. */
   const storm = (n: number, stretch: number, extra: JournalEntry[] = []) => [
     retryAfter1(0, 'key_first', via(1, -5, 1)),

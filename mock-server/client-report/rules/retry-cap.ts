@@ -24,16 +24,17 @@ function subjectOf(e: JournalEntry): Subject {
 }
 
 /**
- * Whether two searches are one question reworded: more than half of all their words shared (Jaccard).
- * `paris weather` rewords `weather in Paris?`; `weather in london` asks another question, and so does
- * `weather forecast london` after `weather forecast paris`. Fetches: the same URL.
+ * Whether a search rewords the loop's recent ones: more than half of its words (filler left out) were in
+ * them. `paris weather` and `current weather paris` reword `weather in Paris?`; `weather in london` asks
+ * another question (one word of two), and so does `rust lifetime errors` after `rust borrow checker`.
+ * Fetches: the same URL. Other requests are reworded by nothing (their key is all they have).
  */
-function sameSubject(a: Subject, b: Subject): boolean {
-  if (a.url !== undefined || b.url !== undefined) return a.url === b.url;
-  if (!a.words || !b.words || a.words.size === 0 || b.words.size === 0) return false;
-  let shared = 0;
-  for (const word of a.words) if (b.words.has(word)) shared++;
-  return shared / (a.words.size + b.words.size - shared) > 0.5;
+function isRewording(recent: readonly Subject[], next: Subject): boolean {
+  if (next.url !== undefined) return recent.some((s) => s.url === next.url);
+  if (!next.words || next.words.size === 0) return false;
+  let known = 0;
+  for (const word of next.words) if (recent.some((s) => s.words?.has(word))) known++;
+  return known / next.words.size > 0.5;
 }
 
 /** A retry loop: consecutive failed attempts of one request, or of rewordings of it. */
@@ -84,7 +85,7 @@ export const retryCap: ClientRule = {
       const rewords =
         current !== undefined &&
         current !== sameKey &&
-        current.subjects.some((s) => sameSubject(s, subject(e))) &&
+        isRewording(current.subjects, subject(e)) &&
         facts.isReaction(e, current.entries.at(-1) as JournalEntry, 0);
       if (!isFailure(e)) {
         // A success ends the loop of its request, and of what it reworded, and the operation's streak.
