@@ -39,6 +39,7 @@ export type RequestView = Pick<
   | 'query'
   | 'url'
   | 'duration_ms'
+  | 'connection'
 >;
 
 export interface Violation {
@@ -79,6 +80,7 @@ const view = (e: JournalEntry): RequestView => ({
   query: e.query,
   url: e.url,
   duration_ms: e.duration_ms,
+  ...(e.connection === undefined ? {} : { connection: e.connection }),
 });
 
 /**
@@ -162,6 +164,7 @@ export function formatClientReport(report: ClientReport): string {
       lines.push(`        ${v.message}`);
       for (const r of v.requests) {
         const extra = [
+          r.connection !== undefined ? `conn ${r.connection}` : '',
           r.retry_after !== undefined ? `Retry-After ${r.retry_after}` : '',
           r.query ?? r.url ?? '',
         ]
