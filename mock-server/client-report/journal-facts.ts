@@ -74,9 +74,14 @@ export interface ReactionFacts {
   isReaction(e: JournalEntry, r: JournalEntry, graceMs: number): boolean;
   /**
    * Until when connections accepted after `r` was answered belong to a batch that was under way then. The
-   * agent's requests on their way when `r` was answered (other than `r`) are the batch; a connection accepted
-   * after that while one of the batch is still on its way joins it (the tail of a batch opened at once is
-   * accepted while its first requests are answered), and so on. `answeredAt(r)` when nothing was under way.
+   * batch: the agent's requests on their way when `r` was answered (other than `r`), and those read in the
+   * same turn of the event loop (within SAME_TURN_MS of the answer: on another idle connection, or the first
+   * on a connection waiting to be accepted). A connection accepted after that, before the answer of one of
+   * the batch or within TOGETHER_MS of it, joins it (the tail of a batch opened at once, or queued in the
+   * client's pool, is accepted one connection per turn while its first requests are answered), and so on.
+   * `r` itself is one of the batch when it was read in the same turn as another connection's answer (a wave
+   * queued in the client's pool goes out as connections free up). `answeredAt(r) + SAME_TURN_MS` when
+   * nothing was under way.
    */
   batchUntil(r: JournalEntry): number;
   /**
@@ -99,18 +104,38 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
   // Every entry by when it was on its way, with the latest end among it and those before it.
   const byStart = [...valid].sort((a, b) => pendingFrom(a) - pendingFrom(b));
   const starts = Float64Array.from(byStart, pendingFrom);
-  const latestEnd = new Float64Array(byStart.length);
+  const latestEnds = new Float64Array(byStart.length);
   let latest = Number.NEGATIVE_INFINITY;
   byStart.forEach((e, k) => {
     const end = pendingUntil(e);
     if (end > latest) latest = end;
-    latestEnd[k] = latest;
+    latestEnds[k] = latest;
   });
-  // First requests on a connection, by when it was accepted.
+  // First requests on a connection, by when it was accepted; the others with connection facts, by arrival.
   const fresh = valid
     .filter(firstOnConnection)
     .sort((a, b) => (a.connection_opened_ms as number) - (b.connection_opened_ms as number));
   const opened = Float64Array.from(fresh, (e) => e.connection_opened_ms as number);
+  const reused = valid
+    .filter((e) => hasConnection(e) && !firstOnConnection(e))
+    .sort((a, b) => a.real_ms - b.real_ms);
+  const reusedArrivals = Float64Array.from(reused, (e) => e.real_ms);
+  // Entries with connection facts by when they were answered.
+  const withFacts = valid.filter(hasConnection).sort((a, b) => answeredAt(a) - answeredAt(b));
+  const answers = Float64Array.from(withFacts, answeredAt);
+  /** Whether `r` was read in the same turn as an answer on another connection: sent with a batch. */
+  const sentWithOthers = (r: JournalEntry) => {
+    if (!hasConnection(r)) return false;
+    for (
+      let k = firstWhere(answers.length, (j) => (answers[j] as number) >= r.real_ms - SAME_TURN_MS);
+      k < withFacts.length && (answers[k] as number) <= r.real_ms;
+      k++
+    ) {
+      const x = withFacts[k] as JournalEntry;
+      if (x !== r && x.connection !== r.connection) return true;
+    }
+    return false;
+  };
   const memo = new Map<JournalEntry, number>();
 
   const batchUntil = (r: JournalEntry): number => {
@@ -119,19 +144,29 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
     const written = answeredAt(r);
     // The latest end among requests on their way before `written`: past it, one was under way then.
     const before = firstWhere(starts.length, (k) => !((starts[k] as number) < written));
-    let until = before > 0 ? (latestEnd[before - 1] as number) : Number.NEGATIVE_INFINITY;
-    if (!(until > written)) until = written;
-    else {
-      // Every batch member was on its way by the time a later connection was accepted, so a connection
-      // joins exactly when it was accepted before the latest end so far.
+    let latestEnd = before > 0 ? (latestEnds[before - 1] as number) : Number.NEGATIVE_INFINITY;
+    if (!(latestEnd > written)) latestEnd = Number.NEGATIVE_INFINITY;
+    // Requests on other idle connections read in the same turn as the answer: on their way before it.
+    // `r` itself part of a batch: read in the same turn as another connection's answer (a wave queued in the
+    // client's pool goes out as its connections free up).
+    if (sentWithOthers(r)) latestEnd = Math.max(latestEnd, written);
+    if (hasConnection(r)) {
       for (
-        let k = firstWhere(opened.length, (j) => (opened[j] as number) >= written);
-        k < opened.length;
+        let k = firstWhere(reusedArrivals.length, (j) => (reusedArrivals[j] as number) >= written);
+        k < reused.length && (reusedArrivals[k] as number) <= written + SAME_TURN_MS;
         k++
       ) {
-        if (!((opened[k] as number) < until)) break;
-        until = Math.max(until, pendingUntil(fresh[k] as JournalEntry));
+        const x = reused[k] as JournalEntry;
+        if (x !== r && x.connection !== r.connection) latestEnd = Math.max(latestEnd, pendingUntil(x));
       }
+    }
+    // A connection accepted in the same turn as the answer was waiting to be accepted before it: on its way.
+    // One accepted later joins the batch when accepted before the latest end of its members so far (give or
+    // take TOGETHER_MS: the accept and that answer are handled in one turn of the event loop).
+    let until = Math.max(written + SAME_TURN_MS, latestEnd + TOGETHER_MS);
+    for (let k = firstWhere(opened.length, (j) => (opened[j] as number) >= written); k < opened.length; k++) {
+      if (!((opened[k] as number) < until)) break;
+      if (fresh[k] !== r) until = Math.max(until, pendingUntil(fresh[k] as JournalEntry) + TOGETHER_MS);
     }
     memo.set(r, until);
     return until;

@@ -64,13 +64,45 @@ function batchAt(entries: readonly JournalEntry[], r: JournalEntry): Set<Journal
 }
 function growBatch(entries: readonly JournalEntry[], r: JournalEntry): Set<JournalEntry> {
   const written = answeredAt(r);
-  const batch = new Set(entries.filter((x) => pendingFrom(x) < written && pendingUntil(x) > written));
+  const batch = new Set(
+    entries.filter(
+      (x) =>
+        x !== r &&
+        ((pendingFrom(x) < written && pendingUntil(x) > written) ||
+          (hasConnection(r) &&
+            hasConnection(x) &&
+            !firstOnConnection(x) &&
+            x.connection !== r.connection &&
+            x.real_ms >= written &&
+            x.real_ms <= written + 1) ||
+          (firstOnConnection(x) &&
+            (x.connection_opened_ms as number) >= written &&
+            (x.connection_opened_ms as number) < written + 1)),
+    ),
+  );
+  // `r` itself, when read in the same turn as another connection's answer.
+  const withOthers = entries.some(
+    (x) =>
+      x !== r &&
+      hasConnection(r) &&
+      hasConnection(x) &&
+      x.connection !== r.connection &&
+      answeredAt(x) <= r.real_ms &&
+      r.real_ms <= answeredAt(x) + 1,
+  );
+  const ends = () => [...batch].map(pendingUntil).concat(withOthers ? [written] : []);
   for (let grown = true; grown; ) {
     grown = false;
     for (const e of entries) {
-      if (batch.has(e) || !firstOnConnection(e) || !((e.connection_opened_ms as number) >= written)) continue;
+      if (
+        batch.has(e) ||
+        e === r ||
+        !firstOnConnection(e) ||
+        !((e.connection_opened_ms as number) >= written)
+      )
+        continue;
       const at = e.connection_opened_ms as number;
-      if ([...batch].some((x) => pendingFrom(x) <= at && at < pendingUntil(x))) {
+      if (ends().some((end) => at < end + 10)) {
         batch.add(e);
         grown = true;
       }

@@ -264,14 +264,17 @@ describe('what the connection facts tell, whatever the load', () => {
     expect(judge(backoffWithJitter, entries)[0]?.message).toMatch(/^4 retry sequences used the same waits/);
   });
 
-  /** A 429 at 0 (answered at 1) on connection 1, then `n` requests on new connections. */
+  /**
+   * A 429 at 0 (answered at 1) on connection 1, then `n` requests on new connections, the first accepted
+   * 20 ms after the answer (measured: a client takes 16 ms or more to set up fifty fetches after a 429).
+   */
   const storm = (n: number, stretch: number, extra: JournalEntry[] = []) => [
     retryAfter1(0, 'key_first', via(1, -5, 1)),
     ...extra,
     ...Array.from({ length: n }, (_, k) =>
-      entry(2 + stretch * (k + 1), {
+      entry(22 + stretch * (k + 1), {
         request_key: `key_${k}`,
-        ...via(10 + k, 1.5 + stretch * k, 1),
+        ...via(10 + k, 21.5 + stretch * k, 1),
       }),
     ),
   ];
@@ -299,7 +302,11 @@ describe('what the connection facts tell, whatever the load', () => {
   it('new connections accepted while a batch was under way belong to it: in flight, at any speed', () => {
     for (const stretch of [0.2, 1, 30]) {
       // Connection 2 was accepted before the 429 was answered and its request answered after it.
-      const under = entry(0.5, { request_key: 'key_batch', duration_ms: 2 + 3 * stretch, ...via(2, 0.2, 1) });
+      const under = entry(0.5, {
+        request_key: 'key_batch',
+        duration_ms: 20 + 3 * stretch,
+        ...via(2, 0.2, 1),
+      });
       const entries = storm(8, stretch, [under]);
       expect(judge(noParallelStorm, entries), `stretch ${stretch}`).toEqual([]);
       expect(judge(honorRetryAfter, entries), `stretch ${stretch}`).toEqual([]);
@@ -315,6 +322,47 @@ describe('what the connection facts tell, whatever the load', () => {
       for (const rule of [honorRetryAfter, noParallelStorm, retryCap, backoffWithJitter])
         expect(judge(rule, batch), `${rule.id}, stretch ${stretch}`).toEqual([]);
     }
+  });
+
+  it('a wave queued in the client’s pool, served on its busy connections and new ones as they come: in flight', () => {
+    // Measured (the conformance suite's burst under load): twenty requests queued in undici's pool go out
+    // one by one as its connections free up, on the old connections and on new ones, accepted one per turn.
+    const answered = (t: number, written: number, fields: Partial<JournalEntry>) =>
+      entry(t, { written_ms: written, ...fields });
+    const wave = [
+      answered(0, 0.56, { request_key: 'key_w1', ...via(1, -8000, 294) }),
+      answered(7.2, 7.46, { request_key: 'key_w2', ...via(2, -0.9, 3) }),
+      answered(8.1, 8.35, { request_key: 'key_w3', ...via(3, 7.6, 1) }),
+      answered(9.8, 14.6, { request_key: 'key_w4', ...via(3, 7.6, 2) }),
+      retryAfter1(14.7, 'key_w5', { written_ms: 15.1, ...via(2, -0.9, 4) }),
+      // On another idle connection, read in the same turn as that 429's answer: on its way.
+      retryAfter1(15.2, 'key_w6', { written_ms: 15.5, ...via(1, -8000, 296) }),
+      // New connections accepted right after (in the same turn), then the next one while it is answered.
+      retryAfter1(16.7, 'key_w7', { written_ms: 17, ...via(4, 15.7, 1) }),
+      retryAfter1(17.3, 'key_w8', { written_ms: 17.6, ...via(5, 16.1, 1) }),
+    ];
+    for (const rule of [honorRetryAfter, noParallelStorm]) expect(judge(rule, wave), rule.id).toEqual([]);
+    // The same requests, but the new connections accepted 20 ms after the last 429 with nothing under way:
+    // sent in reaction to it.
+    const late = wave.map((e) =>
+      e.connection_seq === 1 && (e.connection_opened_ms as number) > 15
+        ? {
+            ...e,
+            connection_opened_ms: (e.connection_opened_ms as number) + 20,
+            real_ms: e.real_ms + 20,
+            written_ms: (e.written_ms as number) + 20,
+          }
+        : e,
+    );
+    expect(judge(honorRetryAfter, late)).toHaveLength(1);
+    // The 429 itself read in the same turn as another connection's answer: it was one of the wave, and a
+    // new connection accepted 5 ms after its answer belongs to the wave too.
+    const tail = [
+      answered(0, 0.25, { request_key: 'key_t1', ...via(2, -16, 2) }),
+      retryAfter1(0.34, 'key_t2', { written_ms: 0.53, ...via(1, -8000, 295) }),
+      retryAfter1(6.7, 'key_t3', { written_ms: 7, ...via(5, 5.1, 1) }),
+    ];
+    expect(judge(honorRetryAfter, tail)).toEqual([]);
   });
 
   it('two tasks sending the same search once, one answered 503: the other is no early retry', () => {
