@@ -1,15 +1,28 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type CheckContext, CheckFailure, checkEach, checkProperty, Inconclusive } from './check.ts';
+import {
+  type CheckContext,
+  CheckFailure,
+  checkEach,
+  checkProperty,
+  Inconclusive,
+  observed,
+  settleUnobserved,
+} from './check.ts';
+import type { Exchange } from './http-client.ts';
 import { exitCodeFor, selectChecks } from './runner.ts';
 
 const ctx = (overrides: Partial<CheckContext> = {}): CheckContext => ({
   client: undefined as never,
   has: { token: true, deniedToken: true },
   endpoints: undefined as never,
+  servedEndpoints: [],
+  allowedTools: ['web.search', 'web.fetch'],
   deniedTool: 'web.search',
   rateLimitBudget: 10,
   maxWaitSeconds: 1,
+  longWaitSeconds: 120,
+  sleep: async () => {},
   seed: 42,
   numRuns: 30,
   timeLimitMs: 10_000,
@@ -49,6 +62,63 @@ describe('checkProperty verdicts', () => {
       throw new TypeError('boom');
     });
     expect(outcome).toMatchObject({ verdict: 'inconclusive', message: 'the check could not run: boom' });
+  });
+});
+
+describe('what an unobserved case means', () => {
+  const exhausted = (key: string): Exchange =>
+    ({
+      request: { method: 'GET', path: '/v1/whoami' },
+      url: 'http://gw.test/v1/whoami',
+      credential: 'valid',
+      key,
+      sentHeaders: [],
+      response: { status: 429, headers: { 'retry-after': '3600' }, text: '', json: { code: 'rate_limited' } },
+      attempts: 1,
+      rateLimitExhausted: true,
+      retryAfterMs: 3_600_000,
+      transientRetries: 0,
+    }) as Exchange;
+  const caught = (exchange: Exchange) => {
+    try {
+      observed(exchange);
+    } catch (error) {
+      return error as Inconclusive;
+    }
+    throw new Error('not inconclusive');
+  };
+  const answering = (keys: string[]) =>
+    ctx({ client: { answered: (key: string) => keys.includes(key) } as unknown as CheckContext['client'] });
+
+  it('a call the gateway never served in the run: the check fails, not-served, with a reproduction', () => {
+    const outcome = settleUnobserved(answering([]), [caught(exhausted('GET /v1/whoami (valid token)'))]);
+    expect(outcome).toMatchObject({ verdict: 'fail', unobserved: 'not-served' });
+    expect(outcome?.message).toMatch(
+      /^Expected the gateway to answer GET \/v1\/whoami with the valid token at least once in the run; every answer was 429 \(Retry-After 3600 s/,
+    );
+    expect(outcome?.reproduction?.curl).toMatch(/^curl /);
+  });
+
+  it('a call it served earlier: the wait was beyond --max-wait-seconds, inconclusive', () => {
+    const key = 'GET /v1/whoami (valid token)';
+    const outcome = settleUnobserved(answering([key]), [caught(exhausted(key))]);
+    expect(outcome).toMatchObject({ verdict: 'inconclusive', unobserved: 'max-wait' });
+    expect(outcome?.message).toMatch(/raise --max-wait-seconds/);
+  });
+
+  it('a 5xx failure says server error (possibly transient), and the topic fix gives way', async () => {
+    const exchange = {
+      ...exhausted('k'),
+      response: { status: 503, headers: {}, text: '', json: {} },
+      transientRetries: 3,
+    };
+    const outcome = await checkProperty(ctx(), fc.constant(0), async () => {
+      throw new CheckFailure({ expected: '200', actual: '503', fix: 'look header names up', exchange });
+    });
+    expect(outcome.message).toMatch(
+      /got 503: a server error \(possibly transient, still so after 3 retries\)/,
+    );
+    expect(outcome.message).not.toMatch(/look header names up/);
   });
 });
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { curlFor } from './curl.ts';
+import { reproductionOf } from './exchange-record.ts';
 import type { Exchange, SuiteClient } from './http-client.ts';
-import type { Level, Reproduction, Verdict } from './types.ts';
+import type { Level, Reproduction, Unobserved, Verdict } from './types.ts';
 
 /** A protected endpoint as the suite calls it; tool bodies are configurable (their fields are "not shown"). */
 export interface Endpoint {
@@ -16,10 +16,22 @@ export interface CheckContext {
   client: SuiteClient;
   has: { token: boolean; deniedToken: boolean };
   endpoints: Record<Endpoint['name'], Endpoint>;
+  /**
+   * The calls the valid token must be served: whoami and the tools it may call (both, unless the user
+   * narrowed them with --allowed-tools). Checks that need a served call use only these.
+   */
+  servedEndpoints: readonly Endpoint[];
+  /** The tools the valid token may call (--allowed-tools; default both). */
+  allowedTools: readonly ToolName[];
   /** The tool the denied token may not call. */
-  deniedTool: 'web.search' | 'web.fetch';
+  deniedTool: ToolName;
   rateLimitBudget: number;
   maxWaitSeconds: number;
+  /**
+   * Longest Retry-After honoured once, by authz.allowed-calls-served, before a call is judged never
+   * served (a gateway whose quota a previous run used up is not failed for it).
+   */
+  longWaitSeconds: number;
   seed: number;
   numRuns: number;
   /** Replays one counterexample (with `seed`) instead of generating. */
@@ -28,10 +40,20 @@ export interface CheckContext {
   timeLimitMs: number;
   /** Computes a shared observation once per run (the rate-limit checks share one burst). */
   memo<T>(key: string, compute: () => Promise<T>): Promise<T>;
+  /** Waits (injectable, so the long waits can be tested without waiting). */
+  sleep(ms: number): Promise<void>;
   log(line: string): void;
 }
 
-export type CheckOutcome = { verdict: Verdict; message: string; reproduction?: Reproduction };
+export type ToolName = 'web.search' | 'web.fetch';
+
+export type CheckOutcome = {
+  verdict: Verdict;
+  message: string;
+  reproduction?: Reproduction;
+  /** Why the check could not observe what it needs (inconclusive, or a not-served failure). */
+  unobserved?: Unobserved;
+};
 
 /** A conformance check: a small named unit tied to a spec section. */
 export interface Check {
@@ -52,46 +74,143 @@ export class CheckFailure extends Error {
   readonly actual: string;
   readonly fix: string;
   readonly exchange?: Exchange;
+  /** The rule is about server errors itself (e.g. "never a 5xx for bad input"): keep its fix for a 5xx. */
+  readonly aboutServerErrors: boolean;
+  /** Set when the failure is that the gateway never served what the check needs. */
+  readonly unobserved?: Unobserved;
 
-  constructor(details: { expected: string; actual: string; fix: string; exchange?: Exchange }) {
+  constructor(details: {
+    expected: string;
+    actual: string;
+    fix: string;
+    exchange?: Exchange;
+    aboutServerErrors?: boolean;
+    unobserved?: Unobserved;
+  }) {
     super(`expected ${details.expected}; got ${details.actual}`);
     this.name = 'CheckFailure';
     this.expected = details.expected;
     this.actual = details.actual;
     this.fix = details.fix;
     this.exchange = details.exchange;
+    this.aboutServerErrors = details.aboutServerErrors ?? false;
+    this.unobserved = details.unobserved;
   }
 }
 
-/** The case could not be observed (e.g. rate-limited past the retry cap): neither pass nor fail. */
+/** What a failure says when the gateway's answer was a server error, whatever the check is about. */
+export const SERVER_ERROR_FIX =
+  "the gateway failed on its side, so this says nothing yet about the rule checked here: find the request in the gateway's logs (the reproduction sends it again) and make it succeed; the suite retries a 502, 503 or 504 up to 3 times (spec section 7), a 500 never";
+
+/** Whether an answer is a server error or no answer at all. */
+export const isServerError = (status: number) => status === 0 || status >= 500;
+
+/**
+ * The message of a failure: "Expected ...; got ...  Fix: ...". When the answer was a 5xx or a dropped
+ * connection it says so (possibly transient), and the fix is about that rather than the check's topic.
+ */
+export function failureMessage(failure: CheckFailure): string {
+  const exchange = failure.exchange;
+  if (!exchange || !isServerError(exchange.response.status)) {
+    return `Expected ${failure.expected}; got ${failure.actual}. Fix: ${failure.fix}`;
+  }
+  const retried =
+    exchange.transientRetries > 0 ? `, still so after ${exchange.transientRetries} retries` : '';
+  const what = exchange.response.status === 0 ? 'no answer' : 'a server error';
+  return `Expected ${failure.expected}; got ${failure.actual}: ${what} (possibly transient${retried}). Fix: ${failure.aboutServerErrors ? failure.fix : SERVER_ERROR_FIX}`;
+}
+
+/** The case could not be observed (e.g. rate-limited past the retry cap): neither pass nor fail by itself. */
 export class Inconclusive extends Error {
-  constructor(reason: string) {
-    super(reason);
+  readonly reason: Unobserved;
+  /** The unanswered request, when there is one (to judge whether the gateway ever served it). */
+  readonly exchange?: Exchange;
+
+  constructor(message: string, reason: Unobserved = 'max-wait', exchange?: Exchange) {
+    super(message);
     this.name = 'Inconclusive';
+    this.reason = reason;
+    this.exchange = exchange;
   }
 }
 
-/** One line describing a response, for failure messages. */
+/** One line describing a response, for failure messages. Only an error's `code` is an error code. */
 export function describeResponse(exchange: Exchange): string {
   const { response } = exchange;
   if (response.status === 0) return `no response (${response.error ?? 'connection failed'})`;
   const code = (response.json as { code?: unknown } | undefined)?.code;
   const type = response.headers['content-type'] ?? 'no content-type';
   const body =
-    typeof code === 'string'
+    typeof code === 'string' && response.status >= 400
       ? `code ${JSON.stringify(code.slice(0, 120))}`
       : `body ${JSON.stringify(response.text.slice(0, 120))}`;
   return `${response.status} (${type}) with ${body}`;
 }
 
+/** "GET /v1/whoami with the valid token": a call as a person reads it. */
+export function describeCall(exchange: Exchange): string {
+  const { method, path } = exchange.request;
+  const token =
+    exchange.credential === 'none'
+      ? 'without a token'
+      : exchange.credential === 'bad'
+        ? 'with a bad token'
+        : `with the ${exchange.credential} token`;
+  return `${method} ${path} ${token}`;
+}
+
 /** Raises Inconclusive when the client gave up on a 429 (the suite's own traffic was rate-limited). */
 export function observed(exchange: Exchange): Exchange {
   if (exchange.rateLimitExhausted) {
+    const asked =
+      exchange.retryAfterMs !== undefined
+        ? `its 429 asked for ${Math.ceil(exchange.retryAfterMs / 1000)} s`
+        : `it still answered 429 after ${exchange.attempts} attempts`;
     throw new Inconclusive(
-      `${exchange.request.method} ${exchange.request.path} was still rate-limited after backing off`,
+      `${describeCall(exchange)} was still rate-limited (${asked}; the suite waits at most --max-wait-seconds each time)`,
+      'max-wait',
+      exchange,
     );
   }
   return exchange;
+}
+
+/**
+ * Settles what the unobserved cases of a check mean. A case rate-limited beyond the waits on a call the
+ * gateway never served in this run is the gateway's doing (`not-served`: a failure); on a call it did
+ * serve, the user's --max-wait-seconds was too short (`max-wait`: inconclusive).
+ */
+export function settleUnobserved(
+  ctx: CheckContext,
+  cases: readonly Inconclusive[],
+): CheckOutcome | undefined {
+  if (cases.length === 0) return undefined;
+  const unserved = cases.find(
+    (c) => c.reason === 'max-wait' && c.exchange && !ctx.client.answered(c.exchange.key),
+  );
+  if (unserved?.exchange) {
+    const exchange = unserved.exchange;
+    const asked =
+      exchange.retryAfterMs !== undefined
+        ? ` (Retry-After ${Math.ceil(exchange.retryAfterMs / 1000)} s, beyond --max-wait-seconds ${ctx.maxWaitSeconds})`
+        : ` (still so after ${exchange.attempts} attempts with backoff)`;
+    return {
+      verdict: 'fail',
+      unobserved: 'not-served',
+      message: `Expected the gateway to answer ${describeCall(exchange)} at least once in the run; every answer was 429${asked}, so this check could observe nothing. Fix: a gateway that serves nothing cannot pass; if a previous run used up the quota, run again once it has recovered`,
+      reproduction: reproductionOf(exchange),
+    };
+  }
+  const first = cases[0] as Inconclusive;
+  const hint =
+    first.reason === 'max-wait'
+      ? '; raise --max-wait-seconds (the gateway served these calls earlier in the run)'
+      : '';
+  return {
+    verdict: 'inconclusive',
+    unobserved: first.reason,
+    message: `${cases.length} case(s) could not be observed: ${first.message}${hint}`,
+  };
 }
 
 /** The `code` of a JSON error body, if any. */
@@ -109,13 +228,13 @@ export async function checkProperty<T>(
   body: (value: T) => Promise<void>,
   options: { numRuns?: number; passMessage?: (runs: number) => string } = {},
 ): Promise<CheckOutcome> {
-  const inconclusive: string[] = [];
+  const inconclusive: Inconclusive[] = [];
   const property = fc.asyncProperty(arbitrary, async (value) => {
     try {
       await body(value);
     } catch (error) {
       if (error instanceof Inconclusive) {
-        inconclusive.push(error.message);
+        inconclusive.push(error);
         return;
       }
       throw error;
@@ -132,9 +251,10 @@ export async function checkProperty<T>(
     const failure = details.errorInstance;
     return {
       verdict: 'fail',
-      message: `Expected ${failure.expected}; got ${failure.actual}. Fix: ${failure.fix}`,
+      message: failureMessage(failure),
+      ...(failure.unobserved && { unobserved: failure.unobserved }),
       reproduction: {
-        curl: failure.exchange ? curlFor(failure.exchange) : undefined,
+        ...(failure.exchange ? reproductionOf(failure.exchange) : { curl: undefined }),
         seed: details.seed,
         path: details.counterexamplePath ?? undefined,
         counterexample: fc.stringify(details.counterexample),
@@ -146,18 +266,16 @@ export async function checkProperty<T>(
     if (error instanceof Error && error.name === 'TokenCommandError') throw error;
     return {
       verdict: 'inconclusive',
+      unobserved: 'suite-error',
       message: `the check could not run: ${error instanceof Error ? error.message : String(error)}`,
     };
   }
-  if (inconclusive.length > 0) {
-    return {
-      verdict: 'inconclusive',
-      message: `${inconclusive.length} of ${details.numRuns} cases could not be observed: ${inconclusive[0]}`,
-    };
-  }
+  const unobserved = settleUnobserved(ctx, inconclusive);
+  if (unobserved) return unobserved;
   if (details.interrupted && details.numRuns < numRuns) {
     return {
       verdict: 'inconclusive',
+      unobserved: 'time-limit',
       message: `time limit reached after ${details.numRuns} of ${numRuns} cases`,
     };
   }
@@ -169,18 +287,20 @@ export async function checkProperty<T>(
 
 /**
  * Runs one property per labelled category, splitting the cases between them, so every category is
- * exercised on every run (a fault that only long tokens trigger is never missed by chance). The first
- * failing category decides; its replay path is prefixed with the label, e.g. `long:3:1`.
+ * exercised on every run (a fault that only long tokens trigger, or only on one endpoint, is never missed
+ * by chance). A counterexample in any category decides; its replay path is prefixed with the label, e.g.
+ * `long@whoami:3:1`. Labels must not contain ':'.
  */
 export async function checkEach<T>(
   ctx: CheckContext,
   categories: Record<string, fc.Arbitrary<T>>,
   body: (value: T, category: string) => Promise<void>,
+  options: { runsPerCategory?: number } = {},
 ): Promise<CheckOutcome> {
   const labels = Object.keys(categories);
   const [replayLabel, ...rest] = ctx.path?.split(':') ?? [];
   const selected = ctx.path ? labels.filter((l) => l === replayLabel) : labels;
-  const numRuns = Math.max(2, Math.ceil(ctx.numRuns / labels.length));
+  const numRuns = options.runsPerCategory ?? Math.max(2, Math.ceil(ctx.numRuns / labels.length));
   const outcomes: CheckOutcome[] = [];
   for (const label of selected) {
     const sub = { ...ctx, path: ctx.path ? rest.join(':') : undefined };
@@ -193,14 +313,38 @@ export async function checkEach<T>(
     if (outcome.verdict === 'fail') {
       if (outcome.reproduction?.path) outcome.reproduction.path = `${label}:${outcome.reproduction.path}`;
       outcome.message = `[${label}] ${outcome.message}`;
-      return outcome;
+      // A counterexample is the strongest verdict: a category that was merely never served waits.
+      if (!outcome.unobserved) return outcome;
     }
     outcomes.push(outcome);
   }
-  const unsure = outcomes.find((o) => o.verdict === 'inconclusive');
+  const unsure =
+    outcomes.find((o) => o.verdict === 'fail') ?? outcomes.find((o) => o.verdict === 'inconclusive');
   if (unsure) return unsure;
   return {
     verdict: 'pass',
-    message: `held for ${numRuns} cases in each of ${selected.length} categories (${selected.join(', ')})`,
+    message: `held for ${numRuns} case(s) in each of ${selected.length} categories (${selected.join(', ')})`,
   };
+}
+
+/**
+ * Runs a check body once, without generated input (a fixed sequence of calls), with the same verdicts as
+ * checkProperty: a CheckFailure fails (with the curl reproduction), an Inconclusive settles as for a
+ * property (never served: a failure; a budget: inconclusive).
+ */
+export async function checkOnce(ctx: CheckContext, body: () => Promise<string>): Promise<CheckOutcome> {
+  try {
+    return { verdict: 'pass', message: await body() };
+  } catch (error) {
+    if (error instanceof CheckFailure) {
+      return {
+        verdict: 'fail',
+        message: failureMessage(error),
+        ...(error.unobserved && { unobserved: error.unobserved }),
+        ...(error.exchange && { reproduction: reproductionOf(error.exchange) }),
+      };
+    }
+    if (error instanceof Inconclusive) return settleUnobserved(ctx, [error]) as CheckOutcome;
+    throw error;
+  }
 }

@@ -57,7 +57,7 @@ describe('token commands', () => {
 });
 
 describe('the suite client obeys the client safety rules', () => {
-  it('retries a transient 503 (at most twice, honouring Retry-After), never a 500', async () => {
+  it('retries a transient 503 (at most three times, honouring Retry-After), never a 500', async () => {
     const unavailable: Reply = {
       status: 503,
       headers: { 'retry-after': '0' },
@@ -70,7 +70,7 @@ describe('the suite client obeys the client safety rules', () => {
     const down = await scripted([unavailable]);
     const downClient = createSuiteClient({ baseUrl: down.base, tokens: {}, maxWaitSeconds: 5 });
     const observed = await downClient.send({ method: 'GET', path: '/v1/whoami' });
-    expect([observed.response.status, observed.attempts]).toEqual([503, 3]);
+    expect([observed.response.status, observed.attempts, observed.transientRetries]).toEqual([503, 4, 3]);
     expect((await downClient.send({ method: 'GET', path: '/v1/whoami' }, { raw: true })).attempts).toBe(1);
     const crash = await scripted([{ status: 500, body: { code: 'internal_error' } }, { status: 200 }]);
     const crashClient = createSuiteClient({ baseUrl: crash.base, tokens: {}, maxWaitSeconds: 5 });
@@ -100,13 +100,35 @@ describe('the suite client obeys the client safety rules', () => {
     expect(gaps[1]).toBeGreaterThan(gaps[0] as number);
   });
 
-  it('does not wait beyond --max-wait-seconds: the 429 is reported as exhausted at once', async () => {
+  it('does not wait beyond --max-wait-seconds: the 429 is reported as exhausted at once, with the wait it asked', async () => {
     const { base, arrivals } = await scripted([limited({ 'retry-after': '3600' })]);
     const client = createSuiteClient({ baseUrl: base, tokens: {}, maxWaitSeconds: 2 });
     const exchange = await client.send({ method: 'GET', path: '/v1/whoami' });
     client.close();
     expect(exchange.rateLimitExhausted).toBe(true);
+    expect(exchange.retryAfterMs).toBe(3_600_000);
     expect(arrivals).toHaveLength(1);
+  });
+
+  it('remembers which calls the gateway ever answered (not with a 429 or a 5xx), by path and credential', async () => {
+    const { base } = await scripted([limited({ 'retry-after': '3600' }), { status: 401 }, { status: 200 }]);
+    const client = createSuiteClient({
+      baseUrl: base,
+      tokens: { valid: staticToken('t', '$TOKEN') },
+      maxWaitSeconds: 1,
+    });
+    const valid = { kind: 'derived', from: 'valid', transform: { op: 'none' } } as const;
+    const limitedCall = await client.send({ method: 'GET', path: '/v1/whoami', token: valid });
+    expect(client.answered(limitedCall.key)).toBe(false);
+    const refused = await client.send({ method: 'GET', path: '/v1/whoami' });
+    expect([refused.credential, client.answered(refused.key), client.answered(limitedCall.key)]).toEqual([
+      'none',
+      true,
+      false,
+    ]);
+    const served = await client.send({ method: 'GET', path: '/v1/whoami', token: valid });
+    expect([served.key, client.answered(limitedCall.key)]).toEqual([limitedCall.key, true]);
+    client.close();
   });
 
   it('returns 429 untouched in raw mode', async () => {
@@ -114,6 +136,18 @@ describe('the suite client obeys the client safety rules', () => {
     const rawClient = createSuiteClient({ baseUrl: raw.base, tokens: {}, maxWaitSeconds: 5 });
     expect((await rawClient.send({ method: 'GET', path: '/' }, { raw: true })).response.status).toBe(429);
     rawClient.close();
+  });
+
+  it('observe429 returns a 429 as it is, but still retries a transient 503 first', async () => {
+    const { base, arrivals } = await scripted([
+      { status: 503, headers: { 'retry-after': '0' }, body: { code: 'upstream_unavailable' } },
+      limited({ 'retry-after': '1' }),
+      { status: 200 },
+    ]);
+    const client = createSuiteClient({ baseUrl: base, tokens: {}, maxWaitSeconds: 5 });
+    const exchange = await client.send({ method: 'GET', path: '/v1/whoami' }, { observe429: true });
+    client.close();
+    expect([exchange.response.status, exchange.transientRetries, arrivals.length]).toEqual([429, 1, 2]);
   });
 
   it('refreshes a command token once when the gateway stops accepting it', async () => {

@@ -25,10 +25,16 @@ export interface SuiteResponse {
   error?: string;
 }
 
+/** Which token a request carried: the two real ones unaltered, none, or anything else (a bad one). */
+export type Credential = 'valid' | 'denied' | 'none' | 'bad';
+
 /** One request and its final response, with what the client did in between. */
 export interface Exchange {
   request: SuiteRequest;
   url: string;
+  credential: Credential;
+  /** The call as the suite tracks whether the gateway ever served it: method, path and credential. */
+  key: string;
   /** Headers as sent, token redacted. */
   sentHeaders: [string, string][];
   /** How the token was derived, for the curl reproduction. */
@@ -38,7 +44,28 @@ export interface Exchange {
   attempts: number;
   /** True when the gateway still answered 429 after the retry cap or beyond --max-wait-seconds. */
   rateLimitExhausted: boolean;
+  /** With rateLimitExhausted: the wait the last 429 asked for (ms), when it said (Retry-After). */
+  retryAfterMs?: number;
+  /** Retries of a 502/503/504 before this answer (spec section 7: transient). */
+  transientRetries: number;
+  /** With transientRetries: the status of the first failed attempt. */
+  transientStatus?: number;
 }
+
+/** The credential class of a request's token. */
+export function credentialOf(request: SuiteRequest): Credential {
+  const { token } = request;
+  if (!token) return 'none';
+  if (token.kind === 'derived' && token.transform.op === 'none') return token.from;
+  return 'bad';
+}
+
+/** The key under which the client remembers whether the gateway ever answered a call. */
+export const callKey = (request: SuiteRequest) =>
+  `${request.method} ${request.path} (${credentialOf(request)} token)`;
+
+/** Whether an answer counts as the gateway serving the call: anything but a 429, a 5xx or no answer. */
+const isAnswer = (status: number) => status >= 200 && status < 500 && status !== 429;
 
 export interface ClientOptions {
   baseUrl: string;
@@ -55,7 +82,20 @@ export interface ClientOptions {
 const MAX_BODY = 1024 * 1024;
 /** Statuses that say "try again" (bad gateway, unavailable, gateway timeout), unlike a 500 (a bug). */
 const TRANSIENT = new Set([502, 503, 504]);
-const MAX_TRANSIENT_RETRIES = 2;
+/** Whether a status is a transient server failure (spec section 7: retry with backoff). */
+export const isTransient = (status: number) => TRANSIENT.has(status);
+
+/** The wait a response's Retry-After asks for (ms), or undefined without a usable one. */
+export function retryAfterOf(response: SuiteResponse): number | undefined {
+  const header = response.headers['retry-after'];
+  const parsed = header === undefined ? undefined : parseRetryAfter(header);
+  return parsed ? retryAfterDelayMs(parsed, response.headers.date) : undefined;
+}
+/**
+ * Three, not two: a gateway failing 5% of requests at random would leave one in 8,000 still failing after
+ * two retries, enough to fail one run in twenty on the suite's ~400 requests; after three, one in 160,000.
+ */
+export const MAX_TRANSIENT_RETRIES = 3;
 /** Exponential backoff with "equal jitter": half the step fixed, half random, capped. */
 export const backoffMs = (attempt: number, random = Math.random) => {
   const step = Math.min(8000, 250 * 2 ** attempt);
@@ -65,7 +105,7 @@ export const backoffMs = (attempt: number, random = Math.random) => {
 /**
  * The suite's own HTTP client. It obeys the spec's client safety rules (section 7): on 429 it honours
  * Retry-After (or backs off exponentially with jitter when there is none), under a hard retry cap; a 502,
- * 503 or 504 is retried at most twice the same way (transient), a 500 never (it is an observation). With
+ * 503 or 504 is retried at most three times the same way (transient), a 500 never (it is an observation). With
  * a token command, a 401 on a real token refreshes it once. `raw` returns the first answer, whatever it is.
  */
 export function createSuiteClient(options: ClientOptions) {
@@ -77,6 +117,7 @@ export function createSuiteClient(options: ClientOptions) {
   const maxRetries = options.maxRetries ?? 5;
   const timeoutMs = options.timeoutMs ?? 15_000;
   let requests = 0;
+  const answered = new Set<string>();
 
   const materialise = async (token: TokenValue) => {
     if (token.kind === 'literal') return { value: token.value };
@@ -139,11 +180,8 @@ export function createSuiteClient(options: ClientOptions) {
 
   /** The wait before retrying a 429, or undefined when it would exceed --max-wait-seconds. */
   const waitFor = (response: SuiteResponse, attempt: number): number | undefined => {
-    const header = response.headers['retry-after'];
-    const parsed = header === undefined ? undefined : parseRetryAfter(header);
-    const wait = parsed
-      ? retryAfterDelayMs(parsed, response.headers.date) + Math.random() * 100
-      : backoffMs(attempt);
+    const asked = retryAfterOf(response);
+    const wait = asked !== undefined ? asked + Math.random() * 100 : backoffMs(attempt);
     return wait > options.maxWaitSeconds * 1000 ? undefined : wait;
   };
 
@@ -153,16 +191,28 @@ export function createSuiteClient(options: ClientOptions) {
       return requests;
     },
 
+    /** Whether the gateway has answered this call (see `callKey`) with anything but a 429 or a 5xx yet. */
+    answered(key: string): boolean {
+      return answered.has(key);
+    },
+
     /**
-     * Sends a request. With `raw`, a 429 is returned as is (the rate-limit checks observe them); otherwise
-     * the client backs off and retries under the cap.
+     * Sends a request; the client backs off and retries a 429 (and a 502/503/504) under the caps. With
+     * `observe429`, a 429 is returned as is (the rate-limit checks observe them), a transient failure still
+     * retried; with `raw`, the first answer is returned, whatever it is.
      */
-    async send(request: SuiteRequest, sendOptions: { raw?: boolean } = {}): Promise<Exchange> {
+    async send(
+      request: SuiteRequest,
+      sendOptions: { raw?: boolean; observe429?: boolean } = {},
+    ): Promise<Exchange> {
       // Paths are relative to the base URL, path prefix included (spec section 4): a gateway may be
       // mounted under one (`https://api.example/tenant-a`).
       const url = new URL(`${base.href.replace(/\/+$/, '')}${request.path}`);
+      const key = callKey(request);
+      const credential = credentialOf(request);
       let attempts = 0;
       let transientRetries = 0;
+      let transientStatus: number | undefined;
       let refreshed = false;
       for (;;) {
         attempts += 1;
@@ -178,14 +228,20 @@ export function createSuiteClient(options: ClientOptions) {
           redactedHeaders = [...headers.slice(0, -1), [name, redacted ? `<${redacted.variable}>` : value]];
         }
         const response = await sendOnce(url, request.method, headers, request.body);
+        if (isAnswer(response.status)) answered.add(key);
         const exchange = (rateLimitExhausted: boolean): Exchange => ({
           request,
           url: url.href,
+          credential,
+          key,
           sentHeaders: redactedHeaders,
           tokenTransform,
           response,
           attempts,
           rateLimitExhausted,
+          ...(rateLimitExhausted && { retryAfterMs: retryAfterOf(response) }),
+          transientRetries,
+          ...(transientStatus !== undefined && { transientStatus }),
         });
         const code = (response.json as { code?: unknown } | undefined)?.code;
         if (
@@ -199,12 +255,13 @@ export function createSuiteClient(options: ClientOptions) {
           if (await options.tokens[request.token.from]?.refresh()) continue;
         }
         if (sendOptions.raw) return exchange(false);
-        if (TRANSIENT.has(response.status) && transientRetries < MAX_TRANSIENT_RETRIES) {
+        if (isTransient(response.status) && transientRetries < MAX_TRANSIENT_RETRIES) {
           // A transient server failure (spec section 7: retry with backoff): a gateway may have one now and
           // then, and the checks judge the outcome, not the hiccup. One that keeps failing is observed.
           const wait = waitFor(response, transientRetries + 1);
           if (wait !== undefined) {
             transientRetries += 1;
+            transientStatus ??= response.status;
             options.log?.(
               `  ${response.status} from ${request.method} ${request.path}: retrying in ${(wait / 1000).toFixed(1)} s (transient failure ${transientRetries}/${MAX_TRANSIENT_RETRIES})`,
             );
@@ -212,7 +269,7 @@ export function createSuiteClient(options: ClientOptions) {
             continue;
           }
         }
-        if (response.status !== 429) return exchange(false);
+        if (response.status !== 429 || sendOptions.observe429) return exchange(false);
         const wait = attempts <= maxRetries ? waitFor(response, attempts) : undefined;
         if (wait === undefined) return exchange(true);
         options.log?.(

@@ -5,12 +5,14 @@
  * import { runConformance, exitCodeFor } from 'agent-tool-gateway-harness/conformance';
  * const report = await runConformance({ baseUrl: 'http://127.0.0.1:8787', token, deniedToken });
  */
-export type { Check, CheckContext, CheckOutcome, Endpoint } from './check.ts';
+export type { Check, CheckContext, CheckOutcome, Endpoint, ToolName } from './check.ts';
 export { CheckFailure, Inconclusive } from './check.ts';
 export { CHECKS } from './checks/index.ts';
 export { formatCheckLine, formatSummary } from './reporters/console.ts';
+export { escapeHtml, toHtmlReport } from './reporters/html.ts';
 export { toJsonReport } from './reporters/json.ts';
 export { toJunitXml } from './reporters/junit.ts';
+export { toMarkdownSummary } from './reporters/markdown.ts';
 export { parseRetryAfter, retryAfterDelayMs } from './retry-after.ts';
 export {
   CannotRunError,
@@ -21,4 +23,4 @@ export {
   selectChecks,
 } from './runner.ts';
 export { commandToken, staticToken, type TokenSource } from './token-source.ts';
-export type { CheckResult, Level, Reproduction, Verdict } from './types.ts';
+export type { CheckResult, ExchangeRecord, Level, Reproduction, Unobserved, Verdict } from './types.ts';

@@ -1,16 +1,25 @@
-import type { Check, CheckContext, Endpoint } from './check.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Check, CheckContext, Endpoint, ToolName } from './check.ts';
 import { CHECKS } from './checks/index.ts';
-import { DENIED_TOKEN, VALID_TOKEN } from './checks/support.ts';
+import { DENIED_TOKEN, TOOLS, VALID_TOKEN } from './checks/support.ts';
 import { createSuiteClient } from './http-client.ts';
 import { redactTokens } from './redact.ts';
 import { staticToken, TokenCommandError, type TokenSource } from './token-source.ts';
-import type { CheckResult, Reproduction } from './types.ts';
+import type { CheckResult, ExchangeRecord, Reproduction, Unobserved } from './types.ts';
 
 export interface ConformanceOptions {
   /** The gateway's base URL, e.g. `https://staging.example.com` (paths under /v1 are appended). */
   baseUrl: string;
-  /** A valid identity token: a string, or a source such as `commandToken(cmd, '$TOKEN')`. */
+  /**
+   * A valid identity token allowed to call both tools (narrow with `allowedTools`): a string, or a
+   * source such as `commandToken(cmd, '$TOKEN')`.
+   */
   token?: string | TokenSource;
+  /**
+   * The tools `token` may call (default both). A tool left out is not called with it, and the checks
+   * say so: it is skipped, never passed.
+   */
+  allowedTools?: readonly ToolName[];
   /** A valid token that may not call `deniedTool`. Without it the authorization checks are skipped. */
   deniedToken?: string | TokenSource;
   /** The tool the denied token may not call (default web.search). */
@@ -19,6 +28,13 @@ export interface ConformanceOptions {
   rateLimitBudget?: number;
   /** Longest Retry-After the suite waits (default 10 s). */
   maxWaitSeconds?: number;
+  /**
+   * Longest Retry-After waited once, by authz.allowed-calls-served, before a call is judged never served
+   * (default 120 s, or maxWaitSeconds when that is longer).
+   */
+  longWaitSeconds?: number;
+  /** Waits (default: real time); tests inject their own. */
+  sleep?: (ms: number) => Promise<void>;
   /** fast-check seed (default: $AGENT_GATEWAY_SEED, else random); printed so a run can be replayed. */
   seed?: number;
   /** Generated cases per property check (default 25). */
@@ -56,6 +72,31 @@ export interface ConformanceReport {
     mustFailed: number;
     shouldFailed: number;
     executed: number;
+    /** Failures because the gateway never served what the check needs (among `fail`). */
+    notServed: number;
+    /** Inconclusive checks by why they could not observe (a budget the user set, a suite error). */
+    inconclusiveBy: Partial<Record<Unobserved, number>>;
+  };
+}
+
+/** The counts a report heads with, from its check results (the reporters and the exit code read these). */
+export function summariseResults(results: readonly CheckResult[]): ConformanceReport['summary'] {
+  const count = (verdict: CheckResult['verdict']) => results.filter((r) => r.verdict === verdict).length;
+  const inconclusiveBy: Partial<Record<Unobserved, number>> = {};
+  for (const r of results) {
+    if (r.verdict === 'inconclusive' && r.unobserved)
+      inconclusiveBy[r.unobserved] = (inconclusiveBy[r.unobserved] ?? 0) + 1;
+  }
+  return {
+    pass: count('pass'),
+    fail: count('fail'),
+    skipped: count('skipped'),
+    inconclusive: count('inconclusive'),
+    mustFailed: results.filter((r) => r.verdict === 'fail' && r.level === 'MUST').length,
+    shouldFailed: results.filter((r) => r.verdict === 'fail' && r.level === 'SHOULD').length,
+    executed: results.length - count('skipped'),
+    notServed: results.filter((r) => r.verdict === 'fail' && r.unobserved === 'not-served').length,
+    inconclusiveBy,
   };
 }
 
@@ -105,11 +146,14 @@ export function exitCodeFor(report: ConformanceReport, strict: boolean): 0 | 1 |
 }
 
 function checkJsonBody(name: string, body: string) {
+  let value: unknown;
   try {
-    JSON.parse(body);
+    value = JSON.parse(body);
   } catch {
     throw new CannotRunError(`${name} is not valid JSON: ${body}`);
   }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new CannotRunError(`${name} must be a JSON object (the request's fields): ${body}`);
 }
 
 /**
@@ -138,6 +182,13 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   });
   const seed = options.seed ?? defaultSeed();
   const numRuns = options.numRuns ?? 25;
+  const allowedTools = options.allowedTools ?? TOOLS;
+  const unknownTools = allowedTools.filter((tool) => !TOOLS.includes(tool));
+  if (unknownTools.length > 0)
+    throw new CannotRunError(
+      `unknown tool ${unknownTools.join(', ')} in the allowed tools; known: ${TOOLS.join(', ')}`,
+    );
+  const maxWaitSeconds = options.maxWaitSeconds ?? 10;
   const started = Date.now();
   const memo = new Map<string, Promise<unknown>>();
   const endpoints: Record<Endpoint['name'], Endpoint> = {
@@ -149,9 +200,15 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     client,
     has: { token: tokens.valid !== undefined, deniedToken: tokens.denied !== undefined },
     endpoints,
+    servedEndpoints: [
+      endpoints.whoami,
+      ...TOOLS.filter((t) => allowedTools.includes(t)).map((t) => endpoints[t]),
+    ],
+    allowedTools,
     deniedTool: options.deniedTool ?? 'web.search',
     rateLimitBudget: options.rateLimitBudget ?? 300,
-    maxWaitSeconds: options.maxWaitSeconds ?? 10,
+    maxWaitSeconds,
+    longWaitSeconds: Math.max(options.longWaitSeconds ?? 120, maxWaitSeconds),
     seed,
     numRuns,
     path: options.path,
@@ -160,6 +217,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       if (!memo.has(key)) memo.set(key, compute());
       return memo.get(key) as Promise<T>;
     },
+    sleep: options.sleep ?? ((ms) => sleep(ms)),
     log,
   };
 
@@ -199,7 +257,6 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       results.push(result);
       options.onResult?.(result);
     }
-    const count = (verdict: CheckResult['verdict']) => results.filter((r) => r.verdict === verdict).length;
     return {
       target: options.baseUrl,
       seed,
@@ -208,15 +265,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       durationMs: Date.now() - started,
       requests: client.requests,
       checks: results,
-      summary: {
-        pass: count('pass'),
-        fail: count('fail'),
-        skipped: count('skipped'),
-        inconclusive: count('inconclusive'),
-        mustFailed: results.filter((r) => r.verdict === 'fail' && r.level === 'MUST').length,
-        shouldFailed: results.filter((r) => r.verdict === 'fail' && r.level === 'SHOULD').length,
-        executed: results.length - count('skipped'),
-      },
+      summary: summariseResults(results),
     };
   } finally {
     client.close();
@@ -253,6 +302,7 @@ async function runOne(
     if (error instanceof TokenCommandError) throw new CannotRunError(error.message);
     outcome = {
       verdict: 'inconclusive',
+      unobserved: 'suite-error',
       message: `the check could not run: ${error instanceof Error ? error.message : String(error)}`,
     };
   }
@@ -285,7 +335,26 @@ async function withoutTokens(
         ...(reproduction.counterexample !== undefined && {
           counterexample: redact(reproduction.counterexample),
         }),
+        ...(reproduction.exchange && { exchange: redactExchange(reproduction.exchange, redact) }),
       },
     }),
+  };
+}
+
+/** An exchange with the suite's tokens taken out of everything the gateway sent back (and of what was sent). */
+function redactExchange(record: ExchangeRecord, redact: (text: string) => string): ExchangeRecord {
+  const { request, response } = record;
+  return {
+    ...record,
+    request: {
+      ...request,
+      headers: request.headers.map(([name, value]) => [name, redact(value)]),
+      ...(request.body !== undefined && { body: redact(request.body) }),
+    },
+    response: {
+      ...response,
+      headers: Object.fromEntries(Object.entries(response.headers).map(([k, v]) => [k, redact(v)])),
+      body: redact(response.body),
+    },
   };
 }

@@ -5,7 +5,11 @@
  */
 export type TokenTransform =
   | { op: 'none' }
-  /** Replace the character at `at` (0..1 of the length, never the last one) with `char`. */
+  /**
+   * Change one character: at `at` (0 the first, under 1 a position before the last significant one, 1 the
+   * last significant one: trailing `=` padding is not significant). `char` only supplies the random part of
+   * the new character: the change always alters a bit the token's encoding uses (see `changedChar`).
+   */
   | { op: 'replace'; at: number; char: string }
   /** Keep the first `keep` (0..1 of the length, at least one character). */
   | { op: 'truncate'; keep: number }
@@ -24,11 +28,48 @@ export type ResolvedTransform =
 
 /** The base64url alphabet, the characters of most tokens. */
 export const BASE64URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/** The standard base64 alphabet (RFC 4648 section 4). */
+export const BASE64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/** Hex tokens (and UUIDs): every bit of every digit is used, and many gateways compare them case-insensitively. */
+const HEX_TOKEN = /^[0-9a-fA-F-]+$/;
+
+/** The index of the last character that carries data: trailing `=` is base64 padding. */
+export function lastSignificantIndex(token: string): number {
+  let last = token.length - 1;
+  while (last > 0 && token[last] === '=') last--;
+  return last;
+}
+
+/**
+ * The character to put at `index` instead of the one there: always different case-insensitively, and
+ * always a change a decoder cannot ignore. In base64 the last character of a segment carries unused low
+ * bits (a lenient decoder, such as jose's, accepts a change there), so the top bit of the character's
+ * 6-bit value is flipped (A<->g, ...), which every position uses; in a hex token the top bit of the digit
+ * (0<->8, ...), keeping the token hex. `random` (a base64url character) supplies the other bits.
+ */
+export function changedChar(token: string, index: number, random: string): string {
+  const original = token[index] ?? '';
+  const r = Math.max(0, BASE64URL_ALPHABET.indexOf(random));
+  if (HEX_TOKEN.test(token)) {
+    const value = Number.parseInt(original, 16);
+    if (Number.isNaN(value)) return (r % 16).toString(16);
+    const digit = (value ^ 8 ^ (r & 7)).toString(16);
+    return /[A-F]/.test(token) && !/[a-f]/.test(token) ? digit.toUpperCase() : digit;
+  }
+  const alphabet = /[+/]/.test(token) && !/[-_]/.test(token) ? BASE64_ALPHABET : BASE64URL_ALPHABET;
+  const value = alphabet.indexOf(original);
+  const half = value === -1 ? r & 32 : (value & 32) ^ 32;
+  let next = half | (r & 31);
+  // At most one character of the other half is the same letter in the other case: skip it.
+  while ((alphabet[next] as string).toLowerCase() === original.toLowerCase()) next = half | ((next + 1) & 31);
+  return alphabet[next] as string;
+}
 
 /**
  * Applies a transform. A replacement always changes the character case-insensitively too, so a gateway
- * whose tokens are case-insensitive (hex) is not blamed; the last character is never replaced, because
- * in base64 it can carry unused bits that decode to the same bytes.
+ * whose tokens are case-insensitive (hex) is not blamed, and always in a bit the encoding uses, so a
+ * gateway that compares decoded bytes (lenient base64) is not blamed either (see `changedChar`).
  */
 export function applyTransform(
   token: string,
@@ -44,12 +85,12 @@ export function applyTransform(
       return { value: token.slice(0, length), resolved: { op: 'truncate', length } };
     }
     case 'replace': {
-      const index = Math.min(token.length - 2, Math.max(0, Math.floor(transform.at * (token.length - 1))));
-      const original = token[index] ?? '';
-      let char = transform.char;
-      for (let i = BASE64URL_ALPHABET.indexOf(char); char.toLowerCase() === original.toLowerCase(); i++) {
-        char = BASE64URL_ALPHABET[(i + 1) % BASE64URL_ALPHABET.length] as string;
-      }
+      const last = lastSignificantIndex(token);
+      const index =
+        transform.at >= 1
+          ? last
+          : Math.min(Math.max(0, last - 1), Math.floor(Math.max(0, transform.at) * last));
+      const char = changedChar(token, index, transform.char);
       return {
         value: token.slice(0, index) + char + token.slice(index + 1),
         resolved: { op: 'replace', index, char },

@@ -2,15 +2,57 @@
 export type Level = 'MUST' | 'SHOULD';
 
 /**
- * pass: the property held for every generated case. fail: a counterexample was found. skipped: the check
- * could not run (with the reason, e.g. no denied token given). inconclusive: it ran but could not observe
- * what it needs (e.g. no 429 within the request budget). Only `pass` is a pass.
+ * pass: the property held for every generated case. fail: a counterexample was found, or the gateway's
+ * own answers kept the check from observing anything (`unobserved: 'not-served'`). skipped: the check
+ * did not run, for want of something the user did not provide (e.g. no denied token). inconclusive: it
+ * ran, but a budget the user set was too small to observe what it needs (`unobserved` says which). Only
+ * `pass` is a pass.
  */
 export type Verdict = 'pass' | 'fail' | 'skipped' | 'inconclusive';
+
+/**
+ * Why a check could not observe what it needs.
+ * - `not-served`: the gateway's own answers: it never answered the calls the check needs with anything
+ *   but a 429 beyond the suite's waits (a gateway that serves nothing). A failure, never a pass.
+ * - `max-wait`: the gateway had served those calls, but later asked for a longer wait than
+ *   --max-wait-seconds (or kept answering 429 past the retry cap): raise --max-wait-seconds.
+ * - `rate-limit-budget`: no 429 within --rate-limit-budget requests: the limit is higher than the budget.
+ * - `token-refused`: the valid token stopped being accepted during the run (it expired?).
+ * - `time-limit`: the check's time limit ran out before its cases did.
+ * - `suite-error`: the check itself could not run (a bug in the suite: please report it).
+ */
+export type Unobserved =
+  | 'not-served'
+  | 'max-wait'
+  | 'rate-limit-budget'
+  | 'token-refused'
+  | 'time-limit'
+  | 'suite-error';
+
+/**
+ * The request a failure rests on and the answer it got, as sent and received: tokens appear as
+ * `<$TOKEN>` / `<$DENIED_TOKEN>` (or, for a made-up token, as the check sent it), and a long body is cut.
+ */
+export interface ExchangeRecord {
+  request: { method: string; url: string; headers: [string, string][]; body?: string };
+  /** Status 0 and `error` when no HTTP answer came (refused, reset, timeout). */
+  response: {
+    status: number;
+    headers: Record<string, string>;
+    body: string;
+    /** Set when `body` was cut: the length of the whole body, in characters. */
+    length?: number;
+    error?: string;
+  };
+  /** Attempts the suite's client made (more than 1 after a 429 or a transient 5xx it retried). */
+  attempts: number;
+}
 
 /** How to see a failure again: a curl command (tokens redacted) and the fast-check replay coordinates. */
 export interface Reproduction {
   curl?: string;
+  /** The failing request and its answer (new in the JSON report; older readers ignore it). */
+  exchange?: ExchangeRecord;
   seed?: number;
   path?: string;
   counterexample?: string;
@@ -25,6 +67,8 @@ export interface CheckResult {
   level: Level;
   verdict: Verdict;
   message: string;
+  /** Set when the check could not observe what it needs (an inconclusive, or a not-served failure). */
+  unobserved?: Unobserved;
   reproduction?: Reproduction;
   durationMs: number;
   requests: number;

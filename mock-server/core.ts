@@ -1,4 +1,6 @@
+import { isDashboardAsset, registerDashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { GatewayError } from './errors.ts';
+import { registerOpenApiRoute } from './openapi/openapi-route.ts';
 import type { Answer, CallContext, GatewayRequest, GatewayResponse } from './pipeline/context.ts';
 import { recordCall } from './pipeline/record.ts';
 import { requestIdFor } from './pipeline/request-id.ts';
@@ -42,12 +44,17 @@ export function createCore(
   registerGatewayRoutes(router, runtime);
   if (options.serveIdentityProvider) registerIdpRoutes(router, runtime);
   const { admin } = options;
-  if (admin) registerAdminRoutes(router, admin);
+  if (admin) {
+    registerAdminRoutes(router, admin);
+    registerDashboardRoutes(router);
+  }
+  registerOpenApiRoute(router, { identityProvider: options.serveIdentityProvider, admin: Boolean(admin) });
 
   /** The route's answer (or its promise); throws 404, 405 (with Allow) and, on admin paths, 401/403 first. */
   const route = (ctx: CallContext, path: string, adminCall: boolean): Answer | Promise<Answer> => {
     const { method } = ctx.request;
-    if (adminCall && admin) requireAdminKey(ctx, admin.adminKey);
+    // The dashboard's static files load without the key (the page asks for it); nothing else under /__admin.
+    if (adminCall && admin && !isDashboardAsset(method, path)) requireAdminKey(ctx, admin.adminKey);
     const match = router.match(method, path);
     if (match?.handler) return match.handler(ctx, match.params);
     if (match) throw methodNotAllowed(method, path, match.allow);

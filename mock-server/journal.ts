@@ -54,6 +54,12 @@ export interface JournalEntry {
   retry_after_ms?: number;
   /** The rate-limit rule and scope key that refused the request. */
   limit?: { rule: string; scope: string; key: string };
+  /**
+   * Each rate-limit rule that counted the request (or would have, for a refused one): its scope key, its
+   * limit, and the requests it had left once this one was decided (0 for the rule that refused it). The
+   * dashboard plots each rule's state over time from these.
+   */
+  quota?: { rule: string; key: string; limit: number; remaining: number }[];
   fault?: string;
   /** `stored`: a response was kept for its Idempotency-Key; `replayed`: answered from the store. */
   idempotency?: 'stored' | 'replayed';

@@ -1,12 +1,11 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { ConfigError, describeIssues, readYamlFile } from './config/load-config.ts';
 import { faultSpecSchema } from './faults.ts';
+import { SCENARIOS_DIR } from './fixtures-dir.ts';
 
-/** Where `--scenario NAME` looks: fixtures/scenarios/NAME.yaml. */
-export const SCENARIOS_DIR = fileURLToPath(new URL('../fixtures/scenarios/', import.meta.url));
+export { SCENARIOS_DIR };
 
 /**
  * A QA scenario: a config overlay (limits, token lifetime, tools, agents...) laid over the gateway's base

@@ -1,9 +1,12 @@
 /**
  * Test helpers for agent developers who run the reference gateway in-process (msw): grade the agent under
- * test against the spec's client safety rules, with a readable account of what it did.
+ * test against the spec's client safety rules, with a readable account of what it did. Independent of any
+ * test runner: vitest users import `agent-tool-gateway-harness/testing/vitest` (matcher registered and
+ * typed), jest users `expect.extend(clientRuleMatchers)` and declare `ClientRuleMatchers` on jest's
+ * `Matchers`, anyone else calls `assertFollowsClientRules`.
  *
  * @example
- * import { expect } from 'vitest';
+ * import { expect } from '@jest/globals';
  * import { clientRuleMatchers } from 'agent-tool-gateway-harness/testing';
  * expect.extend(clientRuleMatchers);
  * // ... let the agent work against the gateway ...
@@ -77,10 +80,11 @@ export const clientRuleMatchers = {
   },
 };
 
-declare module 'vitest' {
-  // biome-ignore lint/suspicious/noExplicitAny: must match vitest's own declaration, Matchers<T = any>
-  interface Matchers<T = any> {
-    /** The agent followed every client safety rule of the spec (report from the gateway's journal). */
-    toFollowClientRules(agent: string, options?: Partial<ClientReportOptions>): T;
-  }
+/**
+ * The matcher's type, to merge into a test runner's `Matchers` (see testing-vitest.ts, and the README for
+ * jest). Declared here without naming a runner, so this module's types need none installed.
+ */
+export interface ClientRuleMatchers<R = unknown> {
+  /** The agent followed every client safety rule of the spec (report from the gateway's journal). */
+  toFollowClientRules(agent: string, options?: Partial<ClientReportOptions>): R;
 }

@@ -1,10 +1,8 @@
 import { Command, CommanderError } from 'commander';
-import { CannotRunError } from '../conformance/runner.ts';
-import { TokenCommandError } from '../conformance/token-source.ts';
-import { ConfigError } from '../mock-server/config/load-config.ts';
-import { GatewayError } from '../mock-server/errors.ts';
 import { CliError, EXIT } from './cli-options.ts';
+import { registerAdminCommand } from './commands/admin.ts';
 import { registerCheckCommand } from './commands/check.ts';
+import { registerOpenApiCommand } from './commands/openapi.ts';
 import { registerReportCommand } from './commands/report.ts';
 import { registerServeCommand } from './commands/serve.ts';
 import { registerTokenCommand } from './commands/token.ts';
@@ -22,6 +20,22 @@ registerServeCommand(program);
 registerTokenCommand(program);
 registerCheckCommand(program);
 registerReportCommand(program);
+registerAdminCommand(program);
+registerOpenApiCommand(program);
+
+/**
+ * Errors that explain themselves in one line (a bad config, a refused token, an unreachable target): told
+ * by name, not instanceof, because importing the classes would load the modules that define them (the
+ * conformance suite, zod, the gateway) on every start, `--help` included. Each command imports what it
+ * needs inside its action.
+ */
+const EXPLAINED_ERRORS = new Set([
+  'CliError',
+  'ConfigError',
+  'GatewayError',
+  'CannotRunError',
+  'TokenCommandError',
+]);
 
 try {
   await program.parseAsync(process.argv);
@@ -30,8 +44,7 @@ try {
     // Help and version exit 0; a usage mistake means the command could not do its job (2).
     process.exit(error.exitCode === 0 ? EXIT.ok : EXIT.cannotRun);
   }
-  const known = [CliError, ConfigError, GatewayError, CannotRunError, TokenCommandError];
-  if (known.some((type) => error instanceof type)) {
+  if (error instanceof Error && EXPLAINED_ERRORS.has(error.name)) {
     process.stderr.write(`agent-gateway: ${(error as Error).message}
 `);
     process.exit(error instanceof CliError ? error.exitCode : EXIT.cannotRun);

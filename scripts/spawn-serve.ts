@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url';
 
 /** The `agent-gateway` entry point, for running the CLI as a separate process. */
 export const CLI_ENTRY = fileURLToPath(new URL('./agent-gateway.mjs', import.meta.url));
+/** The built CLI (`npm run build`), as the installed package runs it. */
+export const BUILT_CLI_ENTRY = fileURLToPath(new URL('../dist/cli/agent-gateway.js', import.meta.url));
 
 export interface ServeProcess {
   url: string;
@@ -17,8 +19,11 @@ export interface ServeProcess {
  * Starts `agent-gateway serve --port 0 <args>` as a child process and resolves once it prints its URL.
  * Used by the benchmark (the server must not share an event loop with the load generator) and by tests.
  */
-export function spawnServe(args: string[] = [], options: { timeoutMs?: number } = {}): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CLI_ENTRY, 'serve', '--port', '0', ...args], {
+export function spawnServe(
+  args: string[] = [],
+  options: { timeoutMs?: number; entry?: string } = {},
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [options.entry ?? CLI_ENTRY, 'serve', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHECKS } from '../conformance/checks/index.ts';
 import { FAULTY_GATEWAYS } from '../fixtures/gateways/faulty-gateways.ts';
 import type { RunningTarget } from '../fixtures/gateways/proof-target.ts';
 import { VALID_VARIANTS } from '../fixtures/gateways/valid-variants.ts';
@@ -65,10 +66,10 @@ describe('agent-gateway check against the reference gateway', () => {
       junit,
     ]);
     expect(result.code, result.stdout + result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/15 checks: 15 pass/);
+    expect(result.stdout).toMatch(new RegExp(`${CHECKS.length} checks: ${CHECKS.length} pass`));
     expect(result.stdout).toMatch(/seed 7/);
     const report = JSON.parse(readFileSync(json, 'utf8'));
-    expect(report.checks).toHaveLength(15);
+    expect(report.checks).toHaveLength(CHECKS.length);
     expect(Object.keys(report.checks[0]).sort()).toEqual(
       [
         'duration_ms',
@@ -79,12 +80,19 @@ describe('agent-gateway check against the reference gateway', () => {
         'requests',
         'spec_ref',
         'title',
+        'unobserved',
         'verdict',
       ].sort(),
     );
-    expect(report.summary).toMatchObject({ pass: 15, fail: 0, exit_code: 0 });
+    expect(report.summary).toMatchObject({
+      pass: CHECKS.length,
+      fail: 0,
+      not_served: 0,
+      inconclusive_by: {},
+      exit_code: 0,
+    });
     const xml = readFileSync(junit, 'utf8');
-    expect(xml.match(/<testcase /g)).toHaveLength(15);
+    expect(xml.match(/<testcase /g)).toHaveLength(CHECKS.length);
     expect(xml).toContain('<property name="spec_ref" value="§5 rule 3, §7"/>');
     expect(xml).toContain('<property name="level" value="SHOULD"/>');
     expect(xml).not.toContain(target.token);
@@ -123,6 +131,43 @@ describe('agent-gateway check against the reference gateway', () => {
       );
     }
   });
+
+  it('--token must be allowed both tools: a fetch-only token fails authz.allowed-calls-served, unless --allowed-tools says so (then search is skipped, not passed)', async () => {
+    // agent-early may call web.fetch only; agent-none may call no tool (the denied token, on web.fetch).
+    const earlyToken = (await runCli(['token', 'agent-early'])).stdout.trim().split('\n').at(-1) as string;
+    const noneToken = (await runCli(['token', 'agent-none'])).stdout.trim().split('\n').at(-1) as string;
+    const args = [
+      'check',
+      '--base-url',
+      target.baseUrl,
+      '--token',
+      earlyToken,
+      '--denied-token',
+      noneToken,
+      '--denied-tool',
+      'web.fetch',
+      '--only',
+      'authz.allowed-calls-served,authz.access-denied,errors.malformed-body',
+      '--num-runs',
+      '4',
+    ];
+    const unnarrowed = await runCli(args);
+    expect(unnarrowed.code, unnarrowed.stdout + unnarrowed.stderr).toBe(1);
+    expect(unnarrowed.stdout).toMatch(/FAIL +MUST +authz\.allowed-calls-served/);
+    expect(unnarrowed.stdout).toMatch(/Expected 2xx for POST \/v1\/web\/search with the valid token/);
+    expect(unnarrowed.stdout).toMatch(/--allowed-tools web\.fetch/);
+    const narrowed = await runCli([...args, '--allowed-tools', 'web.fetch']);
+    expect(narrowed.code, narrowed.stdout + narrowed.stderr).toBe(0);
+    expect(narrowed.stdout).toMatch(
+      /--allowed-tools web\.fetch: web\.search not called with \$TOKEN \(skipped, not passed\)/,
+    );
+    const check = (id: string) => new RegExp(`PASS +MUST +${id.replace('.', '\\.')}`);
+    expect(narrowed.stdout).toMatch(check('authz.allowed-calls-served'));
+    expect(narrowed.stdout).toMatch(check('errors.malformed-body'));
+    const bad = await runCli([...args, '--allowed-tools', 'web.browse']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/give tools from web\.search, web\.fetch/);
+  }, 60_000);
 
   it('nothing executed is exit 2: a run whose only check was skipped', async () => {
     const result = await runCli([
@@ -186,9 +231,9 @@ describe('agent-gateway check exit codes and reproductions', () => {
       expect(result.code).toBe(1);
       expect(result.stdout).toMatch(/FAIL +MUST +auth\.invalid-token/);
       expect(result.stdout).toMatch(/reproduce: curl -sS -i -X (GET|POST) /);
-      const replay = /replay: (npx agent-gateway check .*)/.exec(result.stdout)?.[1] ?? '';
+      const replay = /replay: (npx --no-install agent-gateway check .*)/.exec(result.stdout)?.[1] ?? '';
       const path = /--path '([^']+)'/.exec(replay)?.[1] ?? '';
-      expect(path).toMatch(/^(long|oversized):/);
+      expect(path).toMatch(/^(long|oversized)@(whoami|web\.search|web\.fetch):/);
       const again = await runCli([
         'check',
         ...tokenArgs(target),
@@ -202,6 +247,38 @@ describe('agent-gateway check exit codes and reproductions', () => {
       expect(again.code).toBe(1);
       const counterexample = (text: string) => /counterexample: (.*)/.exec(text)?.[1];
       expect(counterexample(again.stdout)).toBe(counterexample(result.stdout));
+    } finally {
+      await target.close();
+    }
+  }, 60_000);
+
+  it('a gateway that serves nothing is exit 1, named, and the summary says the calls were never served', async () => {
+    const target = await faulty('serves-nothing-429');
+    const json = join(dir, 'serves-nothing.json');
+    try {
+      const result = await runCli([
+        'check',
+        ...tokenArgs(target),
+        '--only',
+        'health.without-token,authz.allowed-calls-served,auth.missing-token',
+        '--num-runs',
+        '3',
+        '--report-json',
+        json,
+      ]);
+      expect(result.code, result.stdout + result.stderr).toBe(1);
+      expect(result.stdout).toMatch(
+        /FAIL +MUST +authz\.allowed-calls-served .*\n +\(never served\) Expected 2xx/,
+      );
+      expect(result.stdout).toMatch(
+        /3 checks: 0 pass, 3 fail \(3 MUST, 0 SHOULD; 3 because the gateway never served the calls\)/,
+      );
+      const report = JSON.parse(readFileSync(json, 'utf8'));
+      expect(report.checks.map((c: { unobserved: string }) => c.unobserved)).toEqual([
+        'not-served',
+        'not-served',
+        'not-served',
+      ]);
     } finally {
       await target.close();
     }
@@ -228,7 +305,7 @@ describe('agent-gateway check exit codes and reproductions', () => {
   it('--list prints every check with its level and spec section', async () => {
     const result = await runCli(['check', '--list']);
     expect(result.code).toBe(0);
-    expect(result.stdout.trim().split('\n')).toHaveLength(15);
+    expect(result.stdout.trim().split('\n')).toHaveLength(CHECKS.length);
     expect(result.stdout).toMatch(/ratelimit\.retry-after-honoured +SHOULD +§7/);
   });
 });

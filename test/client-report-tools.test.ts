@@ -4,12 +4,11 @@ import { UNPRINTABLE } from '../conformance/redact.ts';
 import { gatewayHandlers } from '../mock-server/adapters/msw.ts';
 import { formatClientReport } from '../mock-server/client-report/report.ts';
 import { createGateway } from '../mock-server/gateway.ts';
-import { assertFollowsClientRules, clientRuleMatchers } from '../mock-server/testing.ts';
+import { assertFollowsClientRules } from '../mock-server/testing.ts';
+import '../mock-server/testing-vitest.ts';
 import { send, wellBehavedAgent } from './support/agents.ts';
 import { call } from './support/call.ts';
 import { runCli, startServe } from './support/cli.ts';
-
-expect.extend(clientRuleMatchers);
 
 describe('the vitest matcher, for agents tested in-process with msw', () => {
   const gateway = createGateway({

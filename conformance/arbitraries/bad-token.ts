@@ -16,13 +16,16 @@ export type BadTokenKind =
   | 'blank'
   | 'long'
   | 'oversized'
-  | 'mutated'
+  | 'mutated-first'
+  | 'mutated-middle'
+  | 'mutated-last'
   | 'truncated'
   | 'extended';
 
 /**
- * Every kind of token a gateway must refuse, by kind. The kinds derived from the valid token (changed,
- * truncated, extended) are only there when a valid token was given.
+ * Every kind of token a gateway must refuse, by kind. The kinds derived from the valid token (changed at
+ * the first, a middle or the last position, truncated, extended) are only there when a valid token was
+ * given.
  */
 export function badTokenKinds(options: {
   derived: boolean;
@@ -35,7 +38,13 @@ export function badTokenKinds(options: {
     long: longToken(),
     oversized: oversizedToken(),
     ...(options.derived
-      ? { mutated: mutatedToken(), truncated: truncatedToken(), extended: extendedToken() }
+      ? {
+          'mutated-first': mutatedToken('first'),
+          'mutated-middle': mutatedToken('middle'),
+          'mutated-last': mutatedToken('last'),
+          truncated: truncatedToken(),
+          extended: extendedToken(),
+        }
       : {}),
   };
 }

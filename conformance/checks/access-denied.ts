@@ -1,39 +1,45 @@
 import fc from 'fast-check';
-import { type Check, CheckFailure, checkProperty, describeResponse, observed } from '../check.ts';
-import { DENIED_TOKEN, expectError, isJsonContentType, requestFor } from './support.ts';
+import { variedBody } from '../arbitraries/varied-body.ts';
+import { type Check, checkEach, observed } from '../check.ts';
+import { DENIED_TOKEN, expectError, requestFor } from './support.ts';
 
 export const accessDenied: Check = {
   id: 'authz.access-denied',
-  title: '403 access_denied, as JSON, for a valid token on a tool its tier or allowlist does not allow',
+  title:
+    '403 access_denied, as JSON, for a valid token on a tool its tier or allowlist does not allow, every time it is called',
   specRef: '§3, §5 rule 4, §7',
   level: 'MUST',
   needs: ['deniedToken'],
-  // One call: repeating a denied call is what the spec tells clients not to do, and the suite behaves.
-  run: (ctx) =>
-    checkProperty(
+  // Several calls, in this order: the first, the same again, the same JSON written differently, another
+  // body. A gateway that decides once (a session flag, a cache keyed by the body) lets one of them
+  // through. An agent must not repeat a denied call (the client report flags it); the suite is a tester,
+  // and four calls are what it takes to see that the refusal holds.
+  run: (ctx) => {
+    const endpoint = ctx.endpoints[ctx.deniedTool];
+    const body = endpoint.body as string;
+    const pretty = JSON.stringify(JSON.parse(body), null, 2);
+    return checkEach(
       ctx,
-      fc.constant(ctx.endpoints[ctx.deniedTool]),
-      async (endpoint) => {
-        const exchange = observed(await ctx.client.send(requestFor(endpoint, { token: DENIED_TOKEN })));
+      {
+        first: fc.constant(body),
+        repeat: fc.constant(body),
+        reformatted: fc.constant(pretty),
+        'other-body': variedBody(body),
+      },
+      async (text, label) => {
+        const exchange = observed(
+          await ctx.client.send(requestFor(endpoint, { token: DENIED_TOKEN, body: text })),
+        );
         expectError(
           exchange,
           403,
           ['access_denied'],
-          `answer 403 {"code":"access_denied"} when a verified caller's tier and allowlist do not include ${ctx.deniedTool}`,
+          label === 'first'
+            ? `answer 403 {"code":"access_denied"} when a verified caller's tier and allowlist do not include ${ctx.deniedTool}`
+            : `decide authorization on every call: the ${label === 'repeat' ? 'same call again' : label === 'reformatted' ? 'same JSON written differently' : 'same tool with another body'} must get 403 access_denied too`,
         );
-        if (!isJsonContentType(exchange.response.headers['content-type'])) {
-          throw new CheckFailure({
-            expected: 'Content-Type application/json (or application/*+json) on the 403',
-            actual: describeResponse(exchange),
-            fix: 'send errors with Content-Type: application/json',
-            exchange,
-          });
-        }
       },
-      {
-        numRuns: 1,
-        passMessage: () =>
-          'the denied call got 403 access_denied (sent once: a denied call is not to be repeated)',
-      },
-    ),
+      { runsPerCategory: 1 },
+    );
+  },
 };

@@ -1,5 +1,12 @@
 import type { CheckContext, Endpoint } from '../check.ts';
-import type { Exchange } from '../http-client.ts';
+import { codeOf } from '../check.ts';
+import {
+  backoffMs,
+  type Exchange,
+  isTransient,
+  MAX_TRANSIENT_RETRIES,
+  retryAfterOf,
+} from '../http-client.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 
 export interface TimedExchange {
@@ -10,8 +17,17 @@ export interface TimedExchange {
 
 /** What one bounded burst with the valid token showed; shared by the ratelimit.* checks. */
 export interface BurstObservation {
+  /** Every burst request's final answer (after the retries of a transient 5xx). */
   exchanges: TimedExchange[];
   rateLimited: TimedExchange[];
+  /** Answers that are neither 2xx nor 429 nor a 5xx (a 403, say), or carry `rate_limited` with a status other than 429. */
+  refusals: TimedExchange[];
+  /** Answers that were a 502/503/504 at first (whether a retry cleared them or not). */
+  transient: TimedExchange[];
+  /** 5xx still there after the retries, 500s, and dropped connections. */
+  serverErrors: TimedExchange[];
+  /** The valid token refused (401 invalid_identity_token): it expired during the run? */
+  tokenRefused?: TimedExchange;
   /** The endpoint whose burst first met a 429 (the one to retry after waiting). */
   limitedEndpoint?: Endpoint;
   requests: number;
@@ -20,19 +36,57 @@ export interface BurstObservation {
 
 const WAVE = 20;
 
+/** A 5xx clears when a retry answers 2xx or 429; sporadic failures are tolerated, load shed with 5xx is not. */
+export const SPORADIC = { count: 3, share: 0.1 };
+
+type Kind = 'ok' | 'limited' | 'refusal' | 'server-error' | 'token-refused';
+
+function kindOf(exchange: Exchange): Kind {
+  const { status } = exchange.response;
+  const code = codeOf(exchange);
+  if (status >= 200 && status < 300) return 'ok';
+  if (status === 429) return 'limited';
+  if (code === 'rate_limited') return 'refusal';
+  if (status === 0 || status >= 500) return 'server-error';
+  if (status === 401 && code === 'invalid_identity_token') return 'token-refused';
+  return 'refusal';
+}
+
 /**
- * Sends waves of concurrent requests with the valid token (whoami, then search, then fetch, each with a
- * share of the budget) until a 429 appears or the budget is spent. 429s are observed as they are: the
- * client does not retry them here.
+ * Retries a transient 5xx of the burst, up to three times with jittered backoff (or its Retry-After, if
+ * within --max-wait-seconds), in the background: the burst keeps its pace meanwhile, so a limiter that
+ * answers 503 is still under pressure when the retry arrives, and a sporadic failure clears.
+ */
+async function retryTransient(ctx: CheckContext, first: TimedExchange): Promise<TimedExchange> {
+  let current = first;
+  for (let attempt = 1; attempt <= MAX_TRANSIENT_RETRIES; attempt++) {
+    const asked = retryAfterOf(current.exchange.response);
+    await ctx.sleep(asked !== undefined && asked <= ctx.maxWaitSeconds * 1000 ? asked : backoffMs(attempt));
+    const exchange = await ctx.client.send(first.exchange.request, { raw: true });
+    current = {
+      exchange: { ...exchange, transientRetries: attempt, transientStatus: first.exchange.response.status },
+      receivedAt: Date.now(),
+    };
+    if (!isTransient(exchange.response.status)) break;
+  }
+  return current;
+}
+
+/**
+ * Sends waves of concurrent requests with the valid token (whoami, then each tool it may call, each with
+ * a share of the budget) until a 429 or another refusal appears or the budget is spent. 429s are observed
+ * as they are; a 502/503/504 is retried (see `retryTransient`), so a transient failure is told from one
+ * that persists. The budget counts the burst's own requests; retries come on top (three per 5xx at most).
  */
 export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
   return ctx.memo('burst', async () => {
-    const targets = [ctx.endpoints.whoami, ctx.endpoints['web.search'], ctx.endpoints['web.fetch']];
+    const targets = ctx.servedEndpoints;
     const share = Math.max(1, Math.floor(ctx.rateLimitBudget / targets.length));
-    const exchanges: TimedExchange[] = [];
+    const answers: Promise<TimedExchange>[] = [];
     let limitedEndpoint: Endpoint | undefined;
+    let stop = false;
     for (const endpoint of targets) {
-      for (let sent = 0; sent < share && !limitedEndpoint; ) {
+      for (let sent = 0; sent < share && !stop; ) {
         const size = Math.min(WAVE, share - sent);
         sent += size;
         const wave = await Promise.all(
@@ -43,26 +97,49 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
             return { exchange, receivedAt: Date.now() };
           }),
         );
-        exchanges.push(...wave);
-        if (wave.some((t) => t.exchange.response.status === 429)) limitedEndpoint = endpoint;
+        for (const timed of wave)
+          answers.push(
+            isTransient(timed.exchange.response.status) ? retryTransient(ctx, timed) : Promise.resolve(timed),
+          );
+        const kinds = wave.map((t) => kindOf(t.exchange));
+        if (kinds.includes('limited')) limitedEndpoint = endpoint;
+        stop = kinds.some((k) => k === 'limited' || k === 'refusal' || k === 'token-refused');
       }
-      if (limitedEndpoint) break;
+      if (stop) break;
     }
-    ctx.log(
-      `  burst: ${exchanges.length} requests, ${exchanges.filter((t) => t.exchange.response.status === 429).length} answered 429`,
-    );
-    return {
+    const exchanges = await Promise.all(answers);
+    const of = (kind: Kind) => exchanges.filter((t) => kindOf(t.exchange) === kind);
+    const observation: BurstObservation = {
       exchanges,
-      rateLimited: exchanges.filter((t) => t.exchange.response.status === 429),
+      rateLimited: of('limited'),
+      refusals: of('refusal'),
+      transient: exchanges.filter((t) => t.exchange.transientRetries > 0),
+      serverErrors: of('server-error'),
+      tokenRefused: of('token-refused')[0],
       limitedEndpoint,
       requests: exchanges.length,
       budget: ctx.rateLimitBudget,
     };
+    const cleared = observation.transient.filter((t) => !isTransient(t.exchange.response.status)).length;
+    ctx.log(
+      `  burst: ${exchanges.length} requests (${targets.map((e) => e.name).join(', ')}): ${observation.rateLimited.length} answered 429, ${observation.refusals.length} refused otherwise, ${observation.transient.length} transient 5xx (${cleared} cleared by a retry), ${observation.serverErrors.length} server errors`,
+    );
+    return observation;
   });
 }
 
 /** The verdict when the burst met no 429: inconclusive, never a failure (limits may be higher than the budget). */
-export const noRateLimitSeen = (burst: BurstObservation) => ({
-  verdict: 'inconclusive' as const,
-  message: `no 429 within ${burst.requests} requests (--rate-limit-budget ${burst.budget}); raise the budget or lower the limit to check this`,
-});
+export function noRateLimitSeen(burst: BurstObservation) {
+  if (burst.tokenRefused) {
+    return {
+      verdict: 'inconclusive' as const,
+      unobserved: 'token-refused' as const,
+      message: `the valid token was refused during the burst (401 invalid_identity_token) before any 429: did it expire? Give a --token-command, so the suite can get a fresh one`,
+    };
+  }
+  return {
+    verdict: 'inconclusive' as const,
+    unobserved: 'rate-limit-budget' as const,
+    message: `no 429 within ${burst.requests} requests (--rate-limit-budget ${burst.budget}); raise the budget or lower the limit to check this`,
+  };
+}

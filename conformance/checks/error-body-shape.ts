@@ -2,14 +2,7 @@ import fc from 'fast-check';
 import { garbageToken } from '../arbitraries/garbage-token.ts';
 import { type Check, CheckFailure, checkProperty, codeOf, describeResponse, observed } from '../check.ts';
 import type { SuiteRequest } from '../http-client.ts';
-import { isJsonContentType, protectedEndpoint, requestFor } from './support.ts';
-
-const STATUS_OF_CODE: Record<string, number> = {
-  missing_identity_token: 401,
-  invalid_identity_token: 401,
-  access_denied: 403,
-  rate_limited: 429,
-};
+import { isJsonContentType, protectedEndpoint, requestFor, SPEC_STATUS_OF_CODE } from './support.ts';
 
 export const errorBodyShape: Check = {
   id: 'errors.json-body',
@@ -43,7 +36,7 @@ export const errorBodyShape: Check = {
       const code = codeOf(exchange);
       if (typeof code !== 'string' || code === '')
         fail('a non-empty string "code" in the error body', 'add a stable string "code" to every error body');
-      const expectedStatus = STATUS_OF_CODE[code as string];
+      const expectedStatus = SPEC_STATUS_OF_CODE[code as string];
       if (expectedStatus !== undefined && expectedStatus !== status) {
         fail(
           `status ${expectedStatus} with code "${code}"`,

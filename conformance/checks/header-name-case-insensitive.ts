@@ -1,24 +1,36 @@
+import fc from 'fast-check';
 import { headerNameCasing } from '../arbitraries/header-name-casing.ts';
-import { type Check, CheckFailure, checkProperty, describeResponse, observed } from '../check.ts';
+import { type Check, CheckFailure, checkEach, describeResponse, observed } from '../check.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 
 export const headerNameCaseInsensitive: Check = {
   id: 'auth.header-name-case-insensitive',
-  title: 'The X-Agent-Identity header name is matched case-insensitively',
+  title: 'The X-Agent-Identity header name is matched case-insensitively, on whoami and on the tools',
   specRef: '§5 rule 2 (RFC 9110 §5.1)',
   level: 'MUST',
   needs: ['token'],
+  // Every served endpoint in every run: a tool route that reads the raw header is as wrong as whoami.
   run: (ctx) =>
-    checkProperty(ctx, headerNameCasing(), async (name) => {
-      const exchange = observed(
-        await ctx.client.send(requestFor(ctx.endpoints.whoami, { token: VALID_TOKEN, tokenHeader: name })),
-      );
-      if (exchange.response.status === 200) return;
-      throw new CheckFailure({
-        expected: `200 from whoami with the valid token sent as "${name}: ..."`,
-        actual: describeResponse(exchange),
-        fix: 'look header names up case-insensitively (HTTP field names are case-insensitive)',
-        exchange,
-      });
-    }),
+    checkEach(
+      ctx,
+      Object.fromEntries(
+        ctx.servedEndpoints.map((endpoint) => [
+          endpoint.name,
+          fc.tuple(fc.constant(endpoint), headerNameCasing()),
+        ]),
+      ),
+      async ([endpoint, name]) => {
+        const exchange = observed(
+          await ctx.client.send(requestFor(endpoint, { token: VALID_TOKEN, tokenHeader: name })),
+        );
+        const { status } = exchange.response;
+        if (status >= 200 && status < 300) return;
+        throw new CheckFailure({
+          expected: `2xx from ${endpoint.method} ${endpoint.path} with the valid token sent as "${name}: ..."`,
+          actual: describeResponse(exchange),
+          fix: 'look header names up case-insensitively (HTTP field names are case-insensitive)',
+          exchange,
+        });
+      },
+    ),
 };

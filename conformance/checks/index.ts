@@ -1,11 +1,14 @@
 import type { Check } from '../check.ts';
 import { accessDenied } from './access-denied.ts';
+import { allowedCallsServed } from './allowed-calls-served.ts';
 import { authBeforeAuthorization } from './auth-before-authorization.ts';
 import { errorBodyShape } from './error-body-shape.ts';
 import { headerNameCaseInsensitive } from './header-name-case-insensitive.ts';
 import { healthIgnoresBadToken } from './health-ignores-bad-token.ts';
+import { healthWithValidToken } from './health-with-valid-token.ts';
 import { healthWithoutToken } from './health-without-token.ts';
 import { invalidToken } from './invalid-token.ts';
+import { malformedBody } from './malformed-body.ts';
 import { missingToken } from './missing-token.ts';
 import { no5xxUnderBurst } from './no-5xx-under-burst.ts';
 import { rateLimitBurst } from './rate-limit-burst.ts';
@@ -14,13 +17,17 @@ import { retryAfterHonoured } from './retry-after-honoured.ts';
 import { retryConcurrent } from './retry-concurrent.ts';
 import { retrySequential } from './retry-sequential.ts';
 import { whoamiAnyTier } from './whoami-any-tier.ts';
+import { whoamiIdentity } from './whoami-identity.ts';
 
 /**
- * Every check, in the order they run. The rate-limit checks come last: their burst exhausts the valid
- * token's quota, which would only slow the others down.
+ * Every check, in the order they run. authz.allowed-calls-served comes first among the token checks: a
+ * gateway that serves nothing fails there, by name, with the quota still fresh. The rate-limit checks
+ * come last: their burst exhausts the valid token's quota, which would only slow the others down.
  */
 export const CHECKS: readonly Check[] = [
   healthWithoutToken,
+  allowedCallsServed,
+  healthWithValidToken,
   healthIgnoresBadToken,
   missingToken,
   invalidToken,
@@ -28,7 +35,9 @@ export const CHECKS: readonly Check[] = [
   authBeforeAuthorization,
   accessDenied,
   whoamiAnyTier,
+  whoamiIdentity,
   errorBodyShape,
+  malformedBody,
   retrySequential,
   retryConcurrent,
   rateLimitBurst,

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { requestBody } from '../arbitraries/request-body.ts';
-import { type Check, CheckFailure, checkProperty, codeOf, describeResponse, observed } from '../check.ts';
-import { expectError, isJsonContentType, protectedEndpoint } from './support.ts';
+import { type Check, CheckFailure, checkEach, codeOf, describeResponse, observed } from '../check.ts';
+import { expectError, isJsonContentType, protectedEndpoints } from './support.ts';
 
 // Statuses a gateway may give a malformed body before it looks for the token: the spec does not order
 // the identity check against body validation, so answering the body first is allowed.
@@ -13,12 +13,15 @@ export const missingToken: Check = {
     '401 missing_identity_token on every protected endpoint without the header (a malformed body may be refused first)',
   specRef: '§5 rule 3, §7',
   level: 'MUST',
+  // Every endpoint in every run (a route that forgot its auth middleware is caught on every seed).
   run: (ctx) =>
-    checkProperty(
+    checkEach(
       ctx,
-      fc.tuple(
-        protectedEndpoint(ctx.endpoints),
-        fc.oneof(fc.constant('as configured' as const), requestBody()),
+      Object.fromEntries(
+        protectedEndpoints(ctx.endpoints).map((endpoint) => [
+          endpoint.name,
+          fc.tuple(fc.constant(endpoint), fc.oneof(fc.constant('as configured' as const), requestBody())),
+        ]),
       ),
       async ([endpoint, body]) => {
         const configured = body === 'as configured' || endpoint.method === 'GET';

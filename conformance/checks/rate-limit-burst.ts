@@ -1,16 +1,31 @@
-import { type Check, CheckFailure, describeResponse } from '../check.ts';
-import { curlFor } from '../curl.ts';
+import { type Check, CheckFailure, describeResponse, failureMessage } from '../check.ts';
+import { reproductionOf } from '../exchange-record.ts';
 import { noRateLimitSeen, observeBurst } from './burst.ts';
 import { expectError } from './support.ts';
 
 export const rateLimitBurst: Check = {
   id: 'ratelimit.burst-429',
-  title: 'A bounded burst meets the rate limit as 429 with code rate_limited',
+  title: 'A bounded burst meets the rate limit as 429 with code rate_limited, and no other refusal (not 403)',
   specRef: '§8, §7',
   level: 'MUST',
   needs: ['token'],
   async run(ctx) {
     const burst = await observeBurst(ctx);
+    // The calls are all allowed: a refusal other than 429 is the limit signalled the wrong way.
+    const refusal = burst.refusals[0];
+    if (refusal) {
+      const failure = new CheckFailure({
+        expected: `every answer to a ${burst.requests}-request burst of allowed calls to be 2xx or 429 rate_limited (a transient 5xx that a retry clears is tolerated)`,
+        actual: describeResponse(refusal.exchange),
+        fix: 'signal a rate limit with 429 {"code":"rate_limited"} (spec §8), never 403 or another status (e.g. @fastify/rate-limit\'s `ban` answers 403: leave it off)',
+        exchange: refusal.exchange,
+      });
+      return {
+        verdict: 'fail',
+        message: failureMessage(failure),
+        reproduction: reproductionOf(refusal.exchange),
+      };
+    }
     if (burst.rateLimited.length === 0) return noRateLimitSeen(burst);
     for (const { exchange } of burst.rateLimited) {
       try {
@@ -25,13 +40,13 @@ export const rateLimitBurst: Check = {
         return {
           verdict: 'fail',
           message: `Expected ${error.expected}; got ${describeResponse(exchange)}. Fix: ${error.fix}`,
-          reproduction: { curl: curlFor(exchange) },
+          reproduction: reproductionOf(exchange),
         };
       }
     }
     return {
       verdict: 'pass',
-      message: `${burst.rateLimited.length} of ${burst.requests} burst requests answered 429 rate_limited`,
+      message: `${burst.rateLimited.length} of ${burst.requests} burst requests answered 429 rate_limited, the others 2xx`,
     };
   },
 };

@@ -1,5 +1,5 @@
 import { type Check, describeResponse } from '../check.ts';
-import { curlFor } from '../curl.ts';
+import { reproductionOf } from '../exchange-record.ts';
 import { parseRetryAfter } from '../retry-after.ts';
 import { noRateLimitSeen, observeBurst } from './burst.ts';
 
@@ -29,7 +29,7 @@ export const retryAfterFormat: Check = {
       return {
         verdict: 'fail',
         message: `Expected Retry-After as whole seconds (e.g. "3") or an HTTP-date (e.g. "Sat, 21 Nov 2026 01:57:55 GMT"); got "${value}" on ${describeResponse(bad.exchange)}. Fix: send an integer number of seconds, rounded up.`,
-        reproduction: { curl: curlFor(bad.exchange) },
+        reproduction: reproductionOf(bad.exchange),
       };
     }
     return { verdict: 'pass', message: `${withHeader.length} Retry-After values, all well-formed` };

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Check, describeResponse } from '../check.ts';
-import { curlFor } from '../curl.ts';
+import { reproductionOf } from '../exchange-record.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../retry-after.ts';
 import { noRateLimitSeen, observeBurst } from './burst.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
@@ -37,19 +37,21 @@ export const retryAfterHonoured: Check = {
     if (wait > ctx.maxWaitSeconds * 1000) {
       return {
         verdict: 'inconclusive',
-        message: `Retry-After asks for ${Math.ceil(wait / 1000)} s, more than --max-wait-seconds ${ctx.maxWaitSeconds}`,
+        unobserved: 'max-wait',
+        message: `Retry-After asks for ${Math.ceil(wait / 1000)} s, more than --max-wait-seconds ${ctx.maxWaitSeconds}: raise it to check this`,
       };
     }
     ctx.log(`  waiting ${(Math.max(0, wait) / 1000).toFixed(1)} s as Retry-After asked`);
     await sleep(Math.max(0, wait) + MARGIN_MS);
+    // A 429 is the answer to judge; a transient 5xx is retried as anywhere else.
     const retry = await ctx.client.send(requestFor(burst.limitedEndpoint, { token: VALID_TOKEN }), {
-      raw: true,
+      observe429: true,
     });
     if (retry.response.status === 429) {
       return {
         verdict: 'fail',
         message: `Expected the request to be admitted once Retry-After ("${latest.exchange.response.headers['retry-after']}") had elapsed; got ${describeResponse(retry)}. Fix: compute Retry-After from the limit's real state (time until a request would be admitted), rounded up.`,
-        reproduction: { curl: curlFor(retry) },
+        reproduction: reproductionOf(retry),
       };
     }
     return {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { type Check, checkProperty, observed } from '../check.ts';
 import { expectSameOutcome } from './retry-sequential.ts';
-import { protectedEndpoint, requestFor, VALID_TOKEN } from './support.ts';
+import { requestFor, VALID_TOKEN } from './support.ts';
 
 export const retryConcurrent: Check = {
   id: 'retry.concurrent',
@@ -12,7 +12,7 @@ export const retryConcurrent: Check = {
   run: (ctx) =>
     checkProperty(
       ctx,
-      fc.tuple(protectedEndpoint(ctx.endpoints), fc.integer({ min: 2, max: 5 })),
+      fc.tuple(fc.constantFrom(...ctx.servedEndpoints), fc.integer({ min: 2, max: 5 })),
       async ([endpoint, copies]) => {
         const exchanges = await Promise.all(
           Array.from({ length: copies }, () => ctx.client.send(requestFor(endpoint, { token: VALID_TOKEN }))),

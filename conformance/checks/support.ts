@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { CheckFailure, codeOf, describeResponse, type Endpoint } from '../check.ts';
+import { CheckFailure, codeOf, describeResponse, type Endpoint, type ToolName } from '../check.ts';
 import type { Exchange, SuiteRequest } from '../http-client.ts';
 import type { TokenValue } from '../token-value.ts';
 
@@ -8,6 +8,9 @@ export const VALID_TOKEN: TokenValue = { kind: 'derived', from: 'valid', transfo
 export const DENIED_TOKEN: TokenValue = { kind: 'derived', from: 'denied', transform: { op: 'none' } };
 
 export const HEALTH_PATH = '/v1/health';
+
+/** The tools named in the spec (section 1). */
+export const TOOLS: readonly ToolName[] = ['web.search', 'web.fetch'];
 
 /** The request an endpoint is normally called with (its configured body, if any). */
 export function requestFor(endpoint: Endpoint, extra: Partial<SuiteRequest> = {}): SuiteRequest {
@@ -22,7 +25,22 @@ export function requestFor(endpoint: Endpoint, extra: Partial<SuiteRequest> = {}
 
 /** Any of the protected endpoints (whoami, web search, web fetch). */
 export const protectedEndpoint = (endpoints: Record<Endpoint['name'], Endpoint>) =>
-  fc.constantFrom(endpoints.whoami, endpoints['web.search'], endpoints['web.fetch']);
+  fc.constantFrom(...protectedEndpoints(endpoints));
+
+/** The protected endpoints, in a fixed order. */
+export const protectedEndpoints = (endpoints: Record<Endpoint['name'], Endpoint>): Endpoint[] => [
+  endpoints.whoami,
+  endpoints['web.search'],
+  endpoints['web.fetch'],
+];
+
+/** The status section 7 pairs with each of the spec's error codes. */
+export const SPEC_STATUS_OF_CODE: Readonly<Record<string, number>> = {
+  missing_identity_token: 401,
+  invalid_identity_token: 401,
+  access_denied: 403,
+  rate_limited: 429,
+};
 
 /** application/json, or any application/*+json (e.g. application/problem+json). */
 export const isJsonContentType = (value: string | undefined) =>
@@ -51,13 +69,29 @@ export function expectError(exchange: Exchange, status: number, codes: readonly 
 }
 
 /**
- * Whether the HTTP server refused a header before the gateway saw it, as servers fairly may: an oversized
- * header (400, 413, 414, 431), or non-ASCII header bytes (a bare 400, without a gateway error code).
+ * Whether the gateway (or its HTTP server) refused the header itself as unacceptable, as it fairly may,
+ * rather than judging the token: 431 Request Header Fields Too Large for any long header; for an
+ * oversized one also 400, 413 or 414; for non-ASCII bytes a 400, bare or as a JSON error whose code is
+ * not one section 7 pairs with another status.
  */
-export function refusedByServer(kind: 'oversized' | 'unicode' | string, exchange: Exchange): boolean {
+export function refusedByServer(
+  kind: 'long' | 'oversized' | 'unicode' | string,
+  exchange: Exchange,
+): boolean {
   const { status } = exchange.response;
+  if (kind === 'long') return status === 431;
   if (kind === 'oversized') return [400, 413, 414, 431].includes(status);
-  if (kind === 'unicode') return status === 400 && codeOf(exchange) === undefined;
+  if (kind === 'unicode') {
+    if (status === 431) return true;
+    if (status !== 400) return false;
+    const code = codeOf(exchange);
+    if (code === undefined) return true;
+    return (
+      typeof code === 'string' &&
+      SPEC_STATUS_OF_CODE[code] === undefined &&
+      isJsonContentType(exchange.response.headers['content-type'])
+    );
+  }
   return false;
 }
 
@@ -70,5 +104,6 @@ export function expectNoServerError(exchange: Exchange, what: string): void {
     actual: describeResponse(exchange),
     fix: 'treat bad input as a client error (4xx); never let it crash a handler or drop the connection',
     exchange,
+    aboutServerErrors: true,
   });
 }

@@ -1,6 +1,6 @@
 import { printable } from '../redact.ts';
 import type { ConformanceReport } from '../runner.ts';
-import type { CheckResult } from '../types.ts';
+import type { CheckResult, Unobserved } from '../types.ts';
 
 const LABEL: Record<CheckResult['verdict'], string> = {
   pass: 'PASS',
@@ -18,11 +18,24 @@ export const painter = (enabled: boolean) => (verdict: CheckResult['verdict'], t
 const abbreviate = (text: string, max = 300) =>
   text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
 
+/** What each reason a check could not observe means, in a summary. */
+/** Why a check could not observe its rule, as reports say it. */
+export const UNOBSERVED_LABEL: Record<Unobserved, string> = {
+  'not-served': 'never served',
+  'max-wait': 'waits beyond --max-wait-seconds',
+  'rate-limit-budget': 'no 429 within --rate-limit-budget',
+  'token-refused': 'token refused mid-run',
+  'time-limit': 'time limit',
+  'suite-error': 'suite error',
+};
+
 /** One line per check, as it finishes. */
 export function formatCheckLine(result: CheckResult, paint = painter(false)): string {
   const label = paint(result.verdict, LABEL[result.verdict].padEnd(12));
   const line = `${label} ${result.level.padEnd(6)} ${result.id.padEnd(34)} ${result.title}`;
-  return result.verdict === 'pass' ? line : `${line}\n${' '.repeat(13)}${printable(result.message)}`;
+  if (result.verdict === 'pass') return line;
+  const why = result.unobserved ? `(${UNOBSERVED_LABEL[result.unobserved]}) ` : '';
+  return `${line}\n${' '.repeat(13)}${why}${printable(result.message)}`;
 }
 
 /** The failures with their reproductions, and the summary. */
@@ -45,9 +58,13 @@ export function formatSummary(report: ConformanceReport, exitCode: number, paint
     }
   }
   const s = report.summary;
+  const notServed = s.notServed > 0 ? `; ${s.notServed} because the gateway never served the calls` : '';
+  const why = Object.entries(s.inconclusiveBy)
+    .map(([reason, n]) => `${n} ${UNOBSERVED_LABEL[reason as Unobserved]}`)
+    .join(', ');
   lines.push(
     '',
-    `${report.checks.length} checks: ${s.pass} pass, ${s.fail} fail (${s.mustFailed} MUST, ${s.shouldFailed} SHOULD), ${s.skipped} skipped, ${s.inconclusive} inconclusive`,
+    `${report.checks.length} checks: ${s.pass} pass, ${s.fail} fail (${s.mustFailed} MUST, ${s.shouldFailed} SHOULD${notServed}), ${s.skipped} skipped, ${s.inconclusive} inconclusive${why ? ` (${why})` : ''}`,
     `${report.requests} requests in ${(report.durationMs / 1000).toFixed(1)} s; seed ${report.seed} (replay a run with --seed ${report.seed}); exit code ${exitCode}`,
   );
   return lines.join('\n');

@@ -1,8 +1,9 @@
 import type { ConformanceReport } from '../runner.ts';
 
 /**
- * The JSON report (a CI contract): `checks: [{ id, title, spec_ref, level, verdict, message,
- * reproduction }]` and a summary with the exit code.
+ * The JSON report (a CI contract): `checks: [{ id, title, spec_ref, level, verdict, unobserved, message,
+ * reproduction }]` and a summary with the exit code. `unobserved` says why a check could not observe
+ * (`not-served` on a failure; a budget on an inconclusive), else null.
  */
 export function toJsonReport(report: ConformanceReport, exitCode: number) {
   return {
@@ -18,6 +19,7 @@ export function toJsonReport(report: ConformanceReport, exitCode: number) {
       spec_ref: c.specRef,
       level: c.level,
       verdict: c.verdict,
+      unobserved: c.unobserved ?? null,
       message: c.message,
       reproduction: c.reproduction ?? null,
       duration_ms: c.durationMs,
@@ -31,6 +33,8 @@ export function toJsonReport(report: ConformanceReport, exitCode: number) {
       must_failed: report.summary.mustFailed,
       should_failed: report.summary.shouldFailed,
       executed: report.summary.executed,
+      not_served: report.summary.notServed,
+      inconclusive_by: report.summary.inconclusiveBy,
       exit_code: exitCode,
     },
   };

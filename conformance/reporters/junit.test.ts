@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ConformanceReport } from '../runner.ts';
+import { runReport } from '../../test/support/conformance-report.ts';
 import { toJunitXml } from './junit.ts';
 
-const report: ConformanceReport = {
-  target: 'http://gw.example/?a=1&b=<2>',
-  seed: 7,
-  numRuns: 25,
-  startedAt: '2026-11-21T00:00:00.000Z',
-  durationMs: 1500,
-  requests: 10,
-  summary: { pass: 1, fail: 1, skipped: 1, inconclusive: 1, mustFailed: 1, shouldFailed: 0, executed: 3 },
-  checks: [
+const report = runReport(
+  [
     {
       id: 'a.pass',
       title: 'passes',
@@ -54,12 +47,20 @@ const report: ConformanceReport = {
       specRef: '§8',
       level: 'SHOULD',
       verdict: 'inconclusive',
+      unobserved: 'rate-limit-budget',
       message: 'no 429',
       durationMs: 1,
       requests: 4,
     },
   ],
-};
+  {
+    target: 'http://gw.example/?a=1&b=<2>',
+    seed: 7,
+    startedAt: '2026-11-21T00:00:00.000Z',
+    durationMs: 1500,
+    requests: 10,
+  },
+);
 
 /** A strict enough check that the XML is well-formed: no control characters, tags balance. */
 function assertWellFormed(xml: string) {
@@ -90,7 +91,8 @@ describe('JUnit report', () => {
       /<failure type="MUST" message="Expected 401[^"]*">[^<]*reproduce: curl -H &apos;X: &lt;y&gt;&apos;/,
     );
     expect(xml).toContain('<skipped message="skipped: needs --denied-token"/>');
-    expect(xml).toContain('<skipped message="inconclusive: no 429"/>');
+    expect(xml).toContain('<skipped message="inconclusive (rate-limit-budget): no 429"/>');
+    expect(xml).toContain('<property name="unobserved" value="rate-limit-budget"/>');
     expect(xml).toMatch(/<testsuites [^>]*tests="4" failures="1" skipped="2"/);
   });
 });

@@ -13,14 +13,16 @@ const escapeXml = (text: string) =>
 const seconds = (ms: number) => (ms / 1000).toFixed(3);
 
 /**
- * JUnit XML: one test case per check, its spec section and level as properties; failures carry the
- * message and reproduction; skipped and inconclusive checks are <skipped> with the reason.
+ * JUnit XML: one test case per check, its spec section and level (and why it could not observe, if so)
+ * as properties; failures carry the message and reproduction; skipped and inconclusive checks are
+ * <skipped> with the reason.
  */
 export function toJunitXml(report: ConformanceReport): string {
   const s = report.summary;
   const cases = report.checks.map((c) => {
     const family = c.id.split('.')[0];
-    const properties = `      <properties>\n        <property name="spec_ref" value="${escapeXml(c.specRef)}"/>\n        <property name="level" value="${c.level}"/>\n      </properties>`;
+    const unobserved = c.unobserved ? `\n        <property name="unobserved" value="${c.unobserved}"/>` : '';
+    const properties = `      <properties>\n        <property name="spec_ref" value="${escapeXml(c.specRef)}"/>\n        <property name="level" value="${c.level}"/>${unobserved}\n      </properties>`;
     let outcome = '';
     if (c.verdict === 'fail') {
       const r = c.reproduction;
@@ -34,7 +36,8 @@ export function toJunitXml(report: ConformanceReport): string {
         .join('\n');
       outcome = `\n      <failure type="${c.level}" message="${escapeXml(c.message)}">${escapeXml(details)}</failure>`;
     } else if (c.verdict !== 'pass') {
-      outcome = `\n      <skipped message="${escapeXml(`${c.verdict}: ${c.message}`)}"/>`;
+      const verdict = c.unobserved ? `${c.verdict} (${c.unobserved})` : c.verdict;
+      outcome = `\n      <skipped message="${escapeXml(`${verdict}: ${c.message}`)}"/>`;
     }
     return `    <testcase classname="conformance.${family}" name="${escapeXml(`${c.id}: ${c.title}`)}" time="${seconds(c.durationMs)}">\n${properties}${outcome}\n    </testcase>`;
   });

@@ -1,14 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { FIXTURES_DIR } from '../fixtures-dir.ts';
 import { configSchema, type GatewayConfig, type GatewayConfigOverlay } from './schema.ts';
 
 /** The bundled default config: the fixture agents, tiers and tools the README documents. */
-export const DEFAULT_CONFIG_FILE = fileURLToPath(
-  new URL('../../fixtures/config/default.yaml', import.meta.url),
-);
+export const DEFAULT_CONFIG_FILE: string = join(FIXTURES_DIR, 'config', 'default.yaml');
 
 /** A validated config plus where it came from; corpus directories are absolute. */
 export type ResolvedConfig = GatewayConfig & {

@@ -1,7 +1,7 @@
 import type { Operation } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import { formatRetryAfter, rateLimitHeaders } from '../limits/rate-limiter.ts';
+import { formatRetryAfter, type RuleOutcome, rateLimitHeaders } from '../limits/rate-limiter.ts';
 import type { CallContext } from './context.ts';
 import { httpDate } from './respond.ts';
 
@@ -33,6 +33,7 @@ export function admit(ctx: CallContext, identity: Identity, operation: Operation
   const now = clock.now();
   const result = limiter.admit(identity, operation, now);
   const headers = config.rate_limits.headers ? rateLimitHeaders(result.outcomes) : {};
+  if (result.outcomes.length > 0) note.quota = quotaOf(result.outcomes);
   if (!result.allowed) {
     const { rule, key } = result.blocking;
     const retryAfter = formatRetryAfter(result.retryAfterMs, now, config.rate_limits.retry_after);
@@ -56,4 +57,12 @@ export function admit(ctx: CallContext, identity: Identity, operation: Operation
   }
   note.in_flight = concurrency.enter(agentId);
   return { headers, release: () => concurrency.leave(agentId) };
+}
+
+/** What each rule had left, for the journal (a loop: this runs on every request a rule counts). */
+function quotaOf(outcomes: readonly RuleOutcome[]) {
+  const quota: { rule: string; key: string; limit: number; remaining: number }[] = [];
+  for (const o of outcomes)
+    quota.push({ rule: o.rule.name, key: o.key, limit: o.rule.limit, remaining: o.remaining });
+  return quota;
 }

@@ -28,7 +28,8 @@ export interface AdminControl {
 }
 
 // The config's own field schemas, every field optional (a patch changes what it names).
-const agentPatchSchema = z
+/** Body of PATCH /__admin/agents/:id. */
+export const agentPatchSchema = z
   .strictObject({
     name: agentFields.name,
     tier: agentFields.tier,
@@ -36,17 +37,21 @@ const agentPatchSchema = z
     disabled: agentFields.disabled,
   })
   .partial();
-const agentCreateSchema = agentPatchSchema.extend({
+/** Body of POST /__admin/agents. */
+export const agentCreateSchema = agentPatchSchema.extend({
   id: agentFields.id,
   api_key: agentFields.api_key.optional(),
 });
-const toolPatchSchema = z.strictObject(toolFields).partial();
-const advanceSchema = z
+/** Body of PATCH /__admin/tools/:tool. */
+export const toolPatchSchema = z.strictObject(toolFields).partial();
+/** Body of POST /__admin/clock/advance. */
+export const advanceSchema = z
   .strictObject({ ms: z.number().int().min(0).optional(), seconds: z.number().min(0).optional() })
   .refine((b) => (b.ms === undefined) !== (b.seconds === undefined), {
     message: 'give exactly one of ms or seconds',
   });
-const setSchema = z.strictObject({
+/** Body of POST /__admin/clock/set. */
+export const setSchema = z.strictObject({
   time: z.union([
     z.iso.datetime({ offset: true }),
     z.number().int().min(0).max(MAX_CLOCK_MS, 'must be at most 9999-12-31T23:59:59.999Z in epoch ms'),
@@ -71,10 +76,27 @@ function parseQuery<T>(schema: z.ZodType<T>, query: Record<string, string>): T {
   const field = String(issue?.path[0] ?? 'query');
   throw new GatewayError('invalid_request', { message: `${field}: ${issue?.message}`, details: { field } });
 }
-const scenarioRequestSchema = z.union([
+/** Body of POST /__admin/scenario: a bundled scenario's name, or a scenario inline. */
+export const scenarioRequestSchema = z.union([
   z.strictObject({ name: z.string().min(1) }),
   z.strictObject({ scenario: z.record(z.string(), z.unknown()) }),
 ]);
+
+/** Query parameters of GET /__admin/journal (and its OpenAPI description). */
+export const journalQuery = z.strictObject({
+  agent: z.string().optional(),
+  since: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).max(1_000_000).optional(),
+});
+
+/** Query parameters of GET /__admin/report. */
+export const reportQuery = z.strictObject({
+  agent: z.string().min(1, 'is required'),
+  retry_cap: z.coerce.number().int().min(1).max(1000).optional(),
+  grace_ms: z.coerce.number().int().min(0).max(60_000).optional(),
+  max_concurrency_after_429: z.coerce.number().int().min(1).max(10_000).optional(),
+  quiet_ms: z.coerce.number().int().min(0).max(3_600_000).optional(),
+});
 
 const showAgent = (agent: Agent) => ({
   id: agent.id,
@@ -88,6 +110,7 @@ const showAgent = (agent: Agent) => ({
 
 const ENDPOINTS = [
   'GET    /__admin                           this list',
+  'GET    /__admin/ui                        the dashboard (the page loads without the key and asks for it)',
   'GET    /__admin/agents                    agents, with API keys',
   'POST   /__admin/agents                    create {id, name?, api_key?, tier?, allowlist?, disabled?}',
   'GET    /__admin/agents/:id',
@@ -266,11 +289,6 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     return ok(ctx, { faults: runtime.faults.list() });
   });
 
-  const journalQuery = z.strictObject({
-    agent: z.string().optional(),
-    since: z.coerce.number().int().min(0).optional(),
-    limit: z.coerce.number().int().min(1).max(1_000_000).optional(),
-  });
   route('GET', '/journal', (ctx) => {
     const query = parseQuery(journalQuery, queryOf(ctx));
     return ok(ctx, {
@@ -321,13 +339,6 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     });
   });
 
-  const reportQuery = z.strictObject({
-    agent: z.string().min(1, 'is required'),
-    retry_cap: z.coerce.number().int().min(1).max(1000).optional(),
-    grace_ms: z.coerce.number().int().min(0).max(60_000).optional(),
-    max_concurrency_after_429: z.coerce.number().int().min(1).max(10_000).optional(),
-    quiet_ms: z.coerce.number().int().min(0).max(3_600_000).optional(),
-  });
   route('GET', '/report', (ctx) => {
     const q = parseQuery(reportQuery, queryOf(ctx));
     return ok(

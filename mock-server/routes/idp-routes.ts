@@ -12,10 +12,12 @@ import { NO_STORE, respondJson, respondText } from '../pipeline/respond.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Router } from './router.ts';
 
-const tokenRequestSchema = z.object({
+/** Body of POST /idp/token. */
+export const tokenRequestSchema = z.object({
   api_key: z.string(mustBe('a string')).min(1, 'is required'),
 });
-const verifyRequestSchema = z.object({ token: z.string(mustBe('a string')) });
+/** Body of POST /idp/verify. */
+export const verifyRequestSchema = z.object({ token: z.string(mustBe('a string')) });
 
 /**
  * The media type an `Accept` header prefers among `supports` (highest q; ties go to the earlier one, so

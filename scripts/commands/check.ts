@@ -1,11 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { CHECKS } from '../../conformance/checks/index.ts';
 import { formatCheckLine, formatSummary, painter } from '../../conformance/reporters/console.ts';
 import { toJsonReport } from '../../conformance/reporters/json.ts';
 import { toJunitXml } from '../../conformance/reporters/junit.ts';
-import { CannotRunError, exitCodeFor, runConformance, selectChecks } from '../../conformance/runner.ts';
+import { toMarkdownSummary } from '../../conformance/reporters/markdown.ts';
 import { commandToken, staticToken, type TokenSource } from '../../conformance/token-source.ts';
 import { shellQuote } from '../../conformance/token-value.ts';
 import type { CheckResult, Reproduction } from '../../conformance/types.ts';
@@ -18,6 +17,7 @@ interface CheckOptions {
   deniedToken?: string;
   deniedTokenCommand?: string;
   deniedTool: 'web.search' | 'web.fetch';
+  allowedTools?: ('web.search' | 'web.fetch')[];
   rateLimitBudget: number;
   maxWaitSeconds: number;
   seed?: number;
@@ -26,6 +26,8 @@ interface CheckOptions {
   only?: string[];
   reportJson?: string;
   reportJunit?: string;
+  reportMarkdown?: string;
+  reportHtml?: string;
   strict?: boolean;
   searchBody?: string;
   fetchBody?: string;
@@ -39,6 +41,21 @@ const idList = (value: string) => {
     .filter(Boolean);
   if (ids.length === 0) throw new InvalidArgumentError('give at least one check id');
   return ids;
+};
+
+const TOOL_NAMES = ['web.search', 'web.fetch'] as const;
+
+/** `web.fetch`, `web.search,web.fetch`, or `none`: the tools the valid token may call. */
+const toolList = (value: string) => {
+  if (value.trim() === 'none') return [];
+  const tools = value
+    .split(',')
+    .map((tool) => tool.trim())
+    .filter(Boolean);
+  const unknown = tools.filter((tool) => !(TOOL_NAMES as readonly string[]).includes(tool));
+  if (tools.length === 0 || unknown.length > 0)
+    throw new InvalidArgumentError(`give tools from ${TOOL_NAMES.join(', ')} (comma-separated), or none`);
+  return tools as ('web.search' | 'web.fetch')[];
 };
 
 /** A static token (flag or environment) or a command; none at all is allowed (the caller decides). */
@@ -72,13 +89,14 @@ function writeReport(file: string, text: string) {
 /** The command that replays one counterexample; tokens stay in $TOKEN / $DENIED_TOKEN. */
 function replayCommand(options: CheckOptions) {
   return (check: CheckResult, reproduction: Reproduction) => {
-    const parts = ['npx agent-gateway check', `--base-url ${shellQuote(options.baseUrl ?? '')}`];
+    const parts = ['npx --no-install agent-gateway check', `--base-url ${shellQuote(options.baseUrl ?? '')}`];
     if (options.tokenCommand) parts.push(`--token-command ${shellQuote(options.tokenCommand)}`);
     else parts.push('--token "$TOKEN"');
     if (options.deniedTokenCommand)
       parts.push(`--denied-token-command ${shellQuote(options.deniedTokenCommand)}`);
     else if (options.deniedToken !== undefined) parts.push('--denied-token "$DENIED_TOKEN"');
     if (options.deniedTool !== 'web.search') parts.push(`--denied-tool ${options.deniedTool}`);
+    if (options.allowedTools) parts.push(`--allowed-tools ${options.allowedTools.join(',') || 'none'}`);
     if (options.searchBody) parts.push(`--search-body ${shellQuote(options.searchBody)}`);
     if (options.fetchBody) parts.push(`--fetch-body ${shellQuote(options.fetchBody)}`);
     parts.push(
@@ -90,7 +108,9 @@ function replayCommand(options: CheckOptions) {
   };
 }
 
-function listChecks(): string {
+// The checks and the runner (fast-check, every property) load when the command runs, not at start.
+async function listChecks(): Promise<string> {
+  const { CHECKS } = await import('../../conformance/checks/index.ts');
   return CHECKS.map((c) => `${c.id.padEnd(36)} ${c.level.padEnd(6)} ${c.specRef.padEnd(24)} ${c.title}`).join(
     '\n',
   );
@@ -105,10 +125,18 @@ export function registerCheckCommand(program: Command) {
     .command('check')
     .description('run the conformance suite against a gateway over HTTP')
     .option('--base-url <url>', 'the gateway to check, e.g. https://staging.example.com', baseUrlOption)
-    .option('--token <token>', 'a valid identity token (default: $AGENT_GATEWAY_TOKEN)')
+    .option(
+      '--token <token>',
+      'a valid identity token allowed to call both tools (default: $AGENT_GATEWAY_TOKEN; see --allowed-tools)',
+    )
     .option(
       '--token-command <cmd>',
-      'a shell command printing a valid token as its last line; re-run when the token expires',
+      'a shell command printing such a token as its last line; re-run when the token expires',
+    )
+    .option(
+      '--allowed-tools <tools>',
+      'the tools the --token may call, when not both: web.search, web.fetch or none (the others are skipped, never passed)',
+      toolList,
     )
     .option(
       '--denied-token <token>',
@@ -126,7 +154,12 @@ export function registerCheckCommand(program: Command) {
       intOption(1, 100_000),
       300,
     )
-    .option('--max-wait-seconds <s>', 'longest Retry-After the suite waits', intOption(0, 3600), 10)
+    .option(
+      '--max-wait-seconds <s>',
+      'longest Retry-After the suite waits (a call never served yet is waited out once, up to 120 s)',
+      intOption(0, 3600),
+      10,
+    )
     .option(
       '--seed <n>',
       'fast-check seed (default: $AGENT_GATEWAY_SEED, else random; always printed)',
@@ -137,6 +170,14 @@ export function registerCheckCommand(program: Command) {
     .option('--only <ids>', 'comma-separated check ids to run (see --list)', idList)
     .option('--report-json <file>', 'write the JSON report here')
     .option('--report-junit <file>', 'write a JUnit XML report here')
+    .option(
+      '--report-markdown <file>',
+      'write a Markdown summary here (verdict table, failures with curl and replay; for a CI job page)',
+    )
+    .option(
+      '--report-html <file>',
+      'write an HTML report here (one self-contained file: verdicts by spec section, failures with their exchange, curl and replay)',
+    )
     .option('--strict', 'fail (exit 1) on SHOULD checks too')
     .option(
       '--search-body <json>',
@@ -149,13 +190,16 @@ export function registerCheckCommand(program: Command) {
     .option('--list', 'list the checks (id, level, spec section, title) and exit')
     .addHelpText(
       'after',
-      '\nExit codes: 0 no MUST check failed (with --strict: no SHOULD either), 1 a check failed, 2 could not run.\n\nExample:\n  npx agent-gateway check --base-url http://127.0.0.1:8787 \\\n    --token-command "npx agent-gateway token agent-verified" \\\n    --denied-token-command "npx agent-gateway token agent-early" --report-junit reports/conformance.xml\n',
+      '\nThe token: --token must be allowed to call whoami and both tools (web.search, web.fetch); for a token that\ncannot, name what it may call with --allowed-tools (e.g. --allowed-tools web.fetch).\n\nExit codes: 0 no MUST check failed (with --strict: no SHOULD either), 1 a check failed (or never saw the\ngateway serve a call it needs), 2 could not run. Inconclusive checks (a budget too small) do not change it.\n\nExample:\n  npx agent-gateway check --base-url http://127.0.0.1:8787 \\\n    --token-command "npx agent-gateway token agent-verified" \\\n    --denied-token-command "npx agent-gateway token agent-early" --report-junit reports/conformance.xml\n',
     )
     .action(async (options: CheckOptions) => {
       if (options.list) {
-        process.stdout.write(`${listChecks()}\n`);
+        process.stdout.write(`${await listChecks()}\n`);
         return;
       }
+      const { CannotRunError, exitCodeFor, runConformance, selectChecks } = await import(
+        '../../conformance/runner.ts'
+      );
       if (!options.baseUrl) throw new CliError('--base-url is required (the gateway to check).');
       if (options.path && (options.seed === undefined || !options.only)) {
         throw new CliError('--path replays one counterexample: give it with --seed and --only.');
@@ -185,8 +229,15 @@ export function registerCheckCommand(program: Command) {
         deniedToken || needDenied.length === 0
           ? ''
           : ` (no denied token: ${needDenied.join(', ')} will be skipped)`;
+      const narrowed = TOOL_NAMES.filter(
+        (tool) => options.allowedTools && !options.allowedTools.includes(tool),
+      );
+      const toolNote =
+        narrowed.length > 0
+          ? `\n--allowed-tools ${options.allowedTools?.join(',') || 'none'}: ${narrowed.join(' and ')} not called with $TOKEN (skipped, not passed)`
+          : '';
       process.stdout.write(
-        `Agent Tool Gateway conformance: ${options.baseUrl}\n${checks.length} checks, ${options.numRuns} cases per property${skipNote}\n\n`,
+        `Agent Tool Gateway conformance: ${options.baseUrl}\n${checks.length} checks, ${options.numRuns} cases per property${skipNote}${toolNote}\n\n`,
       );
       let report: Awaited<ReturnType<typeof runConformance>>;
       try {
@@ -195,6 +246,7 @@ export function registerCheckCommand(program: Command) {
           token,
           deniedToken,
           deniedTool: options.deniedTool,
+          allowedTools: options.allowedTools,
           rateLimitBudget: options.rateLimitBudget,
           maxWaitSeconds: options.maxWaitSeconds,
           seed: options.seed,
@@ -218,6 +270,12 @@ export function registerCheckCommand(program: Command) {
       if (options.reportJson)
         writeReport(options.reportJson, `${JSON.stringify(toJsonReport(report, exitCode), null, 2)}\n`);
       if (options.reportJunit) writeReport(options.reportJunit, toJunitXml(report));
+      if (options.reportMarkdown) writeReport(options.reportMarkdown, toMarkdownSummary(report, exitCode));
+      if (options.reportHtml) {
+        // Loaded only when asked for: the other runs do not pay for it.
+        const { toHtmlReport } = await import('../../conformance/reporters/html.ts');
+        writeReport(options.reportHtml, toHtmlReport(report, exitCode));
+      }
       process.exitCode = exitCode;
     });
 }

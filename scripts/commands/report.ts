@@ -1,9 +1,5 @@
 import type { Command } from 'commander';
-import {
-  type ClientReport,
-  formatClientReport,
-  nothingToGrade,
-} from '../../mock-server/client-report/report.ts';
+import type { ClientReport } from '../../mock-server/client-report/report.ts';
 import { baseUrlOption, CliError, EXIT, intOption } from '../cli-options.ts';
 
 interface ReportOptions {
@@ -53,7 +49,7 @@ export function registerReportCommand(program: Command) {
     )
     .addHelpText(
       'after',
-      '\nExample:\n  npx agent-gateway report --base-url http://127.0.0.1:8787 --admin-key qa-secret-key --agent agent-early\n',
+      '\nExample:\n  npx --no-install agent-gateway report --base-url http://127.0.0.1:8787 --admin-key qa-secret-key --agent agent-early\n',
     )
     .action(async (options: ReportOptions) => {
       const adminKey = options.adminKey ?? (process.env.AGENT_GATEWAY_ADMIN_KEY || undefined);
@@ -93,6 +89,10 @@ export function registerReportCommand(program: Command) {
           `The gateway refused the report: ${response.status} ${body.code ?? ''} ${body.message ?? ''}${hint}`.trim(),
         );
       }
+      // Loaded here, not at start: the rules are not needed for --help or the other commands.
+      const { formatClientReport, nothingToGrade } = await import(
+        '../../mock-server/client-report/report.ts'
+      );
       process.stdout.write(
         options.json ? `${JSON.stringify(body, null, 2)}\n` : `${formatClientReport(body)}\n`,
       );

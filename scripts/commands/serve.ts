@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
-import { serve } from '../../mock-server/adapters/node-server.ts';
-import { createGateway } from '../../mock-server/gateway.ts';
-import { createRemoteVerifier } from '../../mock-server/identity/verifier.ts';
-import { listScenarios } from '../../mock-server/scenarios.ts';
+import { bundledScenarioNames } from '../../mock-server/fixtures-dir.ts';
+import type { Gateway } from '../../mock-server/gateway.ts';
 import { baseUrlOption, CliError, EXIT, envConfigOverrides, intOption } from '../cli-options.ts';
 
 interface ServeOptions {
@@ -16,7 +14,7 @@ interface ServeOptions {
 
 function describeStartup(
   url: string,
-  gateway: ReturnType<typeof createGateway>,
+  gateway: Gateway,
   options: { idpUrl?: string; adminKey?: string },
 ): string {
   const { idpUrl } = options;
@@ -58,7 +56,7 @@ function describeStartup(
     // With a remote identity provider, tokens come from it: this gateway serves no /idp.
     idpUrl
       ? '  TOKEN=<a token from that identity provider>'
-      : `  TOKEN=$(npx agent-gateway token agent-verified --base-url ${url})`,
+      : `  TOKEN=$(npx --no-install agent-gateway token agent-verified --base-url ${url})`,
     `  curl -s ${url}/v1/whoami -H "X-Agent-Identity: $TOKEN"`,
     '',
     'Press Ctrl+C to stop.',
@@ -83,9 +81,7 @@ export function registerServeCommand(program: Command) {
     )
     .option(
       '-s, --scenario <name|file>',
-      `QA scenario laid over the config (bundled: ${listScenarios()
-        .map((s) => s.name)
-        .join(', ')})`,
+      `QA scenario laid over the config (bundled: ${bundledScenarioNames().join(', ')})`,
     )
     .option(
       '--admin-key <key>',
@@ -95,6 +91,12 @@ export function registerServeCommand(program: Command) {
       const adminKey = options.adminKey ?? process.env.AGENT_GATEWAY_ADMIN_KEY;
       if (adminKey !== undefined && adminKey.length < 8)
         throw new CliError('The admin key must be at least 8 characters.');
+      // The gateway loads when the command runs, not at start: `--help` and `token` must not pay for it.
+      const [{ serve }, { createGateway }, { createRemoteVerifier }] = await Promise.all([
+        import('../../mock-server/adapters/node-server.ts'),
+        import('../../mock-server/gateway.ts'),
+        import('../../mock-server/identity/verifier.ts'),
+      ]);
       const gateway = createGateway({
         configFile: options.config,
         config: envConfigOverrides(),

@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../../mock-server/config/load-config.ts';
-import { createGateway } from '../../mock-server/gateway.ts';
 import { baseUrlOption, CliError, envConfigOverrides } from '../cli-options.ts';
 
 interface TokenOptions {
@@ -35,6 +33,13 @@ async function mintRemotely(
   return body as { token: string; expires_at: string; agent_id: string };
 }
 
+/** Exchanges the key at the identity provider: details on stderr, the token alone as stdout's last line. */
+async function printRemoteToken(baseUrl: string, apiKey: string) {
+  const minted = await mintRemotely(baseUrl, apiKey);
+  process.stderr.write(`# ${minted.agent_id}: token from ${baseUrl}, expires ${minted.expires_at}\n`);
+  process.stdout.write(`${minted.token}\n`);
+}
+
 /**
  * `agent-gateway token`: prints a fresh identity token. Details go to stderr and the token is the last
  * line on stdout, so `TOKEN=$(agent-gateway token agent-early)` works.
@@ -50,39 +55,54 @@ export function registerTokenCommand(program: Command) {
       baseUrlOption,
     )
     .option('-c, --config <file>', 'config the agent is looked up in (default: the bundled one)')
-    .option('--api-key <key>', 'mint with this API key instead of a fixture agent (needs --base-url)')
+    .option(
+      '--api-key <key>',
+      'mint with this API key instead of a fixture agent (needs --base-url; default without an agent: $AGENT_GATEWAY_API_KEY)',
+    )
     .addHelpText(
       'after',
-      '\nExamples:\n  TOKEN=$(npx agent-gateway token agent-verified)\n  npx agent-gateway token agent-early --base-url http://127.0.0.1:8787\n',
+      '\nExamples:\n  TOKEN=$(npx --no-install agent-gateway token agent-verified)\n  npx --no-install agent-gateway token agent-early --base-url http://127.0.0.1:8787\n  AGENT_GATEWAY_API_KEY=ak_... npx --no-install agent-gateway token --base-url https://gateway.example.com\n',
     )
     .action(async (agentId: string | undefined, options: TokenOptions) => {
-      if (options.apiKey && !options.baseUrl)
+      // A key in the environment keeps it off command lines (process lists, CI logs, a --token-command);
+      // an agent named on the command line wins over it.
+      const apiKey = options.apiKey ?? (agentId ? undefined : process.env.AGENT_GATEWAY_API_KEY || undefined);
+      if (apiKey && !options.baseUrl)
         throw new CliError(
-          '--api-key needs --base-url: the key is exchanged at a running identity provider.',
+          'An API key (--api-key or AGENT_GATEWAY_API_KEY) needs --base-url: the key is exchanged at a running identity provider.',
         );
-      if (!agentId && !options.apiKey)
-        throw new CliError('Name an agent (e.g. agent-early) or pass --api-key with --base-url.');
+      if (!agentId && !apiKey)
+        throw new CliError(
+          'Name an agent (e.g. agent-early), or pass --api-key (or set AGENT_GATEWAY_API_KEY) with --base-url.',
+        );
+      if (apiKey && options.baseUrl) return printRemoteToken(options.baseUrl, apiKey);
+      // Only the config and the identity provider load, not the whole gateway (tools, corpus, limits):
+      // `token` runs at the start of many scripts and CI steps, and should start fast.
+      const [{ loadConfig }, { createClock }, { createAgentRegistry }, { createIdentityProvider }] =
+        await Promise.all([
+          import('../../mock-server/config/load-config.ts'),
+          import('../../mock-server/clock.ts'),
+          import('../../mock-server/identity/agent-registry.ts'),
+          import('../../mock-server/identity/identity-provider.ts'),
+        ]);
       const config = loadConfig({ file: options.config, config: envConfigOverrides() });
-      let apiKey = options.apiKey;
-      if (!apiKey) {
-        const agent = config.agents.find((a) => a.id === agentId);
-        if (!agent)
-          throw new CliError(
-            `No agent "${agentId}" in ${config.source}. Known agents: ${config.agents.map((a) => a.id).join(', ')}.`,
-          );
-        apiKey = agent.api_key;
-      }
-      if (options.baseUrl) {
-        const minted = await mintRemotely(options.baseUrl, apiKey);
-        process.stderr.write(
-          `# ${minted.agent_id}: token from ${options.baseUrl}, expires ${minted.expires_at}\n`,
+      const named = config.agents.find((a) => a.id === agentId);
+      if (!named)
+        throw new CliError(
+          `No agent "${agentId}" in ${config.source}. Known agents: ${config.agents.map((a) => a.id).join(', ')}.`,
         );
-        process.stdout.write(`${minted.token}\n`);
-        return;
-      }
-      const gateway = createGateway({ config });
-      const agent = gateway.registry.findByApiKey(apiKey);
-      const minted = gateway.idp.mintForApiKey(apiKey);
+      if (options.baseUrl) return printRemoteToken(options.baseUrl, named.api_key);
+      // The same identity provider a gateway built from this config has (see createRuntime).
+      const registry = createAgentRegistry(config.agents);
+      const idp = createIdentityProvider({
+        registry,
+        clock: createClock(),
+        signingSecret: config.identity.signing_secret,
+        issuer: config.identity.issuer,
+        ttlSeconds: config.identity.token_ttl_seconds,
+      });
+      const agent = registry.findByApiKey(named.api_key);
+      const minted = idp.mintForApiKey(named.api_key);
       process.stderr.write(
         `# ${minted.agentId} (tier ${agent?.tier}): expires ${new Date(minted.expiresAt).toISOString()}; valid for any gateway using this config's signing secret\n`,
       );

@@ -1,0 +1,108 @@
+import { printable } from '../redact.ts';
+import type { ConformanceReport } from '../runner.ts';
+import type { CheckResult, Unobserved } from '../types.ts';
+import { UNOBSERVED_LABEL } from './console.ts';
+
+const VERDICT: Record<CheckResult['verdict'], string> = {
+  pass: '✅ pass',
+  fail: '❌ fail',
+  skipped: '⏭️ skipped',
+  inconclusive: '⚠️ inconclusive',
+};
+
+const OUTCOME: Record<number, string> = {
+  0: '✅ passed',
+  1: '❌ failed',
+  2: '⛔ could not run',
+};
+
+/** Long counterexamples (a 5,000-character token) are cut: a step summary is read, not replayed from. */
+const abbreviate = (text: string, max = 500) =>
+  text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+
+// Text from the gateway under test is evidence, never markup: it goes into code spans and fenced blocks,
+// whose fence is longer than any run of backticks inside, so it cannot close them and inject Markdown or HTML.
+const longestBacktickRun = (text: string) =>
+  Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+
+/** Inline code that shows `text` as it is, on one line. */
+export function inlineCode(text: string): string {
+  const clean = printable(text).replace(/\r?\n/g, ' ');
+  const fence = '`'.repeat(longestBacktickRun(clean) + 1);
+  const pad = clean.startsWith('`') || clean.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${clean}${pad}${fence}`;
+}
+
+/** A fenced code block that shows `text` as it is. */
+export function codeBlock(text: string, language = ''): string {
+  const clean = printable(text);
+  const fence = '`'.repeat(Math.max(3, longestBacktickRun(clean) + 1));
+  return `${fence}${language}\n${clean}\n${fence}`;
+}
+
+// A pipe ends a table cell even inside a code span, unless escaped (GitHub removes the backslash there).
+const cell = (text: string) => text.replace(/\|/g, '\\|');
+
+/** Why a check could not observe its rule, e.g. `(never served) `; empty when it observed it. */
+const unobserved = (check: CheckResult) =>
+  check.unobserved ? `(${UNOBSERVED_LABEL[check.unobserved]}) ` : '';
+
+function failureSection(check: CheckResult): string[] {
+  const r = check.reproduction;
+  const lines = [
+    `#### ${inlineCode(check.id)} (${check.level}, spec ${check.specRef}): ${unobserved(check)}${check.title}`,
+    '',
+    codeBlock(check.message, 'text'),
+  ];
+  if (r?.counterexample)
+    lines.push('', 'Counterexample (shrunk):', '', codeBlock(abbreviate(r.counterexample), 'text'));
+  if (r?.curl)
+    lines.push('', 'Reproduce (tokens stay in `$TOKEN` / `$DENIED_TOKEN`):', '', codeBlock(r.curl, 'sh'));
+  if (r?.replay) lines.push('', 'Replay the shrunk counterexample:', '', codeBlock(r.replay, 'sh'));
+  else if (r?.seed !== undefined && r.path) lines.push('', `Seed ${r.seed}, path ${inlineCode(r.path)}.`);
+  return lines;
+}
+
+/**
+ * A Markdown summary of a run, for a CI job page (GitHub's step summary): the outcome, a table with one
+ * row per check, each failure with its message, curl reproduction and replay command, the reasons of the
+ * skipped and inconclusive checks, and how to replay the run.
+ */
+export function toMarkdownSummary(report: ConformanceReport, exitCode: number): string {
+  const s = report.summary;
+  const notServed = s.notServed > 0 ? `; ${s.notServed} because the gateway never served the calls` : '';
+  const why = Object.entries(s.inconclusiveBy)
+    .map(([reason, n]) => `${n} ${UNOBSERVED_LABEL[reason as Unobserved]}`)
+    .join(', ');
+  const lines = [
+    `## Agent Tool Gateway conformance: ${OUTCOME[exitCode] ?? `exit code ${exitCode}`}`,
+    '',
+    `Target ${inlineCode(report.target)}: ${report.checks.length} checks, ${s.pass} pass, ${s.fail} fail (${s.mustFailed} MUST, ${s.shouldFailed} SHOULD${notServed}), ${s.skipped} skipped, ${s.inconclusive} inconclusive${why ? ` (${why})` : ''}. ${report.requests} requests in ${(report.durationMs / 1000).toFixed(1)} s, ${report.numRuns} cases per property, seed ${report.seed}; exit code ${exitCode}.`,
+    '',
+    '| verdict | level | check | spec | what it checks |',
+    '| --- | --- | --- | --- | --- |',
+    ...report.checks.map(
+      (c) =>
+        `| ${VERDICT[c.verdict]} | ${c.level} | ${cell(inlineCode(c.id))} | ${cell(c.specRef)} | ${cell(c.title)} |`,
+    ),
+  ];
+  const failures = report.checks.filter((c) => c.verdict === 'fail');
+  if (failures.length > 0) {
+    lines.push('', '### Failures');
+    for (const failure of failures) lines.push('', ...failureSection(failure));
+  }
+  const unsure = report.checks.filter((c) => c.verdict === 'skipped' || c.verdict === 'inconclusive');
+  if (unsure.length > 0) {
+    lines.push('', '### Skipped and inconclusive (not a pass; they do not change the exit code)', '');
+    for (const c of unsure)
+      lines.push(`- ${inlineCode(c.id)} ${c.verdict}: ${unobserved(c)}${inlineCode(c.message)}`);
+  }
+  lines.push(
+    '',
+    '### Replay',
+    '',
+    `The same command with ${inlineCode(`--seed ${report.seed}`)} generates the same cases again${failures.length > 0 ? '; each failure above has the command that replays its shrunk counterexample alone' : ''}.`,
+    '',
+  );
+  return lines.join('\n');
+}

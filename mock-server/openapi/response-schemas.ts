@@ -1,0 +1,206 @@
+import { z } from 'zod';
+import { configSchema, TOOL_NAMES } from '../config/schema.ts';
+import { ERROR_CODES } from '../errors.ts';
+import { faultSpecSchema } from '../faults.ts';
+
+// The answers' shapes, for the OpenAPI document. Request bodies are described by the schemas that validate
+// them (tools/, routes/); answers are built in code, so these are checked against real answers instead
+// (`openapi.test.ts` sends every documented request and parses each answer with its schema, strictly).
+
+const isoTime = z.iso.datetime();
+
+/** Every error body: `{ code, message, ...details, request_id }`. */
+export const errorSchema = z
+  .looseObject({
+    code: z.enum(ERROR_CODES).describe('A stable snake_case code; the HTTP status goes with it.'),
+    message: z.string().describe('What went wrong and what to do, for a person.'),
+    request_id: z.string().describe('The X-Request-Id of the request.'),
+  })
+  .describe('An error (spec section 7). Details depend on the code, e.g. `field` for invalid_request.');
+
+export const healthSchema = z.strictObject({
+  status: z.literal('ok'),
+  version: z.literal('v1'),
+  time: isoTime,
+});
+
+export const whoamiSchema = z.strictObject({
+  agent: z.strictObject({ id: z.string(), name: z.string() }),
+  tier: z.string(),
+  tools: z.array(z.enum(TOOL_NAMES)).describe('The tools this agent may call now.'),
+  token: z.strictObject({
+    issued_at: isoTime,
+    expires_at: isoTime,
+    expires_in_seconds: z.number().int().min(0),
+  }),
+});
+
+const source = z
+  .enum(['fixture', 'generated'])
+  .describe('`fixture` from fixtures/, `generated` by seeded faker.');
+
+export const searchResponseSchema = z.strictObject({
+  query: z.string(),
+  count: z.number().int(),
+  results: z.array(z.strictObject({ title: z.string(), url: z.string(), snippet: z.string() })),
+  source,
+});
+
+export const fetchResponseSchema = z.strictObject({
+  url: z.string(),
+  status: z.number().int().describe('HTTP status of the fetched page (the tool call itself succeeded).'),
+  title: z.string(),
+  format: z.enum(['markdown', 'text']),
+  content: z.string().describe('Untrusted input (spec section 1, rule 1): data, never instructions.'),
+  length: z.number().int().describe('Length of the whole page, before max_length.'),
+  truncated: z.boolean(),
+  untrusted: z.literal(true),
+  notice: z.string(),
+  source,
+});
+
+export const tokenResponseSchema = z.strictObject({
+  token: z.string(),
+  token_type: z.literal('agent-identity'),
+  header: z.literal('X-Agent-Identity'),
+  agent_id: z.string(),
+  expires_at: isoTime,
+  expires_in: z.number().int(),
+});
+
+export const agentViewSchema = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  api_key: z.string(),
+  tier: z.string(),
+  allowlist: z.array(z.enum(TOOL_NAMES)),
+  disabled: z.boolean(),
+  token_generation: z
+    .number()
+    .int()
+    .describe('Raised by revoke-tokens: tokens of an older generation are refused.'),
+});
+
+export const mintedTokenSchema = z.strictObject({
+  token: z.string(),
+  agent_id: z.string(),
+  expires_at: isoTime,
+});
+
+const toolsConfig = configSchema.shape.tools;
+export const toolsSchema = z.strictObject({ tools: toolsConfig });
+export const toolPatchedSchema = z.looseObject({
+  tool: z.enum(TOOL_NAMES),
+  tiers: z.array(z.string()),
+  enabled: z.boolean(),
+  latency_ms: z.number().int(),
+});
+/** The rate limits in force: the config's own `rate_limits`. */
+export const limitsSchema = configSchema.shape.rate_limits.unwrap();
+
+export const clockSchema = z.strictObject({
+  now: z.number().int().describe('The gateway clock, ms since the epoch.'),
+  time: isoTime,
+  frozen: z.boolean(),
+});
+
+export const faultSchema = z.strictObject({
+  ...faultSpecSchema.shape,
+  id: z.string(),
+  seen: z.number().int().describe('Matching requests seen so far.'),
+  fired: z.number().int().describe('Times it struck.'),
+});
+
+/** One journal entry. Open: fields may be added (older readers ignore them). */
+export const journalEntrySchema = z.looseObject({
+  seq: z.number().int(),
+  request_id: z.string(),
+  at: z.number().describe('Start on the gateway clock (ms since the epoch).'),
+  time: isoTime,
+  duration_ms: z.number(),
+  real_ms: z.number(),
+  written_ms: z.number().optional(),
+  connection: z.number().int().optional(),
+  connection_opened_ms: z.number().optional(),
+  method: z.string(),
+  path: z.string(),
+  operation: z.string(),
+  status: z.number().int().describe('0 when the connection was dropped (a fault).'),
+  code: z.string().optional(),
+  agent: z.string().optional(),
+  token: z.string().optional().describe('A fingerprint of the identity token, never the token.'),
+  in_flight: z.number().int().optional(),
+  request_fingerprint: z.string().optional(),
+  retry_after: z.string().optional(),
+  retry_after_ms: z.number().optional(),
+  limit: z.strictObject({ rule: z.string(), scope: z.string(), key: z.string() }).optional(),
+  quota: z
+    .array(
+      z.strictObject({
+        rule: z.string(),
+        key: z.string(),
+        limit: z.number().int(),
+        remaining: z.number().int(),
+      }),
+    )
+    .optional()
+    .describe('Each rate-limit rule that counted the request, and what it had left after it.'),
+  fault: z.string().optional(),
+  idempotency: z.enum(['stored', 'replayed']).optional(),
+  query: z.string().optional(),
+  url: z.string().optional(),
+  secrets: z.array(z.string()).optional(),
+});
+
+export const journalSchema = z.strictObject({
+  capacity: z.number().int(),
+  dropped: z.number().int().describe('Older entries no longer held.'),
+  entries: z.array(journalEntrySchema),
+});
+
+const scenarioView = z.strictObject({ name: z.string(), description: z.string(), source: z.string() });
+export const scenariosSchema = z.strictObject({
+  scenarios: z.array(z.strictObject({ name: z.string(), description: z.string() })),
+});
+export const scenarioSchema = z.strictObject({ scenario: scenarioView.nullable() });
+export const scenarioLoadedSchema = z.strictObject({ scenario: scenarioView, clock: clockSchema });
+export const resetSchema = z.strictObject({ reset: z.literal(true), clock: clockSchema });
+
+const requestView = z.looseObject({
+  seq: z.number().int(),
+  time: isoTime,
+  method: z.string(),
+  path: z.string(),
+  operation: z.string(),
+  status: z.number().int(),
+});
+/** The client behaviour report. Open: fields may be added. */
+export const clientReportSchema = z.looseObject({
+  agent: z.string(),
+  requests: z.number().int(),
+  journal_dropped: z.number().int().optional(),
+  from: isoTime.optional(),
+  to: isoTime.optional(),
+  options: z.looseObject({
+    retryCap: z.number(),
+    graceMs: z.number(),
+    maxConcurrencyAfter429: z.number(),
+    quietMs: z.number(),
+  }),
+  rules: z.array(
+    z.looseObject({ id: z.string(), title: z.string(), spec_ref: z.string(), violations: z.number().int() }),
+  ),
+  violations: z.array(
+    z.looseObject({
+      rule: z.string(),
+      spec_ref: z.string(),
+      message: z.string(),
+      requests: z.array(requestView),
+    }),
+  ),
+});
+
+export const endpointListSchema = z.strictObject({ endpoints: z.array(z.string()) });
+export const agentsSchema = z.strictObject({ agents: z.array(agentViewSchema) });
+export const faultsSchema = z.strictObject({ faults: z.array(faultSchema) });
+export const emptyJournalSchema = z.strictObject({ entries: z.tuple([]) });

@@ -1,0 +1,441 @@
+/**
+ * The package as its users get it: packed with `npm pack`, installed from the tarball into scratch projects
+ * under a temporary folder, and used there on Node 20 (this process's node) and Node 24:
+ *   (a) a plain ES module imports the gateway and serves it with `node` (esm/serve.mjs);
+ *   (b) a strict TypeScript project (module NodeNext, skipLibCheck false) compiles against the types;
+ *   (c) a vitest test uses the msw handlers through the global fetch and the client-rules matcher;
+ *   (d) the same with jest (native ES modules), in a project without vitest, compiled by tsc first;
+ *   (e) `npx --no-install agent-gateway` runs from the installed package (--help, token, serve with the
+ *       dashboard's files and /openapi.json).
+ * The files under esm/, vitest-project/ and jest-project/ are the README's examples, as they run here.
+ *
+ * Run with `npm run test:consumers` (part of `npm test`). It needs the npm registry for the scratch
+ * projects' dependencies (msw, vitest, jest, typescript; the npm cache is used first) and a Node 24
+ * binary (the node-<platform>-<arch> package, cached under the temporary folder). Nothing here is timed:
+ * the start-up figures come from `npm run bench:cli`.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(HERE, '..', '..');
+const CACHE = join(tmpdir(), 'agent-gateway-consumers-cache');
+const NODE24 = `node-${process.platform}-${process.arch}@24`;
+const MINUTE = 60_000;
+
+/** The scratch projects: where each example is copied and what it installs beside the tarball. */
+const PROJECTS = {
+  esm: { example: 'esm', deps: [] },
+  vitest: {
+    example: 'vitest-project',
+    deps: ['msw@^2.12.0', 'vitest@^4.0.0', 'typescript@^5.9.0', '@types/node@^20.19.0'],
+  },
+  jest: {
+    example: 'jest-project',
+    deps: [
+      'msw@^2.12.0',
+      'jest@^30.0.0',
+      '@jest/globals@^30.0.0',
+      'typescript@^7.0.0',
+      '@types/node@^20.19.0',
+    ],
+  },
+} as const;
+type ProjectName = keyof typeof PROJECTS;
+
+const progress = (line: string) => process.stderr.write(`[consumers] ${line}\n`);
+
+interface Result {
+  code: number | null;
+  output: string;
+}
+
+/**
+ * The environment of a command run in a scratch project: `npm run` exports the repository's own npm and
+ * package settings (npm_config_local_prefix, npm_package_*), which must not reach an npm run elsewhere.
+ * The cache, registry and user config stay, so the scratch installs use the same ones.
+ */
+function cleanEnv(nodeDir?: string): NodeJS.ProcessEnv {
+  const keep = new Set(['npm_config_cache', 'npm_config_registry', 'npm_config_userconfig']);
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key.startsWith('npm_') && !keep.has(key)) continue;
+    if (key === 'NODE_OPTIONS' || key.startsWith('VITEST') || key === 'NODE_ENV') continue;
+    env[key] = value;
+  }
+  env.NO_COLOR = '1';
+  env.CI = 'true';
+  if (nodeDir) env.PATH = `${nodeDir}${delimiter}${env.PATH ?? ''}`;
+  return env;
+}
+
+/** Runs a command to completion (killed, with its children, after timeoutMs); output interleaved. */
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; nodeDir?: string; env?: Record<string, string>; timeoutMs: number },
+): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: { ...cleanEnv(options.nodeDir), ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const timer = setTimeout(() => {
+      killGroup(child, 'SIGKILL');
+      output += `\n[consumers] killed after ${options.timeoutMs / 1000} s`;
+    }, options.timeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+/** Ends a command started here and the processes it started (npx runs the bin in a child). */
+function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
+  if (child.pid === undefined || child.exitCode !== null) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+function expectSuccess(what: string, result: Result) {
+  assert.equal(result.code, 0, `${what} exited with ${result.code}:\n${result.output}`);
+}
+
+const NETWORK_TROUBLE =
+  /E(NOTFOUND|AI_AGAIN|CONNREFUSED|CONNRESET|TIMEDOUT|NETUNREACH|HOSTUNREACH)|socket hang up|network|request to \S+ failed/i;
+
+/** npm install, with a clear message when the registry is the problem rather than the package. */
+async function npmInstall(cwd: string, specs: string[], label: string) {
+  const result = await run(
+    'npm',
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--fetch-retries=1',
+      '--fetch-timeout=60000',
+      ...specs,
+    ],
+    { cwd, timeoutMs: 5 * MINUTE },
+  );
+  if (result.code === 0) return;
+  if (NETWORK_TROUBLE.test(result.output)) {
+    throw new Error(
+      `The consumer tests install ${label} from the npm registry (the npm cache first), and the registry could not be reached. Run them again with access to the registry (npm ping says whether it is reachable).\n${result.output.slice(-2000)}`,
+    );
+  }
+  throw new Error(`npm install ${specs.join(' ')} failed in ${cwd}:\n${result.output.slice(-4000)}`);
+}
+
+/** A Node 24 binary from the npm package that ships it, kept between runs. */
+async function node24Dir(): Promise<string> {
+  const dir = join(CACHE, NODE24.replace('@', '-'));
+  const bin = join(dir, 'node_modules', NODE24.split('@')[0] as string, 'bin', 'node');
+  if (!existsSync(bin)) {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'package.json'), '{ "private": true }\n');
+    progress(`installing ${NODE24} into ${dir} (once; kept for the next runs)`);
+    await npmInstall(dir, ['--no-save', NODE24], `a Node 24 binary (${NODE24})`);
+  }
+  const version = await run(bin, ['--version'], { cwd: dir, timeoutMs: MINUTE });
+  expectSuccess(`${bin} --version`, version);
+  assert.match(version.output.trim(), /^v24\./, `${bin} is not Node 24`);
+  return dirname(bin);
+}
+
+const work = mkdtempSync(join(tmpdir(), 'agent-gateway-consumers-'));
+const projectDir = (name: ProjectName) => join(work, name);
+const runtimes: { label: string; dir: string }[] = [];
+let tarball = '';
+let packedFiles: string[] = [];
+let failed = false;
+
+/** A test body that records failure, so the scratch folder is kept for a look. */
+const step = (body: () => Promise<void>) => async () => {
+  try {
+    await body();
+  } catch (error) {
+    failed = true;
+    throw error;
+  }
+};
+
+before(
+  step(async () => {
+    progress(`scratch folder ${work}`);
+    progress('npm pack (runs prepare: the build)');
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', work], {
+      cwd: ROOT,
+      timeoutMs: 3 * MINUTE,
+    });
+    expectSuccess('npm pack', packed);
+    const json = packed.output.slice(packed.output.indexOf('[\n'));
+    const [info] = JSON.parse(json.slice(0, json.lastIndexOf(']') + 1)) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
+    assert.ok(info, 'npm pack printed no package');
+    tarball = join(work, info.filename);
+    packedFiles = info.files.map((f) => f.path);
+
+    const started = Date.now();
+    progress(`installing the tarball into ${Object.keys(PROJECTS).join(', ')} (with their test tools)`);
+    await Promise.all(
+      (Object.keys(PROJECTS) as ProjectName[]).map(async (name) => {
+        const project = PROJECTS[name];
+        const dir = projectDir(name);
+        cpSync(join(HERE, project.example), dir, { recursive: true });
+        writeFileSync(
+          join(dir, 'package.json'),
+          `${JSON.stringify({ name: `${name}-consumer`, private: true, type: 'module' }, null, 2)}\n`,
+        );
+        await npmInstall(dir, [tarball, ...project.deps], [...project.deps, 'the package'].join(', '));
+        progress(`  ${name}: installed`);
+      }),
+    );
+    progress(`installed in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    runtimes.push({ label: `Node ${process.version}`, dir: dirname(process.execPath) });
+    runtimes.push({ label: 'Node 24', dir: await node24Dir() });
+  }),
+  { timeout: 12 * MINUTE },
+);
+
+after(() => {
+  if (failed) progress(`kept ${work} for a look`);
+  else rmSync(work, { recursive: true, force: true });
+});
+
+describe('the packed package', () => {
+  it(
+    'ships dist, the fixtures the runtime reads, the bin, README and LICENSE: no sources, tests or proof gateways',
+    step(async () => {
+      for (const needed of [
+        'dist/mock-server/index.js',
+        'dist/mock-server/index.d.ts',
+        'dist/mock-server/index.js.map',
+        'dist/cli/agent-gateway.js',
+        'scripts/agent-gateway.mjs',
+        'fixtures/config/default.yaml',
+        'README.md',
+        'LICENSE',
+      ])
+        assert.ok(packedFiles.includes(needed), `${needed} is not in the package`);
+      for (const folder of ['fixtures/search/', 'fixtures/pages/', 'fixtures/scenarios/'])
+        assert.ok(
+          packedFiles.some((f) => f.startsWith(folder)),
+          `${folder} is not in the package`,
+        );
+      const unwanted = packedFiles.filter(
+        (f) =>
+          /\.test\.|^test\/|^fixtures\/gateways\/|^node_modules\/|^\.ci\//.test(f) ||
+          (f.endsWith('.ts') && !f.endsWith('.d.ts')),
+      );
+      assert.deepEqual(unwanted, []);
+    }),
+  );
+
+  it(
+    '(b) a strict TypeScript 5 project (NodeNext, skipLibCheck false) compiles against its types',
+    step(async () => {
+      const dir = projectDir('vitest');
+      const result = await run(process.execPath, [join(dir, 'node_modules/typescript/bin/tsc'), '-p', '.'], {
+        cwd: dir,
+        timeoutMs: 3 * MINUTE,
+      });
+      expectSuccess('tsc (TypeScript 5, vitest project)', result);
+    }),
+  );
+
+  it(
+    '(d) a strict TypeScript 7 jest project compiles against its types without vitest installed',
+    step(async () => {
+      const dir = projectDir('jest');
+      assert.equal(
+        existsSync(join(dir, 'node_modules/vitest')),
+        false,
+        'vitest is installed in the jest project',
+      );
+      const result = await run(process.execPath, [join(dir, 'node_modules/typescript/bin/tsc'), '-p', '.'], {
+        cwd: dir,
+        timeoutMs: 3 * MINUTE,
+      });
+      expectSuccess('tsc (TypeScript 7, jest project)', result);
+      assert.ok(
+        readdirSync(join(dir, 'build')).includes('agent.test.js'),
+        'tsc wrote no build/agent.test.js',
+      );
+    }),
+  );
+});
+
+/** Registered per Node version once `before` has found the binaries. */
+for (const index of [0, 1]) {
+  const label = index === 0 ? `Node ${process.version}` : 'Node 24';
+  describe(label, () => {
+    const runtime = () => runtimes[index] as { label: string; dir: string };
+    const node = () => join(runtime().dir, 'node');
+
+    it(
+      '(a) a plain ES module imports the gateway and serves it',
+      step(async () => {
+        const result = await run(node(), ['serve.mjs'], { cwd: projectDir('esm'), timeoutMs: 2 * MINUTE });
+        expectSuccess('node serve.mjs', result);
+        assert.match(result.output, /health 200, whoami 200 as agent-verified, conformance pass/);
+      }),
+    );
+
+    it(
+      '(c) vitest: msw handlers through the global fetch, and the client-rules matcher',
+      step(async () => {
+        const dir = projectDir('vitest');
+        const result = await run(node(), [join(dir, 'node_modules/vitest/vitest.mjs'), 'run'], {
+          cwd: dir,
+          nodeDir: runtime().dir,
+          timeoutMs: 3 * MINUTE,
+        });
+        expectSuccess('vitest run', result);
+        assert.match(result.output, /Tests\s+2 passed/);
+      }),
+    );
+
+    it(
+      '(d) jest (native ES modules): the same test, compiled by tsc',
+      step(async () => {
+        const dir = projectDir('jest');
+        const result = await run(
+          node(),
+          ['--experimental-vm-modules', join(dir, 'node_modules/jest/bin/jest.js')],
+          { cwd: dir, nodeDir: runtime().dir, timeoutMs: 3 * MINUTE },
+        );
+        expectSuccess('jest', result);
+        assert.match(result.output, /Tests:\s+2 passed, 2 total/);
+      }),
+    );
+
+    it(
+      '(e) npx --no-install agent-gateway: --help, token, serve',
+      step(async () => {
+        const cwd = projectDir('esm');
+        const npx = (args: string[]) =>
+          run('npx', ['--no-install', 'agent-gateway', ...args], {
+            cwd,
+            nodeDir: runtime().dir,
+            timeoutMs: MINUTE,
+          });
+        const version = await run('node', ['--version'], { cwd, nodeDir: runtime().dir, timeoutMs: MINUTE });
+        assert.equal(
+          version.output.trim(),
+          (await run(node(), ['--version'], { cwd, timeoutMs: MINUTE })).output.trim(),
+        );
+
+        const help = await npx(['--help']);
+        expectSuccess('agent-gateway --help', help);
+        for (const command of ['serve', 'token', 'check', 'report', 'admin', 'openapi'])
+          assert.match(help.output, new RegExp(command));
+
+        // The token is minted from the package's bundled config: the gateway of the same package accepts it.
+        const minted = await run('npx', ['--no-install', 'agent-gateway', 'token', 'agent-verified'], {
+          cwd,
+          nodeDir: runtime().dir,
+          timeoutMs: MINUTE,
+        });
+        expectSuccess('agent-gateway token agent-verified', minted);
+        const token = minted.output.trim().split('\n').at(-1) ?? '';
+        const verify = await run(
+          node(),
+          [
+            '--input-type=module',
+            '-e',
+            "import { createGateway } from 'agent-tool-gateway-harness'; const r = createGateway().idp.verify(process.argv[1]); console.log(r.ok ? r.identity.agentId : r.reason);",
+            token,
+          ],
+          { cwd, timeoutMs: MINUTE },
+        );
+        expectSuccess('verifying the token', verify);
+        assert.equal(verify.output.trim(), 'agent-verified');
+
+        await serveAnswersHealth(cwd, runtime().dir);
+      }),
+    );
+  });
+}
+
+/**
+ * `npx --no-install agent-gateway serve --port 0 --admin-key K` starts, answers /v1/health, serves the
+ * dashboard's files from the package (no key needed for those) and /openapi.json, and is stopped.
+ */
+async function serveAnswersHealth(cwd: string, nodeDir: string) {
+  const child = spawn(
+    'npx',
+    ['--no-install', 'agent-gateway', 'serve', '--port', '0', '--admin-key', 'consumer-admin-key'],
+    {
+      cwd,
+      env: cleanEnv(nodeDir),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
+  let output = '';
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`serve printed no URL within 60 s:\n${output}`)),
+        MINUTE,
+      );
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        const found = /listening on (http:\/\/\S+)/.exec(output)?.[1];
+        if (found) {
+          clearTimeout(timer);
+          resolve(found);
+        }
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', onData);
+      child.once('close', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`serve exited with ${code}:\n${output}`));
+      });
+    });
+    const health = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(MINUTE) });
+    assert.equal(health.status, 200);
+    assert.equal(((await health.json()) as { status?: string }).status, 'ok');
+    for (const asset of ['/__admin/ui', '/__admin/ui/dashboard.js', '/__admin/ui/dashboard.css']) {
+      const response = await fetch(`${url}${asset}`, { signal: AbortSignal.timeout(MINUTE) });
+      assert.equal(response.status, 200, `${asset} from the installed package`);
+      assert.ok((await response.text()).length > 500, `${asset} has its content`);
+    }
+    const openapi = await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(MINUTE) });
+    assert.equal(((await openapi.json()) as { openapi?: string }).openapi, '3.1.1');
+  } finally {
+    const closed = new Promise((done) => {
+      if (child.exitCode !== null || child.signalCode !== null) done(undefined);
+      else child.once('close', done);
+    });
+    killGroup(child, 'SIGTERM');
+    await closed;
+  }
+}

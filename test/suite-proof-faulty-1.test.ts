@@ -1,0 +1,8 @@
+import { FAULTY_GATEWAYS } from '../fixtures/gateways/faulty-gateways.ts';
+import { part } from './support/proof.ts';
+import { proveFaulty } from './support/prove-faulty.ts';
+
+proveFaulty(
+  'the conformance suite fails every faulty gateway, on the broken rule (part 1 of 3)',
+  part(FAULTY_GATEWAYS, 0, 3),
+);
