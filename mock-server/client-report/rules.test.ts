@@ -264,6 +264,33 @@ describe('what the connection facts tell, whatever the load', () => {
     expect(judge(backoffWithJitter, entries)[0]?.message).toMatch(/^4 retry sequences used the same waits/);
   });
 
+  it('four parallel calls retried on one schedule, their retries spread apart by load: four chains for the cap', () => {
+    // undici's RetryAgent: four calls of one request on four new connections, each retried 500 ms x 2^(n-1)
+    // after its 503 on its idle connection; on a loaded machine each wave's four retries arrive `spread` ms
+    // apart, so each is a reaction to the previous one's answer: only the chains tell them apart.
+    const calls = (retries: number, spread: number) => {
+      const entries: JournalEntry[] = [];
+      let t = 0;
+      for (let round = 0; round <= retries; round++) {
+        if (round > 0) t += 500 * 2 ** (round - 1);
+        for (let k = 0; k < 4; k++)
+          entries.push(
+            entry(t + k * (round === 0 ? 0.2 : spread), {
+              status: 503,
+              request_key: 'key_whoami',
+              ...via(k + 1, -1, round + 1),
+            }),
+          );
+        t += 4 * spread;
+      }
+      return entries;
+    };
+    for (const spread of [0.2, 3, 15]) {
+      expect(judge(retryCap, calls(5, spread)), `spread ${spread}`).toEqual([]);
+      expect(judge(retryCap, calls(6, spread)), `spread ${spread}`).toHaveLength(1);
+    }
+  });
+
   /**
    * A 429 at 0 (answered at 1) on connection 1, then `n` requests on new connections, the first accepted
    * 20 ms after the answer (measured: a client takes 16 ms or more to set up fifty fetches after a 429).

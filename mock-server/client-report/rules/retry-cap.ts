@@ -1,5 +1,12 @@
 import type { JournalEntry } from '../../journal.ts';
-import { createReactionFacts, describe, isFailure, keyOf, TOGETHER_MS } from '../journal-facts.ts';
+import {
+  answeredAt,
+  createReactionFacts,
+  describe,
+  isFailure,
+  keyOf,
+  TOGETHER_MS,
+} from '../journal-facts.ts';
 import { meaningOfUrl, wordsOf } from '../request-meaning.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
@@ -41,8 +48,16 @@ function isRewording(recent: readonly Subject[], next: Subject): boolean {
 interface Loop {
   operation: string;
   entries: JournalEntry[];
-  /** The first entry of each attempt (copies sent together are one attempt). */
-  attempts: JournalEntry[];
+  /**
+   * Its parallel chains of attempts: copies of the request on their way together (or read in one turn on
+   * two idle connections) each start one, and a retry continues the chain whose last attempt failed first
+   * (first failed, first retried), as in `retryChains`. A sequential loop is one chain however its pool
+   * spreads it over connections; four parallel calls retried on one schedule are four, however load spreads
+   * their retries apart.
+   */
+  chains: JournalEntry[][];
+  /** Whether one of its chains went over the cap already: a loop is one violation. */
+  reported: boolean;
   keys: Set<string>;
   /** What its most recent attempts were about (a rewording may drift: it is compared with each). */
   subjects: Subject[];
@@ -50,6 +65,9 @@ interface Loop {
 
 // A rewording is compared with this many of a loop's most recent attempts.
 const RECENT_SUBJECTS = 4;
+// Parallel chains followed per loop (bounds the work per request); further copies on their way count as one
+// of them.
+const MAX_CHAINS = 32;
 
 export const retryCap: ClientRule = {
   id: 'retry-cap',
@@ -99,7 +117,8 @@ export const retryCap: ClientRule = {
         const fresh: Loop = {
           operation: e.operation,
           entries: [e],
-          attempts: [e],
+          chains: [[e]],
+          reported: false,
           keys: new Set([key]),
           subjects: [subject(e)],
         };
@@ -114,21 +133,30 @@ export const retryCap: ClientRule = {
       }
       byKey.set(key, loop);
       streak.set(e.operation, loop);
-      // A copy sent together with the last attempt (or on its way before its answer) is the same attempt.
-      const lastAttempt = loop.attempts.at(-1) as JournalEntry;
-      const copy =
-        key === keyOf(lastAttempt) &&
-        (!facts.isReaction(e, lastAttempt, 0) ||
-          (e.real_ms - lastAttempt.real_ms <= TOGETHER_MS && facts.sentTogether(e, lastAttempt)));
-      if (copy) continue;
-      loop.attempts.push(e);
-      if (loop.attempts.length === options.retryCap + 1) {
+      // A retry of the chain whose last attempt failed first among those it reacted to; a copy sent together
+      // with them (or on its way before their answers) is a parallel chain of its own.
+      let chain: JournalEntry[] | undefined;
+      for (const candidate of loop.chains) {
+        const last = candidate.at(-1) as JournalEntry;
+        const reacted =
+          facts.isReaction(e, last, 0) &&
+          !(e.real_ms - last.real_ms <= TOGETHER_MS && facts.sentTogether(e, last));
+        if (reacted && (!chain || answeredAt(last) < answeredAt(chain.at(-1) as JournalEntry)))
+          chain = candidate;
+      }
+      if (!chain) {
+        if (loop.chains.length < MAX_CHAINS) loop.chains.push([e]);
+        continue;
+      }
+      chain.push(e);
+      if (!loop.reported && chain.length === options.retryCap + 1) {
+        loop.reported = true;
         const first = loop.entries[0] as JournalEntry;
         findings.push({
           message:
             loop.keys.size === 1
-              ? `${describe(first)} was attempted ${loop.attempts.length} times in a row without success (cap ${options.retryCap}); stop after the cap and report the failure`
-              : `${describe(first)} was attempted ${loop.attempts.length} times in a row without success, changed or reworded ${loop.keys.size - 1} time(s) on the way (cap ${options.retryCap}); a retry that rewords the request is still the same loop`,
+              ? `${describe(first)} was attempted ${chain.length} times in a row without success (cap ${options.retryCap}); stop after the cap and report the failure`
+              : `${describe(first)} was attempted ${chain.length} times in a row without success, changed or reworded ${loop.keys.size - 1} time(s) on the way (cap ${options.retryCap}); a retry that rewords the request is still the same loop`,
           requests: loop.entries.slice(0, 12),
         });
       }
