@@ -303,7 +303,10 @@ export function firstWhere(length: number, holds: (position: number) => boolean)
  * with its key ahead of the first entry whose seq is not below its own: just ahead of it, when
  * the entries are oldest first as the report passes them.
  */
-export function honouringOwnRetryAfter(entries: readonly JournalEntry[]): Set<JournalEntry> {
+export function honouringOwnRetryAfter(entries: readonly JournalEntry[]): ReadonlySet<JournalEntry> {
+  // Two rules ask for it over the same journal: worked out once per array.
+  const known = honouringOf.get(entries);
+  if (known) return known;
   const highestSeq: number[] = [];
   for (const e of entries) highestSeq.push(Math.max(e.seq, highestSeq.at(-1) ?? -Infinity));
   // The attempts to judge once the entries ahead of each position are known.
@@ -326,8 +329,10 @@ export function honouringOwnRetryAfter(entries: readonly JournalEntry[]): Set<Jo
     const key = keyOf(e);
     if (key) previous.set(key, e);
   });
+  honouringOf.set(entries, honouring);
   return honouring;
 }
+const honouringOf = new WeakMap<readonly JournalEntry[], ReadonlySet<JournalEntry>>();
 
 /**
  * The entries that started before a time, after a position: `startedBefore(after, bound, visit)` visits,
