@@ -45,6 +45,9 @@ const RATE_LIMIT_RULES: RateLimitRule[] = [
     operations: ['web.search'],
   },
 ];
+// The from-the-definition reference is quadratic: about 1.5 s on an idle machine, 27 s at load 13 on two
+// cores. The verdicts do not depend on speed; only the time limit would.
+const LARGE_TIMEOUT_MS = 180_000;
 const OPTIONS: ClientReportOptions = { retryCap: 6, graceMs: 100, maxConcurrencyAfter429: 2, quietMs: 1000 };
 
 // --- The reference: each request judged straight from the definitions ---------------------------------
@@ -498,47 +501,55 @@ const violationsByRule = (findings: Record<string, Finding[]>) =>
 // --- Tests --------------------------------------------------------------------------------------------
 
 describe('the report on a full journal judges every request as its definition says', () => {
-  it('1000 429s of an agent hammering the gateway', () => {
-    const entries = hammering429s(1000, 1);
-    const { actual, expected } = judgeBoth(entries, OPTIONS, honoursOnce(entries));
-    // Not a vacuous comparison: some retries honoured their own Retry-After, and both rules found storms.
-    expect(entries.filter((e) => honoursOwnRetryAfter(entries, e)).length).toBeGreaterThan(10);
-    expect(expected['honor-retry-after']?.length).toBeGreaterThan(10);
-    expect(expected['no-parallel-storm']?.length).toBeGreaterThan(10);
-    expect(actual).toEqual(expected);
-    const report = createClientReport({ agent: 'a', entries, rateLimitRules: RATE_LIMIT_RULES, corpus });
-    expect(report.requests).toBe(1000);
-    expect(Object.fromEntries(report.rules.map((r) => [r.id, r.violations]))).toMatchObject(
-      violationsByRule(expected),
-    );
-  });
+  it(
+    '1000 429s of an agent hammering the gateway',
+    () => {
+      const entries = hammering429s(1000, 1);
+      const { actual, expected } = judgeBoth(entries, OPTIONS, honoursOnce(entries));
+      // Not a vacuous comparison: some retries honoured their own Retry-After, and both rules found storms.
+      expect(entries.filter((e) => honoursOwnRetryAfter(entries, e)).length).toBeGreaterThan(10);
+      expect(expected['honor-retry-after']?.length).toBeGreaterThan(10);
+      expect(expected['no-parallel-storm']?.length).toBeGreaterThan(10);
+      expect(actual).toEqual(expected);
+      const report = createClientReport({ agent: 'a', entries, rateLimitRules: RATE_LIMIT_RULES, corpus });
+      expect(report.requests).toBe(1000);
+      expect(Object.fromEntries(report.rules.map((r) => [r.id, r.violations]))).toMatchObject(
+        violationsByRule(expected),
+      );
+    },
+    LARGE_TIMEOUT_MS,
+  );
 
-  it('a thousand requests of every kind', () => {
-    const entries = mixed(1000, 2);
-    const { actual, expected } = judgeBoth(entries, OPTIONS, honoursOnce(entries));
-    for (const id of Object.keys(expected)) expect(expected[id]?.length, id).toBeGreaterThan(0);
-    // Not vacuous for connection facts: refusals answered while a batch was under way, new connections
-    // accepted after them that joined it and others that did not.
-    const fresh = entries.filter(firstOnConnection);
-    const joined = entries.filter(isFailure).flatMap((r) => {
-      const batch = batchAt(entries, r);
-      const after = fresh.filter((e) => (e.connection_opened_ms as number) >= answeredAt(r));
-      return after.length > 0 && batch.size > 0 ? [after.filter((e) => batch.has(e)).length > 0] : [];
-    });
-    expect(joined.filter(Boolean).length).toBeGreaterThan(10);
-    expect(joined.filter((j) => !j).length).toBeGreaterThan(10);
-    expect(actual).toEqual(expected);
-    // Other thresholds, and the journal out of order (as a caller might pass it to a rule directly).
-    const strict = judgeBoth(
-      entries,
-      { retryCap: 2, graceMs: 0, maxConcurrencyAfter429: 1, quietMs: 300 },
-      honoursOnce(entries),
-    );
-    expect(strict.actual).toEqual(strict.expected);
-    const shuffled = [...entries].sort((a, b) => ((a.seq * 7919) % 1000) - ((b.seq * 7919) % 1000));
-    const outOfOrder = judgeBoth(shuffled, OPTIONS, honoursOnce(shuffled));
-    expect(outOfOrder.actual).toEqual(outOfOrder.expected);
-  });
+  it(
+    'a thousand requests of every kind',
+    () => {
+      const entries = mixed(1000, 2);
+      const { actual, expected } = judgeBoth(entries, OPTIONS, honoursOnce(entries));
+      for (const id of Object.keys(expected)) expect(expected[id]?.length, id).toBeGreaterThan(0);
+      // Not vacuous for connection facts: refusals answered while a batch was under way, new connections
+      // accepted after them that joined it and others that did not.
+      const fresh = entries.filter(firstOnConnection);
+      const joined = entries.filter(isFailure).flatMap((r) => {
+        const batch = batchAt(entries, r);
+        const after = fresh.filter((e) => (e.connection_opened_ms as number) >= answeredAt(r));
+        return after.length > 0 && batch.size > 0 ? [after.filter((e) => batch.has(e)).length > 0] : [];
+      });
+      expect(joined.filter(Boolean).length).toBeGreaterThan(10);
+      expect(joined.filter((j) => !j).length).toBeGreaterThan(10);
+      expect(actual).toEqual(expected);
+      // Other thresholds, and the journal out of order (as a caller might pass it to a rule directly).
+      const strict = judgeBoth(
+        entries,
+        { retryCap: 2, graceMs: 0, maxConcurrencyAfter429: 1, quietMs: 300 },
+        honoursOnce(entries),
+      );
+      expect(strict.actual).toEqual(strict.expected);
+      const shuffled = [...entries].sort((a, b) => ((a.seq * 7919) % 1000) - ((b.seq * 7919) % 1000));
+      const outOfOrder = judgeBoth(shuffled, OPTIONS, honoursOnce(shuffled));
+      expect(outOfOrder.actual).toEqual(outOfOrder.expected);
+    },
+    LARGE_TIMEOUT_MS,
+  );
 
   it('at the edges: sent exactly 10 ms apart is together; answered exactly at an arrival is no longer in flight', () => {
     const at = (real_ms: number, duration_ms: number, fingerprint: string): Draft => ({
