@@ -10,7 +10,7 @@ import { createJournal } from './journal.ts';
 import { createConcurrencyTracker } from './limits/concurrency.ts';
 import { createRateLimiter } from './limits/rate-limiter.ts';
 import { createPolicy } from './policy/policy.ts';
-import { createSecretScanner, type ScanResult } from './secrets.ts';
+import { createSecretScanner, type ScanCaller, type ScanResult } from './secrets.ts';
 import type { Corpus } from './tools/corpus.ts';
 import type { FetchProvider } from './tools/web-fetch.ts';
 import type { SearchProvider } from './tools/web-search.ts';
@@ -34,7 +34,7 @@ export interface Runtime {
   readonly idempotency: ReturnType<typeof createIdempotencyStore>;
   readonly corpus: Corpus;
   /** Finds (and redacts) secrets in an agent's query or URL. */
-  readonly scanSecrets: (text: string, own: { token?: string; agentId?: string }) => ScanResult;
+  readonly scanSecrets: (text: string, own: ScanCaller) => ScanResult;
   readonly search: SearchProvider;
   readonly fetchPage: FetchProvider;
   readonly log: (line: string) => void;
