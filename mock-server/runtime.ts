@@ -10,6 +10,7 @@ import { createConcurrencyTracker } from './limits/concurrency.ts';
 import { createRateLimiter } from './limits/rate-limiter.ts';
 import { createPolicy } from './policy/policy.ts';
 import { createSecretScanner, type ScanResult } from './secrets.ts';
+import type { SharedStore } from './store/shared-store.ts';
 import type { Corpus } from './tools/corpus.ts';
 import type { FetchProvider } from './tools/web-fetch.ts';
 import type { SearchProvider } from './tools/web-search.ts';
@@ -37,6 +38,11 @@ export interface Runtime {
   readonly search: SearchProvider;
   readonly fetchPage: FetchProvider;
   readonly log: (line: string) => void;
+  /**
+   * The shared state store when several instances act as one (`store.url` is Redis): limits, idempotency
+   * keys and the journal then live there. Undefined: everything is in this process (the default).
+   */
+  readonly shared?: SharedStore;
 }
 
 export function createRuntime(
@@ -48,6 +54,7 @@ export function createRuntime(
     fetchPage: FetchProvider;
     verifier?: IdentityVerifier;
     log: (line: string) => void;
+    shared?: SharedStore;
   },
 ): Runtime {
   const registry = createAgentRegistry(config.agents);
@@ -82,6 +89,7 @@ export function createRuntime(
     search: parts.search,
     fetchPage: parts.fetchPage,
     log: parts.log,
+    shared: parts.shared,
   };
 }
 
@@ -104,4 +112,6 @@ export function applyConfig(runtime: Runtime, config: ResolvedConfig): void {
     maxKeys: config.idempotency.max_keys,
   });
   if (runtime.journal.capacity !== config.journal.capacity) runtime.journal.resize(config.journal.capacity);
+  runtime.shared?.journal.resize(config.journal.capacity);
+  runtime.shared?.idempotency.configure({ ttlSeconds: config.idempotency.ttl_seconds });
 }

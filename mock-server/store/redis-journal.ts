@@ -1,0 +1,105 @@
+import type { JournalEntry } from '../journal.ts';
+import type { RedisConnection } from './redis-connection.ts';
+
+/** Appends an entry with the next sequence number as its stream id, capped at the capacity. */
+const RECORD_SCRIPT = `
+local seq = redis.call('INCR', KEYS[2])
+redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[2], seq .. '-0', 'e', ARGV[1])
+return seq
+`;
+/** Empties the journal; the sequence goes on (clients page with `since`), `dropped` counts from here. */
+const CLEAR_SCRIPT = `
+redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[3], redis.call('GET', KEYS[2]) or '0')
+return 1
+`;
+
+/** A page of the journal as the admin API and the client report read it. */
+export interface JournalPage {
+  capacity: number;
+  dropped: number;
+  entries: JournalEntry[];
+}
+
+/**
+ * The journal as a capped Redis Stream shared by every instance: one sequence, so `since` paging, the
+ * admin API and client reports see every instance's requests in the order they were recorded.
+ * Recording does not wait (the answer is already written); a failed write is logged once per outage.
+ */
+export function createRedisJournal(connection: RedisConnection, initialCapacity: number) {
+  const { redis } = connection;
+  const stream = connection.key('journal');
+  const seqKey = connection.key('journal:seq');
+  const clearedKey = connection.key('journal:cleared');
+  redis.defineCommand('agwRecord', { numberOfKeys: 2, lua: RECORD_SCRIPT });
+  redis.defineCommand('agwClear', { numberOfKeys: 3, lua: CLEAR_SCRIPT });
+  const cmd = redis as unknown as {
+    agwRecord(...args: (string | number)[]): Promise<number>;
+    agwClear(...args: string[]): Promise<number>;
+  };
+  let capacity = initialCapacity;
+  let failing = false;
+
+  return {
+    record(fields: Omit<JournalEntry, 'seq' | 'time'>): void {
+      cmd
+        .agwRecord(stream, seqKey, JSON.stringify(fields), capacity)
+        .then(() => {
+          failing = false;
+        })
+        .catch((error) => {
+          if (failing) return;
+          failing = true;
+          connection.options.log(`journal entries are being lost: the state store failed (${String(error)})`);
+        });
+    },
+
+    /** Entries oldest first; filtered like the in-memory journal. Redis errors reject (503 for the caller). */
+    async page(filter: { agent?: string; since?: number; limit?: number } = {}): Promise<JournalPage> {
+      let raw: [string, string[]][];
+      let seq: string | null;
+      let cleared: string | null;
+      let length: number;
+      try {
+        [raw, seq, cleared, length] = await Promise.all([
+          redis.xrange(stream, filter.since !== undefined ? `${filter.since + 1}-0` : '-', '+'),
+          redis.get(seqKey),
+          redis.get(clearedKey),
+          redis.xlen(stream),
+        ]);
+      } catch (error) {
+        throw connection.unavailable(error);
+      }
+      const entries: JournalEntry[] = [];
+      for (const [id, fields] of raw) {
+        const entry = JSON.parse(fields[1] as string) as JournalEntry;
+        if (filter.agent !== undefined && entry.agent !== filter.agent) continue;
+        entry.seq = Number.parseInt(id, 10);
+        entry.time = new Date(entry.at).toISOString();
+        entries.push(entry);
+      }
+      return {
+        capacity,
+        dropped: Math.max(0, Number(seq ?? 0) - Number(cleared ?? 0) - length),
+        entries: filter.limit !== undefined ? entries.slice(-filter.limit) : entries,
+      };
+    },
+
+    async clear(): Promise<void> {
+      try {
+        await cmd.agwClear(stream, seqKey, clearedKey);
+      } catch (error) {
+        throw connection.unavailable(error);
+      }
+    },
+
+    resize(next: number) {
+      capacity = next;
+    },
+    get capacity() {
+      return capacity;
+    },
+  };
+}
+
+export type RedisJournal = ReturnType<typeof createRedisJournal>;
