@@ -188,6 +188,10 @@ export function createGateway(options: GatewayOptions = {}) {
         },
       })
     : undefined;
+  if (control)
+    runtime.afterFaultSpent = () => {
+      control.changed().catch((error) => log(`spent fault not announced: ${String(error)}`));
+    };
   const core: GatewayCore = createCore(runtime, {
     serveIdentityProvider: options.serveIdentityProvider ?? !options.verifier,
     admin: options.adminKey

@@ -43,6 +43,8 @@ export interface Runtime {
    * keys and the journal then live there. Undefined: everything is in this process (the default).
    */
   readonly shared?: SharedStore;
+  /** With a shared store: tells the other instances a fault was spent here (set by the gateway). */
+  afterFaultSpent?: () => void;
 }
 
 export function createRuntime(

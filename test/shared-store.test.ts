@@ -18,7 +18,7 @@ let prefixes = 0;
 async function instances(
   count: number,
   overlay: GatewayConfigOverlay,
-  clock = createClock({ frozen: true, startAt: START }),
+  clock: ReturnType<typeof createClock> | 'own' = createClock({ frozen: true, startAt: START }),
 ) {
   const config = {
     ...overlay,
@@ -34,9 +34,20 @@ async function instances(
   const gateways: Shared[] = [];
   for (let i = 0; i < count; i++)
     gateways.push(
-      await createSharedGateway({ config, clock, adminKey: ADMIN, log: (line) => logs.push(line) }),
+      await createSharedGateway({
+        config,
+        // 'own': a clock per instance, as separate processes have; the store keeps them in step.
+        clock: clock === 'own' ? createClock() : clock,
+        adminKey: ADMIN,
+        log: (line) => logs.push(line),
+      }),
     );
-  return { gateways, clock, logs, close: () => Promise.all(gateways.map((g) => g.close())) };
+  return {
+    gateways,
+    clock: clock as ReturnType<typeof createClock>,
+    logs,
+    close: () => Promise.all(gateways.map((g) => g.close())),
+  };
 }
 
 const get = (gateway: Shared, path: string, headers: Record<string, string> = {}) =>
@@ -182,6 +193,90 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
       await close();
     }
   }, 30_000);
+
+  it('admin changes made through one instance take effect on the others (agents, tools, faults, clock, scenario, reset)', async () => {
+    const { gateways, close } = await instances(2, oneRule('fixed_window', 1000, 60), 'own');
+    const [a, b] = gateways as [Shared, Shared];
+    /** Polls `read` on the other instance until `done` (a pub/sub delivery away), with a generous deadline. */
+    const eventually = async <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => {
+      const deadline = Date.now() + 15_000;
+      let value = await read();
+      while (!done(value) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 10));
+        value = await read();
+      }
+      return value;
+    };
+    const json = async (answer: Promise<Response>) =>
+      (await answer).json() as Promise<Record<string, unknown>>;
+    try {
+      const token = a.mintToken('agent-early');
+      expect((await whoami(b, token)).status).toBe(200);
+      // An agent disabled through A is refused by B.
+      await admin(a, 'PATCH', '/agents/agent-early', { disabled: true });
+      const refused = await eventually(
+        () => whoami(b, token),
+        (r) => r.status === 401,
+      );
+      expect(((await refused.json()) as { reason: string }).reason).toBe('agent_disabled');
+      // A tool disabled through A is disabled on B.
+      await admin(a, 'PATCH', '/tools/web.fetch', { enabled: false });
+      const tools = await eventually(
+        () => json(admin(b, 'GET', '/tools')),
+        (t) => (t.tools as Record<string, { enabled: boolean }>)['web.fetch']?.enabled === false,
+      );
+      expect((tools.tools as Record<string, { enabled: boolean }>)['web.fetch']?.enabled).toBe(false);
+      // The clock frozen and advanced through A shows the same time on B.
+      await admin(a, 'POST', '/clock/freeze');
+      const clockA = await json(admin(a, 'POST', '/clock/advance', { seconds: 7200 }));
+      const clockB = await eventually(
+        () => json(admin(b, 'GET', '/clock')),
+        (c) => c.now === clockA.now,
+      );
+      expect(clockB).toEqual(clockA);
+      // A fault armed through A with count 2 strikes twice in all, whichever instance the requests reach.
+      const verified = a.mintToken('agent-verified');
+      await admin(a, 'POST', '/faults', {
+        kind: 'status',
+        status: 502,
+        count: 2,
+        match: { operation: 'whoami' },
+      });
+      await eventually(
+        () => json(admin(b, 'GET', '/faults')),
+        (f) => (f.faults as unknown[]).length === 1,
+      );
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) statuses.push((await whoami(i % 2 ? a : b, verified)).status);
+      expect(statuses.filter((s) => s === 502)).toHaveLength(2);
+      // A scenario loaded through A is in force on B: its limit counts requests on both.
+      await admin(a, 'POST', '/scenario', { name: 'burst-429' });
+      await eventually(
+        () => json(admin(b, 'GET', '/scenario')),
+        (s) => (s.scenario as { name?: string } | null)?.name === 'burst-429',
+      );
+      const search = (g: Shared) =>
+        g.fetch(
+          new Request('http://gw.test/v1/web/search', {
+            method: 'POST',
+            headers: { 'x-agent-identity': verified, 'content-type': 'application/json' },
+            body: JSON.stringify({ query: 'shared limits' }),
+          }),
+        );
+      const searches: number[] = [];
+      for (let i = 0; i < 8; i++) searches.push((await search(i % 2 ? a : b)).status);
+      expect(searches).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+      // Reset through A: B is back to the base config too.
+      await admin(a, 'POST', '/reset');
+      const after = await eventually(
+        () => json(admin(b, 'GET', '/scenario')),
+        (s) => s.scenario === null,
+      );
+      expect(after.scenario).toBeNull();
+    } finally {
+      await close();
+    }
+  }, 60_000);
 
   it('idempotency keys hold across instances: 409 while running, replay after, 422 for another request', async () => {
     const { gateways, close } = await instances(2, {

@@ -26,7 +26,12 @@ export interface JournalPage {
  * admin API and client reports see every instance's requests in the order they were recorded.
  * Recording does not wait (the answer is already written); a failed write is logged once per outage.
  */
-export function createRedisJournal(connection: RedisConnection, initialCapacity: number) {
+export function createRedisJournal(connection: RedisConnection, initialCapacity: number, instance: number) {
+  // Real times are per process (performance.now()); shifted to the epoch they compare across processes (on
+  // one machine, or machines whose clocks agree), so a retry loop that hops between instances is one loop.
+  const origin = Math.round(performance.timeOrigin * 100) / 100;
+  // Connection ids are per process: numbered apart per instance so two instances' connections never merge.
+  const connectionBase = instance * 2 ** 32;
   const { redis } = connection;
   const stream = connection.key('journal');
   const seqKey = connection.key('journal:seq');
@@ -42,6 +47,12 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
 
   return {
     record(fields: Omit<JournalEntry, 'seq' | 'time'>): void {
+      fields.real_ms = Math.round((fields.real_ms + origin) * 100) / 100;
+      if (fields.written_ms !== undefined)
+        fields.written_ms = Math.round((fields.written_ms + origin) * 100) / 100;
+      if (fields.connection !== undefined) fields.connection += connectionBase;
+      if (fields.connection_opened_ms !== undefined)
+        fields.connection_opened_ms = Math.round((fields.connection_opened_ms + origin) * 100) / 100;
       cmd
         .agwRecord(stream, seqKey, JSON.stringify(fields), capacity)
         .then(() => {

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { GatewayConfig } from '../config/schema.ts';
 import { connectRedis, type RedisConnection } from './redis-connection.ts';
+import { createRedisFaults, type RedisFaults } from './redis-faults.ts';
 import { createRedisIdempotency, type RedisIdempotency } from './redis-idempotency.ts';
 import { createRedisJournal, type RedisJournal } from './redis-journal.ts';
 import { createRedisLimits, type RedisLimits } from './redis-limits.ts';
@@ -17,6 +18,7 @@ export interface SharedStore {
   readonly limits: RedisLimits;
   readonly idempotency: RedisIdempotency;
   readonly journal: RedisJournal;
+  readonly faults: RedisFaults;
   /** The signing secret every instance agrees on when the config sets none (generated once, SET NX). */
   readonly signingSecret: string;
   /** This instance's id on the control channel. */
@@ -65,7 +67,12 @@ export async function connectSharedStore(
         ttlSeconds: config.idempotency.ttl_seconds,
         leaseMs,
       }),
-      journal: createRedisJournal(connection, config.journal.capacity),
+      journal: createRedisJournal(
+        connection,
+        config.journal.capacity,
+        await redis.incr(connection.key('instances')),
+      ),
+      faults: createRedisFaults(connection),
       signingSecret,
       instanceId: randomUUID(),
       async close() {
