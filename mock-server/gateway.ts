@@ -258,8 +258,14 @@ export async function createSharedGateway(
     ? options.config
     : loadConfig({ file: options.configFile, config: options.config });
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  if (config.store.url === 'memory' || options.store) {
+  if (config.store.url === 'memory') {
     const gateway = createGateway({ ...options, config });
+    return Object.assign(gateway, { close: async () => {} });
+  }
+  if (options.store) {
+    // A store the caller connected (and closes).
+    const gateway = createGateway({ ...options, config });
+    await gateway.startShared();
     return Object.assign(gateway, { close: async () => {} });
   }
   const store = await connectSharedStore(config, log, {

@@ -78,8 +78,12 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
           await store.journal.clear();
         }
         const snapshot = hooks.snapshot();
-        for (const agent of snapshot.agents)
-          if (agent.tokenGeneration > 0) await limits.setGeneration(agent.id, agent.tokenGeneration);
+        // Revocations first, where every instance's admission script checks them.
+        await Promise.all(
+          snapshot.agents
+            .filter((agent) => agent.tokenGeneration > 0)
+            .map((agent) => limits.setGeneration(agent.id, agent.tokenGeneration)),
+        );
         await redis.set(snapshotKey, JSON.stringify({ ...snapshot, epoch: limits.epoch }));
         await redis.publish(channel, instanceId);
       } catch (error) {
