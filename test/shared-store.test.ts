@@ -110,7 +110,7 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
         for (const g of [a, b, c]) expect((await whoami(g, token)).status).toBe(200);
         const refused = await whoami(a, token);
         expect(refused.status).toBe(429);
-        const page = (await (await admin(b, 'GET', '/journal?limit=1')).json()) as {
+        const page = (await (await admin(a, 'GET', '/journal?limit=1')).json()) as {
           entries: { retry_after_ms: number; status: number }[];
         };
         const waitMs = page.entries[0]?.retry_after_ms as number;

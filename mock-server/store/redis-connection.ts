@@ -42,12 +42,15 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
   } as const;
   const redis = new Redis(options.url, settings);
   let down = false;
-  redis.on('error', (error) => {
-    // Reported once per outage; every request meanwhile gets its 503.
-    if (down) return;
+  // Reported once per outage (a lost connection or a failed attempt); every request meanwhile gets its 503.
+  const lost = (why: string) => {
+    if (down || !connected) return;
     down = true;
-    options.log(`state store ${options.url} unavailable: ${reasonOf(error)}; retrying`);
-  });
+    options.log(`state store ${options.url} unavailable: ${why}; reconnecting`);
+  };
+  let connected = false;
+  redis.on('error', (error) => lost(reasonOf(error)));
+  redis.on('close', () => lost('connection closed'));
   redis.on('ready', () => {
     if (!down) return;
     down = false;
@@ -55,6 +58,7 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
   });
   try {
     await redis.connect();
+    connected = true;
   } catch (error) {
     redis.disconnect();
     throw new Error(
@@ -83,6 +87,7 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
       return sub;
     },
     async close() {
+      connected = false;
       for (const sub of subscribers) sub.disconnect();
       await redis.quit().catch(() => redis.disconnect());
     },

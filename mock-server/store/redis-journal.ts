@@ -1,10 +1,13 @@
 import type { JournalEntry } from '../journal.ts';
 import type { RedisConnection } from './redis-connection.ts';
 
-/** Appends an entry with the next sequence number as its stream id, capped at the capacity. */
+/** Appends entries (ARGV[2..]) with the next sequence numbers as their stream ids, capped at ARGV[1]. */
 const RECORD_SCRIPT = `
-local seq = redis.call('INCR', KEYS[2])
-redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[2], seq .. '-0', 'e', ARGV[1])
+local seq = 0
+for i = 2, #ARGV do
+  seq = redis.call('INCR', KEYS[2])
+  redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], seq .. '-0', 'e', ARGV[i])
+end
 return seq
 `;
 /** Empties the journal; the sequence goes on (clients page with `since`), `dropped` counts from here. */
@@ -24,7 +27,8 @@ export interface JournalPage {
 /**
  * The journal as a capped Redis Stream shared by every instance: one sequence, so `since` paging, the
  * admin API and client reports see every instance's requests in the order they were recorded.
- * Recording does not wait (the answer is already written); a failed write is logged once per outage.
+ * Recording does not wait (the answer is already written): a tick's entries are written together, in one
+ * script call, once the tick's callbacks have run. A failed write is logged once per outage.
  */
 export function createRedisJournal(connection: RedisConnection, initialCapacity: number, instance: number) {
   // Real times are per process (performance.now()); shifted to the epoch they compare across processes (on
@@ -44,6 +48,26 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
   };
   let capacity = initialCapacity;
   let failing = false;
+  // Entries of one tick go in one script call: a command per entry cost the gateway more CPU than the rest
+  // of the Redis path (measured: about 20 µs per entry alone, a few µs batched under load).
+  let batch: string[] = [];
+  // The last write, so a read on this instance waits for this instance's entries.
+  let written: Promise<unknown> = Promise.resolve();
+  const flush = () => {
+    if (batch.length === 0) return;
+    const entries = batch;
+    batch = [];
+    written = cmd
+      .agwRecord(stream, seqKey, capacity, ...entries)
+      .then(() => {
+        failing = false;
+      })
+      .catch((error) => {
+        if (failing) return;
+        failing = true;
+        connection.options.log(`journal entries are being lost: the state store failed (${String(error)})`);
+      });
+  };
 
   return {
     record(fields: Omit<JournalEntry, 'seq' | 'time'>): void {
@@ -53,20 +77,16 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
       if (fields.connection !== undefined) fields.connection += connectionBase;
       if (fields.connection_opened_ms !== undefined)
         fields.connection_opened_ms = Math.round((fields.connection_opened_ms + origin) * 100) / 100;
-      cmd
-        .agwRecord(stream, seqKey, JSON.stringify(fields), capacity)
-        .then(() => {
-          failing = false;
-        })
-        .catch((error) => {
-          if (failing) return;
-          failing = true;
-          connection.options.log(`journal entries are being lost: the state store failed (${String(error)})`);
-        });
+      if (batch.length === 0) setImmediate(flush);
+      batch.push(JSON.stringify(fields));
+      if (batch.length >= 500) flush();
     },
 
     /** Entries oldest first; filtered like the in-memory journal. Redis errors reject (503 for the caller). */
     async page(filter: { agent?: string; since?: number; limit?: number } = {}): Promise<JournalPage> {
+      // This instance's entries not yet written go first (another instance's are written within a tick).
+      flush();
+      await written;
       let raw: [string, string[]][];
       let seq: string | null;
       let cleared: string | null;
