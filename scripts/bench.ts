@@ -442,7 +442,7 @@ async function sharedStateBenchmark(url: string) {
         `${'gateway'.padEnd(24)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'gateway µs/req'.padStart(14)} ${'Redis µs/req'.padStart(13)} ${'failed'.padStart(7)}`,
         ...rows,
         '',
-        `Redis round trips per request: 2 (the admission script, awaited; the journal XADD, not awaited); one admission alone: ${roundTripMicros.toFixed(0)} µs (sequential, loopback, ${samples} samples)`,
+        `Redis calls per request: the admission script (the one round trip a request waits for), the lease's release and a share of the tick's journal write (neither awaited); one admission alone: ${roundTripMicros.toFixed(0)} µs (sequential, loopback, ${samples} samples)`,
         `Redis cost per request, 1 process: gateway CPU +${(redisOne.cpuMicros - memory.cpuMicros).toFixed(1)} µs, Redis CPU ${redisOne.sidecarCpuMicros?.toFixed(1) ?? '?'} µs`,
       ].join('\n')}\n`,
     );
