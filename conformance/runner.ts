@@ -79,6 +79,27 @@ export interface ConformanceReport {
   };
 }
 
+/** The counts a report heads with, from its check results (the reporters and the exit code read these). */
+export function summariseResults(results: readonly CheckResult[]): ConformanceReport['summary'] {
+  const count = (verdict: CheckResult['verdict']) => results.filter((r) => r.verdict === verdict).length;
+  const inconclusiveBy: Partial<Record<Unobserved, number>> = {};
+  for (const r of results) {
+    if (r.verdict === 'inconclusive' && r.unobserved)
+      inconclusiveBy[r.unobserved] = (inconclusiveBy[r.unobserved] ?? 0) + 1;
+  }
+  return {
+    pass: count('pass'),
+    fail: count('fail'),
+    skipped: count('skipped'),
+    inconclusive: count('inconclusive'),
+    mustFailed: results.filter((r) => r.verdict === 'fail' && r.level === 'MUST').length,
+    shouldFailed: results.filter((r) => r.verdict === 'fail' && r.level === 'SHOULD').length,
+    executed: results.length - count('skipped'),
+    notServed: results.filter((r) => r.verdict === 'fail' && r.unobserved === 'not-served').length,
+    inconclusiveBy,
+  };
+}
+
 /** The suite could not do its job: target unreachable, token command failed, nothing to run (exit 2). */
 export class CannotRunError extends Error {
   constructor(message: string) {
@@ -236,12 +257,6 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       results.push(result);
       options.onResult?.(result);
     }
-    const count = (verdict: CheckResult['verdict']) => results.filter((r) => r.verdict === verdict).length;
-    const inconclusiveBy: Partial<Record<Unobserved, number>> = {};
-    for (const r of results) {
-      if (r.verdict === 'inconclusive' && r.unobserved)
-        inconclusiveBy[r.unobserved] = (inconclusiveBy[r.unobserved] ?? 0) + 1;
-    }
     return {
       target: options.baseUrl,
       seed,
@@ -250,17 +265,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       durationMs: Date.now() - started,
       requests: client.requests,
       checks: results,
-      summary: {
-        pass: count('pass'),
-        fail: count('fail'),
-        skipped: count('skipped'),
-        inconclusive: count('inconclusive'),
-        mustFailed: results.filter((r) => r.verdict === 'fail' && r.level === 'MUST').length,
-        shouldFailed: results.filter((r) => r.verdict === 'fail' && r.level === 'SHOULD').length,
-        executed: results.length - count('skipped'),
-        notServed: results.filter((r) => r.verdict === 'fail' && r.unobserved === 'not-served').length,
-        inconclusiveBy,
-      },
+      summary: summariseResults(results),
     };
   } finally {
     client.close();

@@ -304,23 +304,37 @@ async function main() {
       process.stderr.write(`round ${round}/${options.rounds}: ${line.join(', ')}\n`);
     }
     const results = targets.map((t) => summarise(t.name, rounds.get(t.name) ?? []));
-    const [likeForLike, precomputed, gateway, fleet] = results as [
+    const [likeForLike, , gateway, fleet] = results as [
       Measurement,
       Measurement,
       Measurement,
       Measurement | undefined,
     ];
+    // Ratios are taken round by round (the servers of one round ran seconds apart, on the same machine
+    // conditions) and the median of those is reported with its range: on a shared or virtual machine the
+    // speed of every server drifts by tens of percent over minutes, which a ratio of medians would mix in.
+    const perRound = (of: string, over: string, figure: (m: Measurement) => number) => {
+      const a = rounds.get(of) ?? [];
+      const b = rounds.get(over) ?? [];
+      const values = a.map((m, i) => figure(m) / figure(b[i] as Measurement)).filter(Number.isFinite);
+      return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
+    };
+    const rps = (m: Measurement) => m.requestsPerSecond;
+    const cpuPerRequest = (m: Measurement) => 1 / m.cpuMicros;
+    const [likeForLikeName, precomputedName, gatewayName, fleetName] = targets.map((t) => t.name);
     const ratios = {
-      gateway_vs_like_for_like: gateway.requestsPerSecond / likeForLike.requestsPerSecond,
-      gateway_vs_precomputed: gateway.requestsPerSecond / precomputed.requestsPerSecond,
-      cpu_like_for_like_vs_gateway: likeForLike.cpuMicros / gateway.cpuMicros,
-      ...(fleet
+      gateway_vs_like_for_like: perRound(gatewayName as string, likeForLikeName as string, rps),
+      gateway_vs_precomputed: perRound(gatewayName as string, precomputedName as string, rps),
+      cpu_like_for_like_vs_gateway: perRound(gatewayName as string, likeForLikeName as string, cpuPerRequest),
+      ...(fleet && fleetName
         ? {
-            fleet_vs_single: fleet.requestsPerSecond / gateway.requestsPerSecond,
-            cpu_single_vs_fleet: gateway.cpuMicros / fleet.cpuMicros,
+            fleet_vs_single: perRound(fleetName, gatewayName as string, rps),
+            cpu_single_vs_fleet: perRound(fleetName, gatewayName as string, cpuPerRequest),
           }
         : {}),
     };
+    const shown = (r: { median: number; min: number; max: number }) =>
+      `${r.median.toFixed(2)} (rounds ${r.min.toFixed(2)}-${r.max.toFixed(2)})`;
     if (options.json) {
       process.stdout.write(
         `${JSON.stringify({ results, ratios, rounds: Object.fromEntries(rounds) }, null, 2)}\n`,
@@ -329,13 +343,16 @@ async function main() {
       const lines = [
         table(results),
         '',
-        `gateway / bare like-for-like, req/s (medians of ${options.rounds} rounds): ${ratios.gateway_vs_like_for_like.toFixed(2)} (target >= 0.65); by CPU per request: ${ratios.cpu_like_for_like_vs_gateway.toFixed(2)}`,
-        `gateway / bare precomputed body, req/s: ${ratios.gateway_vs_precomputed.toFixed(2)}`,
-        `gateway p99 at ${options.connections} connections: ${gateway.p99} ms (target < 5 ms)`,
+        `gateway / bare like-for-like, req/s (median of ${options.rounds} rounds' ratios): ${shown(ratios.gateway_vs_like_for_like)} (target >= 0.65); by CPU per request: ${shown(ratios.cpu_like_for_like_vs_gateway)}`,
+        `gateway / bare precomputed body, req/s: ${shown(ratios.gateway_vs_precomputed)}`,
+        `gateway p99 at ${options.connections} connections: ${gateway.p99} ms (target < 5 ms); bare like-for-like p99: ${likeForLike.p99} ms`,
+        // Little's law: with every connection always waiting for an answer, the mean latency is the
+        // connections divided by the throughput, whatever the server does: the floor this machine sets.
+        `mean latency floor at ${options.connections} connections (connections / req/s, Little's law): bare like-for-like ${((1000 * options.connections) / likeForLike.requestsPerSecond).toFixed(1)} ms, gateway ${((1000 * options.connections) / gateway.requestsPerSecond).toFixed(1)} ms`,
       ];
-      if (fleet && ratios.fleet_vs_single !== undefined && ratios.cpu_single_vs_fleet !== undefined)
+      if (fleet && ratios.fleet_vs_single && ratios.cpu_single_vs_fleet)
         lines.push(
-          `${options.agents} agents / 1 agent, req/s: ${ratios.fleet_vs_single.toFixed(2)}; by CPU per request: ${ratios.cpu_single_vs_fleet.toFixed(2)} (target >= 0.90); RSS ${fleet.rssMb.toFixed(0)} MB vs ${gateway.rssMb.toFixed(0)} MB`,
+          `${options.agents} agents / 1 agent, req/s: ${shown(ratios.fleet_vs_single)}; by CPU per request: ${shown(ratios.cpu_single_vs_fleet)} (target >= 0.90); RSS ${fleet.rssMb.toFixed(0)} MB vs ${gateway.rssMb.toFixed(0)} MB`,
         );
       process.stdout.write(`${lines.join('\n')}\n`);
     }

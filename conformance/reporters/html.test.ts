@@ -1,17 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { ConformanceReport } from '../runner.ts';
+import { checkResult, runReport } from '../../test/support/conformance-report.ts';
 import type { CheckResult } from '../types.ts';
 import { escapeHtml, primarySection, toHtmlReport } from './html.ts';
 
-const check = (over: Partial<CheckResult> & Pick<CheckResult, 'id' | 'verdict'>): CheckResult => ({
-  title: `title of ${over.id}`,
-  specRef: '§4 rule 1',
-  level: 'MUST',
-  message: 'ok',
-  durationMs: 1200,
-  requests: 3,
-  ...over,
-});
+const check = (over: Parameters<typeof checkResult>[0]) =>
+  checkResult({ durationMs: 1200, requests: 3, ...over });
 
 // What a hostile gateway may send back: markup in the body, the headers and the message, control characters.
 const HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)>';
@@ -44,25 +37,8 @@ const failed = check({
   },
 });
 
-const report: ConformanceReport = {
-  target: 'http://127.0.0.1:1/<b>',
-  seed: 42,
-  numRuns: 25,
-  startedAt: '2026-11-23T00:00:00.000Z',
-  durationMs: 2500,
-  requests: 120,
-  summary: {
-    pass: 1,
-    fail: 1,
-    skipped: 1,
-    inconclusive: 1,
-    mustFailed: 1,
-    shouldFailed: 0,
-    executed: 3,
-    notServed: 0,
-    inconclusiveBy: { 'rate-limit-budget': 1 },
-  },
-  checks: [
+const report = runReport(
+  [
     check({ id: 'health.without-token', verdict: 'pass' }),
     failed,
     check({ id: 'authz.access-denied', verdict: 'skipped', specRef: '§3', message: 'needs --denied-token' }),
@@ -75,7 +51,8 @@ const report: ConformanceReport = {
       unobserved: 'rate-limit-budget',
     }),
   ],
-};
+  { target: 'http://127.0.0.1:1/<b>' },
+);
 
 describe('HTML report', () => {
   const html = toHtmlReport(report, 1);

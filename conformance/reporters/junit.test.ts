@@ -1,26 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ConformanceReport } from '../runner.ts';
+import { runReport } from '../../test/support/conformance-report.ts';
 import { toJunitXml } from './junit.ts';
 
-const report: ConformanceReport = {
-  target: 'http://gw.example/?a=1&b=<2>',
-  seed: 7,
-  numRuns: 25,
-  startedAt: '2026-11-21T00:00:00.000Z',
-  durationMs: 1500,
-  requests: 10,
-  summary: {
-    pass: 1,
-    fail: 1,
-    skipped: 1,
-    inconclusive: 1,
-    mustFailed: 1,
-    shouldFailed: 0,
-    executed: 3,
-    notServed: 0,
-    inconclusiveBy: { 'rate-limit-budget': 1 },
-  },
-  checks: [
+const report = runReport(
+  [
     {
       id: 'a.pass',
       title: 'passes',
@@ -70,7 +53,14 @@ const report: ConformanceReport = {
       requests: 4,
     },
   ],
-};
+  {
+    target: 'http://gw.example/?a=1&b=<2>',
+    seed: 7,
+    startedAt: '2026-11-21T00:00:00.000Z',
+    durationMs: 1500,
+    requests: 10,
+  },
+);
 
 /** A strict enough check that the XML is well-formed: no control characters, tags balance. */
 function assertWellFormed(xml: string) {

@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { checkResult, runReport } from '../../test/support/conformance-report.ts';
 import type { ConformanceReport } from '../runner.ts';
-import type { CheckResult } from '../types.ts';
 import { codeBlock, inlineCode, toMarkdownSummary } from './markdown.ts';
 
-const check = (over: Partial<CheckResult> & Pick<CheckResult, 'id' | 'verdict'>): CheckResult => ({
-  title: `title of ${over.id}`,
-  specRef: '§4 rule 1',
-  level: 'MUST',
-  message: 'ok',
-  durationMs: 1,
-  requests: 1,
-  ...over,
-});
+const check = checkResult;
 
 const failed = check({
   id: 'auth.invalid-token',
@@ -28,37 +20,18 @@ const failed = check({
   },
 });
 
-const report: ConformanceReport = {
-  target: 'http://127.0.0.1:1',
-  seed: 42,
-  numRuns: 25,
-  startedAt: '2026-11-23T00:00:00.000Z',
-  durationMs: 2500,
-  requests: 120,
-  summary: {
-    pass: 1,
-    fail: 1,
-    skipped: 1,
-    inconclusive: 1,
-    mustFailed: 1,
-    shouldFailed: 0,
-    executed: 3,
-    notServed: 0,
-    inconclusiveBy: { 'rate-limit-budget': 1 },
-  },
-  checks: [
-    check({ id: 'health.without-token', verdict: 'pass', title: 'health | no token' }),
-    failed,
-    check({ id: 'authz.access-denied', verdict: 'skipped', message: 'needs --denied-token' }),
-    check({
-      id: 'ratelimit.burst-429',
-      verdict: 'inconclusive',
-      level: 'SHOULD',
-      message: 'no 429 in 300',
-      unobserved: 'rate-limit-budget',
-    }),
-  ],
-};
+const report = runReport([
+  check({ id: 'health.without-token', verdict: 'pass', title: 'health | no token' }),
+  failed,
+  check({ id: 'authz.access-denied', verdict: 'skipped', message: 'needs --denied-token' }),
+  check({
+    id: 'ratelimit.burst-429',
+    verdict: 'inconclusive',
+    level: 'SHOULD',
+    message: 'no 429 in 300',
+    unobserved: 'rate-limit-budget',
+  }),
+]);
 
 describe('Markdown summary', () => {
   const markdown = toMarkdownSummary(report, 1);

@@ -1,0 +1,34 @@
+import type { ConformanceReport } from '../../conformance/runner.ts';
+import { summariseResults } from '../../conformance/runner.ts';
+import type { CheckResult } from '../../conformance/types.ts';
+
+/** Test support for the reporter tests: a check result with defaults for what a test does not care about. */
+export const checkResult = (
+  over: Partial<CheckResult> & Pick<CheckResult, 'id' | 'verdict'>,
+): CheckResult => ({
+  title: `title of ${over.id}`,
+  specRef: '§4 rule 1',
+  level: 'MUST',
+  message: 'ok',
+  durationMs: 1,
+  requests: 1,
+  ...over,
+});
+
+/** Test support: a run's report around `checks`, its summary counted by the runner's own code. */
+export function runReport(
+  checks: CheckResult[],
+  over: Partial<Omit<ConformanceReport, 'checks' | 'summary'>> = {},
+): ConformanceReport {
+  return {
+    target: 'http://127.0.0.1:1',
+    seed: 42,
+    numRuns: 25,
+    startedAt: '2026-11-23T00:00:00.000Z',
+    durationMs: 2500,
+    requests: 120,
+    ...over,
+    checks,
+    summary: summariseResults(checks),
+  };
+}
