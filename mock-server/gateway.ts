@@ -281,8 +281,11 @@ export async function createSharedGateway(
   return Object.assign(gateway, { close: () => store.close() });
 }
 
-/** What instances sharing a store must agree on: the config without its source and where it came from. */
+/**
+ * What instances sharing a store must agree on: the config, except where it came from and how each
+ * instance reaches the store (localhost or 127.0.0.1 is the same Redis).
+ */
 function configFingerprint(config: ResolvedConfig): string {
-  const { source: _source, ...rest } = config;
-  return fingerprint('cfg', JSON.stringify(rest));
+  const { source: _source, store, ...rest } = config;
+  return fingerprint('cfg', JSON.stringify({ ...rest, store: { ...store, url: undefined } }));
 }

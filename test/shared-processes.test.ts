@@ -17,7 +17,7 @@ function configFile(overlay: Record<string, unknown>): string {
   const file = join(dir, `config-${++prefixes}.json`);
   const config = {
     ...overlay,
-    store: { url: redis.url, key_prefix: `p${prefixes}`, lease_seconds: 1, timeout_ms: 1000 },
+    store: { url: redis.url, key_prefix: `p${prefixes}`, lease_seconds: 1, timeout_ms: 10_000 },
   };
   writeFileSync(file, JSON.stringify(config));
   return file;

@@ -26,7 +26,7 @@ async function instances(
       url: redis.url,
       key_prefix: `t${++prefixes}`,
       lease_seconds: 1,
-      timeout_ms: 500,
+      timeout_ms: 10_000,
       ...overlay.store,
     },
   } as GatewayConfigOverlay;
@@ -310,6 +310,9 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
       expect(replay.headers.get('idempotent-replayed')).toBe('true');
       expect(await replay.text()).toBe(await done.text());
       expect((await post(b, 'something else')).status).toBe(422);
+      // A reset through either instance forgets the keys on all of them, as in memory.
+      expect((await admin(a, 'POST', '/reset')).status).toBe(200);
+      expect((await post(b, 'something else')).status).toBe(200);
     } finally {
       await close();
     }
@@ -341,6 +344,21 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
       };
       expect(report.requests).toBe(6);
       expect(report.violations.length).toBeGreaterThan(0);
+    } finally {
+      await close();
+    }
+  }, 30_000);
+
+  it('an instance whose config differs from the one its key prefix holds refuses to start, saying how to fix it', async () => {
+    const { close } = await instances(1, oneRule('fixed_window', 5, 60, 'agent'));
+    try {
+      const config = {
+        ...oneRule('fixed_window', 6, 60),
+        store: { url: redis.url, key_prefix: `t${prefixes}` },
+      } as GatewayConfigOverlay;
+      await expect(createSharedGateway({ config, log: () => {} })).rejects.toThrow(
+        /holds the state of a gateway with another config under the key prefix "t\d+".*another store\.key_prefix/,
+      );
     } finally {
       await close();
     }

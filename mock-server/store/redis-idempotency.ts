@@ -28,14 +28,16 @@ return {'new'}
  */
 export function createRedisIdempotency(
   connection: RedisConnection,
-  options: { ttlSeconds: number; leaseMs: number },
+  options: { ttlSeconds: number; leaseMs: number; epoch: () => number },
 ) {
   const { redis } = connection;
   redis.defineCommand('agwIdemBegin', { numberOfKeys: 1, lua: BEGIN_SCRIPT });
   const begin = (redis as unknown as { agwIdemBegin(...args: (string | number)[]): Promise<string[]> })
     .agwIdemBegin;
   let ttlMs = options.ttlSeconds * 1000;
-  const keyOf = (agentId: string, key: string) => connection.key(`idem:${agentId.length}:${agentId}:${key}`);
+  // Under the limits' epoch, so a reset or scenario forgets keys on every instance, as it does in memory.
+  const keyOf = (agentId: string, key: string) =>
+    connection.key(`idem:${options.epoch()}:${agentId.length}:${agentId}:${key}`);
 
   return {
     async begin(agentId: string, key: string, fingerprint: string, now: number): Promise<IdempotencyOutcome> {

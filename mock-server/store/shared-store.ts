@@ -66,6 +66,7 @@ export async function connectSharedStore(
       idempotency: createRedisIdempotency(connection, {
         ttlSeconds: config.idempotency.ttl_seconds,
         leaseMs,
+        epoch: () => limits.epoch,
       }),
       journal: createRedisJournal(
         connection,
