@@ -177,6 +177,38 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
     }
   }, 60_000);
 
+  it("a live instance renews its requests' leases; a released lease is gone", async () => {
+    const connection = await connectRedis({
+      url: redis.url,
+      keyPrefix: `t${++prefixes}`,
+      timeoutMs: 10_000,
+      log: () => {},
+    });
+    const limits = createRedisLimits(connection, { leaseMs: 60_000 });
+    const subject = { agentId: 'agent-a', tier: 'verified', generation: 0 };
+    const leases = connection.key('lease:agent-a');
+    const redisNow = async () => {
+      const [seconds, micros] = (await connection.redis.time()) as unknown as [string, string];
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    };
+    try {
+      const admitted = await limits.admit([], subject, 'whoami', Date.now(), 5);
+      if (admitted.kind !== 'decided' || !admitted.lease) throw new Error('not admitted');
+      const first = Number(await connection.redis.zscore(leases, admitted.lease));
+      // Until Redis's clock shows a later millisecond than the lease was taken at.
+      const taken = await redisNow();
+      while ((await redisNow()) <= taken) await new Promise((r) => setTimeout(r, 1));
+      await limits.renew();
+      expect(Number(await connection.redis.zscore(leases, admitted.lease))).toBeGreaterThan(first);
+      limits.release(subject.agentId, admitted.lease);
+      await limits.renew();
+      expect(await connection.redis.zscore(leases, admitted.lease)).toBeNull();
+    } finally {
+      limits.stop();
+      await connection.close();
+    }
+  }, 30_000);
+
   it('a token revoked through one instance is refused by all of them', async () => {
     const { gateways, close } = await instances(3, oneRule('fixed_window', 1000, 60));
     const [a, b, c] = gateways as [Shared, Shared, Shared];

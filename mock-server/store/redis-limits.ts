@@ -170,11 +170,14 @@ export function createRedisLimits(
   let epoch = 0;
   // The leases of requests in flight on this instance, renewed every third of the lease time.
   const held = new Map<string, string>();
+  const renew = async () => {
+    if (held.size === 0) return;
+    const keys = [...held.values()];
+    await call.agwRenew(keys.length, ...keys, leaseMs, ...held.keys());
+  };
   const renewal = setInterval(
     () => {
-      if (held.size === 0) return;
-      const keys = [...held.values()];
-      call.agwRenew(keys.length, ...keys, leaseMs, ...held.keys()).catch(() => {});
+      renew().catch(() => {});
     },
     Math.max(50, Math.floor(leaseMs / 3)),
   );
@@ -275,6 +278,9 @@ export function createRedisLimits(
     async generations(): Promise<Record<string, string>> {
       return redis.hgetall(generationsKey);
     },
+
+    /** Renews this instance's leases now (it happens every third of the lease time on its own). */
+    renew,
 
     stop() {
       clearInterval(renewal);
