@@ -47,7 +47,7 @@ describeWithRedis('serve processes sharing Redis (--store, --workers)', () => {
     await redis?.stop();
     redis?.cleanup();
     if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   it('serve --workers 2 without a shared store is refused, saying why', () => {
     const run = spawnSync(process.execPath, [CLI_ENTRY, 'serve', '--port', '0', '--workers', '2'], {
@@ -112,6 +112,7 @@ describeWithRedis('serve processes sharing Redis (--store, --workers)', () => {
     expect(((await refused.json()) as { reason: string }).reason).toBe('concurrency');
     // Killed without a chance to give its slots back: they expire (lease 1 s) and B admits again.
     a.child.kill('SIGKILL');
+    started.splice(started.indexOf(a), 1);
     await Promise.all(hanging);
     let after = await whoami(b.url, token);
     const until = Date.now() + 30_000;

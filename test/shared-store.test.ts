@@ -6,6 +6,7 @@ import { createSharedGateway } from '../mock-server/gateway.ts';
 import { createRateLimiter } from '../mock-server/limits/rate-limiter.ts';
 import { connectRedis } from '../mock-server/store/redis-connection.ts';
 import { createRedisLimits } from '../mock-server/store/redis-limits.ts';
+import type { SearchProvider, SearchResponse } from '../mock-server/tools/web-search.ts';
 import { describeWithRedis, type RedisProcess, startRedis } from './support/redis.ts';
 
 type Shared = Awaited<ReturnType<typeof createSharedGateway>>;
@@ -19,6 +20,7 @@ async function instances(
   count: number,
   overlay: GatewayConfigOverlay,
   clock: ReturnType<typeof createClock> | 'own' = createClock({ frozen: true, startAt: START }),
+  more: { searchProvider?: SearchProvider } = {},
 ) {
   const config = {
     ...overlay,
@@ -40,6 +42,7 @@ async function instances(
         clock: clock === 'own' ? createClock() : clock,
         adminKey: ADMIN,
         log: (line) => logs.push(line),
+        ...more,
       }),
     );
   return {
@@ -311,9 +314,18 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
   }, 60_000);
 
   it('idempotency keys hold across instances: 409 while running, replay after, 422 for another request', async () => {
-    const { gateways, close } = await instances(2, {
-      tools: { 'web.search': { latency_ms: 300 } },
-    } as GatewayConfigOverlay);
+    // The first search waits at its tool until the test opens the gate: no race with real time.
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const searchProvider: SearchProvider = {
+      search: async (request) => {
+        await gate;
+        return { query: request.query, results: [] } as unknown as SearchResponse;
+      },
+    };
+    const { gateways, close } = await instances(2, {}, undefined, { searchProvider });
     const [a, b] = gateways as [Shared, Shared];
     try {
       const token = a.mintToken('agent-verified');
@@ -330,11 +342,13 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
           }),
         );
       const first = post(a, 'redis streams');
-      // Once the first request holds the key (its tool runs 300 ms), the same request on the other instance is 409.
+      // Once the first request holds the key (its tool is held at the gate), the same request on the other
+      // instance is 409.
       const { redis: client } = a.runtime.shared?.connection ?? {};
       while ((await client?.keys('*idem*'))?.length === 0) await new Promise((r) => setTimeout(r, 5));
       const clash = await post(b, 'redis streams');
       expect(clash.status).toBe(409);
+      open();
       const done = await first;
       expect(done.status).toBe(200);
       const replay = await post(b, 'redis streams');

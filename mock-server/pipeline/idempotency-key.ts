@@ -49,7 +49,7 @@ export function idempotencyKey(
     }
     return {
       settle(stored) {
-        idempotency.finish(identity.agentId, key, request, clock.now(), stored);
+        idempotency.finish(identity.agentId, key, request, clock.now(), stored, begun.storeKey);
         if (stored) ctx.note.idempotency = 'stored';
       },
     };

@@ -7,19 +7,22 @@ import type { RedisConnection } from './redis-connection.ts';
  * `in_use` (409), a finished one `replay`; otherwise the key is taken as in progress. Expiry is on the
  * gateway clock (field x); an in-progress claim also expires in real time after the lease, so a key held
  * by an instance that died is freed.
- * KEYS: the entry. ARGV: fingerprint, now, ttl ms, lease ms.
+ * The entry's key is made here under the store's epoch, so a reset through any instance forgets every key
+ * at once (as in memory); the key is returned for the request to settle.
+ * KEYS: the epoch. ARGV: fingerprint, now, ttl ms, lease ms, key prefix, key suffix.
  */
 const BEGIN_SCRIPT = `
-local e = redis.call('HMGET', KEYS[1], 's', 'f', 'x', 'r')
+local key = ARGV[5] .. (redis.call('GET', KEYS[1]) or '0') .. ':' .. ARGV[6]
+local e = redis.call('HMGET', key, 's', 'f', 'x', 'r')
 if e[1] and tonumber(e[3]) > tonumber(ARGV[2]) then
   if e[2] ~= ARGV[1] then return {'reused'} end
   if e[1] == 'p' then return {'in_use'} end
   return {'replay', e[4]}
 end
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 's', 'p', 'f', ARGV[1], 'x', string.format('%.0f', tonumber(ARGV[2]) + tonumber(ARGV[3])))
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return {'new'}
+redis.call('DEL', key)
+redis.call('HSET', key, 's', 'p', 'f', ARGV[1], 'x', string.format('%.0f', tonumber(ARGV[2]) + tonumber(ARGV[3])))
+redis.call('PEXPIRE', key, ARGV[4])
+return {'new', key}
 `;
 
 /**
@@ -28,16 +31,16 @@ return {'new'}
  */
 export function createRedisIdempotency(
   connection: RedisConnection,
-  options: { ttlSeconds: number; leaseMs: number; epoch: () => number },
+  options: { ttlSeconds: number; leaseMs: number },
 ) {
   const { redis } = connection;
   redis.defineCommand('agwIdemBegin', { numberOfKeys: 1, lua: BEGIN_SCRIPT });
   const begin = (redis as unknown as { agwIdemBegin(...args: (string | number)[]): Promise<string[]> })
     .agwIdemBegin;
   let ttlMs = options.ttlSeconds * 1000;
-  // Under the limits' epoch, so a reset or scenario forgets keys on every instance, as it does in memory.
-  const keyOf = (agentId: string, key: string) =>
-    connection.key(`idem:${options.epoch()}:${agentId.length}:${agentId}:${key}`);
+  const epochKey = connection.key('epoch');
+  const prefix = connection.key('idem:');
+  const suffixOf = (agentId: string, key: string) => `${agentId.length}:${agentId}:${key}`;
 
   return {
     async begin(agentId: string, key: string, fingerprint: string, now: number): Promise<IdempotencyOutcome> {
@@ -45,11 +48,13 @@ export function createRedisIdempotency(
       try {
         reply = await begin.call(
           redis,
-          keyOf(agentId, key),
+          epochKey,
           fingerprint,
           Math.floor(now),
           ttlMs,
           options.leaseMs,
+          prefix,
+          suffixOf(agentId, key),
         );
       } catch (error) {
         throw connection.unavailable(error);
@@ -67,18 +72,21 @@ export function createRedisIdempotency(
           details: { idempotency_key: key },
         });
       if (reply[0] === 'replay') return { kind: 'replay', response: JSON.parse(reply[1] as string) };
-      return { kind: 'new' };
+      return { kind: 'new', storeKey: reply[1] };
     },
 
     /** Stores a successful response (kept for the ttl on the gateway clock), or frees the key after a failure. */
     finish(
-      agentId: string,
-      key: string,
+      _agentId: string,
+      _key: string,
       _fingerprint: string,
       now: number,
       response: StoredResponse | undefined,
+      storeKey?: string,
     ) {
-      const entry = keyOf(agentId, key);
+      // The key the claim was made under (the epoch may have moved since).
+      if (storeKey === undefined) return;
+      const entry = storeKey;
       const done = response
         ? redis
             .multi()

@@ -17,9 +17,11 @@ import type { RedisConnection } from './redis-connection.ts';
  * gateway clock passed in as ARGV[1], so virtual time works and Retry-After is the same on every instance.
  * Leases live on Redis's own clock (TIME): a lease of an instance that died expires `lease` ms later.
  *
- * KEYS: lease set, generations hash, then one key per rule.
- * ARGV: now, max in flight (-1: none), lease id, lease ms, agent, token generation, key ttl ms, then per
- * rule: algorithm (1 token bucket, 2 fixed window, 3 sliding window), limit, window ms.
+ * The rules' keys are made here from the epoch in the store (reset and scenarios move it), so counts start
+ * over on every instance the moment one instance resets, without waiting for its announcement.
+ * KEYS: lease set, generations hash, epoch. ARGV: now, max in flight (-1: none), lease id, lease ms, agent,
+ * token generation, key ttl ms, rule key prefix, then per rule: key suffix, algorithm (1 token bucket,
+ * 2 fixed window, 3 sliding window), limit, window ms.
  * Returns {status, in flight or generation, then per rule: allowed, remaining, retry ms, next ms};
  * status 0 admitted, 1 over the concurrency limit, 2 over a rate limit, 3 token revoked.
  */
@@ -37,16 +39,19 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', real)
 local inflight = redis.call('ZCARD', KEYS[1])
 if maxIn >= 0 and inflight >= maxIn then return {1, inflight} end
 local function fmt(x) return string.format('%.0f', x) end
-local n = #KEYS - 2
+local n = (#ARGV - 8) / 4
+local base = ARGV[8] .. (redis.call('GET', KEYS[3]) or '0') .. ':'
 local out = {0, inflight}
 local blocked = false
 local consume = {}
+local keys = {}
 for i = 1, n do
-  local key = KEYS[i + 2]
-  local a = 7 + (i - 1) * 3
-  local algo = tonumber(ARGV[a + 1])
-  local limit = tonumber(ARGV[a + 2])
-  local win = tonumber(ARGV[a + 3])
+  local a = 8 + (i - 1) * 4
+  local key = base .. ARGV[a + 1]
+  keys[i] = key
+  local algo = tonumber(ARGV[a + 2])
+  local limit = tonumber(ARGV[a + 3])
+  local win = tonumber(ARGV[a + 4])
   local allowed, remaining, retry, nextMs
   if algo == 1 then
     local cap = limit * win
@@ -121,7 +126,7 @@ if blocked then
 end
 for i = 1, n do
   consume[i]()
-  redis.call('PEXPIRE', KEYS[i + 2], keyTtl)
+  redis.call('PEXPIRE', keys[i], keyTtl)
 end
 redis.call('ZADD', KEYS[1], real + leaseMs, ARGV[3])
 redis.call('PEXPIRE', KEYS[1], leaseMs * 2)
@@ -167,6 +172,8 @@ export function createRedisLimits(
   // Rule state outlives idle periods of a day (a frozen virtual clock may keep a window open that long).
   const keyTtlMs = options.keyTtlMs ?? 86_400_000;
   const generationsKey = connection.key('generations');
+  const epochKey = connection.key('epoch');
+  const rulePrefix = connection.key('rl:');
   let epoch = 0;
   // The leases of requests in flight on this instance, renewed every third of the lease time.
   const held = new Map<string, string>();
@@ -193,11 +200,11 @@ export function createRedisLimits(
     },
     /** Starts every count over, for every instance (scenario, reset): returns the new epoch. */
     async forget(): Promise<number> {
-      epoch = await redis.incr(connection.key('epoch'));
+      epoch = await redis.incr(epochKey);
       return epoch;
     },
     async loadEpoch(): Promise<number> {
-      epoch = Number((await redis.get(connection.key('epoch'))) ?? 0);
+      epoch = Number((await redis.get(epochKey)) ?? 0);
       return epoch;
     },
 
@@ -209,7 +216,7 @@ export function createRedisLimits(
       now: number,
       maxInFlight: number | null | undefined,
     ): Promise<SharedAdmission> {
-      const keys = [connection.key(`lease:${subject.agentId}`), generationsKey];
+      const keys = [connection.key(`lease:${subject.agentId}`), generationsKey, epochKey];
       const lease = randomUUID();
       const args: (string | number)[] = [
         Math.floor(now),
@@ -219,14 +226,19 @@ export function createRedisLimits(
         subject.agentId,
         subject.generation,
         keyTtlMs,
+        rulePrefix,
       ];
       const counted: { rule: RateLimitRule; key: string }[] = [];
       rules.forEach((rule, index) => {
         if (!applies(rule, subject, operation)) return;
         const key = keyFor(rule, subject, operation);
         counted.push({ rule, key });
-        keys.push(connection.key(`rl:${epoch}:${index}:${rule.name}:${key}`));
-        args.push(ALGORITHM_CODE[rule.algorithm], rule.limit, windowMsOf(rule));
+        args.push(
+          `${index}:${rule.name}:${key}`,
+          ALGORITHM_CODE[rule.algorithm],
+          rule.limit,
+          windowMsOf(rule),
+        );
       });
       const reply = await call.agwAdmit(keys.length, ...keys, ...args);
       const status = reply[0];

@@ -66,7 +66,6 @@ export async function connectSharedStore(
       idempotency: createRedisIdempotency(connection, {
         ttlSeconds: config.idempotency.ttl_seconds,
         leaseMs,
-        epoch: () => limits.epoch,
       }),
       journal: createRedisJournal(
         connection,
