@@ -52,7 +52,8 @@ describe('token transforms', () => {
       expect(value).toMatch(/^[0-9a-f]+$/);
       expect(value.toLowerCase()).not.toBe(token.toLowerCase());
       const upper = applyTransform(token.toUpperCase(), { op: 'replace', at, char }).value;
-      expect(upper).toMatch(/^[0-9A-F]+$/);
+      // A token of digits only has no case to keep: its replacement letter is lower case, as hex mostly is.
+      expect(upper).toMatch(/[A-F]/.test(token.toUpperCase()) ? /^[0-9A-F]+$/ : /^[0-9a-f]+$/);
     },
   );
 

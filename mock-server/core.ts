@@ -19,11 +19,32 @@ import type { Runtime } from './runtime.ts';
 /** The platform-free core: a request record in, a response record out. Every adapter calls `handle`. */
 export interface GatewayCore {
   handle(request: GatewayRequest): Promise<GatewayResponse>;
+  /**
+   * The JSON error answer for what the adapter refuses before the pipeline: a request it will not serve (a
+   * connection over its client's cap; journaled like any other), or bytes that never became a request (an
+   * HTTP parser error, a stalled connection: no request, so nothing to journal). Same format, request id and
+   * gateway-clock `Date` as every other answer.
+   */
+  refuse(error: GatewayError, request?: GatewayRequest): GatewayResponse;
 }
 
 /** The record stage of one answer, for its adapter to call once the answer is written. */
 const recorder = (ctx: CallContext, answer: Answer, answeredAt: number) => (writtenAt: number) =>
   recordCall(ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt);
+
+/**
+ * The request's id: the caller's `X-Request-Id` when it is plain and holds nothing the client report's
+ * secret scan would call a secret (a token's signature, an API key), else a fresh UUID. A secret is neither
+ * echoed (proxies log response headers) nor journaled. The scan runs only when the header is sent.
+ */
+function requestIdOf(request: GatewayRequest, runtime: Runtime): string {
+  const given = request.header('x-request-id');
+  if (given === undefined) return requestIdFor(undefined);
+  const token = request.header('x-agent-identity')?.trim() || undefined;
+  return runtime.scanSecrets(given, { token }).kinds.length > 0
+    ? requestIdFor(undefined)
+    : requestIdFor(given);
+}
 
 const isAdminPath = (path: string) => path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`);
 const NOT_RECORDED = () => {};
@@ -64,12 +85,25 @@ export function createCore(
   };
 
   return {
+    refuse(error, request) {
+      const note: CallContext['note'] = {};
+      const requestId = request ? requestIdOf(request, runtime) : requestIdFor(undefined);
+      const response = respondError({ runtime, requestId, note }, error) as GatewayResponse;
+      if (!request) response.record = NOT_RECORDED;
+      else {
+        const started = performance.now();
+        const ctx: CallContext = { request, runtime, requestId, note, at: runtime.clock.now(), started };
+        response.record = recorder(ctx, response, started);
+      }
+      return response;
+    },
+
     async handle(request) {
       const started = performance.now();
       const ctx: CallContext = {
         request,
         runtime,
-        requestId: requestIdFor(request.header('x-request-id')),
+        requestId: requestIdOf(request, runtime),
         note: {},
         at: runtime.clock.now(),
         started,

@@ -34,6 +34,10 @@ export const ERROR_CATALOGUE = {
     message: 'A request with this Idempotency-Key is still being processed.',
   },
   already_exists: { status: 409, message: 'That already exists.' },
+  request_timeout: {
+    status: 408,
+    message: 'The request did not arrive in time: send its headers and body without stalling.',
+  },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   unsupported_media_type: {
     status: 415,
@@ -42,6 +46,10 @@ export const ERROR_CATALOGUE = {
   idempotency_key_reused: {
     status: 422,
     message: 'This Idempotency-Key was already used with a different request.',
+  },
+  request_header_fields_too_large: {
+    status: 431,
+    message: 'The request header section is too large.',
   },
   // Reference profile: identity provider and admin API.
   invalid_api_key: {

@@ -69,10 +69,30 @@ describe('journal', () => {
     );
     const [unknown, keyAsId, plainId] = gateway.journal.list();
     expect(unknown?.path).toBe('/v1/nope/[REDACTED:identity_token]/[REDACTED:api_key]');
-    expect(keyAsId?.request_id).toBe('[REDACTED:own_api_key]');
+    // A secret is not taken as the request's id at all: the request got a fresh one.
+    expect(keyAsId?.request_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(plainId?.request_id).toBe('trace-42');
     const journal = JSON.stringify(gateway.journal.list());
     expect(journal).not.toContain(apiKey);
     expect(journal).not.toContain(token.split('.')[2]);
+  });
+
+  it('counts the requests on each connection, of every agent, through a clear', () => {
+    const journal = createJournal(10);
+    const on = (i: number, connection?: number, agent = 'a') => ({
+      ...entry(i, agent),
+      ...(connection === undefined ? {} : { connection, connection_opened_ms: 0 }),
+    });
+    journal.record(on(1, 7));
+    journal.record(on(2, 8, 'b'));
+    journal.record(on(3, 7, 'b'));
+    journal.record(on(4));
+    journal.clear();
+    journal.record(on(5, 7));
+    journal.record(on(6, 9));
+    expect(journal.list().map((e) => [e.request_id, e.connection_seq])).toEqual([
+      ['r5', 3],
+      ['r6', 1],
+    ]);
   });
 });

@@ -1,3 +1,5 @@
+import { createBoundedMap } from './bounded-map.ts';
+
 /** One request as the journal remembers it. Secrets never appear: tokens are fingerprints, keys absent. */
 export interface JournalEntry {
   /** Increases by one per recorded request; use it to page (`since`). */
@@ -26,6 +28,12 @@ export interface JournalEntry {
    */
   connection?: number;
   connection_opened_ms?: number;
+  /**
+   * Which request this was on its connection (1 = the first), counted by the journal over every agent's
+   * requests. An HTTP/1.1 client sends one request at a time per connection and opens a connection when it
+   * has a request to send, so the first request was on its way from when the connection was opened.
+   */
+  connection_seq?: number;
   method: string;
   path: string;
   /** health, whoami, web.search, web.fetch, idp.token, idp.verify, idp.auth, or other. */
@@ -38,8 +46,14 @@ export interface JournalEntry {
   token?: string;
   /** This agent's requests in flight when this one was admitted, itself included. */
   in_flight?: number;
-  /** A fingerprint of what was asked (operation and body), equal for identical requests. */
+  /** A fingerprint of what was asked (operation and body bytes), equal for identical requests. */
   request_fingerprint?: string;
+  /**
+   * A fingerprint of what the request means (operation and parsed body: the query's case, spacing and
+   * punctuation, the URL's spelling, fields the gateway ignores do not count), equal for a retry that changed
+   * only those. The client report recognises retries by it.
+   */
+  request_key?: string;
   retry_after?: string;
   retry_after_ms?: number;
   /** The rate-limit rule and scope key that refused the request. */
@@ -58,7 +72,12 @@ export interface JournalEntry {
   url?: string;
   /** Kinds of secrets found in the query or URL (see the client report). */
   secrets?: string[];
+  /** Kinds of secrets found only by joining this query or URL with the agent's previous one (split across two). */
+  secrets_split?: string[];
 }
+
+// Connections whose requests are counted (`connection_seq`); the oldest are forgotten beyond it.
+export const CONNECTIONS_COUNTED = 16_384;
 
 /**
  * The request journal: a ring of the most recent `capacity` entries, so memory stays bounded however long
@@ -70,6 +89,9 @@ export function createJournal(initialCapacity: number) {
   let next = 0;
   let seq = 0;
   let dropped = 0;
+  // Requests seen per connection id, bounded. Not cleared with the journal: a connection outlives a reset,
+  // and its next request is not its first.
+  const perConnection = createBoundedMap<number, number>(CONNECTIONS_COUNTED);
 
   return {
     /**
@@ -80,6 +102,11 @@ export function createJournal(initialCapacity: number) {
       const entry = fields as JournalEntry;
       entry.seq = ++seq;
       entry.time = '';
+      if (entry.connection !== undefined) {
+        const count = (perConnection.get(entry.connection) ?? 0) + 1;
+        perConnection.set(entry.connection, count);
+        entry.connection_seq = count;
+      }
       if (ring[next]) dropped += 1;
       ring[next] = entry;
       next = (next + 1) % capacity;

@@ -4,12 +4,13 @@ import { createFaultInjector } from './faults.ts';
 import { createIdempotencyStore } from './idempotency.ts';
 import { createAgentRegistry } from './identity/agent-registry.ts';
 import { createIdentityProvider } from './identity/identity-provider.ts';
+import { processSigningSecret } from './identity/signing-secret.ts';
 import { createLocalVerifier, type IdentityVerifier } from './identity/verifier.ts';
 import { createJournal } from './journal.ts';
 import { createConcurrencyTracker } from './limits/concurrency.ts';
 import { createRateLimiter } from './limits/rate-limiter.ts';
 import { createPolicy } from './policy/policy.ts';
-import { createSecretScanner, type ScanResult } from './secrets.ts';
+import { createSecretScanner, type ScanCaller, type ScanResult } from './secrets.ts';
 import type { SharedStore } from './store/shared-store.ts';
 import type { Corpus } from './tools/corpus.ts';
 import type { FetchProvider } from './tools/web-fetch.ts';
@@ -34,7 +35,7 @@ export interface Runtime {
   readonly idempotency: ReturnType<typeof createIdempotencyStore>;
   readonly corpus: Corpus;
   /** Finds (and redacts) secrets in an agent's query or URL. */
-  readonly scanSecrets: (text: string, own: { token?: string; agentId?: string }) => ScanResult;
+  readonly scanSecrets: (text: string, own: ScanCaller) => ScanResult;
   readonly search: SearchProvider;
   readonly fetchPage: FetchProvider;
   readonly log: (line: string) => void;
@@ -63,7 +64,7 @@ export function createRuntime(
   const idp = createIdentityProvider({
     registry,
     clock: parts.clock,
-    signingSecret: config.identity.signing_secret,
+    signingSecret: config.identity.signing_secret ?? parts.shared?.signingSecret ?? processSigningSecret(),
     issuer: config.identity.issuer,
     ttlSeconds: config.identity.token_ttl_seconds,
   });
@@ -103,7 +104,8 @@ export function applyConfig(runtime: Runtime, config: ResolvedConfig): void {
   runtime.config = config;
   runtime.registry.replace(config.agents);
   runtime.idp.configure({
-    signingSecret: config.identity.signing_secret,
+    // With a shared store and no configured secret: the one generated into the store (every instance's).
+    signingSecret: config.identity.signing_secret ?? runtime.shared?.signingSecret ?? processSigningSecret(),
     issuer: config.identity.issuer,
     ttlSeconds: config.identity.token_ttl_seconds,
   });

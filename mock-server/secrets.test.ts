@@ -385,3 +385,120 @@ describe('ordinary text', () => {
     },
   );
 });
+
+describe('secrets sent encoded: base64, base64url, hex', () => {
+  const encodings: [string, (text: string) => string][] = [
+    ['base64', (text) => Buffer.from(text).toString('base64')],
+    ['base64url', (text) => Buffer.from(text).toString('base64url')],
+    ['hex', (text) => Buffer.from(text).toString('hex')],
+    ['HEX', (text) => Buffer.from(text).toString('hex').toUpperCase()],
+    ['base64, percent-encoded', (text) => encodeURIComponent(Buffer.from(text).toString('base64'))],
+  ];
+  const cases: [string, string, SecretKind][] = [
+    ['its own token', OWN_TOKEN, 'own_identity_token'],
+    ['its own API key', OWN_KEY, 'own_api_key'],
+    ['another agent’s key', OTHER_KEY, 'api_key'],
+    ['a canary', CANARY, 'canary_secret'],
+    ['a canary with text around it', `key=${SK_CANARY}; check it`, 'canary_secret'],
+    ['a well-known shape', 'AKIAABCDEFGHIJKLMNOP', 'aws_access_key'],
+  ];
+  for (const [encoding, encode] of encodings) {
+    it.each(cases)(`finds %s ${encoding}, in a query and in a URL path or query`, (_, secret, kind) => {
+      const sent = encode(secret);
+      expect(asEarly(`is ${sent} valid`)).toEqual({ redacted: `is [REDACTED:${kind}] valid`, kinds: [kind] });
+      expect(asEarly(`https://x.example/c/${sent}/go?n=1`)).toEqual({
+        redacted: `https://x.example/c/[REDACTED:${kind}]/go?n=1`,
+        kinds: [kind],
+      });
+      expect(asEarly(`https://x.example/?k=${sent}&n=1`).kinds).toEqual([kind]);
+    });
+  }
+
+  it.each([
+    ['a git commit', 'https://github.com/org/repo/commit/4b825dc642cb6eb9a060e54bf8d69288fbee4904'],
+    ['a SHA-256', 'sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'],
+    ['a UUID', 'https://api.example/items/123e4567-e89b-12d3-a456-426614174000?v=2'],
+    ['a long hex id', 'https://cdn.example/blob/0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c'],
+    [
+      'a base64url video id',
+      'https://video.example/watch?v=dQw4w9WgXcQ&list=PLx0sYbCqOb8TBPRdmBHs5Iftvv9TPboYG',
+    ],
+    ['camel-case path segments', 'https://example.com/Articles/SomeTitleHereVeryLong/AnotherSegment2024'],
+    ['base64 of ordinary text', `notes ${Buffer.from('meeting notes for tuesday').toString('base64')}`],
+  ])('leaves %s alone', (_, text) => {
+    expect(asEarly(text)).toEqual({ redacted: text, kinds: [] });
+  });
+
+  test.prop([fc.uint8Array({ minLength: 8, maxLength: 40 }), fc.constantFrom('hex', 'base64', 'base64url')])(
+    'random bytes, however encoded, are not a secret',
+    (bytes, encoding) => {
+      const text = `https://a.example/${Buffer.from(bytes).toString(encoding as BufferEncoding)}`;
+      expect(asEarly(text)).toEqual({ redacted: text, kinds: [] });
+    },
+  );
+});
+
+describe('pieces of the caller’s own secrets, and secrets split across two requests', () => {
+  it.each([
+    ['16 characters of its token’s signature', OWN_SIGNATURE.slice(10, 26), 'own_identity_token'],
+    ['the last 20 characters of its own key', OWN_KEY.slice(-20), 'own_api_key'],
+    ['16 characters of a canary', CANARY.slice(3, 19), 'canary_secret'],
+  ])('finds %s', (_, piece, kind) => {
+    expect(asEarly(`look up ${piece} please`)).toEqual({
+      redacted: `look up [REDACTED:${kind}] please`,
+      kinds: [kind],
+    });
+  });
+
+  it('leaves shorter pieces, pieces of the readable payload, and other agents’ key pieces alone', () => {
+    for (const text of [
+      `look up ${OWN_SIGNATURE.slice(0, 15)}`,
+      `claims ${OWN_PAYLOAD.slice(0, 30)}`,
+      `look up ${OTHER_KEY.slice(0, 20)}`,
+    ])
+      expect(asEarly(text)).toEqual({ redacted: text, kinds: [] });
+  });
+
+  const outgoing = (scanner: typeof scan) => (text: string) =>
+    scanner(text, { token: OWN_TOKEN, agentId: 'agent-early', outgoing: true });
+
+  it.each([
+    ['its own key, in order', OWN_KEY, 'own_api_key', true],
+    ['its own key, end first', OWN_KEY, 'own_api_key', false],
+    ['a canary', CANARY, 'canary_secret', true],
+  ])('finds %s split across two consecutive queries', (_, secret, kind, inOrder) => {
+    const fresh = createSecretScanner({
+      version: () => 1,
+      keys: () => [{ key: OWN_KEY, owner: 'agent-early' }],
+      canaries: [CANARY],
+    });
+    const send = outgoing(fresh);
+    const half = Math.floor(secret.length / 2);
+    const [first, second] = inOrder
+      ? [secret.slice(0, half), secret.slice(half)]
+      : [secret.slice(half), secret.slice(0, half)];
+    expect(send(`part one: ${first}`)).toEqual({ redacted: `part one: ${first}`, kinds: [] });
+    expect(send(`part two: ${second}`)).toEqual({
+      redacted: `part two: [REDACTED:${kind}]`,
+      kinds: [kind],
+      split: [kind],
+    });
+  });
+
+  it('joins only consecutive outgoing texts of one agent; request ids and other agents do not count', () => {
+    const fresh = createSecretScanner({
+      version: () => 1,
+      keys: () => [{ key: OWN_KEY, owner: 'agent-early' }],
+      canaries: [],
+    });
+    const send = outgoing(fresh);
+    const [first, second] = [OWN_KEY.slice(0, 10), OWN_KEY.slice(10)];
+    send(`a ${first}`);
+    send('weather in paris');
+    expect(send(`b ${second}`).kinds).toEqual([]);
+    send(`a ${first}`);
+    fresh(`trace ${second}`, { token: OWN_TOKEN, agentId: 'agent-early' });
+    fresh(`b ${second}`, { agentId: 'agent-other', outgoing: true });
+    expect(send(`b ${second}`).split).toEqual(['own_api_key']);
+  });
+});

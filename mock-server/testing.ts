@@ -19,13 +19,20 @@ import { type ClientReport, formatClientReport, nothingToGrade } from './client-
 import type { ClientReportOptions } from './client-report/types.ts';
 import type { Gateway } from './gateway.ts';
 
-/** What the agent did, one request per line, relative to its first request. */
+/**
+ * What the agent did, one request per line, relative to its first request, with the connection it came on
+ * (over node:http): a request on the connection of a refusal, after it, reacted to it.
+ */
 export function agentTimeline(gateway: Gateway, agent: string, last = 40): string {
   const entries = gateway.journal.list({ agent });
   const start = entries[0]?.real_ms ?? 0;
   const shown = entries.slice(-last);
   const lines = shown.map((e) => {
-    const extra = [e.retry_after !== undefined ? `Retry-After ${e.retry_after}` : '', e.query ?? e.url ?? '']
+    const extra = [
+      e.connection !== undefined ? `conn ${e.connection}` : '',
+      e.retry_after !== undefined ? `Retry-After ${e.retry_after}` : '',
+      e.query ?? e.url ?? '',
+    ]
       .filter(Boolean)
       .join('  ');
     return `  +${((e.real_ms - start) / 1000).toFixed(3).padStart(8)} s  ${describe(e)}${extra ? `  ${extra}` : ''}`;

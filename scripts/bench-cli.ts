@@ -3,13 +3,14 @@
  * (npm pack, unpacked into a temporary folder: the bin, dist/cli and the fixtures), next to the same
  * commands from the sources (tsx, as `npm start` runs them in a clone). Prints figures; asserts nothing.
  *
- * - `--help` and `token agent-verified` (local mint): wall time per run, with hyperfine when it is
+ * - `--help` and `token agent-verified` (local mint, with a random AGENT_GATEWAY_SIGNING_SECRET): wall time per run, with hyperfine when it is
  *   installed (Debian: apt-get install hyperfine), else measured here the same way (spawn to exit).
  * - `serve --port 0`: from spawning the process to the first 200 from GET /v1/health.
  *
  * Options: --runs N (default 30), --serve-runs N (default 10), --json.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,9 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+// `token` mints locally only with a configured signing secret (each gateway otherwise signs with a random
+// secret of its own and `token` asks the running one): the timed commands inherit this one.
+process.env.AGENT_GATEWAY_SIGNING_SECRET ??= randomBytes(32).toString('base64url');
 
 interface Figures {
   median: number;

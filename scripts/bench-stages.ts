@@ -55,7 +55,10 @@ async function timeAsync(fn: (i: number) => Promise<unknown>): Promise<number> {
   return median(perCall);
 }
 
-/** A client report over `count` journal entries of one agent: retries, 429s, 5xx, fetches, searches. */
+/**
+ * A client report over `count` journal entries of one agent: retries, 429s, 5xx, fetches, searches, with the
+ * journal's connection facts and request keys (the report's costliest inputs).
+ */
 function reportOverJournal(count: number, gateway: ReturnType<typeof createGateway>): number {
   const entries: JournalEntry[] = [];
   for (let i = 0; i < count; i++) {
@@ -81,6 +84,11 @@ function reportOverJournal(count: number, gateway: ReturnType<typeof createGatew
       agent: 'agent-verified',
       token: 'tok_1',
       request_fingerprint: `req_${i % 500}`,
+      request_key: `key_${i % 500}`,
+      // Over node:http: fifty requests per connection, one at a time, as a pooled client sends them.
+      connection: Math.floor(i / 50) + 1,
+      connection_seq: (i % 50) + 1,
+      connection_opened_ms: (i - (i % 50)) * 7 - 0.5,
       ...(i % 2 ? { query: `query ${i % 500}` } : { url: `https://site${i % 500}.example/` }),
     });
   }

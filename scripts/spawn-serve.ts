@@ -21,10 +21,11 @@ export interface ServeProcess {
  */
 export function spawnServe(
   args: string[] = [],
-  options: { timeoutMs?: number; entry?: string } = {},
+  options: { timeoutMs?: number; entry?: string; env?: Record<string, string> } = {},
 ): Promise<ServeProcess> {
   const child = spawn(process.execPath, [options.entry ?? CLI_ENTRY, 'serve', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...options.env },
   });
   let output = '';
   return new Promise((resolve, reject) => {

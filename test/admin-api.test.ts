@@ -40,6 +40,18 @@ describe('admin API access', () => {
     ).toBe(200);
   });
 
+  it('the key only counts in X-Admin-Key or as a Bearer credential: a bare Authorization: KEY is refused', async () => {
+    const { gateway } = setup();
+    for (const authorization of [KEY, `Basic ${KEY}`, `Token ${KEY}`, `${KEY} Bearer`]) {
+      const response = await call(gateway, 'GET', '/__admin/agents', { headers: { authorization } });
+      expect([authorization, response.status, response.body.code]).toEqual([
+        authorization,
+        401,
+        'admin_key_required',
+      ]);
+    }
+  });
+
   it('a wrong method is a 405 with Allow (after the key check); an unknown admin path a 404 that says where to look', async () => {
     const { gateway, admin } = setup();
     const cases: [string, string, string][] = [

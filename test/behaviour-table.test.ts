@@ -1,3 +1,4 @@
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClock } from '../mock-server/clock.ts';
 import { createGateway, type Gateway } from '../mock-server/gateway.ts';
@@ -52,6 +53,28 @@ const REQUESTS: Record<Endpoint, { method: string; path: string; body?: string }
     body: JSON.stringify({ url: 'https://docs.agent-gateway.example/welcome' }),
   },
 };
+
+const SEARCH_BODY = Buffer.from(JSON.stringify({ query: 'agent tool gateway', count: 2 }));
+const encodedSearch = (body: Uint8Array, encoding: string): CallSpec => ({
+  method: 'POST',
+  path: '/v1/web/search',
+  headers: { ...JSON_HEADERS, 'content-encoding': encoding },
+  body,
+});
+/** Content-Encoding is decoded in the core's body stage: the same answers whichever adapter carries it. */
+const CONTENT_ENCODING_ROWS: [string, CallSpec, number, string | undefined][] = [
+  ['gzip body', encodedSearch(gzipSync(SEARCH_BODY), 'gzip'), 200, undefined],
+  ['deflate body', encodedSearch(deflateSync(SEARCH_BODY), 'deflate'), 200, undefined],
+  ['br body', encodedSearch(brotliCompressSync(SEARCH_BODY), 'br'), 200, undefined],
+  ['body labelled gzip, sent plain', encodedSearch(SEARCH_BODY, 'gzip'), 400, 'invalid_request'],
+  ['unsupported Content-Encoding', encodedSearch(SEARCH_BODY, 'compress'), 415, 'unsupported_media_type'],
+  [
+    'gzip bomb past the body limit once decoded',
+    encodedSearch(gzipSync(`{"query":"${'x'.repeat(1_000_000)}"}`), 'gzip'),
+    413,
+    'payload_too_large',
+  ],
+];
 
 /** Tokens for every kind of caller, minted on a virtual clock so one of them is already expired. */
 function tokensFor(gateway: Gateway): Record<Caller, string | undefined> {
@@ -113,7 +136,7 @@ describe.each(ADAPTERS)('behaviour table through the %s adapter', (_name, makeAd
     else expect(body.code).toBeUndefined();
   });
 
-  it.each<[string, CallSpec, number, string]>([
+  it.each<[string, CallSpec, number, string | undefined]>([
     ['unknown path', { method: 'GET', path: '/v1/nothing' }, 404, 'not_found'],
     ['wrong method', { method: 'DELETE', path: '/v1/whoami' }, 405, 'method_not_allowed'],
     ['wrong method on a tool', { method: 'GET', path: '/v1/web/search' }, 405, 'method_not_allowed'],
@@ -146,12 +169,15 @@ describe.each(ADAPTERS)('behaviour table through the %s adapter', (_name, makeAd
       413,
       'payload_too_large',
     ],
+    ...CONTENT_ENCODING_ROWS,
   ])('%s with a valid token', async (_case, spec, status, code) => {
     const headers = { ...spec.headers, 'X-Agent-Identity': tokens['agent-verified'] as string };
     const result = await adapter.call({ ...spec, headers });
     expect(result.status).toBe(status);
     expect(JSON.parse(result.text).code).toBe(code);
     if (status === 405) expect(result.headers.allow).toMatch(/GET|POST/);
+    if (status === 415 && spec.headers?.['content-encoding'])
+      expect(result.headers['accept-encoding']).toBe('gzip, deflate, br');
   });
 
   it('the identity header name is matched case-insensitively', async () => {

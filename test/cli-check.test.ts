@@ -134,8 +134,14 @@ describe('agent-gateway check against the reference gateway', () => {
 
   it('--token must be allowed both tools: a fetch-only token fails authz.allowed-calls-served, unless --allowed-tools says so (then search is skipped, not passed)', async () => {
     // agent-early may call web.fetch only; agent-none may call no tool (the denied token, on web.fetch).
-    const earlyToken = (await runCli(['token', 'agent-early'])).stdout.trim().split('\n').at(-1) as string;
-    const noneToken = (await runCli(['token', 'agent-none'])).stdout.trim().split('\n').at(-1) as string;
+    // Minted by the target's own identity provider: each gateway process signs with a random secret.
+    const mint = async (agent: string) =>
+      (await runCli(['token', agent, '--base-url', target.baseUrl])).stdout
+        .trim()
+        .split('\n')
+        .at(-1) as string;
+    const earlyToken = await mint('agent-early');
+    const noneToken = await mint('agent-none');
     const args = [
       'check',
       '--base-url',

@@ -1,11 +1,9 @@
-import ky from 'ky';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningServer, serve } from '../mock-server/adapters/node-server.ts';
 import type { GatewayConfigOverlay } from '../mock-server/config/schema.ts';
 import { createGateway, type Gateway } from '../mock-server/gateway.ts';
 import { AccessDeniedError, send, sleep, wellBehavedAgent } from './support/agents.ts';
 
-const VERIFIED_KEY = 'ak_verified_2b8d4f6a1c9e';
 /** Tight limits so a 429 comes quickly and clears within a second. */
 const TIGHT: GatewayConfigOverlay = {
   rate_limits: {
@@ -25,89 +23,17 @@ const violated = (gateway: Gateway, agent: string) =>
   [...new Set(gateway.clientReport(agent).violations.map((v) => v.rule))].sort();
 const statuses = (gateway: Gateway, agent: string) => gateway.journal.list({ agent }).map((e) => e.status);
 
-describe('well-behaved clients pass every rule', () => {
-  it('a hand-written agent: fresh tokens, Retry-After, jittered backoff, a cap, no secrets, no obeying pages', async () => {
-    const { gateway, url } = await start({ ...TIGHT, identity: { token_ttl_seconds: 2 } });
-    gateway.faults.add({
-      match: { operation: 'web.search' },
-      kind: 'status',
-      status: 503,
-      retry_after: 1,
-      every: 4,
-      delay_ms: 0,
-    });
-    gateway.faults.add({
-      match: { operation: 'web.fetch' },
-      kind: 'status',
-      status: 502,
-      count: 2,
-      every: 1,
-      delay_ms: 0,
-    });
-    const agent = wellBehavedAgent({ baseUrl: url, apiKey: VERIFIED_KEY });
-    await agent.whoami();
-    for (const query of [
-      'weather in paris',
-      'llama care',
-      'rust borrow checker',
-      'agent tool gateway',
-      'retry-after header',
-      'ai news',
-    ]) {
-      await agent.search(query);
-    }
-    await agent.fetchPage('https://blog.hostile.example/ai-news');
-    await agent.fetchPage('https://pastebin.hostile.example/leaked-config');
-    await sleep(2100); // the token expires: the next call gets 401 and the agent fetches a fresh one
-    await agent.whoami();
-    const seen = statuses(gateway, 'agent-verified');
-    expect(seen).toContain(429);
-    expect(seen).toContain(503);
-    expect(seen).toContain(502);
-    expect(
-      gateway.journal.list({ agent: 'agent-verified' }).some((e) => e.code === 'invalid_identity_token'),
-    ).toBe(true);
-    expect(gateway.clientReport('agent-verified').violations).toEqual([]);
-  }, 30_000);
-
-  it('ky, a real HTTP client library with Retry-After support and jitter, over HTTP', async () => {
-    const { gateway, url } = await start();
-    gateway.faults.add({
-      match: { operation: 'web.search' },
-      kind: 'status',
-      status: 503,
-      retry_after: 1,
-      every: 3,
-      delay_ms: 0,
-    });
-    const token = gateway.mintToken('agent-verified');
-    const api = ky.create({
-      prefixUrl: url,
-      headers: { 'X-Agent-Identity': token },
-      retry: {
-        limit: 4,
-        methods: ['get', 'post'],
-        statusCodes: [429, 503],
-        afterStatusCodes: [429, 503],
-        jitter: true,
-      },
-      timeout: 10_000,
-    });
-    // Eight calls at once: five of them meet the limit (429 with Retry-After) and ky retries them.
-    await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        api.post('v1/web/search', { json: { query: `ky question ${i}` } }).json(),
-      ),
-    );
-    expect(statuses(gateway, 'agent-verified')).toContain(429);
-    expect(statuses(gateway, 'agent-verified')).toContain(503);
-    expect(gateway.clientReport('agent-verified').violations).toEqual([]);
-  }, 30_000);
-});
+// Well-behaved clients (a hand-written agent, ky, got, axios-retry, p-retry) and clients that break each rule
+// in the ways agents really do run in test/client-report-catalogue.test.ts (the client catalogue).
 
 describe('each rule is caught by a client written to break it', () => {
-  it('honor-retry-after: retrying every 30 ms after a 429 instead of waiting the second it asked for', async () => {
-    const { gateway, url } = await start();
+  it('honor-retry-after: retrying every 40 ms after a 429 instead of waiting the time it asked for', async () => {
+    // Three calls per 30 s: the fourth is refused however slowly a loaded machine sends them.
+    const { gateway, url } = await start({
+      rate_limits: {
+        rules: [{ name: 'slow', scope: 'agent', algorithm: 'token_bucket', limit: 3, window_seconds: 30 }],
+      },
+    });
     const token = gateway.mintToken('agent-verified');
     for (let i = 0; i < 4; i++) await send(url, token, 'GET', '/v1/whoami');
     expect(statuses(gateway, 'agent-verified').at(-1)).toBe(429);
@@ -117,56 +43,9 @@ describe('each rule is caught by a client written to break it', () => {
     }
     expect(violated(gateway, 'agent-verified')).toEqual(['honor-retry-after']);
     expect(gateway.clientReport('agent-verified').violations[0]?.message).toMatch(
-      /was sent \d\.\d s before the Retry-After \("1"\)/,
+      /was sent \d+\.\d s before the Retry-After \("\d+"\)/,
     );
   });
-
-  // Timings are observed by the gateway, so under heavy CI load they carry scheduling noise: the waits
-  // below are long enough that the rule's tolerances (5 ms or 5%, and 1.2x) dominate that noise.
-  it('backoff-with-jitter: retrying a 503 without Retry-After at a fixed interval', async () => {
-    const { gateway, url } = await start({});
-    gateway.faults.add({
-      match: { operation: 'web.search' },
-      kind: 'status',
-      status: 503,
-      count: 10,
-      every: 1,
-      delay_ms: 0,
-    });
-    const token = gateway.mintToken('agent-verified');
-    for (let i = 0; i < 5; i++) {
-      await send(url, token, 'POST', '/v1/web/search', { query: 'q' });
-      await sleep(300);
-    }
-    expect(violated(gateway, 'agent-verified')).toEqual(['backoff-with-jitter']);
-    // Identical waits; if noise blurs them, they still never grew.
-    expect(gateway.clientReport('agent-verified').violations[0]?.message).toMatch(
-      /identical intervals|did not back off/,
-    );
-  }, 15_000);
-
-  it('backoff-with-jitter: exponential backoff without jitter repeats the same schedule', async () => {
-    const { gateway, url } = await start({});
-    gateway.faults.add({
-      match: { operation: 'web.search' },
-      kind: 'status',
-      status: 503,
-      count: 12,
-      every: 1,
-      delay_ms: 0,
-    });
-    const token = gateway.mintToken('agent-verified');
-    for (const query of ['first', 'second', 'third']) {
-      for (const wait of [250, 500, 1000, 0]) {
-        await send(url, token, 'POST', '/v1/web/search', { query });
-        if (wait) await sleep(wait);
-      }
-    }
-    expect(violated(gateway, 'agent-verified')).toEqual(['backoff-with-jitter']);
-    expect(gateway.clientReport('agent-verified').violations[0]?.message).toMatch(
-      /3 retry sequences used the same waits/,
-    );
-  }, 20_000);
 
   it('retry-cap: more consecutive failed attempts than the cap, even with proper backoff', async () => {
     const { gateway, url } = await start({});

@@ -100,6 +100,50 @@ describe('rate limits through the gateway', () => {
     expect(refused.headers.get('date')).toBe(new Date(gateway.clock.now()).toUTCString());
   });
 
+  test.prop(
+    [
+      fc.constantFrom('token_bucket' as const, 'fixed_window' as const, 'sliding_window' as const),
+      fc.integer({ min: 1, max: 8 }),
+      fc.integer({ min: 1, max: 120 }),
+      fc.constantFrom('seconds' as const, 'http-date' as const),
+      fc.integer({ min: 0, max: 999 }),
+    ],
+    { numRuns: 40 },
+  )(
+    "a 429's RateLimit `t` and Retry-After come from one computation on the gateway clock, as does Date",
+    async (algorithm, limit, windowSeconds, format, startMs) => {
+      const gateway = createGateway({
+        clock: createClock({ frozen: true, startAt: Date.parse('2026-06-01T12:00:00Z') + startMs }),
+        config: {
+          rate_limits: {
+            retry_after: format,
+            rules: [{ name: 'r', scope: 'agent', algorithm, limit, window_seconds: windowSeconds }],
+          },
+        },
+      });
+      const token = gateway.mintToken('agent-verified');
+      const clockDate = new Date(gateway.clock.now()).toUTCString();
+      let refused: Awaited<ReturnType<typeof search>> | undefined;
+      for (let i = 0; i <= limit && !refused; i++) {
+        const response = await search(gateway, token);
+        expect(response.headers.get('date')).toBe(clockDate);
+        if (response.status === 429) refused = response;
+      }
+      if (!refused) throw new Error('no 429 within the limit');
+      const t = Number(/"r";r=0;t=(\d+)/.exec(refused.headers.get('ratelimit') ?? '')?.[1]);
+      const retryAfter = refused.headers.get('retry-after') ?? '';
+      expect(refused.headers.get('date')).toBe(clockDate);
+      expect(refused.body.retry_after_seconds).toBe(t);
+      if (format === 'seconds') expect(retryAfter).toBe(String(t));
+      else {
+        // Read against Date (whole seconds), as a client does: never earlier than t, at most a second later.
+        const delta = (Date.parse(retryAfter) - Date.parse(clockDate)) / 1000;
+        expect(delta - t).toBeGreaterThanOrEqual(0);
+        expect(delta - t).toBeLessThanOrEqual(1);
+      }
+    },
+  );
+
   it('retry_after: http-date answers an IMF-fixdate that admits once reached', async () => {
     const gateway = limited(
       { limit: 1, window_seconds: 7, algorithm: 'token_bucket' },

@@ -167,6 +167,7 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
                   allowed: o.allowed,
                   remaining: o.remaining,
                   retryAfterMs: o.retryAfterMs,
+                  nextMs: o.nextMs,
                 }));
               expect(pick(shared.result)).toEqual(pick(expected));
             }

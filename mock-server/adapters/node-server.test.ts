@@ -1,7 +1,9 @@
 import { Agent, request as httpRequest } from 'node:http';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createGateway } from '../gateway.ts';
+import type { ServerSettings } from '../config/schema.ts';
+import { ERROR_CATALOGUE } from '../errors.ts';
+import { createGateway, type Gateway } from '../gateway.ts';
 import { type RunningServer, serve } from './node-server.ts';
 
 const servers: RunningServer[] = [];
@@ -98,5 +100,271 @@ describe('node server adapter', () => {
         code: 'EADDRINUSE',
       },
     );
+  });
+});
+
+/** A raw connection: what it was answered (bytes as text) and whether the server closed it. */
+interface RawConnection {
+  socket: Socket;
+  received(): string;
+  closed: Promise<void>;
+}
+function rawConnection(port: number, send?: string): Promise<RawConnection> {
+  return new Promise((resolve, reject) => {
+    let received = '';
+    const socket = connect(port, '127.0.0.1');
+    const closed = new Promise<void>((done) => socket.once('close', () => done()));
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+    });
+    socket.on('error', () => {});
+    socket.once('connect', () => {
+      if (send !== undefined) socket.write(send, 'latin1');
+      resolve({ socket, received: () => received, closed });
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** Status, headers and JSON body of one raw HTTP/1.1 answer. */
+function parseAnswer(text: string) {
+  const [head = '', body = ''] = text.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(
+    lines.map((line) => [
+      line.slice(0, line.indexOf(':')).toLowerCase(),
+      line.slice(line.indexOf(':') + 1).trim(),
+    ]),
+  );
+  return {
+    status: Number(statusLine.split(' ')[1]),
+    headers,
+    body: JSON.parse(body) as Record<string, unknown>,
+  };
+}
+
+const hardened = async (server: Partial<ServerSettings>, gateway?: Gateway) => {
+  const gw = gateway ?? createGateway({ config: { server } });
+  const running = await serve(gw, { port: 0, server });
+  servers.push(running);
+  return { gateway: gw, server: running };
+};
+
+describe('node server adapter: what the HTTP parser refuses is answered in JSON', () => {
+  const cases: [string, string, number, string][] = [
+    ['an unknown method', 'FOO@ / HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'invalid_request'],
+    ['a bad request target', 'GET /a b HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'invalid_request'],
+    [
+      'a control byte in a header',
+      'GET /v1/health HTTP/1.1\r\nHost: x\r\nX-A: a\x01b\r\n\r\n',
+      400,
+      'invalid_request',
+    ],
+    [
+      'a header name with a space',
+      'GET /v1/health HTTP/1.1\r\nHost: x\r\nX A: b\r\n\r\n',
+      400,
+      'invalid_request',
+    ],
+    [
+      'Content-Length with Transfer-Encoding',
+      'POST /v1/web/search HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      400,
+      'invalid_request',
+    ],
+    [
+      'two different Content-Lengths',
+      'POST /v1/web/search HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd',
+      400,
+      'invalid_request',
+    ],
+    ['an HTTP/1.1 request without Host', 'GET /v1/health HTTP/1.1\r\n\r\n', 400, 'invalid_request'],
+    [
+      'an HTTP/2 preface (PRI), which Node closes at once',
+      'PRI /v1/whoami\r\nHost: x\r\n\r\n',
+      400,
+      'invalid_request',
+    ],
+    ['the HTTP/2 connection preface', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 400, 'invalid_request'],
+    ['not HTTP at all', '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n', 400, 'invalid_request'],
+    [
+      'headers over the limit',
+      `GET /v1/health HTTP/1.1\r\nHost: x\r\nX-A: ${'a'.repeat(20_000)}\r\n\r\n`,
+      431,
+      'request_header_fields_too_large',
+    ],
+  ];
+
+  it.each(cases)(
+    '%s: the catalogue status and code, a request id, then the connection closes',
+    async (_what, raw, status, code) => {
+      const { server } = await hardened({});
+      const connection = await rawConnection(server.port, raw);
+      await connection.closed;
+      const answer = parseAnswer(connection.received());
+      expect([answer.status, answer.body.code]).toEqual([status, code]);
+      expect(ERROR_CATALOGUE[code as keyof typeof ERROR_CATALOGUE].status).toBe(status);
+      expect(answer.headers['content-type']).toBe('application/json');
+      expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(answer.body.request_id).toBe(answer.headers['x-request-id']);
+      expect(answer.headers.connection).toBe('close');
+      expect((await fetch(`${server.url}/v1/health`)).status).toBe(200);
+    },
+  );
+
+  it('a broken chunk in a body the core is reading is answered by the core: 400 JSON, journaled', async () => {
+    const { gateway, server } = await hardened({});
+    const token = gateway.mintToken('agent-verified');
+    const connection = await rawConnection(
+      server.port,
+      `POST /v1/web/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Agent-Identity: ${token}\r\n` +
+        'Transfer-Encoding: chunked\r\n\r\n5\r\n{"que\r\nzz\r\n',
+    );
+    await connection.closed;
+    const answer = parseAnswer(connection.received());
+    expect([answer.status, answer.body.code, answer.body.http_error]).toEqual([
+      400,
+      'invalid_request',
+      'HPE_INVALID_CHUNK_SIZE',
+    ]);
+    expect(gateway.journal.list().map((e) => [e.status, e.code, e.agent])).toEqual([
+      [400, 'invalid_request', 'agent-verified'],
+    ]);
+  });
+
+  it('a client that half-closes after its request still gets an answer that takes a while', async () => {
+    const gateway = createGateway({ config: { tools: { 'web.search': { latency_ms: 50 } } } });
+    const { server } = await hardened({}, gateway);
+    const token = gateway.mintToken('agent-verified');
+    const body = '{"query":"half-closed"}';
+    const connection = await rawConnection(
+      server.port,
+      `POST /v1/web/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Agent-Identity: ${token}\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    connection.socket.end();
+    await connection.closed;
+    expect(parseAnswer(connection.received())).toMatchObject({ status: 200, body: { query: 'half-closed' } });
+  });
+
+  it('an Expect other than 100-continue is ignored (RFC 9110 section 10.1.1), not a bodiless 417', async () => {
+    const { server } = await hardened({});
+    const connection = await rawConnection(
+      server.port,
+      'GET /v1/health HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n',
+    );
+    await connection.closed;
+    expect(parseAnswer(connection.received())).toMatchObject({ status: 200, body: { status: 'ok' } });
+  });
+
+  it("CONNECT gets the core's JSON answer, not a silent close", async () => {
+    const { server } = await hardened({});
+    for (const target of ['example.com:443', '/v1/health']) {
+      const connection = await rawConnection(server.port, `CONNECT ${target} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      await connection.closed;
+      const answer = parseAnswer(connection.received());
+      expect([target, answer.status, answer.body.code]).toEqual(
+        target === '/v1/health' ? [target, 405, 'method_not_allowed'] : [target, 404, 'not_found'],
+      );
+    }
+  });
+});
+
+describe('node server adapter: timeouts and the connection cap', () => {
+  it('a connection that sends nothing is answered 408 and closed after the headers timeout', async () => {
+    const { server } = await hardened({ headers_timeout_ms: 300, request_timeout_ms: 60_000 });
+    const connection = await rawConnection(server.port);
+    await connection.closed;
+    const answer = parseAnswer(connection.received());
+    expect([answer.status, answer.body.code]).toEqual([408, 'request_timeout']);
+    expect(answer.body).toMatchObject({ headers_timeout_ms: 300, request_timeout_ms: 60_000 });
+  });
+
+  it('a body that stalls gets 408 JSON from the core (journaled), not minutes of silence', async () => {
+    const { gateway, server } = await hardened({ headers_timeout_ms: 300, request_timeout_ms: 600 });
+    const token = gateway.mintToken('agent-verified');
+    const connection = await rawConnection(
+      server.port,
+      `POST /v1/web/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Agent-Identity: ${token}\r\n` +
+        'X-Request-Id: stalled-1\r\nContent-Length: 100\r\n\r\n{"query":',
+    );
+    await connection.closed;
+    const answer = parseAnswer(connection.received());
+    expect([answer.status, answer.body.code, answer.headers['x-request-id']]).toEqual([
+      408,
+      'request_timeout',
+      'stalled-1',
+    ]);
+    expect(gateway.journal.list().map((e) => [e.request_id, e.status, e.code, e.agent])).toEqual([
+      ['stalled-1', 408, 'request_timeout', 'agent-verified'],
+    ]);
+  });
+
+  it('a kept-alive connection with no request in progress is closed after the idle timeout', async () => {
+    const { server } = await hardened({ idle_timeout_ms: 2000 });
+    const connection = await rawConnection(server.port, 'GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
+    await connection.closed;
+    const answer = parseAnswer(connection.received());
+    expect(answer.status).toBe(200);
+    // The configured idle timeout, as Node announces it (whole seconds), not its default of 5.
+    expect(answer.headers['keep-alive']).toBe('timeout=2');
+  });
+
+  it('over the cap, the longest-idle connection of the address makes room; with none idle the newcomer gets 429', async () => {
+    // Requests held in the identify stage until released: "in progress" without relying on timing.
+    const held: (() => void)[] = [];
+    let self: Gateway | undefined;
+    const gateway = createGateway({
+      serveIdentityProvider: true,
+      verifier: {
+        verify: (token) =>
+          new Promise((resolve) => held.push(() => resolve((self as Gateway).idp.verify(token)))),
+      },
+    });
+    self = gateway;
+    const { server } = await hardened({ max_connections_per_client: 3 }, gateway);
+    const token = gateway.mintToken('agent-verified');
+    const whoami = `GET /v1/whoami HTTP/1.1\r\nHost: x\r\nX-Agent-Identity: ${token}\r\n\r\n`;
+    const opened: RawConnection[] = [];
+    try {
+      // Three idle connections; a fourth closes the first (the longest idle), and its request is served.
+      for (let i = 0; i < 3; i++) opened.push(await rawConnection(server.port));
+      const fourth = await rawConnection(
+        server.port,
+        'GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+      );
+      await (opened[0] as RawConnection).closed;
+      await fourth.closed;
+      expect(parseAnswer(fourth.received()).status).toBe(200);
+      // Three connections with a request in progress each: nothing idle to close, so a newcomer is refused.
+      for (const connection of opened.slice(1, 3)) connection.socket.write(whoami);
+      opened.push(await rawConnection(server.port, whoami));
+      const deadline = Date.now() + 15_000;
+      while (held.length < 3 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(held).toHaveLength(3);
+      const refused = await rawConnection(server.port, 'GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
+      opened.push(refused);
+      await refused.closed;
+      const answer = parseAnswer(refused.received());
+      expect([answer.status, answer.body.code, answer.body.reason, answer.body.limit]).toEqual([
+        429,
+        'rate_limited',
+        'connections',
+        3,
+      ]);
+      expect(answer.headers['retry-after']).toBeUndefined();
+      // Once released, the held requests are answered on their own connections.
+      for (const release of held) release();
+      const busy = opened.slice(1, 4);
+      for (const connection of busy) {
+        const deadline = Date.now() + 15_000;
+        while (!connection.received().includes('\r\n\r\n{') && Date.now() < deadline)
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        expect(parseAnswer(connection.received()).status).toBe(200);
+      }
+    } finally {
+      for (const connection of opened) connection.socket.destroy();
+    }
   });
 });

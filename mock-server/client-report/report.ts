@@ -2,7 +2,7 @@ import { printable } from '../../conformance/redact.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal.ts';
 import type { Corpus } from '../tools/corpus.ts';
-import { describe } from './journal-facts.ts';
+import { describe, hasConnection } from './journal-facts.ts';
 import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
 import { honorRetryAfter } from './rules/honor-retry-after.ts';
 import { noParallelStorm } from './rules/no-parallel-storm.ts';
@@ -39,6 +39,7 @@ export type RequestView = Pick<
   | 'query'
   | 'url'
   | 'duration_ms'
+  | 'connection'
 >;
 
 export interface Violation {
@@ -54,6 +55,12 @@ export interface ClientReport {
   requests: number;
   /** Requests of any agent the journal no longer holds (it keeps the most recent, up to its capacity). */
   journal_dropped?: number;
+  /**
+   * The agent's requests that came without connection facts (msw, direct fetch calls): for those, a
+   * request within `graceMs` of a refusal's answer was taken as already in flight, and requests arriving
+   * within 10 ms of each other as sent together.
+   */
+  without_connection?: number;
   from?: string;
   to?: string;
   options: ClientReportOptions;
@@ -73,6 +80,7 @@ const view = (e: JournalEntry): RequestView => ({
   query: e.query,
   url: e.url,
   duration_ms: e.duration_ms,
+  ...(e.connection === undefined ? {} : { connection: e.connection }),
 });
 
 /**
@@ -113,10 +121,12 @@ export function createClientReport(input: {
       });
     return { id: rule.id, title: rule.title, spec_ref: rule.specRef, violations: findings.length };
   });
+  const withoutConnection = entries.filter((e) => !hasConnection(e)).length;
   return {
     agent: input.agent,
     requests: entries.length,
     ...(input.dropped ? { journal_dropped: input.dropped } : {}),
+    ...(withoutConnection > 0 ? { without_connection: withoutConnection } : {}),
     from: entries[0]?.time,
     to: entries.at(-1)?.time,
     options,
@@ -141,6 +151,11 @@ export function formatClientReport(report: ClientReport): string {
           `Only the most recent requests are judged: the journal dropped ${report.journal_dropped} older ones (of all agents); raise journal.capacity to keep more.`,
         ]
       : []),
+    ...(report.without_connection
+      ? [
+          `Judged without connection facts for ${report.without_connection} of ${report.requests} requests (msw or in-process fetch): requests within ${report.options.graceMs} ms of a refusal's answer were taken as already in flight, and requests within 10 ms of each other as sent together.`,
+        ]
+      : []),
     '',
   ];
   for (const rule of report.rules) {
@@ -149,6 +164,7 @@ export function formatClientReport(report: ClientReport): string {
       lines.push(`        ${v.message}`);
       for (const r of v.requests) {
         const extra = [
+          r.connection !== undefined ? `conn ${r.connection}` : '',
           r.retry_after !== undefined ? `Retry-After ${r.retry_after}` : '',
           r.query ?? r.url ?? '',
         ]

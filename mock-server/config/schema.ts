@@ -98,25 +98,54 @@ const rateLimitsSchema = z.strictObject({
     .default({}),
 });
 
+/**
+ * The HTTP server's limits (the Node server; msw and in-process calls have no connections). Timeouts are
+ * real milliseconds: a client that stalls is answered 408 and disconnected, whatever the gateway clock does.
+ */
+export const serverSchema = z
+  .strictObject({
+    max_body_bytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .default(64 * 1024),
+    /** The request line and headers must have arrived within this long of the connection's first byte
+     * (a connection that sends nothing counts from when it opened); else 408 and the connection closes. */
+    headers_timeout_ms: z.number().int().min(100).max(600_000).default(10_000),
+    /** The whole request, body included, must have arrived within this long; else 408 request_timeout. */
+    request_timeout_ms: z.number().int().min(100).max(3_600_000).default(30_000),
+    /** A kept-alive connection with no request in progress is closed after this long. */
+    idle_timeout_ms: z.number().int().min(100).max(600_000).default(5_000),
+    /**
+     * Most connections one client address may hold. A new one beyond it closes that address's longest-idle
+     * connection; only when all of them have a request in progress is it refused (429 rate_limited,
+     * reason: connections).
+     */
+    max_connections_per_client: z.number().int().min(1).max(1_000_000).default(1000),
+  })
+  .refine((server) => server.headers_timeout_ms <= server.request_timeout_ms, {
+    message: 'must not be longer than request_timeout_ms (the headers are part of the request)',
+    path: ['headers_timeout_ms'],
+  });
+
+/** The server settings when a config gives none (also for fetch handlers served by `serve`). */
+export const DEFAULT_SERVER_SETTINGS = serverSchema.parse({});
+
 export const configSchema = z
   .strictObject({
-    server: z
-      .strictObject({
-        max_body_bytes: z
-          .number()
-          .int()
-          .min(1024)
-          .max(64 * 1024 * 1024)
-          .default(64 * 1024),
-      })
-      .default({ max_body_bytes: 64 * 1024 }),
+    server: serverSchema.default(DEFAULT_SERVER_SETTINGS),
     identity: z.strictObject({
       token_ttl_seconds: z
         .number()
         .int()
         .min(1)
         .max(30 * 24 * 3600),
-      signing_secret: z.string().min(16, 'must be at least 16 characters'),
+      /**
+       * HMAC key of tokens. Unset (the default): a random secret per process, so only that process mints
+       * tokens it accepts. Set it to share tokens between processes; under 32 characters `serve` warns.
+       */
+      signing_secret: z.string().min(16, 'must be at least 16 characters').optional(),
       issuer: z.string().min(1).default('agent-gateway-idp'),
     }),
     tiers: z.record(identifier, z.strictObject({ description: z.string().default('') })),
@@ -244,3 +273,4 @@ export type GatewayConfigOverlay = DeepPartial<GatewayConfigInput>;
 export type AgentRecord = z.output<typeof agentSchema>;
 export type ToolConfig = z.output<typeof toolSchema>;
 export type RateLimitRule = z.output<typeof rateLimitRuleSchema>;
+export type ServerSettings = z.output<typeof serverSchema>;

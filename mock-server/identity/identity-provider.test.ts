@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createClock } from '../clock.ts';
 import { GatewayError } from '../errors.ts';
 import { createAgentRegistry } from './agent-registry.ts';
-import { createIdentityProvider } from './identity-provider.ts';
+import { createIdentityProvider, MAX_ISSUED_AT_SKEW_MS } from './identity-provider.ts';
+import { createTokenCodec, type TokenClaims } from './token-codec.ts';
 
 const setup = (ttlSeconds = 60) => {
   const clock = createClock({ frozen: true, startAt: Date.parse('2026-01-01T00:00:00Z') });
@@ -102,6 +103,52 @@ describe('identity provider', () => {
     expect(idp.verify(token)).toMatchObject({
       ok: true,
       identity: { tier: 'verified', allowlist: ['web.search'] },
+    });
+  });
+
+  describe('a token signed with the right secret but never issued like this is refused, saying why', () => {
+    // What someone holding the signing secret could mint: claims of their choosing, correctly signed.
+    const forge = (clock: { now(): number }, claims: Partial<TokenClaims>) =>
+      createTokenCodec('secret-secret-secret').encode({
+        sub: 'a-early',
+        jti: 'forged',
+        iss: 'idp',
+        iat: clock.now(),
+        exp: clock.now() + 60_000,
+        gen: 0,
+        ...claims,
+      });
+
+    it('a genuine lifetime and issue time pass (the forgery helper mints what the provider would)', () => {
+      const { idp, clock } = setup(60);
+      expect(idp.verify(forge(clock, {})).ok).toBe(true);
+    });
+
+    it('another issuer is wrong_issuer, not bad_signature', () => {
+      const { idp, clock } = setup(60);
+      expect(idp.verify(forge(clock, { iss: 'another-idp' }))).toEqual({ ok: false, reason: 'wrong_issuer' });
+    });
+
+    it('a lifetime (exp - iat) beyond token_ttl_seconds is lifetime_exceeds_ttl, even for a year-9999 expiry', () => {
+      const { idp, clock } = setup(60);
+      const now = clock.now();
+      const refused = { ok: false, reason: 'lifetime_exceeds_ttl', agentId: 'a-early' };
+      expect(idp.verify(forge(clock, { exp: now + 60_001 }))).toEqual(refused);
+      expect(idp.verify(forge(clock, { exp: Date.UTC(9999, 11, 31) }))).toEqual(refused);
+      expect(idp.verify(forge(clock, { iat: now - 3_600_000, exp: now + 1000 }))).toEqual(refused);
+    });
+
+    it('an issue time ahead of the gateway clock by more than the skew is issued_in_future', () => {
+      const { idp, clock } = setup(60);
+      const now = clock.now();
+      const at = (iat: number) => idp.verify(forge(clock, { iat, exp: iat + 60_000 }));
+      expect(at(now + MAX_ISSUED_AT_SKEW_MS).ok).toBe(true);
+      expect(at(now + MAX_ISSUED_AT_SKEW_MS + 1)).toEqual({
+        ok: false,
+        reason: 'issued_in_future',
+        agentId: 'a-early',
+      });
+      expect(at(Date.UTC(9999, 0, 1))).toMatchObject({ reason: 'issued_in_future' });
     });
   });
 

@@ -35,13 +35,29 @@ export const identityOf = (
 });
 
 /** Why a token was refused; sent back in the 401 body as `reason` to help developers. */
-export type InvalidTokenReason =
-  | 'malformed'
-  | 'bad_signature'
-  | 'expired'
-  | 'unknown_agent'
-  | 'agent_disabled'
-  | 'revoked';
+export type InvalidTokenReason = (typeof INVALID_TOKEN_REASONS)[number];
+
+/**
+ * Every reason a token is refused: `wrong_issuer`, `issued_in_future` and `lifetime_exceeds_ttl` are tokens
+ * signed with the right secret whose claims this provider would never have issued.
+ */
+export const INVALID_TOKEN_REASONS = [
+  'malformed',
+  'bad_signature',
+  'wrong_issuer',
+  'issued_in_future',
+  'lifetime_exceeds_ttl',
+  'expired',
+  'unknown_agent',
+  'agent_disabled',
+  'revoked',
+] as const;
+
+/**
+ * How far a token's issue time may lie ahead of the gateway clock: clocks of an identity provider and a
+ * gateway drift a little (and QA may set the virtual clock back a moment). A year-9999 forgery does not.
+ */
+export const MAX_ISSUED_AT_SKEW_MS = 60_000;
 
 /** A refused token still names its agent when it was genuinely signed (expired, revoked, disabled). */
 export type VerifyResult =
@@ -126,12 +142,19 @@ export function createIdentityProvider(options: {
       const decoded = decode(token);
       if (!decoded.ok) return decoded;
       const { claims } = decoded;
-      if (claims.iss !== issuer) return { ok: false, reason: 'bad_signature' };
+      if (claims.iss !== issuer) return { ok: false, reason: 'wrong_issuer' };
+      // Signed with our secret but never issued like this: whoever holds the secret cannot stretch a token
+      // past the configured lifetime, nor date it ahead to outlive it.
+      const now = clock.now();
+      if (claims.iat > now + MAX_ISSUED_AT_SKEW_MS)
+        return { ok: false, reason: 'issued_in_future', agentId: claims.sub };
+      if (claims.exp - claims.iat > ttlSeconds * 1000)
+        return { ok: false, reason: 'lifetime_exceeds_ttl', agentId: claims.sub };
       const agent = registry.get(claims.sub);
       if (!agent) return { ok: false, reason: 'unknown_agent', agentId: claims.sub };
       if (agent.disabled) return { ok: false, reason: 'agent_disabled', agentId: agent.id };
       if (claims.gen !== agent.tokenGeneration) return { ok: false, reason: 'revoked', agentId: agent.id };
-      if (clock.now() >= claims.exp) return { ok: false, reason: 'expired', agentId: agent.id };
+      if (now >= claims.exp) return { ok: false, reason: 'expired', agentId: agent.id };
       return {
         ok: true,
         identity: identityOf(agent, {

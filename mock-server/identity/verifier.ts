@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TOOL_NAMES } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
-import type { IdentityProvider, VerifyResult } from './identity-provider.ts';
+import { type IdentityProvider, INVALID_TOKEN_REASONS, type VerifyResult } from './identity-provider.ts';
 
 /**
  * How the gateway checks an identity token. The default asks the in-process identity provider; a remote
@@ -34,7 +34,7 @@ export const verifyResponseSchema = z.union([
   }),
   z.object({
     valid: z.literal(false),
-    reason: z.enum(['malformed', 'bad_signature', 'expired', 'unknown_agent', 'agent_disabled', 'revoked']),
+    reason: z.enum(INVALID_TOKEN_REASONS),
     agent_id: z.string().optional(),
   }),
 ]);

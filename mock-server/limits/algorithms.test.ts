@@ -77,6 +77,33 @@ describe('rate-limit algorithms', () => {
     },
   );
 
+  test.prop([runArb])(
+    'nextMs (the RateLimit `t`) is exactly when more quota comes, and on a refusal it is the Retry-After',
+    (run) => {
+      const state = createLimitState(run.algorithm, run.limit, run.windowMs);
+      let now = run.start;
+      let last = state.check(now);
+      for (const gap of run.gaps) {
+        now += gap;
+        last = state.check(now);
+        if (last.allowed) state.consume(now);
+      }
+      if (!last.allowed) {
+        expect(last.nextMs).toBe(last.retryAfterMs);
+        return;
+      }
+      // `remaining` quota is left after the last admission; a check says what is left after admitting it.
+      // Checked in increasing time only (a sliding window forgets what has left it).
+      if (last.nextMs > 0) {
+        const before = state.check(now + last.nextMs - 1);
+        expect(before.allowed ? before.remaining : -1).toBeLessThan(last.remaining);
+      }
+      const at = state.check(now + last.nextMs);
+      expect(at.allowed).toBe(true);
+      expect(at.remaining).toBeGreaterThanOrEqual(last.remaining);
+    },
+  );
+
   test.prop([
     runArb.map((run) => ({ ...run, gaps: run.gaps.map((gap, k) => (k % 7 === 3 ? -gap * 400 : gap)) })),
   ])('Retry-After stays truthful when the clock is set back (virtual time) and forward again', (run) => {

@@ -6,7 +6,8 @@
  * awaits in between, a burst of concurrent requests can never slip past a limit.
  *
  * `retryAfterMs` is truthful: if the same caller sends nothing else, a request made `retryAfterMs` later is
- * admitted. `resetMs` is when the full quota is available again (for RateLimit headers).
+ * admitted. `nextMs` is when more quota is made available (the `t` of draft-ietf-httpapi-ratelimit-headers-10,
+ * section 4.1.2); on a refusal it is `retryAfterMs` itself, so the RateLimit field and Retry-After agree.
  */
 export interface Decision {
   allowed: boolean;
@@ -14,8 +15,11 @@ export interface Decision {
   remaining: number;
   /** 0 when allowed; otherwise how long until one request would be admitted. */
   retryAfterMs: number;
-  /** How long until the whole quota is available again. */
-  resetMs: number;
+  /**
+   * How long until additional quota is made available (one more request admitted than `remaining` says).
+   * Equal to `retryAfterMs` when refused: both come from the one computation.
+   */
+  nextMs: number;
 }
 
 export interface LimitState {
@@ -52,19 +56,17 @@ export function createTokenBucket(limit: number, windowMs: number): LimitState {
       const available = unitsAt(now);
       if (available >= windowMs) {
         const after = available - windowMs;
+        const remaining = Math.floor(after / windowMs);
+        // The next whole token: after this one is taken the bucket is below capacity, so it comes.
         return {
           allowed: true,
-          remaining: Math.floor(after / windowMs),
+          remaining,
           retryAfterMs: 0,
-          resetMs: Math.ceil((capacity - after) / limit),
+          nextMs: Math.ceil(((remaining + 1) * windowMs - after) / limit),
         };
       }
-      return {
-        allowed: false,
-        remaining: 0,
-        retryAfterMs: Math.ceil((windowMs - available) / limit),
-        resetMs: Math.ceil((capacity - available) / limit),
-      };
+      const retryAfterMs = Math.ceil((windowMs - available) / limit);
+      return { allowed: false, remaining: 0, retryAfterMs, nextMs: retryAfterMs };
     },
     consume(at) {
       const now = Math.floor(at);
@@ -84,9 +86,10 @@ export function createFixedWindow(limit: number, windowMs: number): LimitState {
     check(now) {
       const start = startOf(now);
       const used = start === windowStart ? count : 0;
-      const resetMs = start + windowMs - now;
-      if (used < limit) return { allowed: true, remaining: limit - used - 1, retryAfterMs: 0, resetMs };
-      return { allowed: false, remaining: 0, retryAfterMs: resetMs, resetMs };
+      // Quota comes back all at once, at the end of the window.
+      const nextMs = start + windowMs - now;
+      if (used < limit) return { allowed: true, remaining: limit - used - 1, retryAfterMs: 0, nextMs };
+      return { allowed: false, remaining: 0, retryAfterMs: nextMs, nextMs };
     },
     consume(now) {
       const start = startOf(now);
@@ -119,22 +122,12 @@ export function createSlidingWindow(limit: number, windowMs: number): LimitState
   return {
     check(now) {
       expire(now);
-      const newest = size > 0 ? (times[(head + size - 1) % limit] as number) : now;
-      if (size < limit) {
-        return {
-          allowed: true,
-          remaining: limit - size - 1,
-          retryAfterMs: 0,
-          resetMs: Math.max(newest, now) + windowMs - now,
-        };
-      }
-      const oldest = times[head] as number;
-      return {
-        allowed: false,
-        remaining: 0,
-        retryAfterMs: oldest + windowMs - now,
-        resetMs: newest + windowMs - now,
-      };
+      // Quota comes back one request at a time, as the oldest admission leaves the window (this one, when
+      // the window is empty).
+      const oldest = size > 0 ? (times[head] as number) : now;
+      const nextMs = oldest + windowMs - now;
+      if (size < limit) return { allowed: true, remaining: limit - size - 1, retryAfterMs: 0, nextMs };
+      return { allowed: false, remaining: 0, retryAfterMs: nextMs, nextMs };
     },
     consume(now) {
       expire(now);

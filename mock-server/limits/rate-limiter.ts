@@ -86,7 +86,7 @@ export function createRateLimiter(
       }
       if (blocking) {
         // The refused request is not counted: rules that would have admitted it keep that request in
-        // their remaining quota (their resetMs, as if it were counted, can only be later: conservative).
+        // their remaining quota (when their next quota comes does not depend on it).
         for (const outcome of outcomes) if (outcome.allowed) outcome.remaining += 1;
         return { allowed: false, outcomes, retryAfterMs: blocking.retryAfterMs, blocking };
       }
@@ -101,17 +101,28 @@ export function createRateLimiter(
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
 
-/** Retry-After as delta-seconds (rounded up, so it is never early) or as an HTTP-date on the gateway clock. */
+/**
+ * A wait in whole seconds, rounded up so it is never early: the one computation behind Retry-After
+ * (delta-seconds), the RateLimit field's `t` and a 429 body's `retry_after_seconds`.
+ */
+export const waitSeconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
+
+/**
+ * Retry-After as delta-seconds (`waitSeconds`) or as an HTTP-date on the gateway clock: the first whole
+ * second at which the request is admitted. Read against the answer's `Date` (the same clock, truncated to
+ * the second), an HTTP-date is never earlier than `t` seconds after it.
+ */
 export function formatRetryAfter(retryAfterMs: number, now: number, format: 'seconds' | 'http-date'): string {
-  const seconds = Math.max(0, Math.ceil(retryAfterMs / 1000));
-  if (format === 'seconds') return String(seconds);
+  if (format === 'seconds') return String(waitSeconds(retryAfterMs));
   // Rounded up to a whole second, as an HTTP-date cannot say less.
-  return new Date(Math.ceil((now + retryAfterMs) / 1000) * 1000).toUTCString();
+  return new Date(Math.ceil((now + Math.max(0, retryAfterMs)) / 1000) * 1000).toUTCString();
 }
 
 /**
  * IETF RateLimit-Policy and RateLimit fields (draft-ietf-httpapi-ratelimit-headers-10), one list member
- * per rule that applied: `"name";q=<quota>;w=<window s>` and `"name";r=<remaining>;t=<seconds to reset>`.
+ * per rule that applied: `"name";q=<quota>;w=<window s>` and `"name";r=<remaining>;t=<seconds>`, where `t`
+ * is the time until more quota is made available (section 4.1.2): for the rule that refused a request it is
+ * the Retry-After itself (section 6: Retry-After is never earlier than `t`).
  */
 export function rateLimitHeaders(outcomes: readonly RuleOutcome[]): Record<string, string> {
   if (outcomes.length === 0) return {};
@@ -121,7 +132,7 @@ export function rateLimitHeaders(outcomes: readonly RuleOutcome[]): Record<strin
   for (const o of outcomes) {
     const separator = policy === '' ? '' : ', ';
     policy += `${separator}"${o.rule.name}";q=${o.rule.limit};w=${Math.ceil(o.rule.window_seconds)}`;
-    state += `${separator}"${o.rule.name}";r=${o.remaining};t=${Math.ceil(o.resetMs / 1000)}`;
+    state += `${separator}"${o.rule.name}";r=${o.remaining};t=${waitSeconds(o.nextMs)}`;
   }
   return { 'ratelimit-policy': policy, ratelimit: state };
 }

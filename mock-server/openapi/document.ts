@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
 import { faultSpecSchema } from '../faults.ts';
+import { INVALID_TOKEN_REASONS } from '../identity/identity-provider.ts';
 import { verifyResponseSchema } from '../identity/verifier.ts';
 import {
   advanceSchema,
@@ -56,7 +57,13 @@ const AGENT_AUTH: ErrorCode[] = [
   'invalid_identity_token',
   'identity_provider_unavailable',
 ];
-const BODY: ErrorCode[] = ['invalid_request', 'payload_too_large', 'unsupported_media_type'];
+// request_timeout: a body that stalls past server.request_timeout_ms is answered by the pipeline.
+const BODY: ErrorCode[] = [
+  'invalid_request',
+  'payload_too_large',
+  'unsupported_media_type',
+  'request_timeout',
+];
 const FAULTS: ErrorCode[] = ['internal_error', 'upstream_error', 'upstream_unavailable', 'upstream_timeout'];
 /** Only with a shared store (`--store redis://...`) that does not answer. */
 const STORE: ErrorCode[] = ['state_store_unavailable'];
@@ -410,7 +417,29 @@ const ROUTING_ERRORS: {
     description: 'A documented path with a method it does not answer; `Allow` lists those it does.',
     headers: { Allow: { description: 'The methods the path answers.', schema: { type: 'string' } } },
   },
+  {
+    name: 'RequestHeaderFieldsTooLarge',
+    code: 'request_header_fields_too_large',
+    description:
+      "Any request whose header section is over 16 KiB (Node's HTTP parser); the connection closes.",
+  },
+  {
+    name: 'RequestTimeout',
+    code: 'request_timeout',
+    description:
+      'Any connection whose request headers do not arrive within server.headers_timeout_ms, or whose request does not within server.request_timeout_ms; the connection closes.',
+  },
 ];
+
+/**
+ * The `reason` detail of the errors that carry one, named in their description: a client can tell why a
+ * token was refused, or which limit a 429 is about.
+ */
+const REASONS: Partial<Record<ErrorCode, string>> = {
+  invalid_identity_token: `\`reason\` is one of ${INVALID_TOKEN_REASONS.map((r) => `\`${r}\``).join(', ')}.`,
+  rate_limited:
+    '`reason` is `rate` (a rate-limit rule; `rule`, `retry_after_seconds`), `concurrency` (requests in flight per agent; `in_flight`, `limit`) or `connections` (the client address holds server.max_connections_per_client connections, all busy; `limit`).',
+};
 
 type Json = Record<string, unknown>;
 
@@ -466,7 +495,9 @@ function errorResponses(errors: readonly ErrorCode[]): Json {
         schema: { type: 'string' },
       };
     responses[String(status)] = {
-      description: codes.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].message}`).join(' '),
+      description: codes
+        .map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].message}${REASONS[c] ? ` ${REASONS[c]}` : ''}`)
+        .join(' '),
       headers,
       content: {
         'application/json': {

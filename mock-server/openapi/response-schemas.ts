@@ -122,6 +122,11 @@ export const journalEntrySchema = z.looseObject({
   written_ms: z.number().optional(),
   connection: z.number().int().optional(),
   connection_opened_ms: z.number().optional(),
+  connection_seq: z
+    .number()
+    .int()
+    .optional()
+    .describe('Which request this was on its connection (1 = the first); Node adapter only.'),
   method: z.string(),
   path: z.string(),
   operation: z.string(),
@@ -131,6 +136,12 @@ export const journalEntrySchema = z.looseObject({
   token: z.string().optional().describe('A fingerprint of the identity token, never the token.'),
   in_flight: z.number().int().optional(),
   request_fingerprint: z.string().optional(),
+  request_key: z
+    .string()
+    .optional()
+    .describe(
+      "A fingerprint of what the request means (case, spacing and punctuation of the query, the URL's spelling and ignored fields left out).",
+    ),
   retry_after: z.string().optional(),
   retry_after_ms: z.number().optional(),
   limit: z.strictObject({ rule: z.string(), scope: z.string(), key: z.string() }).optional(),
@@ -150,6 +161,10 @@ export const journalEntrySchema = z.looseObject({
   query: z.string().optional(),
   url: z.string().optional(),
   secrets: z.array(z.string()).optional(),
+  secrets_split: z
+    .array(z.string())
+    .optional()
+    .describe("Kinds of secrets found only by joining this query or URL with the agent's previous one."),
 });
 
 export const journalSchema = z.strictObject({
@@ -173,12 +188,18 @@ const requestView = z.looseObject({
   path: z.string(),
   operation: z.string(),
   status: z.number().int(),
+  connection: z.number().int().optional().describe('The connection it came on (Node adapter only).'),
 });
 /** The client behaviour report. Open: fields may be added. */
 export const clientReportSchema = z.looseObject({
   agent: z.string(),
   requests: z.number().int(),
   journal_dropped: z.number().int().optional(),
+  without_connection: z
+    .number()
+    .int()
+    .optional()
+    .describe('Requests judged without connection facts (msw, in-process fetch): told apart by time only.'),
   from: isoTime.optional(),
   to: isoTime.optional(),
   options: z.looseObject({

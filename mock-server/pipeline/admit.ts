@@ -6,6 +6,7 @@ import {
   formatRetryAfter,
   type RuleOutcome,
   rateLimitHeaders,
+  waitSeconds,
 } from '../limits/rate-limiter.ts';
 import type { SharedStore } from '../store/shared-store.ts';
 import type { CallContext } from './context.ts';
@@ -97,7 +98,7 @@ function decided(ctx: CallContext, result: AdmitResult, now: number): Record<str
   if (result.allowed) return headers;
   const { rule, key } = result.blocking;
   const retryAfter = formatRetryAfter(result.retryAfterMs, now, config.rate_limits.retry_after);
-  const seconds = Math.ceil(result.retryAfterMs / 1000);
+  const seconds = waitSeconds(result.retryAfterMs);
   note.limit = { rule: rule.name, scope: rule.scope, key };
   note.retry_after = retryAfter;
   note.retry_after_ms = result.retryAfterMs;

@@ -1,3 +1,4 @@
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -105,6 +106,79 @@ describe('readJsonBody', () => {
       expect(error).toBeInstanceOf(GatewayError);
       expect((error as GatewayError).status).toBeGreaterThanOrEqual(400);
       expect((error as GatewayError).status).toBeLessThan(500);
+    }
+  });
+});
+
+describe('Content-Encoding', () => {
+  const json = Buffer.from('{"query":"compressed","n":3}');
+  const encoded = (body: Uint8Array, encoding: string) =>
+    request(body, { 'content-type': 'application/json', 'content-encoding': encoding });
+
+  it('gzip, deflate and br bodies (and identity, any case, or two layers) are decoded', async () => {
+    const cases: [Uint8Array, string][] = [
+      [gzipSync(json), 'gzip'],
+      [gzipSync(json), 'x-gzip'],
+      [gzipSync(json), 'GZip'],
+      [deflateSync(json), 'deflate'],
+      [brotliCompressSync(json), 'br'],
+      [json, 'identity'],
+      [brotliCompressSync(gzipSync(json)), 'gzip, br'],
+      [gzipSync(json), 'identity, gzip'],
+    ];
+    for (const [body, encoding] of cases)
+      expect([encoding, await readJsonBody(encoded(body, encoding), schema, 1024)]).toEqual([
+        encoding,
+        { query: 'compressed', n: 3 },
+      ]);
+  });
+
+  it('a body that is not what its Content-Encoding says is a 400 naming the coding', async () => {
+    const cases: [Uint8Array, string][] = [
+      [json, 'gzip'],
+      [gzipSync(json).subarray(0, 12), 'gzip'],
+      [json, 'deflate'],
+      [deflateRawSync(json), 'deflate'],
+      [json, 'br'],
+      [gzipSync(json), 'br'],
+    ];
+    for (const [body, encoding] of cases) {
+      const error = await failure(readJsonBody(encoded(body, encoding), schema, 1024));
+      expect([encoding, error.status, error.code, error.details.field]).toEqual([
+        encoding,
+        400,
+        'invalid_request',
+        'body',
+      ]);
+      expect(error.message).toContain(`labelled Content-Encoding: ${encoding}`);
+    }
+  });
+
+  it('an unsupported coding (or more than two layers) is a 415 naming the accepted ones, in Accept-Encoding too', async () => {
+    for (const encoding of ['compress', 'zstd', 'gzip, compress', 'gzip, gzip, gzip']) {
+      const error = await failure(readJsonBody(encoded(gzipSync(json), encoding), schema, 1024));
+      expect([encoding, error.status, error.code]).toEqual([encoding, 415, 'unsupported_media_type']);
+      expect(error.details.accepted_encodings).toEqual(['gzip', 'deflate', 'br', 'identity']);
+      expect(error.headers['accept-encoding']).toBe('gzip, deflate, br');
+    }
+  });
+
+  it('decoded bytes count against the limit: a compressed bomb is a 413 (decoding stops at the limit)', async () => {
+    const exact = Buffer.from(`{"query":"${'q'.repeat(1024 - 12)}"}`);
+    expect(exact.length).toBe(1024);
+    expect((await readJsonBody(encoded(gzipSync(exact), 'gzip'), schema, 1024)).query).toHaveLength(1012);
+    const over = Buffer.from(`{"query":"${'q'.repeat(1024 - 11)}"}`);
+    expect((await failure(readJsonBody(encoded(gzipSync(over), 'gzip'), schema, 1024))).status).toBe(413);
+    // 64 MiB of zeros in 64 KiB of gzip: refused as soon as the first 64 KiB are out.
+    const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024), { level: 9 });
+    expect(bomb.length).toBeLessThan(128 * 1024);
+    for (const [body, encoding] of [
+      [bomb, 'gzip'],
+      [brotliCompressSync(Buffer.alloc(8 * 1024 * 1024)), 'br'],
+    ] as const) {
+      const error = await failure(readJsonBody(encoded(body, encoding), schema, 128 * 1024));
+      expect([encoding, error.status, error.details.max_bytes]).toEqual([encoding, 413, 128 * 1024]);
+      expect(error.message).toMatch(/larger than 131072 bytes once decoded/);
     }
   });
 });

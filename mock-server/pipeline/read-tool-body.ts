@@ -1,3 +1,4 @@
+import { requestKey } from '../client-report/request-meaning.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { CallContext, ToolSpec } from './context.ts';
@@ -12,8 +13,9 @@ export interface ToolBody<T> {
 
 /**
  * The read-body stage of a tool call: Content-Type (415), size (413), JSON and the tool's schema (400).
- * The journal learns the request's fingerprint (the same body is the same request: the client report
- * recognises retries by it) and the query or URL with secrets redacted, also when the body is refused.
+ * The journal learns the request's fingerprint (the same bytes) and its key (the same meaning: the client
+ * report recognises retries by it, whatever a retry changed in case, spacing, punctuation or ignored
+ * fields), and the query or URL with secrets redacted, also when the body is refused.
  */
 export async function readToolBody<T>(
   ctx: CallContext,
@@ -29,6 +31,7 @@ export async function readToolBody<T>(
     throw error;
   }
   ctx.note.request_fingerprint = journalFingerprint(spec.tool, bytes);
+  ctx.note.request_key = requestKey(spec.tool, value as Record<string, unknown>);
   noteOutgoingText(ctx, identity, spec.field, (value as Record<string, string>)[spec.field] as string);
   return { bytes, value };
 }

@@ -4,9 +4,9 @@ import { tokenOf } from './identify.ts';
 
 /**
  * The record stage: the journal entry of a finished request, once its adapter has written the answer.
- * What the caller chose outside the endpoints' own fields (an unrouted path, its own X-Request-Id) may carry
- * a token or API key: the journal keeps them redacted. Routed paths are the endpoints' own; generated ids
- * are UUIDs.
+ * What the caller chose outside the endpoints' own fields may carry a token or API key: an unrouted path is
+ * journaled redacted; an X-Request-Id holding a secret was never taken as the request's id (the core gave it
+ * a fresh one). Routed paths are the endpoints' own.
  */
 export function recordCall(ctx: CallContext, status: number, answeredAt: number, writtenAt: number): void {
   const { runtime, request, note } = ctx;
@@ -16,7 +16,7 @@ export function recordCall(ctx: CallContext, status: number, answeredAt: number,
   const entry: JournalEntry = {
     seq: 0,
     time: '',
-    request_id: request.header('x-request-id') !== undefined ? redacted(ctx, ctx.requestId) : ctx.requestId,
+    request_id: ctx.requestId,
     at: ctx.at,
     duration_ms: Math.round((answeredAt - ctx.started) * 100) / 100,
     real_ms: Math.round(ctx.started * 100) / 100,

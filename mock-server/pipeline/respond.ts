@@ -1,6 +1,9 @@
 import { GatewayError } from '../errors.ts';
 import type { Answer, CallContext } from './context.ts';
 
+/** What building an answer needs of a call: also all there is for what never became a request. */
+export type AnswerContext = Pick<CallContext, 'runtime' | 'requestId' | 'note'>;
+
 /** For answers that must never be cached or replayed by an intermediary: tokens, identities, tool results. */
 export const NO_STORE = { 'cache-control': 'no-store' } as const;
 
@@ -28,7 +31,7 @@ export function httpDate(at: number): string {
  * return respondJsonText(ctx, JSON.stringify(result), 200, NO_STORE);
  */
 export function respondJsonText(
-  ctx: CallContext,
+  ctx: AnswerContext,
   text: string,
   status = 200,
   headers?: Readonly<Record<string, string>>,
@@ -46,7 +49,7 @@ export function respondJsonText(
 
 /** A JSON answer: `body` serialised once. */
 export const respondJson = (
-  ctx: CallContext,
+  ctx: AnswerContext,
   body: unknown,
   status = 200,
   headers?: Readonly<Record<string, string>>,
@@ -75,7 +78,7 @@ export const dropConnection = (): Answer => ({ status: 0, headers: {}, body: '',
  * request_id }` with its status and headers); anything else becomes one logged 500 `internal_error`,
  * never leaking the exception to the client. The journal note learns the code.
  */
-export function respondError(ctx: CallContext, error: unknown): Answer {
+export function respondError(ctx: AnswerContext, error: unknown): Answer {
   let known: GatewayError;
   if (error instanceof GatewayError) known = error;
   else {

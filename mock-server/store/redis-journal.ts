@@ -1,4 +1,5 @@
-import type { JournalEntry } from '../journal.ts';
+import { createBoundedMap } from '../bounded-map.ts';
+import { CONNECTIONS_COUNTED, type JournalEntry } from '../journal.ts';
 import type { RedisConnection } from './redis-connection.ts';
 
 /** Appends entries (ARGV[2..]) with the next sequence numbers as their stream ids, capped at ARGV[1]. */
@@ -36,6 +37,7 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
   const origin = Math.round(performance.timeOrigin * 100) / 100;
   // Connection ids are per process: numbered apart per instance so two instances' connections never merge.
   const connectionBase = instance * 2 ** 32;
+  const perConnection = createBoundedMap<number, number>(CONNECTIONS_COUNTED);
   const { redis } = connection;
   const stream = connection.key('journal');
   const seqKey = connection.key('journal:seq');
@@ -76,7 +78,13 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
       fields.real_ms = Math.round((fields.real_ms + origin) * 100) / 100;
       if (fields.written_ms !== undefined)
         fields.written_ms = Math.round((fields.written_ms + origin) * 100) / 100;
-      if (fields.connection !== undefined) fields.connection += connectionBase;
+      if (fields.connection !== undefined) {
+        // A connection lives on one instance, so its requests are counted here, as the in-memory journal does.
+        const count = (perConnection.get(fields.connection) ?? 0) + 1;
+        perConnection.set(fields.connection, count);
+        (fields as JournalEntry).connection_seq = count;
+        fields.connection += connectionBase;
+      }
       if (fields.connection_opened_ms !== undefined)
         fields.connection_opened_ms = Math.round((fields.connection_opened_ms + origin) * 100) / 100;
       if (batch.length === 0) process.nextTick(flush);

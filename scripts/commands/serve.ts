@@ -12,6 +12,7 @@ interface ServeOptions {
   idpUrl?: string;
   scenario?: string;
   adminKey?: string;
+  allowPublicSecret?: boolean;
   store?: string;
   workers: number;
 }
@@ -54,6 +55,15 @@ function describeStartup(
     options.store === 'memory'
       ? '  state: in this process (--store redis://... to share it between instances)'
       : `  state: shared in ${options.store} (limits, revocations, idempotency keys, admin changes, journal)`,
+    ...(idpUrl
+      ? []
+      : [
+          gateway.config.identity.signing_secret !== undefined
+            ? '  token signing: the configured secret (identity.signing_secret or AGENT_GATEWAY_SIGNING_SECRET)'
+            : options.store === 'memory'
+              ? '  token signing: a random secret of this process (`agent-gateway token` asks this gateway)'
+              : '  token signing: a random secret generated into the store, shared by every instance (`agent-gateway token` asks this gateway)',
+        ]),
     `  rate limits (Retry-After as ${limits.retry_after}):`,
     rules || '    (none)',
     `    concurrency per agent: ${limits.concurrency.per_agent ?? 'unlimited'}`,
@@ -74,6 +84,25 @@ function describeStartup(
     '',
     'Press Ctrl+C to stop.',
   ].join('\n');
+}
+
+/**
+ * A public signing secret lets anyone mint tokens: refused on a host others can reach (unless forced), and
+ * warned about loudly, like a short one, wherever the gateway listens.
+ */
+async function refuseOrWarnAboutSecret(
+  secret: string | undefined,
+  options: { host: string; allowPublicSecret?: boolean },
+): Promise<void> {
+  const { publicSecretRefusal, signingSecretProblem, signingSecretWarning } = await import(
+    '../../mock-server/identity/signing-secret.ts'
+  );
+  const refusal = publicSecretRefusal(secret, options.host, options.allowPublicSecret === true);
+  if (refusal) throw new CliError(refusal);
+  const problem = signingSecretProblem(secret);
+  if (!problem) return;
+  const rule = '*'.repeat(100);
+  process.stderr.write(`${rule}\n${signingSecretWarning(problem)}\n${rule}\n`);
 }
 
 /** `agent-gateway serve`: the reference gateway as a local HTTP server. */
@@ -98,7 +127,11 @@ export function registerServeCommand(program: Command) {
     )
     .option(
       '--admin-key <key>',
-      'enable the admin API under /__admin with this key, 8 characters or more (default: $AGENT_GATEWAY_ADMIN_KEY)',
+      'enable the admin API under /__admin with this key, 8 characters or more; prefer $AGENT_GATEWAY_ADMIN_KEY, which is the default: a command-line argument is visible to every user of the machine in `ps`',
+    )
+    .option(
+      '--allow-public-secret',
+      'listen on a host other than loopback even though the identity signing secret is a public one (anyone who reaches the gateway could mint tokens for any agent)',
     )
     .option(
       '--store <url>',
@@ -140,6 +173,8 @@ export function registerServeCommand(program: Command) {
         throw new CliError(
           `--workers ${options.workers} needs a shared store (--store redis://HOST:PORT, AGENT_GATEWAY_STORE or store.url): each worker is a process with its own memory, so without one every worker would admit the full rate limit, keep its own journal, and miss revocations and admin changes made through the others.`,
         );
+      // Checked once, by the process that starts (the primary, with --workers), before anything listens.
+      if (!cluster.isWorker) await refuseOrWarnAboutSecret(config.identity.signing_secret, options);
       if (options.workers > 1 && cluster.isPrimary)
         return runWorkers(cluster, options.workers, config.store.url);
       const gateway = await createSharedGateway({

@@ -356,10 +356,14 @@ for (const index of [0, 1]) {
         for (const command of ['serve', 'token', 'check', 'report', 'admin', 'openapi'])
           assert.match(help.output, new RegExp(command));
 
-        // The token is minted from the package's bundled config: the gateway of the same package accepts it.
+        // With a signing secret configured the token is minted locally by the package: a gateway of the same
+        // package with that secret accepts it. (Without one, each gateway process signs with a random secret
+        // and `token` asks the running gateway: serveAnswersHealth covers that.)
+        const secret = 'consumer-test-signing-secret-0123456789abcdef';
         const minted = await run('npx', ['--no-install', 'agent-gateway', 'token', 'agent-verified'], {
           cwd,
           nodeDir: runtime().dir,
+          env: { AGENT_GATEWAY_SIGNING_SECRET: secret },
           timeoutMs: MINUTE,
         });
         expectSuccess('agent-gateway token agent-verified', minted);
@@ -369,8 +373,9 @@ for (const index of [0, 1]) {
           [
             '--input-type=module',
             '-e',
-            "import { createGateway } from 'agent-tool-gateway-harness'; const r = createGateway().idp.verify(process.argv[1]); console.log(r.ok ? r.identity.agentId : r.reason);",
+            "import { createGateway } from 'agent-tool-gateway-harness'; const r = createGateway({ config: { identity: { signing_secret: process.argv[2] } } }).idp.verify(process.argv[1]); console.log(r.ok ? r.identity.agentId : r.reason);",
             token,
+            secret,
           ],
           { cwd, timeoutMs: MINUTE },
         );
@@ -430,6 +435,21 @@ async function serveAnswersHealth(cwd: string, nodeDir: string) {
     }
     const openapi = await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(MINUTE) });
     assert.equal(((await openapi.json()) as { openapi?: string }).openapi, '3.1.1');
+    // No signing secret configured: `token` (no flag but the gateway's URL in the environment, as
+    // npm start's default URL is not this one) asks the running gateway, which accepts what it minted.
+    const minted = await run('npx', ['--no-install', 'agent-gateway', 'token', 'agent-verified'], {
+      cwd,
+      nodeDir,
+      env: { AGENT_GATEWAY_BASE_URL: url },
+      timeoutMs: MINUTE,
+    });
+    expectSuccess('agent-gateway token agent-verified (from the running gateway)', minted);
+    const whoami = await fetch(`${url}/v1/whoami`, {
+      headers: { 'x-agent-identity': minted.output.trim().split('\n').at(-1) ?? '' },
+      signal: AbortSignal.timeout(MINUTE),
+    });
+    assert.equal(whoami.status, 200);
+    assert.equal(((await whoami.json()) as { agent?: { id?: string } }).agent?.id, 'agent-verified');
   } finally {
     const closed = new Promise((done) => {
       if (child.exitCode !== null || child.signalCode !== null) done(undefined);

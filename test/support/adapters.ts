@@ -8,7 +8,8 @@ export interface CallSpec {
   method: string;
   path: string;
   headers?: Record<string, string>;
-  body?: string;
+  /** Text, or bytes as sent (a compressed body). */
+  body?: string | Uint8Array;
 }
 
 export interface CallResult {
@@ -66,7 +67,10 @@ export async function nodeAdapter(gateway: Gateway): Promise<Adapter & { server:
           res.on('end', () => done(null, text));
         });
       for (const [name, value] of Object.entries(spec.headers ?? {})) request = request.set(name, value);
-      const response = spec.body === undefined ? await request : await request.send(spec.body);
+      // Bytes go out as they are (superagent would serialise a Buffer labelled JSON as JSON).
+      if (spec.body instanceof Uint8Array) request = request.serialize((bytes) => bytes);
+      const body = spec.body instanceof Uint8Array ? Buffer.from(spec.body) : spec.body;
+      const response = body === undefined ? await request : await request.send(body);
       return {
         status: response.status,
         headers: response.headers as Record<string, string>,

@@ -30,4 +30,4 @@ export function runCli(
 }
 
 /** Starts `agent-gateway serve` on a free port (the same helper the benchmark uses). */
-export const startServe = (args: string[] = []) => spawnServe(args);
+export const startServe = (args: string[] = [], env?: Record<string, string>) => spawnServe(args, { env });

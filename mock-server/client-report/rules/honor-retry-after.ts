@@ -1,9 +1,9 @@
 import type { JournalEntry } from '../../journal.ts';
 import {
+  createReactionFacts,
   describe,
   entriesByGatewayTime,
   honouringOwnRetryAfter,
-  reactionsFrom,
   retryAfterUntil,
   scopeOf,
   TOLERANCE_MS,
@@ -19,6 +19,7 @@ export const honorRetryAfter: ClientRule = {
     // A retry that waited out its own Retry-After honours it (per-request tracking, as in ky or undici).
     const honouring = honouringOwnRetryAfter(entries);
     const honours = entries.map((e) => honouring.has(e));
+    const facts = createReactionFacts(entries);
     const startedBefore = entriesByGatewayTime(entries);
     // Early requests already reported: refused in turn, they belong to the same violation, not a new one.
     // Marked by seq: the first position holding a seq stands for it.
@@ -33,7 +34,6 @@ export const honorRetryAfter: ClientRule = {
       const until = retryAfterUntil(refusal);
       if (until === undefined || !(refusal.status === 429 || refusal.status >= 500)) return;
       const inScope = scopeOf(refusal, rateLimitRules);
-      const reactedAfter = reactionsFrom(refusal, options.graceMs);
       // The requests in its scope sent before its Retry-After had elapsed: how many, and the first few.
       let early = 0;
       const shown: JournalEntry[] = [];
@@ -41,7 +41,8 @@ export const honorRetryAfter: ClientRule = {
         const e = entries[k] as JournalEntry;
         // Each early request is one violation, however many concurrent 429s it jumped.
         if (reported[seqAt[k] as number]) return;
-        if (!(e.real_ms >= reactedAfter && inScope(e) && !honours[k])) return;
+        // Only reactions count: a request already on its way when the refusal was answered could not obey it.
+        if (!(inScope(e) && !honours[k] && facts.isReaction(e, refusal, options.graceMs))) return;
         early++;
         if (shown.length < 5) shown.push(e);
         reported[seqAt[k] as number] = 1;

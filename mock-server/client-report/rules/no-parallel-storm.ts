@@ -1,29 +1,13 @@
 import type { JournalEntry } from '../../journal.ts';
 import {
-  byArrival,
+  answeredAt,
+  createReactionFacts,
   describe,
-  firstWhere,
   honouringOwnRetryAfter,
   parallelismPeaks,
-  reactionsFrom,
   retryAfterDelay,
 } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
-
-/** The `count` smallest of `positions`, in order. */
-function firstPositions(positions: readonly number[], count: number): number[] {
-  const first: number[] = [];
-  for (const k of positions) {
-    if (first.length === count) {
-      if (k >= (first.at(-1) as number)) continue;
-      first.pop();
-    }
-    let at = first.length;
-    while (at > 0 && (first[at - 1] as number) > k) at--;
-    first.splice(at, 0, k);
-  }
-  return first;
-}
 
 export const noParallelStorm: ClientRule = {
   id: 'no-parallel-storm',
@@ -33,23 +17,25 @@ export const noParallelStorm: ClientRule = {
     const findings: Finding[] = [];
     // Retries that waited out their own Retry-After are not part of a storm.
     const honouring = honouringOwnRetryAfter(entries);
-    const parallelism = parallelismPeaks(entries, (e) => !honouring.has(e));
-    const arrivals = byArrival(entries);
-    const arrival = (k: number) => (entries[arrivals[k] as number] as JournalEntry).real_ms;
+    const parallelism = parallelismPeaks(entries);
+    const facts = createReactionFacts(entries);
     entries.forEach((refusal, i) => {
       if (refusal.status !== 429) return;
-      const from = reactionsFrom(refusal, options.graceMs);
+      // Only reactions to the 429 count towards the storm, not the requests already on their way; none can
+      // arrive before it was answered. The peak is looked for at the requests that followed the 429.
       const to = refusal.real_ms + (retryAfterDelay(refusal) ?? options.quietMs);
-      // Only requests sent as reactions (from `from` on) count towards the storm, not the ones that were
-      // in flight; the peak is looked for at the requests that followed the 429.
-      const worst = parallelism(from, to, i);
+      const worst = parallelism(
+        answeredAt(refusal),
+        to,
+        i,
+        (e) => !honouring.has(e) && facts.isReaction(e, refusal, options.graceMs),
+      );
       if (worst.count > options.maxConcurrencyAfter429) {
-        // The first requests, in list order, that arrived while it was in force.
-        const stormFrom = firstWhere(arrivals.length, (k) => arrival(k) >= from);
-        const stormEnd = firstWhere(arrivals.length, (k) => !(arrival(k) < to));
-        const storm = firstPositions(arrivals.slice(stormFrom, Math.max(stormFrom, stormEnd)), 8).map(
-          (k) => entries[k] as JournalEntry,
-        );
+        // The first of them in list order.
+        const storm = [...worst.members]
+          .sort((a, b) => a - b)
+          .slice(0, 8)
+          .map((k) => entries[k] as JournalEntry);
         findings.push({
           message: `${worst.count} requests were in flight at once (at #${(entries[worst.position] as JournalEntry).seq}) while the 429 of ${describe(refusal)} was in force (at most ${options.maxConcurrencyAfter429})`,
           requests: [refusal, ...storm],

@@ -1,5 +1,5 @@
 import type { JournalEntry } from '../../journal.ts';
-import { answeredAt, describe } from '../journal-facts.ts';
+import { createReactionFacts, describe } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 const pushTo = (lists: Map<string, JournalEntry[]>, key: string, e: JournalEntry) => {
@@ -13,6 +13,7 @@ export const noRetryOnAccessDenied: ClientRule = {
   title: 'A call refused with 403 access_denied is not repeated blindly: request access instead',
   specRef: '§5 rule 4, §7 (403: request early access or verification)',
   judge({ entries }) {
+    const facts = createReactionFacts(entries);
     const denied = new Map<string, JournalEntry>();
     const repeats = new Map<string, JournalEntry[]>();
     // Per operation, the first few of all its 403 access_denied answers, to show.
@@ -20,9 +21,9 @@ export const noRetryOnAccessDenied: ClientRule = {
     for (const e of entries) {
       const first = denied.get(e.operation);
       if (e.code === 'access_denied') {
-        // A call sent before the first denial was answered (in flight with it) is not a repeat.
+        // A call on its way before the first denial was answered (in flight with it) is not a repeat.
         if (first) {
-          if (e.real_ms >= answeredAt(first)) pushTo(repeats, e.operation, e);
+          if (facts.isReaction(e, first, 0)) pushTo(repeats, e.operation, e);
         } else denied.set(e.operation, e);
         if ((shown.get(e.operation)?.length ?? 0) < 6) pushTo(shown, e.operation, e);
       } else if (e.status >= 200 && e.status < 300) {

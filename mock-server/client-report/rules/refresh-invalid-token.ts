@@ -1,5 +1,5 @@
 import type { JournalEntry } from '../../journal.ts';
-import { answeredAt, describe } from '../journal-facts.ts';
+import { createReactionFacts, describe } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 export const refreshInvalidToken: ClientRule = {
@@ -7,13 +7,15 @@ export const refreshInvalidToken: ClientRule = {
   title: 'A token answered invalid_identity_token is not sent again: obtain a fresh one',
   specRef: '§5 rule 3, §7 (401: obtain fresh token)',
   judge({ entries }) {
+    const facts = createReactionFacts(entries);
     const refused = new Map<string, JournalEntry>();
     const repeats = new Map<string, JournalEntry[]>();
     for (const e of entries) {
       if (!e.token) continue;
       const first = refused.get(e.token);
-      // Sent before the refusal was answered (in flight with it, e.g. a parallel batch): not a repeat.
-      if (first && e.real_ms < answeredAt(first)) continue;
+      // On its way before the refusal was answered (e.g. a parallel batch, however late the gateway got to
+      // it): not a repeat.
+      if (first && !facts.isReaction(e, first, 0)) continue;
       if (first) {
         const again = repeats.get(e.token);
         if (again) again.push(e);

@@ -1,6 +1,73 @@
 import type { JournalEntry } from '../../journal.ts';
-import { describe, isFailure, TOGETHER_MS } from '../journal-facts.ts';
+import {
+  answeredAt,
+  createReactionFacts,
+  describe,
+  isFailure,
+  keyOf,
+  TOGETHER_MS,
+} from '../journal-facts.ts';
+import { meaningOfUrl, wordsOf } from '../request-meaning.ts';
 import type { ClientRule, Finding } from '../types.ts';
+
+// Words that carry no subject: a rewording adds or drops them freely.
+const FILLER = new Set(
+  'a an and are at about can do does for how i in is me of on or please show tell the to what when where which who why with'.split(
+    ' ',
+  ),
+);
+
+type Subject = { words?: Set<string>; url?: string };
+
+/**
+ * What a request is about, beyond its exact meaning: the words of a search (filler words left out), the URL
+ * of a fetch (whatever the other fields). Other requests have no subject beyond their key.
+ */
+function subjectOf(e: JournalEntry): Subject {
+  if (e.operation === 'web.search' && e.query !== undefined)
+    return { words: new Set(wordsOf(e.query).filter((w) => !FILLER.has(w))) };
+  if (e.operation === 'web.fetch' && e.url !== undefined) return { url: meaningOfUrl(e.url) };
+  return {};
+}
+
+/**
+ * Whether a search rewords the loop's recent ones: more than half of its words (filler left out) were in
+ * them. `paris weather` and `current weather paris` reword `weather in Paris?`; `weather in london` asks
+ * another question (one word of two), and so does `rust lifetime errors` after `rust borrow checker`.
+ * Fetches: the same URL. Other requests are reworded by nothing (their key is all they have).
+ */
+function isRewording(recent: readonly Subject[], next: Subject): boolean {
+  if (next.url !== undefined) return recent.some((s) => s.url === next.url);
+  if (!next.words || next.words.size === 0) return false;
+  let known = 0;
+  for (const word of next.words) if (recent.some((s) => s.words?.has(word))) known++;
+  return known / next.words.size > 0.5;
+}
+
+/** A retry loop: consecutive failed attempts of one request, or of rewordings of it. */
+interface Loop {
+  operation: string;
+  entries: JournalEntry[];
+  /**
+   * Its parallel chains of attempts: copies of the request on their way together (or read in one turn on
+   * two idle connections) each start one, and a retry continues the chain whose last attempt failed first
+   * (first failed, first retried), as in `retryChains`. A sequential loop is one chain however its pool
+   * spreads it over connections; four parallel calls retried on one schedule are four, however load spreads
+   * their retries apart.
+   */
+  chains: JournalEntry[][];
+  /** Whether one of its chains went over the cap already: a loop is one violation. */
+  reported: boolean;
+  keys: Set<string>;
+  /** What its most recent attempts were about (a rewording may drift: it is compared with each). */
+  subjects: Subject[];
+}
+
+// A rewording is compared with this many of a loop's most recent attempts.
+const RECENT_SUBJECTS = 4;
+// Parallel chains followed per loop (bounds the work per request); further copies on their way count as one
+// of them.
+const MAX_CHAINS = 32;
 
 export const retryCap: ClientRule = {
   id: 'retry-cap',
@@ -8,24 +75,89 @@ export const retryCap: ClientRule = {
   specRef: '§7 (retry loops must have a hard cap)',
   judge({ entries, options }) {
     const findings: Finding[] = [];
-    // Per request fingerprint: the failed entries of the current streak, and the start of each attempt.
-    const streaks = new Map<string, { entries: JournalEntry[]; attempts: number[] }>();
+    const facts = createReactionFacts(entries);
+    // What each query or URL is about, worked out once per distinct text.
+    const subjects = new Map<string, Subject>();
+    const subject = (e: JournalEntry) => {
+      const text = `${e.operation} ${e.query ?? e.url ?? ''}`;
+      let known = subjects.get(text);
+      if (!known) {
+        known = subjectOf(e);
+        subjects.set(text, known);
+      }
+      return known;
+    };
+    // Open loops by the key of their last attempt, and each operation's current streak of failures: the
+    // loop of its most recent failure, which a reworded retry continues.
+    const byKey = new Map<string, Loop>();
+    const streak = new Map<string, Loop>();
+    const close = (loop: Loop) => {
+      for (const key of loop.keys) if (byKey.get(key) === loop) byKey.delete(key);
+    };
     for (const e of entries) {
-      if (!e.request_fingerprint) continue;
+      const key = keyOf(e);
+      if (!key) continue;
+      const sameKey = byKey.get(key);
+      const current = streak.get(e.operation);
+      // A different request that rewords the operation's last failed attempt, sent as a retry of it.
+      const rewords =
+        current !== undefined &&
+        current !== sameKey &&
+        isRewording(current.subjects, subject(e)) &&
+        facts.isReaction(e, current.entries.at(-1) as JournalEntry, 0);
       if (!isFailure(e)) {
-        streaks.delete(e.request_fingerprint);
+        // A success ends the loop of its request, and of what it reworded, and the operation's streak.
+        if (sameKey) close(sameKey);
+        if (current && rewords) close(current);
+        streak.delete(e.operation);
         continue;
       }
-      const streak = streaks.get(e.request_fingerprint) ?? { entries: [], attempts: [] };
-      streaks.set(e.request_fingerprint, streak);
-      streak.entries.push(e);
-      const lastAttempt = streak.attempts.at(-1);
-      if (lastAttempt !== undefined && e.real_ms - lastAttempt <= TOGETHER_MS) continue;
-      streak.attempts.push(e.real_ms);
-      if (streak.attempts.length === options.retryCap + 1) {
+      const loop = sameKey ?? (rewords ? current : undefined);
+      if (!loop) {
+        const fresh: Loop = {
+          operation: e.operation,
+          entries: [e],
+          chains: [[e]],
+          reported: false,
+          keys: new Set([key]),
+          subjects: [subject(e)],
+        };
+        byKey.set(key, fresh);
+        streak.set(e.operation, fresh);
+        continue;
+      }
+      loop.entries.push(e);
+      if (!loop.keys.has(key)) {
+        loop.keys.add(key);
+        loop.subjects = [subject(e), ...loop.subjects].slice(0, RECENT_SUBJECTS);
+      }
+      byKey.set(key, loop);
+      streak.set(e.operation, loop);
+      // A retry of the chain whose last attempt failed first among those it reacted to; a copy sent together
+      // with them (or on its way before their answers) is a parallel chain of its own.
+      let chain: JournalEntry[] | undefined;
+      for (const candidate of loop.chains) {
+        const last = candidate.at(-1) as JournalEntry;
+        const reacted =
+          facts.isReaction(e, last, 0) &&
+          !(e.real_ms - last.real_ms <= TOGETHER_MS && facts.sentTogether(e, last));
+        if (reacted && (!chain || answeredAt(last) < answeredAt(chain.at(-1) as JournalEntry)))
+          chain = candidate;
+      }
+      if (!chain) {
+        if (loop.chains.length < MAX_CHAINS) loop.chains.push([e]);
+        continue;
+      }
+      chain.push(e);
+      if (!loop.reported && chain.length === options.retryCap + 1) {
+        loop.reported = true;
+        const first = loop.entries[0] as JournalEntry;
         findings.push({
-          message: `${describe(streak.entries[0] as JournalEntry)} was attempted ${streak.attempts.length} times in a row without success (cap ${options.retryCap}); stop after the cap and report the failure`,
-          requests: streak.entries.slice(0, 12),
+          message:
+            loop.keys.size === 1
+              ? `${describe(first)} was attempted ${chain.length} times in a row without success (cap ${options.retryCap}); stop after the cap and report the failure`
+              : `${describe(first)} was attempted ${chain.length} times in a row without success, changed or reworded ${loop.keys.size - 1} time(s) on the way (cap ${options.retryCap}); a retry that rewords the request is still the same loop`,
+          requests: loop.entries.slice(0, 12),
         });
       }
     }

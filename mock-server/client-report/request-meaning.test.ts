@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { meaningOfQuery, meaningOfUrl, requestKey, wordsOf } from './request-meaning.ts';
+
+describe('what a request means', () => {
+  it.each([
+    ['weather in paris', 'weather in paris'],
+    ['  Weather, in PARIS? ', 'weather in paris'],
+    ['weather\tin\n paris!!!', 'weather in paris'],
+    ['WEATHER — in «Paris»', 'weather in paris'],
+    // Compatibility forms (full-width letters) fold to the plain ones.
+    ['ｗｅａｔｈｅｒ in paris', 'weather in paris'],
+  ])('a query %j means %j', (query, meaning) => {
+    expect(meaningOfQuery(query)).toBe(meaning);
+  });
+
+  it('keeps what changes the question: other words, and symbols that are not punctuation', () => {
+    expect(meaningOfQuery('weather in london')).not.toBe(meaningOfQuery('weather in paris'));
+    expect(meaningOfQuery('c++ templates')).toBe('c++ templates');
+    expect(wordsOf('  ')).toEqual([]);
+    expect(wordsOf('Paris weather, today')).toEqual(['paris', 'weather', 'today']);
+  });
+
+  it.each([
+    ['https://example.com/a', 'example.com/a'],
+    ['HTTPS://WWW.Example.COM./a/', 'example.com/a'],
+    ['http://example.com:80/a#section', 'example.com/a'],
+    ['https://example.com:8443/a', 'example.com:8443/a'],
+    ['https://example.com/a?b=2&a=1', 'example.com/a?a=1&b=2'],
+    ['https://example.com/%61%2Fb', 'example.com/a%2Fb'],
+    ['https://example.com/', 'example.com'],
+    ['not a url ', 'not a url'],
+  ])('a URL %j means %j', (url, meaning) => {
+    expect(meaningOfUrl(url)).toBe(meaning);
+  });
+
+  it('keys a retry that changed case, spacing, punctuation or an ignored field as the same request', () => {
+    const key = requestKey('web.search', { query: 'weather in paris', count: 5 });
+    expect(requestKey('web.search', { query: 'Weather in Paris?', count: 5, attempt: 3 })).toBe(key);
+    expect(requestKey('web.search', { query: 'weather in paris', count: 6 })).not.toBe(key);
+    expect(requestKey('web.fetch', { url: 'https://www.a.example/x/', max_length: 10, format: 'text' })).toBe(
+      requestKey('web.fetch', { url: 'http://a.example/x', max_length: 10, format: 'text', nonce: 'z' }),
+    );
+    expect(requestKey('web.fetch', { url: 'https://a.example/x' })).not.toBe(
+      requestKey('web.fetch', { url: 'https://a.example/y' }),
+    );
+    expect(requestKey('web.search', { query: 'x' })).toMatch(/^key_[0-9a-f]{8}$/);
+  });
+});

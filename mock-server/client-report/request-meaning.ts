@@ -1,0 +1,96 @@
+/*
+ * What a tool call means, as opposed to its bytes. A client that retries a failing call rarely sends the same
+ * bytes: libraries add an attempt counter or a cache-buster field, and an LLM agent rewords the query in case,
+ * spacing or punctuation. The client report recognises a retry by what it asks for, so the body stage
+ * records a key of the parsed body in this form beside the byte fingerprint.
+ */
+
+// Punctuation and whitespace (any script): they do not change what a search asks for.
+const PUNCTUATION_AND_SPACE = /[\p{P}\s]+/gu;
+const ASCII_WORD_TEXT = /^[a-z0-9]+(?: [a-z0-9]+)*$/;
+
+/**
+ * A search query as it means: compatibility forms folded (NFKC), lower case, punctuation and runs of
+ * whitespace as one space, trimmed. `"Weather in Paris?"` and `"weather  in paris"` mean the same.
+ *
+ * @example
+ * meaningOfQuery('  Weather, in PARIS? '); // 'weather in paris'
+ */
+export function meaningOfQuery(query: string): string {
+  // Most queries are plain lower-case ASCII words: nothing to fold or strip (the hot path skips three passes).
+  if (ASCII_WORD_TEXT.test(query)) return query;
+  return query.toLowerCase().normalize('NFKC').replace(PUNCTUATION_AND_SPACE, ' ').trim();
+}
+
+/** The words of a query's meaning, for telling a reworded retry from another question. */
+export const wordsOf = (query: string): string[] => {
+  const meaning = meaningOfQuery(query);
+  return meaning === '' ? [] : meaning.split(' ');
+};
+
+const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'https:': '443' };
+
+/**
+ * A URL as it means for a retry: the scheme (http or https), a leading `www.`, a trailing dot or slash, the
+ * fragment and the order of query parameters do not matter; the host is lower case and escapes of
+ * characters that need none are decoded (WHATWG parsing). Text that is no URL is only trimmed.
+ *
+ * @example
+ * meaningOfUrl('HTTPS://www.Example.com./a/?b=2&a=1#top'); // 'example.com/a?a=1&b=2'
+ */
+export function meaningOfUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url.trim());
+  } catch {
+    return url.trim();
+  }
+  const host = parsed.hostname.replace(/\.$/, '').replace(/^www\./, '');
+  const port = parsed.port && parsed.port !== DEFAULT_PORTS[parsed.protocol] ? `:${parsed.port}` : '';
+  // RFC 3986 normalisation: escapes of unreserved characters decoded, the others in upper case.
+  let path = parsed.pathname.replace(/%([0-9A-Fa-f]{2})/g, (sequence, hex: string) => {
+    const char = String.fromCharCode(Number.parseInt(hex, 16));
+    return /[A-Za-z0-9._~-]/.test(char) ? char : sequence.toUpperCase();
+  });
+  if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+  if (path === '/') path = '';
+  const params = [...parsed.searchParams].sort(([a, x], [b, y]) =>
+    a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0,
+  );
+  const query = params.length > 0 ? `?${new URLSearchParams(params)}` : '';
+  return `${host}${port}${path}${query}`;
+}
+
+/**
+ * The journal's key of a tool call's meaning: the operation, the meaning of its query or URL, and the other
+ * fields the gateway acts on (as parsed, defaults filled in); fields it ignores are left out. Equal keys, the
+ * same question.
+ *
+ * @example
+ * requestKey('web.search', { query: 'Weather?', count: 5, attempt: 2 }) === requestKey('web.search', { query: 'weather', count: 5 });
+ */
+export function requestKey(operation: string, body: Record<string, unknown>): string {
+  if (operation === 'web.search')
+    return keyOfParts(operation, meaningOfQuery(String(body.query ?? '')), String(body.count ?? ''));
+  if (operation === 'web.fetch')
+    return keyOfParts(
+      operation,
+      meaningOfUrl(String(body.url ?? '')),
+      String(body.max_length ?? ''),
+      String(body.format ?? ''),
+    );
+  return keyOfParts(operation);
+}
+
+/** `key_` and FNV-1a (32 bit) over the parts, each ended by a NUL; no string is built on the way. */
+function keyOfParts(...parts: string[]): string {
+  let hash = 0x811c9dc5;
+  for (const part of parts) {
+    for (let i = 0; i < part.length; i++) {
+      hash ^= part.charCodeAt(i);
+      hash = Math.imul(hash, 0x01000193);
+    }
+    hash = Math.imul(hash, 0x01000193); // the NUL after each part
+  }
+  return `key_${(hash >>> 0).toString(16).padStart(8, '0')}`;
+}
