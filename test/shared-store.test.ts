@@ -411,6 +411,36 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
     }
   }, 30_000);
 
+  it('a Redis that hangs: 503 once the configured timeout passes, never a request left hanging', async () => {
+    const { gateways, close } = await instances(1, {
+      ...oneRule('fixed_window', 50, 3600),
+      store: { timeout_ms: 300 },
+    } as GatewayConfigOverlay);
+    const [a] = gateways as [Shared];
+    try {
+      const token = a.mintToken('agent-verified');
+      expect((await whoami(a, token)).status).toBe(200);
+      // Stopped, not gone: the connection stays open and nothing answers on it.
+      process.kill(redis.pid, 'SIGSTOP');
+      let answer: Response;
+      try {
+        answer = await whoami(a, token);
+      } finally {
+        process.kill(redis.pid, 'SIGCONT');
+      }
+      expect(answer.status).toBe(503);
+      expect(((await answer.json()) as { code: string }).code).toBe('state_store_unavailable');
+      let after = await whoami(a, token);
+      for (let tries = 0; after.status === 503 && tries < 300; tries++) {
+        await new Promise((r) => setTimeout(r, 50));
+        after = await whoami(a, token);
+      }
+      expect(after.status).toBe(200);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
   it('a Redis that goes away: 503 state_store_unavailable JSON meanwhile, correct limits once it is back', async () => {
     const { gateways, close, logs } = await instances(2, oneRule('fixed_window', 5, 3600));
     const [a, b] = gateways as [Shared, Shared];

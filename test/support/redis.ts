@@ -51,6 +51,8 @@ export function freePort(): Promise<number> {
 export interface RedisProcess {
   url: string;
   port: number;
+  /** The server's process id (it changes on restart). */
+  readonly pid: number;
   /** Stops the server (by its PID) and waits for it to exit. */
   stop(): Promise<void>;
   /** Starts it again on the same port (after `stop`), empty. */
@@ -80,6 +82,11 @@ export async function startRedis(): Promise<RedisProcess> {
       ];
       const proc = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       child = proc;
+      // Never outlive the test process, even when a hook times out before stop() (a server left over
+      // from such a run was found still listening).
+      const orphan = () => proc.kill('SIGKILL');
+      process.once('exit', orphan);
+      proc.once('exit', () => process.off('exit', orphan));
       let output = '';
       const timer = setTimeout(() => {
         proc.kill('SIGKILL');
@@ -109,6 +116,9 @@ export async function startRedis(): Promise<RedisProcess> {
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    get pid() {
+      return child?.pid as number;
+    },
     stop,
     restart: launch,
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
