@@ -23,6 +23,16 @@ export interface VirtualClock extends Clock {
   /** Back to real time, running. */
   reset(): void;
   readonly frozen: boolean;
+  /** The clock's setting, to hand to another instance (shared store): an offset from real time, or frozen. */
+  state(): ClockState;
+  /** Takes over another instance's setting. */
+  restore(state: ClockState): void;
+}
+
+/** A virtual clock's setting: running at real time plus `offset`, or stopped at `frozenAt`. */
+export interface ClockState {
+  offset: number;
+  frozenAt?: number;
 }
 
 /**
@@ -75,6 +85,11 @@ export function createClock(
     },
     get frozen() {
       return frozenAt !== undefined;
+    },
+    state: () => (frozenAt === undefined ? { offset } : { offset, frozenAt }),
+    restore(state) {
+      offset = state.offset;
+      frozenAt = state.frozenAt;
     },
   };
 }

@@ -72,6 +72,10 @@ export const ERROR_CATALOGUE = {
     message: 'The tool backend is temporarily unavailable: retry with backoff.',
   },
   upstream_timeout: { status: 504, message: 'The tool backend did not answer in time: retry with backoff.' },
+  state_store_unavailable: {
+    status: 503,
+    message: 'The shared state store (Redis) did not answer: retry with backoff.',
+  },
   identity_provider_unavailable: {
     status: 503,
     message: 'The identity provider could not be reached: retry with backoff.',

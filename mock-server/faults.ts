@@ -71,6 +71,20 @@ export function createFaultInjector() {
     clear() {
       faults = [];
     },
+    /** Takes over the armed faults exactly as another instance has them (shared store). */
+    restore(next: readonly Fault[]) {
+      faults = next.map((f) => ({ ...f }));
+      for (const f of faults) nextId = Math.max(nextId, Number(/^fault-(\d+)$/.exec(f.id)?.[1] ?? 0) + 1);
+    },
+    /** The armed faults a request to `target` by `agentId` matches, in order, without counting it. */
+    matching(target: FaultTarget, agentId?: string): Fault[] {
+      if (faults.length === 0) return [];
+      return faults.filter(
+        (f) =>
+          (!f.match.operation || f.match.operation === target) &&
+          (!f.match.agent || f.match.agent === agentId),
+      );
+    },
 
     strike(target: FaultTarget, agentId?: string): Fault | undefined {
       if (faults.length === 0) return undefined;

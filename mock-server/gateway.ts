@@ -6,9 +6,13 @@ import { ConfigError, deepMerge, loadConfig, type ResolvedConfig } from './confi
 import type { GatewayConfigOverlay } from './config/schema.ts';
 import { createCore, type GatewayCore } from './core.ts';
 import { GatewayError } from './errors.ts';
+import { fingerprint } from './hash.ts';
 import type { IdentityVerifier } from './identity/verifier.ts';
+import type { JournalEntry } from './journal.ts';
 import { applyConfig, createRuntime, type Runtime } from './runtime.ts';
 import { loadScenario, parseScenario, type Scenario, type ScenarioInput } from './scenarios.ts';
+import { createSharedControl } from './store/shared-control.ts';
+import { connectSharedStore, type SharedStore } from './store/shared-store.ts';
 import { loadCorpus } from './tools/corpus.ts';
 import { createFixtureFetchProvider, type FetchProvider } from './tools/web-fetch.ts';
 import { createFixtureSearchProvider, type SearchProvider } from './tools/web-search.ts';
@@ -32,6 +36,11 @@ export interface GatewayOptions {
   fetchProvider?: FetchProvider;
   /** Where internal errors are logged (default: stderr). */
   log?: (line: string) => void;
+  /**
+   * A connected shared state store (`connectSharedStore`), so several instances act as one; see
+   * `createSharedGateway`, which connects the one the config names. Default: everything in this process.
+   */
+  store?: SharedStore;
 }
 
 const isResolved = (config: GatewayOptions['config']): config is ResolvedConfig =>
@@ -65,8 +74,11 @@ export function createGateway(options: GatewayOptions = {}) {
     fetchPage: options.fetchProvider ?? createFixtureFetchProvider(corpus, baseConfig.corpus.seed),
     verifier: options.verifier,
     log,
+    shared: options.store,
   });
   let scenario: Scenario | undefined;
+  // What the scenario in force was loaded from, for other instances to load it too (shared store).
+  let scenarioInput: string | ScenarioInput | undefined;
 
   /** Back to the base config: agents, tools, limits, faults, idempotency keys and the journal start over. */
   const resetToBase = () => {
@@ -74,6 +86,7 @@ export function createGateway(options: GatewayOptions = {}) {
     runtime.faults.clear();
     runtime.journal.clear();
     scenario = undefined;
+    scenarioInput = undefined;
   };
 
   /** Resets, then lays the scenario over the base config, arms its faults and sets its clock. */
@@ -102,6 +115,7 @@ export function createGateway(options: GatewayOptions = {}) {
       if (next.clock.start) clock.set(Date.parse(next.clock.start));
     }
     scenario = next;
+    scenarioInput = input;
     return next;
   };
   if (options.scenario) useScenario(options.scenario);
@@ -118,8 +132,23 @@ export function createGateway(options: GatewayOptions = {}) {
    * Grades an agent against the spec's client safety rules, from the journal. An agent the gateway neither
    * knows nor journaled is a mistake (a typo), not an agent that did nothing: 404 not_found.
    */
-  const clientReport = (agent: string, reportOptions?: Partial<ClientReportOptions>): ClientReport => {
-    const entries = runtime.journal.list({ agent });
+  const clientReport = (agent: string, reportOptions?: Partial<ClientReportOptions>): ClientReport =>
+    reportOf(agent, runtime.journal.list({ agent }), runtime.journal.dropped, reportOptions);
+  /** The client report from whichever journal is in use: the shared one when there is a shared store. */
+  const readClientReport = async (
+    agent: string,
+    reportOptions?: Partial<ClientReportOptions>,
+  ): Promise<ClientReport> => {
+    if (!runtime.shared) return clientReport(agent, reportOptions);
+    const page = await runtime.shared.journal.page({ agent });
+    return reportOf(agent, page.entries, page.dropped, reportOptions);
+  };
+  const reportOf = (
+    agent: string,
+    entries: JournalEntry[],
+    dropped: number,
+    reportOptions?: Partial<ClientReportOptions>,
+  ): ClientReport => {
     if (!runtime.registry.get(agent) && entries.length === 0) {
       const known = runtime.registry.list().map((a) => a.id);
       throw new GatewayError('not_found', {
@@ -132,13 +161,49 @@ export function createGateway(options: GatewayOptions = {}) {
       rateLimitRules: runtime.config.rate_limits.rules,
       corpus,
       options: reportOptions,
-      dropped: runtime.journal.dropped,
+      dropped,
     });
   };
+  // With a shared store, admin changes are published to the other instances and theirs taken over.
+  const control = options.store
+    ? createSharedControl(options.store, {
+        snapshot: () => ({
+          scenario: scenarioInput === undefined ? null : { input: scenarioInput },
+          agents: runtime.registry.list(),
+          tools: runtime.policy.tools,
+          faults: [...runtime.faults.list()],
+          clock: clock.state(),
+        }),
+        apply(next) {
+          const current = scenarioInput === undefined ? null : { input: scenarioInput };
+          if (JSON.stringify(next.scenario) !== JSON.stringify(current)) {
+            if (next.scenario) useScenario(next.scenario.input);
+            else resetToBase();
+          }
+          runtime.registry.restore(next.agents);
+          runtime.policy.configure(next.tools);
+          runtime.faults.restore(next.faults);
+          clock.restore(next.clock);
+          options.store?.limits.useEpoch(next.epoch);
+        },
+      })
+    : undefined;
+  if (control)
+    runtime.afterFaultSpent = () => {
+      control.changed().catch((error) => log(`spent fault not announced: ${String(error)}`));
+    };
   const core: GatewayCore = createCore(runtime, {
     serveIdentityProvider: options.serveIdentityProvider ?? !options.verifier,
     admin: options.adminKey
-      ? { runtime, adminKey: options.adminKey, reset, useScenario, scenario: () => scenario, clientReport }
+      ? {
+          runtime,
+          adminKey: options.adminKey,
+          reset,
+          useScenario,
+          scenario: () => scenario,
+          clientReport: readClientReport,
+          changed: control?.changed,
+        }
       : undefined,
   });
 
@@ -165,9 +230,62 @@ export function createGateway(options: GatewayOptions = {}) {
       return scenario;
     },
     clientReport,
+    /** The client report from the journal in use (the shared one with a shared store): what the admin API serves. */
+    readClientReport,
+    /** Subscribes to the other instances' admin changes and takes over the shared state (shared store only). */
+    startShared: async () => {
+      await control?.start();
+    },
     /** Mints a token for an agent of the registry (what `agent-gateway token` does). */
     mintToken: (agentId: string): string => runtime.idp.mintForAgent(agentId).token,
   };
 }
 
 export type Gateway = ReturnType<typeof createGateway>;
+
+/**
+ * Creates a gateway whose shared state lives where its config's `store.url` says: with `memory` (the
+ * default) this is `createGateway`; with a Redis URL it first connects the store, so several instances (or
+ * `serve --workers`) act as one. `close()` disconnects the store.
+ *
+ * @example
+ * const gateway = await createSharedGateway({ config: { store: { url: 'redis://127.0.0.1:6379' } } });
+ */
+export async function createSharedGateway(
+  options: GatewayOptions = {},
+): Promise<Gateway & { close(): Promise<void> }> {
+  const config = isResolved(options.config)
+    ? options.config
+    : loadConfig({ file: options.configFile, config: options.config });
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  if (config.store.url === 'memory') {
+    const gateway = createGateway({ ...options, config });
+    return Object.assign(gateway, { close: async () => {} });
+  }
+  if (options.store) {
+    // A store the caller connected (and closes).
+    const gateway = createGateway({ ...options, config });
+    await gateway.startShared();
+    return Object.assign(gateway, { close: async () => {} });
+  }
+  const store = await connectSharedStore(config, log, {
+    configFingerprint: configFingerprint(config),
+  });
+  const gateway = createGateway({ ...options, config, log, store });
+  try {
+    await gateway.startShared();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return Object.assign(gateway, { close: () => store.close() });
+}
+
+/**
+ * What instances sharing a store must agree on: the config, except where it came from and how each
+ * instance reaches the store (localhost or 127.0.0.1 is the same Redis).
+ */
+function configFingerprint(config: ResolvedConfig): string {
+  const { source: _source, store, ...rest } = config;
+  return fingerprint('cfg', JSON.stringify({ ...rest, store: { ...store, url: undefined } }));
+}

@@ -13,7 +13,10 @@ type Entry =
   | { state: 'in_progress'; fingerprint: string; expiresAt: number }
   | { state: 'done'; fingerprint: string; expiresAt: number; response: StoredResponse };
 
-export type IdempotencyOutcome = { kind: 'new' } | { kind: 'replay'; response: StoredResponse };
+/** A new key (with, in a shared store, the entry's key to settle), or a stored response to replay. */
+export type IdempotencyOutcome =
+  | { kind: 'new'; storeKey?: string }
+  | { kind: 'replay'; response: StoredResponse };
 
 // sf-string (draft-ietf-httpapi-idempotency-key-header) or, as many APIs accept, the bare key.
 const QUOTED = /^"([\x20-\x21\x23-\x5b\x5d-\x7e]{1,255})"$/;

@@ -10,7 +10,11 @@ export interface JournalEntry {
   time: string;
   /** Real time the gateway took to build its answer. */
   duration_ms: number;
-  /** Real, monotonic arrival time in ms (process clock): for intervals and overlaps, whatever the gateway clock does. */
+  /**
+   * Real, monotonic arrival time in ms (process clock): for intervals and overlaps, whatever the gateway clock
+   * does. With a shared store (several instances), on the epoch (`performance.timeOrigin` added), so the
+   * times of different processes compare; connection ids are then numbered apart per instance.
+   */
   real_ms: number;
   /**
    * When the answer was written to the client (or the connection dropped), on the same clock as `real_ms`,
@@ -73,7 +77,7 @@ export interface JournalEntry {
 }
 
 // Connections whose requests are counted (`connection_seq`); the oldest are forgotten beyond it.
-const CONNECTIONS_COUNTED = 16_384;
+export const CONNECTIONS_COUNTED = 16_384;
 
 /**
  * The request journal: a ring of the most recent `capacity` entries, so memory stays bounded however long

@@ -11,6 +11,7 @@ import { createConcurrencyTracker } from './limits/concurrency.ts';
 import { createRateLimiter } from './limits/rate-limiter.ts';
 import { createPolicy } from './policy/policy.ts';
 import { createSecretScanner, type ScanCaller, type ScanResult } from './secrets.ts';
+import type { SharedStore } from './store/shared-store.ts';
 import type { Corpus } from './tools/corpus.ts';
 import type { FetchProvider } from './tools/web-fetch.ts';
 import type { SearchProvider } from './tools/web-search.ts';
@@ -38,6 +39,13 @@ export interface Runtime {
   readonly search: SearchProvider;
   readonly fetchPage: FetchProvider;
   readonly log: (line: string) => void;
+  /**
+   * The shared state store when several instances act as one (`store.url` is Redis): limits, idempotency
+   * keys and the journal then live there. Undefined: everything is in this process (the default).
+   */
+  readonly shared?: SharedStore;
+  /** With a shared store: tells the other instances a fault was spent here (set by the gateway). */
+  afterFaultSpent?: () => void;
 }
 
 export function createRuntime(
@@ -49,13 +57,14 @@ export function createRuntime(
     fetchPage: FetchProvider;
     verifier?: IdentityVerifier;
     log: (line: string) => void;
+    shared?: SharedStore;
   },
 ): Runtime {
   const registry = createAgentRegistry(config.agents);
   const idp = createIdentityProvider({
     registry,
     clock: parts.clock,
-    signingSecret: config.identity.signing_secret ?? processSigningSecret(),
+    signingSecret: config.identity.signing_secret ?? parts.shared?.signingSecret ?? processSigningSecret(),
     issuer: config.identity.issuer,
     ttlSeconds: config.identity.token_ttl_seconds,
   });
@@ -83,6 +92,7 @@ export function createRuntime(
     search: parts.search,
     fetchPage: parts.fetchPage,
     log: parts.log,
+    shared: parts.shared,
   };
 }
 
@@ -94,7 +104,8 @@ export function applyConfig(runtime: Runtime, config: ResolvedConfig): void {
   runtime.config = config;
   runtime.registry.replace(config.agents);
   runtime.idp.configure({
-    signingSecret: config.identity.signing_secret ?? processSigningSecret(),
+    // With a shared store and no configured secret: the one generated into the store (every instance's).
+    signingSecret: config.identity.signing_secret ?? runtime.shared?.signingSecret ?? processSigningSecret(),
     issuer: config.identity.issuer,
     ttlSeconds: config.identity.token_ttl_seconds,
   });
@@ -105,4 +116,6 @@ export function applyConfig(runtime: Runtime, config: ResolvedConfig): void {
     maxKeys: config.idempotency.max_keys,
   });
   if (runtime.journal.capacity !== config.journal.capacity) runtime.journal.resize(config.journal.capacity);
+  runtime.shared?.journal.resize(config.journal.capacity);
+  runtime.shared?.idempotency.configure({ ttlSeconds: config.idempotency.ttl_seconds });
 }

@@ -10,7 +10,7 @@ import { createClientReport } from '../mock-server/client-report/report.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import { journalFingerprint } from '../mock-server/hash.ts';
 import type { JournalEntry } from '../mock-server/journal.ts';
-import { admit } from '../mock-server/pipeline/admit.ts';
+import { type Admission, admit } from '../mock-server/pipeline/admit.ts';
 import { authorize } from '../mock-server/pipeline/authorize.ts';
 import type { CallContext, GatewayRequest } from '../mock-server/pipeline/context.ts';
 import { idempotencyKey } from '../mock-server/pipeline/idempotency-key.ts';
@@ -156,7 +156,8 @@ export async function runStageBenchmark(options: { json: boolean }) {
     ['secret scan of the query', timeIt(() => noteOutgoingText(ctx, identity, 'query', body.query))],
     [
       'admit (concurrency, rate limit, headers)',
-      timeIt(() => admit(context(), identity, 'web.search').release()),
+      // In memory the stage answers without a promise.
+      timeIt(() => (admit(context(), identity, 'web.search') as Admission).release()),
     ],
     ['idempotency key (none sent)', timeIt(() => idempotencyKey(ctx, identity, search, bytes, NO_STORE))],
     ['inject fault (none armed)', timeIt(() => injectFault(ctx, 'web.search', identity.agentId))],

@@ -11,6 +11,10 @@
  * even when other work shares the machine) and its resident memory.
  *
  * `npm run bench -- --stages` prints the cost of each pipeline stage instead (scripts/bench-stages.ts).
+ *
+ * `npm run bench -- --store redis://HOST:PORT [--workers N]` measures shared state instead: the gateway in
+ * memory, on Redis with one process, and on Redis with N workers (node:cluster), with CPU per request of
+ * the gateway's processes and of Redis, and the Redis round trip of one admission (loopback).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,8 +36,10 @@ export interface Measurement {
   p99: number;
   /** CPU time (user + system) the server process spent per answered request, in microseconds. */
   cpuMicros: number;
-  /** Resident memory of the server process after the round, in MB. */
+  /** Resident memory of the server process (and its workers) after the round, in MB. */
   rssMb: number;
+  /** CPU time Redis spent per answered request, in microseconds (shared-state runs). */
+  sidecarCpuMicros?: number;
   non2xx: number;
   errors: number;
 }
@@ -47,6 +53,11 @@ const options = new Command()
   .option('-w, --warmup <seconds>', 'warm-up seconds per server (not measured)', intOption(0, 60), 2)
   .option('-a, --agents <n>', 'agents the spread-out run uses (0: skip it)', intOption(0, 100_000), 10_000)
   .option('--stages', 'print the cost of each pipeline stage instead (no HTTP load)')
+  .option(
+    '--store <url>',
+    'measure shared state on this Redis instead (redis://HOST:PORT; keys under agw-bench-*)',
+  )
+  .option('--workers <n>', 'workers of the shared-state run (with --store)', intOption(1, 64), 2)
   .option('--json', 'print the figures as JSON')
   .parse()
   .opts<{
@@ -56,6 +67,8 @@ const options = new Command()
     warmup: number;
     agents: number;
     stages?: boolean;
+    store?: string;
+    workers: number;
     json?: boolean;
   }>();
 
@@ -91,6 +104,16 @@ function cpuMs(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
+/** A process and its children (serve --workers: the primary and its workers), as Linux lists them. */
+function processTree(pid: number): number[] {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    return [pid, ...(children ? children.split(/\s+/).map(Number) : [])];
+  } catch {
+    return [pid];
+  }
+}
+const treeCpuMs = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
@@ -102,6 +125,8 @@ interface Target {
   pid: number;
   tokens: string[];
   stop(): Promise<unknown>;
+  /** Another process whose CPU per request is reported beside the server's (Redis). */
+  sidecarPid?: number;
 }
 
 async function startBare(mode: 'like-for-like' | 'precomputed', sampleFile: string, name: string) {
@@ -129,7 +154,9 @@ async function startBare(mode: 'like-for-like' | 'precomputed', sampleFile: stri
 /** One round of load on a target; the load is spread over its tokens, one per request in turn. */
 async function load(target: Target, seconds: number): Promise<Measurement> {
   let next = 0;
-  const cpuBefore = cpuMs(target.pid);
+  const pids = processTree(target.pid);
+  const cpuBefore = treeCpuMs(pids);
+  const sidecarBefore = target.sidecarPid ? cpuMs(target.sidecarPid) : 0;
   const result = await autocannon({
     url: target.url,
     connections: options.connections,
@@ -152,14 +179,17 @@ async function load(target: Target, seconds: number): Promise<Measurement> {
       },
     ],
   });
-  const cpu = cpuMs(target.pid) - cpuBefore;
+  const cpu = treeCpuMs(pids) - cpuBefore;
+  const sidecar = target.sidecarPid ? cpuMs(target.sidecarPid) - sidecarBefore : 0;
   return {
     name: target.name,
     requestsPerSecond: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     cpuMicros: result.requests.total > 0 ? (cpu * 1000) / result.requests.total : Number.NaN,
-    rssMb: rssMb(target.pid),
+    rssMb: pids.reduce((sum, pid) => sum + rssMb(pid), 0),
+    sidecarCpuMicros:
+      target.sidecarPid && result.requests.total > 0 ? (sidecar * 1000) / result.requests.total : undefined,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
   };
@@ -182,8 +212,13 @@ function fleetConfig(dir: string, count: number): string {
 // there is no build (tsx adds a little per request, e.g. its function-name wrappers).
 const ENTRY = existsSync(BUILT_CLI_ENTRY) ? BUILT_CLI_ENTRY : undefined;
 
-async function startGateway(name: string, config: string, mint: (url: string) => Promise<string[]>) {
-  const served = await spawnServe(['--config', config], { entry: ENTRY });
+async function startGateway(
+  name: string,
+  config: string,
+  mint: (url: string) => Promise<string[]>,
+  args: string[] = [],
+) {
+  const served = await spawnServe(['--config', config, ...args], { entry: ENTRY, timeoutMs: 60_000 });
   return {
     name,
     url: served.url,
@@ -215,6 +250,10 @@ async function main() {
   if (options.stages) {
     const { runStageBenchmark } = await import('./bench-stages.ts');
     await runStageBenchmark({ json: Boolean(options.json) });
+    return;
+  }
+  if (options.store) {
+    await sharedStateBenchmark(options.store);
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'agent-gateway-bench-'));
@@ -327,6 +366,109 @@ async function main() {
   } finally {
     await Promise.all(targets.map((t) => t.stop()));
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The shared-state run: in memory (one process), on Redis (one process), on Redis (N workers), alternating
+ * rounds; then the round trip of one admission script on its own, sequentially.
+ */
+async function sharedStateBenchmark(url: string) {
+  const { Redis } = await import('ioredis');
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  try {
+    await probe.connect();
+  } catch (error) {
+    probe.disconnect();
+    throw new Error(
+      `Cannot reach Redis at ${url} (${String(error)}): start one, e.g. redis-server --port 6379 --save ''`,
+    );
+  }
+  const redisPid = Number(/process_id:(\d+)/.exec(await probe.info('server'))?.[1]);
+  const dir = mkdtempSync(join(tmpdir(), 'agent-gateway-bench-'));
+  const targets: Target[] = [];
+  const configFor = (prefix: string | undefined) => {
+    const file = join(dir, `${prefix ?? 'memory'}.yaml`);
+    const base = readYamlFile(BENCH_CONFIG) as Record<string, unknown>;
+    writeFileSync(
+      file,
+      stringify({
+        ...base,
+        ...(prefix ? { store: { url, key_prefix: `agw-bench-${prefix}-${process.pid}` } } : {}),
+      }),
+    );
+    return file;
+  };
+  try {
+    targets.push(await startGateway('in memory, 1 process', configFor(undefined), mintOne));
+    const one = await startGateway('Redis, 1 process', configFor('one'), mintOne);
+    targets.push({ ...one, sidecarPid: redisPid });
+    const many = await startGateway(`Redis, ${options.workers} workers`, configFor('many'), mintOne, [
+      '--workers',
+      String(options.workers),
+    ]);
+    targets.push({ ...many, sidecarPid: redisPid });
+    process.stderr.write(
+      `Benchmark: ${options.connections} connections, ${options.rounds} alternating rounds of ${options.duration} s, the load generator in this process (it needs a core of its own: on a 2-core machine, 2 workers share one core with Redis and the generator).\n`,
+    );
+    if (options.warmup > 0) for (const target of targets) await load(target, options.warmup);
+    const rounds = new Map<string, Measurement[]>(targets.map((t) => [t.name, []]));
+    for (let round = 1; round <= options.rounds; round++) {
+      for (const target of targets) rounds.get(target.name)?.push(await load(target, options.duration));
+      process.stderr.write(`round ${round}/${options.rounds} done\n`);
+    }
+    const results = targets.map((t) => {
+      const all = rounds.get(t.name) ?? [];
+      const sidecar = all.map((m) => m.sidecarCpuMicros).filter((v): v is number => v !== undefined);
+      return {
+        ...summarise(t.name, all),
+        sidecarCpuMicros: sidecar.length > 0 ? median(sidecar) : undefined,
+      };
+    });
+    // One admission (the limits script) at a time: the Redis round trip a request waits for.
+    const { connectSharedStore } = await import('../mock-server/store/shared-store.ts');
+    const { loadConfig } = await import('../mock-server/config/load-config.ts');
+    const config = loadConfig({ file: configFor('rtt') });
+    const store = await connectSharedStore(config, () => {});
+    const subject = { agentId: 'agent-verified', tier: 'verified', generation: 0 };
+    const samples = 2000;
+    const started = performance.now();
+    for (let i = 0; i < samples; i++) {
+      const decided = await store.limits.admit(
+        config.rate_limits.rules,
+        subject,
+        'web.search',
+        Date.now(),
+        100_000,
+      );
+      if (decided.kind === 'decided' && decided.lease) store.limits.release(subject.agentId, decided.lease);
+    }
+    const roundTripMicros = ((performance.now() - started) * 1000) / samples;
+    await store.close();
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify({ results, roundTripMicros }, null, 2)}\n`);
+      return;
+    }
+    const rows = results.map(
+      (m) =>
+        `${m.name.padEnd(24)} ${m.requestsPerSecond.toFixed(0).padStart(8)} ${String(m.p50).padStart(7)} ${String(m.p99).padStart(7)} ${m.cpuMicros.toFixed(1).padStart(14)} ${(m.sidecarCpuMicros?.toFixed(1) ?? '-').padStart(13)} ${String(m.non2xx + m.errors).padStart(7)}`,
+    );
+    const [memory, redisOne] = results as [Measurement, Measurement & { sidecarCpuMicros?: number }];
+    process.stdout.write(
+      `${[
+        `${'gateway'.padEnd(24)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'gateway µs/req'.padStart(14)} ${'Redis µs/req'.padStart(13)} ${'failed'.padStart(7)}`,
+        ...rows,
+        '',
+        `Redis calls per request: the admission script (the one round trip a request waits for), the lease's release and a share of the tick's journal write (neither awaited); one admission alone: ${roundTripMicros.toFixed(0)} µs (sequential, loopback, ${samples} samples)`,
+        `Redis cost per request, 1 process: gateway CPU +${(redisOne.cpuMicros - memory.cpuMicros).toFixed(1)} µs, Redis CPU ${redisOne.sidecarCpuMicros?.toFixed(1) ?? '?'} µs`,
+      ].join('\n')}\n`,
+    );
+  } finally {
+    await Promise.all(targets.map((t) => t.stop()));
+    rmSync(dir, { recursive: true, force: true });
+    const keys = await probe.keys('agw-bench-*');
+    if (keys.length > 0) await probe.del(...keys);
+    probe.disconnect();
   }
 }
 

@@ -36,8 +36,16 @@ export const baseUrlOption = (value: string) => {
   return url.href.replace(/\/+$/, '');
 };
 
-/** The signing secret override from the environment, as a config fragment. */
+/**
+ * Overrides from the environment, as a config fragment: the signing secret (AGENT_GATEWAY_SIGNING_SECRET)
+ * and where shared state lives (AGENT_GATEWAY_STORE, e.g. redis://127.0.0.1:6379).
+ */
 export function envConfigOverrides(): GatewayConfigOverlay | undefined {
   const secret = process.env.AGENT_GATEWAY_SIGNING_SECRET;
-  return secret ? { identity: { signing_secret: secret } } : undefined;
+  const store = process.env.AGENT_GATEWAY_STORE;
+  if (!secret && !store) return undefined;
+  return {
+    ...(secret ? { identity: { signing_secret: secret } } : {}),
+    ...(store ? { store: { url: store } } : {}),
+  };
 }

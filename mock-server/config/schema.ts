@@ -183,6 +183,31 @@ export const configSchema = z
         max_keys: z.number().int().min(1).max(1_000_000).default(10_000),
       })
       .default({ ttl_seconds: 86_400, max_keys: 10_000 }),
+    store: z
+      .strictObject({
+        /**
+         * Where shared state lives: `memory` (this process, the default) or `redis://HOST:PORT[/DB]`, so
+         * several gateway instances (or `serve --workers`) act as one: limits, revocations, idempotency keys,
+         * admin changes, faults, the clock, the signing secret and the journal.
+         */
+        url: z
+          .string()
+          .regex(/^(memory|rediss?:\/\/\S+)$/, 'must be memory or redis://HOST:PORT[/DB]')
+          .default('memory'),
+        /** Prefix of every Redis key, so gateways with different configs can share one Redis. */
+        key_prefix: z
+          .string()
+          .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, _ . or -')
+          .default('agw'),
+        /**
+         * How long a request's concurrency slot outlives its instance: a live instance renews its slots, so
+         * only a crashed instance's slots expire, after at most this long (real time).
+         */
+        lease_seconds: z.number().min(0.2).max(3600).default(30),
+        /** The longest any Redis call may take before the request gets 503 state_store_unavailable. */
+        timeout_ms: z.number().int().min(10).max(60_000).default(2000),
+      })
+      .default({ url: 'memory', key_prefix: 'agw', lease_seconds: 30, timeout_ms: 2000 }),
     journal: z
       .strictObject({
         /** Most recent requests kept in memory for the admin API and client reports. */

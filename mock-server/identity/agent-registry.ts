@@ -83,6 +83,22 @@ export function createAgentRegistry(initialRecords: readonly AgentRecord[]) {
       return true;
     },
     reset,
+    /**
+     * Takes over agents exactly as another instance has them (shared store), token generations included;
+     * a generation never goes back.
+     */
+    restore(agents: readonly Agent[]) {
+      byId.clear();
+      byKey.clear();
+      for (const agent of agents) {
+        const generation = Math.max(agent.tokenGeneration, generations.get(agent.id) ?? 0);
+        generations.set(agent.id, generation);
+        const copy = { ...agent, allowlist: [...agent.allowlist], tokenGeneration: generation };
+        byId.set(copy.id, copy);
+        byKey.set(copy.apiKey, copy);
+      }
+      version += 1;
+    },
     /** Replaces the configured agents (a scenario) and resets to them. */
     replace(next: readonly AgentRecord[]) {
       records = next;

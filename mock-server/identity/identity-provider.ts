@@ -15,12 +15,17 @@ export interface Identity {
   tokenId: string;
   issuedAt: number;
   expiresAt: number;
+  /**
+   * The token generation it was minted under (in-process identity provider only): a shared store refuses
+   * it once any instance revoked that generation.
+   */
+  generation?: number;
 }
 
 /** The identity a token speaks for: the agent as the registry knows it now, and the token's own facts. */
 export const identityOf = (
   agent: Agent,
-  token: { tokenId: string; issuedAt: number; expiresAt: number },
+  token: { tokenId: string; issuedAt: number; expiresAt: number; generation?: number },
 ): Identity => ({
   agentId: agent.id,
   name: agent.name,
@@ -152,7 +157,12 @@ export function createIdentityProvider(options: {
       if (now >= claims.exp) return { ok: false, reason: 'expired', agentId: agent.id };
       return {
         ok: true,
-        identity: identityOf(agent, { tokenId: claims.jti, issuedAt: claims.iat, expiresAt: claims.exp }),
+        identity: identityOf(agent, {
+          tokenId: claims.jti,
+          issuedAt: claims.iat,
+          expiresAt: claims.exp,
+          generation: claims.gen,
+        }),
       };
     },
 

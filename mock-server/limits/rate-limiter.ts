@@ -22,12 +22,14 @@ export type AdmitResult =
 /** A rule's window in whole milliseconds (at least 1): the algorithms count in integer time. */
 export const windowMsOf = (rule: RateLimitRule) => Math.max(1, Math.round(rule.window_seconds * 1000));
 
-const applies = (rule: RateLimitRule, subject: LimitSubject, operation: Operation) =>
+/** Whether a rule counts this request (its operation, tier and agent filters). */
+export const applies = (rule: RateLimitRule, subject: LimitSubject, operation: Operation) =>
   (!rule.operations || rule.operations.includes(operation)) &&
   (!rule.tiers || rule.tiers.includes(subject.tier)) &&
   (!rule.agents || rule.agents.includes(subject.agentId));
 
-const keyFor = (rule: RateLimitRule, subject: LimitSubject, operation: Operation) => {
+/** The scope key a rule counts a request under. */
+export const keyFor = (rule: RateLimitRule, subject: LimitSubject, operation: Operation) => {
   switch (rule.scope) {
     case 'global':
       return '*';

@@ -65,7 +65,9 @@ const BODY: ErrorCode[] = [
   'request_timeout',
 ];
 const FAULTS: ErrorCode[] = ['internal_error', 'upstream_error', 'upstream_unavailable', 'upstream_timeout'];
-const ADMIN: ErrorCode[] = ['admin_key_required', 'admin_key_invalid', 'internal_error'];
+/** Only with a shared store (`--store redis://...`) that does not answer. */
+const STORE: ErrorCode[] = ['state_store_unavailable'];
+const ADMIN: ErrorCode[] = ['admin_key_required', 'admin_key_invalid', 'internal_error', ...STORE];
 const TOOL_ERRORS: ErrorCode[] = [
   ...AGENT_AUTH,
   'access_denied',
@@ -74,6 +76,7 @@ const TOOL_ERRORS: ErrorCode[] = [
   'idempotency_key_in_use',
   'idempotency_key_reused',
   ...FAULTS,
+  ...STORE,
 ];
 
 const json = (name: string, schema: z.ZodType) => ({ name, schema });
@@ -103,7 +106,7 @@ const PUBLIC_OPERATIONS: OperationDoc[] = [
       schema: json('Whoami', answers.whoamiSchema),
       rateLimited: true,
     },
-    errors: [...AGENT_AUTH, 'rate_limited', ...FAULTS],
+    errors: [...AGENT_AUTH, 'rate_limited', ...FAULTS, ...STORE],
   },
   {
     method: 'post',

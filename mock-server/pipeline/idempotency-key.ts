@@ -1,4 +1,9 @@
-import { parseIdempotencyKey, requestFingerprint, type StoredResponse } from '../idempotency.ts';
+import {
+  type IdempotencyOutcome,
+  parseIdempotencyKey,
+  requestFingerprint,
+  type StoredResponse,
+} from '../idempotency.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { Answer, CallContext, ToolSpec } from './context.ts';
 import { respondJsonText } from './respond.ts';
@@ -22,27 +27,32 @@ export function idempotencyKey(
   spec: ToolSpec,
   bytes: Uint8Array,
   headers: Readonly<Record<string, string>>,
-): KeyOutcome {
+): KeyOutcome | Promise<KeyOutcome> {
   const header = ctx.request.header('idempotency-key');
   if (header === undefined) return NO_KEY;
-  const { idempotency, clock } = ctx.runtime;
+  const { clock, shared } = ctx.runtime;
+  // Keys live in the shared store when there is one (a retry may land on another instance).
+  const idempotency = shared?.idempotency ?? ctx.runtime.idempotency;
   const key = parseIdempotencyKey(header);
   const request = requestFingerprint('POST', spec.path, bytes);
   const outcome = idempotency.begin(identity.agentId, key, request, clock.now());
-  if (outcome.kind === 'replay') {
-    ctx.note.idempotency = 'replayed';
-    const replay = outcome.response;
+  const decide = (begun: IdempotencyOutcome): KeyOutcome => {
+    if (begun.kind === 'replay') {
+      ctx.note.idempotency = 'replayed';
+      const replay = begun.response;
+      return {
+        replay: respondJsonText(ctx, replay.body, replay.status, replay.headers, {
+          ...headers,
+          'idempotent-replayed': 'true',
+        }),
+      };
+    }
     return {
-      replay: respondJsonText(ctx, replay.body, replay.status, replay.headers, {
-        ...headers,
-        'idempotent-replayed': 'true',
-      }),
+      settle(stored) {
+        idempotency.finish(identity.agentId, key, request, clock.now(), stored, begun.storeKey);
+        if (stored) ctx.note.idempotency = 'stored';
+      },
     };
-  }
-  return {
-    settle(stored) {
-      idempotency.finish(identity.agentId, key, request, clock.now(), stored);
-      if (stored) ctx.note.idempotency = 'stored';
-    },
   };
+  return outcome instanceof Promise ? outcome.then(decide) : decide(outcome);
 }

@@ -1,6 +1,6 @@
 import { GatewayError } from '../errors.ts';
 import { fingerprint } from '../hash.ts';
-import type { Identity, VerifyResult } from '../identity/identity-provider.ts';
+import type { Identity, InvalidTokenReason, VerifyResult } from '../identity/identity-provider.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
 import { createTokenMemo } from '../token-memo.ts';
 import type { CallContext } from './context.ts';
@@ -65,11 +65,21 @@ function accepted(ctx: CallContext, result: VerifyResult, verifier: IdentityVeri
     ctx.note.agent = result.identity.agentId;
     return result.identity;
   }
-  ctx.note.agent = result.agentId;
-  throw new GatewayError('invalid_identity_token', {
-    message: `The identity token was not accepted (${result.reason.replace(/_/g, ' ')}): obtain a fresh token and resend; do not retry this one.`,
+  throw refusedToken(ctx, result.reason, result.agentId, verifier);
+}
+
+/** The 401 invalid_identity_token of a refused token, naming the reason and where to get a fresh one. */
+export function refusedToken(
+  ctx: CallContext,
+  reason: InvalidTokenReason,
+  agentId: string | undefined,
+  verifier: IdentityVerifier,
+): GatewayError {
+  ctx.note.agent = agentId;
+  return new GatewayError('invalid_identity_token', {
+    message: `The identity token was not accepted (${reason.replace(/_/g, ' ')}): obtain a fresh token and resend; do not retry this one.`,
     details: {
-      reason: result.reason,
+      reason,
       token_instructions: instructionPageUrl(ctx.request.origin, verifier.idpBaseUrl),
     },
   });

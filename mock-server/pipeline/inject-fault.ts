@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ERROR_CATALOGUE, type ErrorCode, GatewayError } from '../errors.ts';
-import type { FaultTarget } from '../faults.ts';
+import type { Fault, FaultTarget } from '../faults.ts';
 import { formatRetryAfter } from '../limits/rate-limiter.ts';
 import type { Answer, CallContext } from './context.ts';
 import { dropConnection, httpDate } from './respond.ts';
@@ -23,8 +23,33 @@ export function injectFault(
   target: FaultTarget,
   agentId: string | undefined,
 ): Answer | undefined | Promise<Answer | undefined> {
-  const fault = ctx.runtime.faults.strike(target, agentId);
+  const { faults, shared } = ctx.runtime;
+  if (shared) {
+    // Strikes are counted in the store, so `count` and `every` hold across instances.
+    const candidates = faults.matching(target, agentId);
+    if (candidates.length === 0) return undefined;
+    return shared.faults.strike(candidates, shared.limits.epoch).then(
+      (fault) => {
+        if (!fault) return undefined;
+        // Spent: disarmed here, and on the other instances through the admin snapshot.
+        if (fault.count !== undefined && fault.fired >= fault.count) {
+          faults.remove(fault.id);
+          ctx.runtime.afterFaultSpent?.();
+        }
+        return answerFault(ctx, fault);
+      },
+      (error) => {
+        throw shared.connection.unavailable(error);
+      },
+    );
+  }
+  const fault = faults.strike(target, agentId);
   if (!fault) return undefined;
+  return answerFault(ctx, fault);
+}
+
+/** What a fault that struck does to the request: a wait, a dropped connection, or a 5xx. */
+function answerFault(ctx: CallContext, fault: Fault): Answer | undefined | Promise<Answer | undefined> {
   ctx.note.fault = fault.id;
   if (fault.kind === 'delay') return sleep(fault.delay_ms).then(() => undefined);
   if (fault.kind === 'drop') return dropConnection();

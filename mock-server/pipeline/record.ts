@@ -32,7 +32,7 @@ export function recordCall(ctx: CallContext, status: number, answeredAt: number,
   }
   Object.assign(entry, note);
   entry.operation = operation;
-  runtime.journal.record(entry);
+  (runtime.shared?.journal ?? runtime.journal).record(entry);
 }
 
 /** Text the caller chose, with any token or API key in it redacted. */

@@ -24,7 +24,12 @@ export interface AdminControl {
   reset(): void;
   useScenario(input: string | ScenarioInput): Scenario;
   scenario(): Scenario | undefined;
-  clientReport(agent: string, options?: Partial<ClientReportOptions>): ClientReport;
+  clientReport(agent: string, options?: Partial<ClientReportOptions>): Promise<ClientReport>;
+  /**
+   * With a shared store: publishes an admin change to the other instances (`reset`: counts and the journal
+   * start over everywhere too). Called after every successful change, before it is answered.
+   */
+  changed?: (kind?: 'state' | 'reset') => Promise<void>;
 }
 
 // The config's own field schemas, every field optional (a patch changes what it names).
@@ -186,8 +191,21 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     time: new Date(clock.now()).toISOString(),
     frozen: clock.frozen,
   });
+  const { changed } = control;
+  const resets = new Set(['/reset', '/scenario']);
   const route = (method: string, path: string, handler: Handler) =>
-    router.add(method, `${ADMIN_PREFIX}${path}`, handler);
+    router.add(
+      method,
+      `${ADMIN_PREFIX}${path}`,
+      // A change is in the shared store (and announced) before the caller hears it was made.
+      !changed || method === 'GET'
+        ? handler
+        : async (ctx, params) => {
+            const answer = await handler(ctx, params);
+            await changed(resets.has(path) ? 'reset' : 'state');
+            return answer;
+          },
+    );
   const queryOf = (ctx: CallContext) => Object.fromEntries(new URLSearchParams(ctx.request.query));
 
   route('GET', '', (ctx) => ok(ctx, { endpoints: ENDPOINTS }));
@@ -289,16 +307,19 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     return ok(ctx, { faults: runtime.faults.list() });
   });
 
-  route('GET', '/journal', (ctx) => {
+  route('GET', '/journal', async (ctx) => {
     const query = parseQuery(journalQuery, queryOf(ctx));
+    // With a shared store, the journal of every instance.
+    if (runtime.shared) return ok(ctx, await runtime.shared.journal.page(query));
     return ok(ctx, {
       capacity: runtime.journal.capacity,
       dropped: runtime.journal.dropped,
       entries: runtime.journal.list(query),
     });
   });
-  route('DELETE', '/journal', (ctx) => {
+  route('DELETE', '/journal', async (ctx) => {
     runtime.journal.clear();
+    await runtime.shared?.journal.clear();
     return ok(ctx, { entries: [] });
   });
 
@@ -339,11 +360,11 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     });
   });
 
-  route('GET', '/report', (ctx) => {
+  route('GET', '/report', async (ctx) => {
     const q = parseQuery(reportQuery, queryOf(ctx));
     return ok(
       ctx,
-      control.clientReport(q.agent, {
+      await control.clientReport(q.agent, {
         retryCap: q.retry_cap,
         graceMs: q.grace_ms,
         maxConcurrencyAfter429: q.max_concurrency_after_429,

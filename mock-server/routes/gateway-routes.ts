@@ -32,11 +32,13 @@ export function toolCall<T>(spec: ToolSpec<T>): Handler {
     const refused = authorize(ctx, id, spec);
     if (refused) await refused;
     const body = await readToolBody(ctx, id, spec);
-    const admission = admit(ctx, id, spec.tool);
+    const admitted = admit(ctx, id, spec.tool);
+    const admission = admitted instanceof Promise ? await admitted : admitted;
     let key: KeyOutcome | undefined;
     let stored: StoredResponse | undefined;
     try {
-      key = idempotencyKey(ctx, id, spec, body.bytes, admission.headers);
+      const keyed = idempotencyKey(ctx, id, spec, body.bytes, admission.headers);
+      key = keyed instanceof Promise ? await keyed : keyed;
       if (key.replay) return key.replay;
       const struck = injectFault(ctx, spec.tool, id.agentId);
       const fault = struck instanceof Promise ? await struck : struck;
@@ -68,7 +70,8 @@ const whoami: Handler = async (ctx) => {
   ctx.note.request_fingerprint = WHOAMI_FINGERPRINT;
   const identified = identify(ctx);
   const identity = identified instanceof Promise ? await identified : identified;
-  const admission = admit(ctx, identity, 'whoami');
+  const admitted = admit(ctx, identity, 'whoami');
+  const admission = admitted instanceof Promise ? await admitted : admitted;
   try {
     const struck = injectFault(ctx, 'whoami', identity.agentId);
     const fault = struck instanceof Promise ? await struck : struck;

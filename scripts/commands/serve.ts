@@ -1,4 +1,6 @@
+import type { Cluster } from 'node:cluster';
 import type { Command } from 'commander';
+import type { GatewayConfigOverlay } from '../../mock-server/config/schema.ts';
 import { bundledScenarioNames } from '../../mock-server/fixtures-dir.ts';
 import type { Gateway } from '../../mock-server/gateway.ts';
 import { baseUrlOption, CliError, EXIT, envConfigOverrides, intOption } from '../cli-options.ts';
@@ -11,12 +13,20 @@ interface ServeOptions {
   scenario?: string;
   adminKey?: string;
   allowPublicSecret?: boolean;
+  store?: string;
+  workers: number;
+}
+
+/** What a worker tells the primary (serve --workers) once it listens. */
+interface WorkerListening {
+  type: 'agent-gateway-listening';
+  description: string;
 }
 
 function describeStartup(
   url: string,
   gateway: Gateway,
-  options: { idpUrl?: string; adminKey?: string },
+  options: { idpUrl?: string; adminKey?: string; store: string },
 ): string {
   const { idpUrl } = options;
   const agents = gateway.registry
@@ -42,12 +52,17 @@ function describeStartup(
     ...(gateway.scenario ? [`  scenario: ${gateway.scenario.name}: ${gateway.scenario.description}`] : []),
     idpUrl ? `  identity: verified by the identity provider at ${idpUrl}` : `  identity provider: ${url}/idp`,
     `  token lifetime: ${gateway.idp.ttlSeconds} s`,
+    options.store === 'memory'
+      ? '  state: in this process (--store redis://... to share it between instances)'
+      : `  state: shared in ${options.store} (limits, revocations, idempotency keys, admin changes, journal)`,
     ...(idpUrl
       ? []
       : [
-          gateway.config.identity.signing_secret === undefined
-            ? '  token signing: a random secret of this process (`agent-gateway token` asks this gateway)'
-            : '  token signing: the configured secret (identity.signing_secret or AGENT_GATEWAY_SIGNING_SECRET)',
+          gateway.config.identity.signing_secret !== undefined
+            ? '  token signing: the configured secret (identity.signing_secret or AGENT_GATEWAY_SIGNING_SECRET)'
+            : options.store === 'memory'
+              ? '  token signing: a random secret of this process (`agent-gateway token` asks this gateway)'
+              : '  token signing: a random secret generated into the store, shared by every instance (`agent-gateway token` asks this gateway)',
         ]),
     `  rate limits (Retry-After as ${limits.retry_after}):`,
     rules || '    (none)',
@@ -118,24 +133,58 @@ export function registerServeCommand(program: Command) {
       '--allow-public-secret',
       'listen on a host other than loopback even though the identity signing secret is a public one (anyone who reaches the gateway could mint tokens for any agent)',
     )
+    .option(
+      '--store <url>',
+      "where shared state lives: memory (this process) or redis://HOST:PORT[/DB], shared by every instance using it (default: $AGENT_GATEWAY_STORE, else the config's store.url, else memory)",
+    )
+    .option(
+      '--workers <n>',
+      'processes serving the port together (node:cluster); more than 1 needs --store redis://...',
+      intOption(1, 64),
+      1,
+    )
     .action(async (options: ServeOptions) => {
       const adminKey = options.adminKey ?? process.env.AGENT_GATEWAY_ADMIN_KEY;
       if (adminKey !== undefined && adminKey.length < 8)
         throw new CliError('The admin key must be at least 8 characters.');
       // The gateway loads when the command runs, not at start: `--help` and `token` must not pay for it.
-      const [{ serve }, { createGateway }, { createRemoteVerifier }] = await Promise.all([
+      const [
+        { serve },
+        { createSharedGateway },
+        { createRemoteVerifier },
+        { deepMerge, loadConfig },
+        cluster,
+      ] = await Promise.all([
         import('../../mock-server/adapters/node-server.ts'),
         import('../../mock-server/gateway.ts'),
         import('../../mock-server/identity/verifier.ts'),
+        import('../../mock-server/config/load-config.ts'),
+        import('node:cluster').then((m) => m.default),
       ]);
-      const gateway = createGateway({
-        configFile: options.config,
-        config: envConfigOverrides(),
+      const overlay = deepMerge(
+        envConfigOverrides() ?? {},
+        options.store ? { store: { url: options.store } } : {},
+      ) as GatewayConfigOverlay;
+      const config = loadConfig({
+        file: options.config,
+        config: Object.keys(overlay).length > 0 ? overlay : undefined,
+      });
+      if (options.workers > 1 && config.store.url === 'memory')
+        throw new CliError(
+          `--workers ${options.workers} needs a shared store (--store redis://HOST:PORT, AGENT_GATEWAY_STORE or store.url): each worker is a process with its own memory, so without one every worker would admit the full rate limit, keep its own journal, and miss revocations and admin changes made through the others.`,
+        );
+      // Checked once, by the process that starts (the primary, with --workers), before anything listens.
+      if (!cluster.isWorker) await refuseOrWarnAboutSecret(config.identity.signing_secret, options);
+      if (options.workers > 1 && cluster.isPrimary)
+        return runWorkers(cluster, options.workers, config.store.url);
+      const gateway = await createSharedGateway({
+        config,
         verifier: options.idpUrl ? createRemoteVerifier(options.idpUrl) : undefined,
         scenario: options.scenario,
         adminKey,
+      }).catch((error: Error) => {
+        throw new CliError(error.message);
       });
-      await refuseOrWarnAboutSecret(gateway.config.identity.signing_secret, options);
       const server = await serve(gateway, { port: options.port, host: options.host }).catch(
         (error: NodeJS.ErrnoException) => {
           if (error.code === 'EADDRINUSE')
@@ -147,13 +196,73 @@ export function registerServeCommand(program: Command) {
           throw error;
         },
       );
-      process.stdout.write(`${describeStartup(server.url, gateway, { idpUrl: options.idpUrl, adminKey })}\n`);
+      const description = describeStartup(server.url, gateway, {
+        idpUrl: options.idpUrl,
+        adminKey,
+        store: config.store.url,
+      });
+      if (cluster.isWorker) {
+        // The primary prints it once every worker listens.
+        process.send?.({ type: 'agent-gateway-listening', description } satisfies WorkerListening);
+      } else process.stdout.write(`${description}\n`);
       const stop = async () => {
-        process.stdout.write('\nStopping.\n');
+        if (!cluster.isWorker) process.stdout.write('\nStopping.\n');
         await server.close();
+        await gateway.close();
         process.exit(EXIT.ok);
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });
+}
+
+/**
+ * `serve --workers N`: the primary forks N workers running this same command (node:cluster shares the
+ * port between them), prints the startup text once all of them listen, replaces a worker that dies, and
+ * stops them all on SIGINT/SIGTERM. It serves nothing itself.
+ */
+function runWorkers(cluster: Cluster, count: number, store: string): Promise<void> {
+  let listening = 0;
+  let stopping = false;
+  return new Promise(() => {
+    cluster.on('message', (_worker, message: WorkerListening) => {
+      if (message?.type !== 'agent-gateway-listening') return;
+      listening += 1;
+      if (listening !== count) return;
+      process.stdout.write(
+        `${message.description.replace(
+          /\n/,
+          `\n  workers: ${count} processes sharing the port (node:cluster), state shared in ${store}\n`,
+        )}\n`,
+      );
+    });
+    cluster.on('exit', (worker, code, signal) => {
+      if (stopping) {
+        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(EXIT.ok);
+        return;
+      }
+      if (listening < count) {
+        // A worker that cannot start (its error is above) would fail again: stop rather than loop.
+        process.stderr.write(`A worker could not start (${signal ?? `code ${code}`}): stopping.\n`);
+        stopping = true;
+        for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
+        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(EXIT.cannotRun);
+        setTimeout(() => process.exit(EXIT.cannotRun), 5000).unref();
+        return;
+      }
+      process.stderr.write(
+        `worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting another\n`,
+      );
+      cluster.fork();
+    });
+    for (let i = 0; i < count; i++) cluster.fork();
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      process.stdout.write('\nStopping.\n');
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
 }

@@ -1,0 +1,98 @@
+import type { ClockState } from '../clock.ts';
+import type { Fault } from '../faults.ts';
+import type { Agent } from '../identity/agent-registry.ts';
+import type { ToolSettings } from '../policy/policy.ts';
+import type { ScenarioInput } from '../scenarios.ts';
+import type { SharedStore } from './shared-store.ts';
+
+/** The admin-controlled state every instance holds a copy of: what the admin API and scenarios change. */
+export interface ControlSnapshot {
+  /** The scenario in force (as loaded: a bundled name, a file, or inline), or null for the base config. */
+  scenario: { input: string | ScenarioInput } | null;
+  agents: Agent[];
+  tools: ToolSettings;
+  faults: Fault[];
+  clock: ClockState;
+  /** The limits' epoch: counts start over when it moves (reset, scenario). */
+  epoch: number;
+}
+
+/** What an instance does with the control state: read its own, take over another's. */
+export interface ControlHooks {
+  snapshot(): Omit<ControlSnapshot, 'epoch'>;
+  apply(snapshot: ControlSnapshot): void;
+}
+
+/**
+ * Admin changes across instances, by invalidation: the instance that made a change writes the whole control
+ * snapshot to the store and publishes one message; every other instance re-reads the snapshot and takes it
+ * over. Pub/sub rather than a re-read per request, because this state changes rarely and the hot path must
+ * not pay a round trip for it; a whole snapshot rather than deltas, because a missed message (a reconnect)
+ * then costs nothing: the next re-read is complete, and every instance re-reads after a reconnect.
+ * Revocations are also checked in the admit script, so they hold on every instance at once.
+ */
+export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
+  const { connection, limits, instanceId } = store;
+  const { redis } = connection;
+  const snapshotKey = connection.key('control');
+  const channel = connection.key('control:changed');
+  const subscriber = connection.subscriber();
+  let started = false;
+
+  const reload = async () => {
+    const [text, epoch] = await Promise.all([redis.get(snapshotKey), limits.loadEpoch()]);
+    if (text) hooks.apply({ ...(JSON.parse(text) as ControlSnapshot), epoch });
+  };
+  const reloadLogged = () =>
+    reload().catch((error) => connection.options.log(`admin state not re-read: ${String(error)}`));
+
+  return {
+    /** Subscribes, then takes over the store's state, or seeds it with this instance's when there is none. */
+    async start() {
+      subscriber.on('message', (_channel: string, from: string) => {
+        if (from !== instanceId) void reloadLogged();
+      });
+      await subscriber.subscribe(channel);
+      // After an outage: messages may have been missed, so read everything again.
+      redis.on('ready', () => {
+        if (started) void reloadLogged();
+      });
+      const seeded = await redis.set(
+        snapshotKey,
+        JSON.stringify({ ...hooks.snapshot(), epoch: limits.epoch }),
+        'NX',
+      );
+      if (!seeded) await reload();
+      started = true;
+    },
+
+    /**
+     * Publishes this instance's state after an admin change; `reset` also starts every count over and
+     * empties the shared journal (reset, scenario). Resolves once the store has it: from then on every
+     * instance that re-reads sees it (revocations are in force everywhere at once).
+     */
+    async changed(kind: 'state' | 'reset' = 'state') {
+      try {
+        if (kind === 'reset') {
+          await limits.forget();
+          await store.journal.clear();
+        }
+        const snapshot = hooks.snapshot();
+        // Revocations first, where every instance's admission script checks them.
+        await Promise.all(
+          snapshot.agents
+            .filter((agent) => agent.tokenGeneration > 0)
+            .map((agent) => limits.setGeneration(agent.id, agent.tokenGeneration)),
+        );
+        await redis.set(snapshotKey, JSON.stringify({ ...snapshot, epoch: limits.epoch }));
+        await redis.publish(channel, instanceId);
+      } catch (error) {
+        throw connection.unavailable(error);
+      }
+    },
+
+    reload,
+  };
+}
+
+export type SharedControl = ReturnType<typeof createSharedControl>;
