@@ -57,7 +57,8 @@ export function spawnServe(
         output: () => output,
         stop: () =>
           new Promise((done) => {
-            if (child.exitCode !== null) return done(child.exitCode);
+            // Already gone (exited, or killed by a signal: then exitCode stays null): no exit event to wait for.
+            if (child.exitCode !== null || child.signalCode !== null) return done(child.exitCode);
             child.once('exit', (code) => done(code));
             child.kill('SIGTERM');
           }),
