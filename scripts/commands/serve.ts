@@ -152,7 +152,7 @@ export function registerServeCommand(program: Command) {
         { serve },
         { createSharedGateway },
         { createRemoteVerifier },
-        { deepMerge, loadConfig },
+        { DEFAULT_CONFIG_FILE, deepMerge, loadConfig },
         cluster,
       ] = await Promise.all([
         import('../../mock-server/adapters/node-server.ts'),
@@ -166,7 +166,8 @@ export function registerServeCommand(program: Command) {
         options.store ? { store: { url: options.store } } : {},
       ) as GatewayConfigOverlay;
       const config = loadConfig({
-        file: options.config,
+        // The bundled file when none is named, so the startup text names it even with overrides laid over it.
+        file: options.config ?? DEFAULT_CONFIG_FILE,
         config: Object.keys(overlay).length > 0 ? overlay : undefined,
       });
       if (options.workers > 1 && config.store.url === 'memory')
