@@ -5,12 +5,10 @@
  * answer, a 5xx, an error that is not catalogue JSON) with the request that caused it, and the server's
  * memory; exits 1 on any violation or if the server died, 0 otherwise. Replay a run with its --seed.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Command } from 'commander';
 import fc from 'fast-check';
 import { intOption } from './cli-options.ts';
+import { startFuzzTarget } from './fuzz-target.ts';
 import {
   type FetchRequest,
   fetchRequestArb,
@@ -22,7 +20,6 @@ import {
   sendRaw,
   showRequest,
 } from './http-fuzz.ts';
-import { spawnServe } from './spawn-serve.ts';
 
 const options = new Command()
   .name('fuzz')
@@ -44,31 +41,15 @@ const CHUNK = 1000;
 const DEADLINE_MS = 20_000;
 const API_KEYS = ['ak_verified_2b8d4f6a1c9e', 'ak_early_7c3e9a1b5d2f', 'ak_none_4f1d2c9e8b7a'];
 
-const rssMb = (pid: number) =>
-  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-
 async function main() {
-  const dir = mkdtempSync(join(tmpdir(), 'agent-gateway-fuzz-'));
-  const config = join(dir, 'fuzz.yaml');
   // Short timeouts so that stalled requests are answered in a second or two.
-  writeFileSync(
-    config,
-    'server:\n  headers_timeout_ms: 1000\n  request_timeout_ms: 1500\n  idle_timeout_ms: 1000\n',
+  const target = await startFuzzTarget(
+    'fuzz',
+    { headers_timeout_ms: 1000, request_timeout_ms: 1500, idle_timeout_ms: 1000 },
+    API_KEYS,
   );
-  const server = await spawnServe(['--config', config], { env: { AGENT_GATEWAY_SIGNING_SECRET: '' } });
-  const pid = server.child.pid as number;
-  const port = Number(new URL(server.url).port);
+  const { pid, port, tokens } = target;
   try {
-    const tokens = await Promise.all(
-      API_KEYS.map(async (apiKey) => {
-        const minted = await fetch(`${server.url}/idp/token`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ api_key: apiKey }),
-        });
-        return ((await minted.json()) as { token: string }).token;
-      }),
-    );
     const raw = rawRequestArb(tokens);
     const viaFetch = fetchRequestArb(tokens);
     const counts = new Map<string, number>();
@@ -77,7 +58,7 @@ async function main() {
     let sent = 0;
     const started = performance.now();
     process.stdout.write(
-      `Fuzzing ${server.url} (pid ${pid}): ${options.requests} requests, ${options.concurrency} at a time, ${options.fetchPercent}% with fetch, seed ${seed}\n`,
+      `Fuzzing ${target.url} (pid ${pid}): ${options.requests} requests, ${options.concurrency} at a time, ${options.fetchPercent}% with fetch, seed ${seed}\n`,
     );
 
     const judge = (transport: string, outcome: Outcome, method: string, shown: string, rawBytes?: string) => {
@@ -100,7 +81,7 @@ async function main() {
         ...fc
           .sample(viaFetch, { numRuns: fetchCount, seed: seed + chunk })
           .map((request: FetchRequest) => async () => {
-            const outcome = await sendFetch(server.url, request, DEADLINE_MS);
+            const outcome = await sendFetch(target.url, request, DEADLINE_MS);
             judge(
               'fetch',
               outcome,
@@ -118,32 +99,31 @@ async function main() {
       sent += size;
       if (chunk % 10 === 9 || sent >= options.requests)
         process.stdout.write(
-          `  ${sent} sent, ${violations.length} violation(s), server RSS ${rssMb(pid).toFixed(0)} MB\n`,
+          `  ${sent} sent, ${violations.length} violation(s), server RSS ${target.rssMb().toFixed(0)} MB\n`,
         );
-      if (server.child.exitCode !== null) break;
+      if (target.exited()) break;
     }
 
     const seconds = (performance.now() - started) / 1000;
-    const health = await fetch(`${server.url}/v1/health`).then(
+    const health = await fetch(`${target.url}/v1/health`).then(
       (r) => r.status,
       () => 0,
     );
-    const alive = server.child.exitCode === null && health === 200;
+    const alive = !target.exited() && health === 200;
     process.stdout.write(
       `\nAnswers by transport and status (${sent} requests in ${seconds.toFixed(1)} s):\n`,
     );
     for (const [key, n] of [...counts].sort(([a], [b]) => a.localeCompare(b)))
       process.stdout.write(`  ${key.padEnd(36)} ${String(n).padStart(8)}\n`);
     process.stdout.write(
-      `\nserver: ${alive ? 'alive, health 200' : 'NOT answering'}; RSS ${alive ? rssMb(pid).toFixed(0) : '?'} MB\n`,
+      `\nserver: ${alive ? 'alive, health 200' : 'NOT answering'}; RSS ${alive ? target.rssMb().toFixed(0) : '?'} MB\n`,
     );
     process.stdout.write(`violations: ${violations.length}\n`);
     for (const violation of violations.slice(0, 20)) process.stdout.write(`  ${violation}\n`);
     process.stdout.write(`seed ${seed} (replay with --seed ${seed})\n`);
     process.exitCode = violations.length === 0 && alive ? 0 : 1;
   } finally {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await target.stop();
   }
 }
 

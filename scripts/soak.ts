@@ -6,13 +6,11 @@
  * and at the end the RSS after warm-up against the last minute's: flat means every store is bounded. Exits 1
  * if an answer broke the fuzz property or the server died.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Command } from 'commander';
 import fc from 'fast-check';
 import { intOption } from './cli-options.ts';
+import { startFuzzTarget } from './fuzz-target.ts';
 import {
   fetchRequestArb,
   type Outcome,
@@ -22,7 +20,6 @@ import {
   sendRaw,
   showRequest,
 } from './http-fuzz.ts';
-import { spawnServe } from './spawn-serve.ts';
 
 const options = new Command()
   .name('soak')
@@ -45,8 +42,6 @@ const SAMPLE_MS = 5000;
 const DEADLINE_MS = 20_000;
 const API_KEYS = ['ak_verified_2b8d4f6a1c9e', 'ak_early_7c3e9a1b5d2f', 'ak_allowlisted_9e5a3c7b1d4f'];
 
-const rssMb = (pid: number) =>
-  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const classOf = (outcome: Outcome) =>
   outcome.answers.length === 0 ? 'none' : `${Math.floor((outcome.answers[0]?.status ?? 0) / 100)}xx`;
@@ -64,25 +59,13 @@ function silentConnection(port: number): Promise<void> {
 }
 
 async function main() {
-  const dir = mkdtempSync(join(tmpdir(), 'agent-gateway-soak-'));
-  const config = join(dir, 'soak.yaml');
-  writeFileSync(
-    config,
-    'server:\n  headers_timeout_ms: 2000\n  request_timeout_ms: 3000\n  idle_timeout_ms: 2000\n',
+  const target = await startFuzzTarget(
+    'soak',
+    { headers_timeout_ms: 2000, request_timeout_ms: 3000, idle_timeout_ms: 2000 },
+    API_KEYS,
   );
-  const server = await spawnServe(['--config', config], { env: { AGENT_GATEWAY_SIGNING_SECRET: '' } });
-  const pid = server.child.pid as number;
-  const port = Number(new URL(server.url).port);
-  const mint = async (apiKey: string) => {
-    const minted = await fetch(`${server.url}/idp/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ api_key: apiKey }),
-    });
-    return ((await minted.json()) as { token: string }).token;
-  };
+  const { pid, port, tokens } = target;
   try {
-    const tokens = await Promise.all(API_KEYS.map(mint));
     // Steady traffic: one fetch-like tool call for every raw request, each with a fresh request id and key.
     const raw = fc.infiniteStream(rawRequestArb(tokens));
     const viaFetch = fc.infiniteStream(fetchRequestArb(tokens));
@@ -107,7 +90,7 @@ async function main() {
     const started = performance.now();
     const endAt = started + options.minutes * 60_000;
     process.stdout.write(
-      `Soak of ${server.url} (pid ${pid}): ${options.rate} requests/s for ${options.minutes} min, seed ${seed}\n` +
+      `Soak of ${target.url} (pid ${pid}): ${options.rate} requests/s for ${options.minutes} min, seed ${seed}\n` +
         'minute  requests      2xx      4xx      5xx  no answer  RSS MB (min-max of the minute)\n',
     );
 
@@ -131,7 +114,7 @@ async function main() {
         const request = fetchIterator.next().value;
         request.headers['x-request-id'] = `soak-${serial}`;
         request.headers['idempotency-key'] = `"soak-${serial}"`;
-        const outcome = await sendFetch(server.url, request, DEADLINE_MS);
+        const outcome = await sendFetch(target.url, request, DEADLINE_MS);
         count(classOf(outcome));
         for (const problem of outcomeViolations(outcome, request.method))
           violations.push(`fetch: ${problem} <- ${request.method} ${request.path}`);
@@ -154,7 +137,7 @@ async function main() {
       minute.clear();
       minuteSamples = [];
     };
-    while (performance.now() < endAt && server.child.exitCode === null) {
+    while (performance.now() < endAt && !target.exited()) {
       const tickStart = performance.now();
       // Steady: as many as the rate asks for by now, whatever a tick cost.
       const due = Math.floor(((tickStart - started) / 1000) * options.rate) - sent - skipped;
@@ -169,7 +152,7 @@ async function main() {
         void work.finally(() => pending.delete(work));
       }
       if (tickStart >= nextSample) {
-        const rss = rssMb(pid);
+        const rss = target.rssMb();
         samples.push({ at: tickStart - started, rss });
         minuteSamples.push(rss);
         nextSample += SAMPLE_MS;
@@ -178,10 +161,10 @@ async function main() {
       await sleep(Math.max(0, TICK_MS - (performance.now() - tickStart)));
     }
     await Promise.all(pending);
-    minuteSamples.push(rssMb(pid));
+    minuteSamples.push(target.rssMb());
     report();
 
-    const alive = server.child.exitCode === null && (await fetch(`${server.url}/v1/health`)).status === 200;
+    const alive = !target.exited() && (await fetch(`${target.url}/v1/health`)).status === 200;
     const afterWarmup = samples.filter((s) => s.at >= 60_000);
     const lastMinute = samples.filter((s) => s.at >= (options.minutes - 1) * 60_000);
     const firstRss = (afterWarmup[0] ?? samples[0])?.rss ?? 0;
@@ -200,8 +183,7 @@ async function main() {
     for (const violation of violations.slice(0, 20)) process.stdout.write(`  ${violation}\n`);
     process.exitCode = alive && violations.length === 0 ? 0 : 1;
   } finally {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await target.stop();
   }
 }
 
