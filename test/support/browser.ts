@@ -1,16 +1,19 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium } from 'playwright-core';
-import { describe, it } from 'vitest';
+import { describeNeeding, type SystemBinary } from './system-binary.ts';
 
 /** Debian's Chromium (`apt-get install -y chromium`), or another binary named by AGENT_GATEWAY_CHROMIUM. */
 export const CHROMIUM = process.env.AGENT_GATEWAY_CHROMIUM || '/usr/bin/chromium';
-/** Set by .ci/run: in CI a missing browser fails the browser tests instead of skipping them. */
-const REQUIRED = process.env.AGENT_GATEWAY_REQUIRE_BROWSER === '1';
-const INSTALL =
-  'apt-get update && apt-get install -y chromium (or set AGENT_GATEWAY_CHROMIUM to a Chromium binary)';
+const BROWSER: SystemBinary = {
+  what: 'Chromium',
+  path: CHROMIUM,
+  requireEnv: 'AGENT_GATEWAY_REQUIRE_BROWSER',
+  install:
+    'apt-get update && apt-get install -y chromium (or set AGENT_GATEWAY_CHROMIUM to a Chromium binary)',
+};
 
 /** Screenshots the browser tests take: test artefacts under the git-ignored reports/ folder. */
 export const SCREENSHOTS = fileURLToPath(new URL('../../reports/screenshots/', import.meta.url));
@@ -20,22 +23,7 @@ export const SCREENSHOTS = fileURLToPath(new URL('../../reports/screenshots/', i
  * to install it); with AGENT_GATEWAY_REQUIRE_BROWSER=1 (CI) a missing browser is a failing test instead.
  */
 export function describeInBrowser(name: string, body: () => void) {
-  if (existsSync(CHROMIUM)) {
-    describe(name, body);
-    return;
-  }
-  if (REQUIRED) {
-    describe(name, () => {
-      it('needs Chromium', () => {
-        throw new Error(`No Chromium at ${CHROMIUM}, and AGENT_GATEWAY_REQUIRE_BROWSER=1: ${INSTALL}`);
-      });
-    });
-    return;
-  }
-  process.stderr.write(
-    `\n*** SKIPPED browser tests "${name}": no Chromium at ${CHROMIUM}. Install it: ${INSTALL} ***\n\n`,
-  );
-  describe.skip(name, body);
+  describeNeeding(BROWSER, 'browser', name, body);
 }
 
 /**

@@ -1,38 +1,26 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'vitest';
+import { describeNeeding, type SystemBinary } from './system-binary.ts';
 
 /** Debian's redis-server (`apt-get install -y redis-server`), or another binary named by AGENT_GATEWAY_REDIS_SERVER. */
 export const REDIS_SERVER = process.env.AGENT_GATEWAY_REDIS_SERVER || '/usr/bin/redis-server';
-/** Set by .ci/run: in CI a missing redis-server fails the Redis tests instead of skipping them. */
-const REQUIRED = process.env.AGENT_GATEWAY_REQUIRE_REDIS === '1';
-const INSTALL =
-  'apt-get update && apt-get install -y redis-server (no need to run it as a service: the tests start their own), or set AGENT_GATEWAY_REDIS_SERVER';
+const REDIS: SystemBinary = {
+  what: 'redis-server',
+  path: REDIS_SERVER,
+  requireEnv: 'AGENT_GATEWAY_REQUIRE_REDIS',
+  install:
+    'apt-get update && apt-get install -y redis-server (no need to run it as a service: the tests start their own), or set AGENT_GATEWAY_REDIS_SERVER',
+};
 
 /**
  * A describe block for tests against a real Redis. Without redis-server it is skipped, loudly (saying how
  * to install it); with AGENT_GATEWAY_REQUIRE_REDIS=1 (CI) a missing server is a failing test instead.
  */
 export function describeWithRedis(name: string, body: () => void) {
-  if (existsSync(REDIS_SERVER)) {
-    describe(name, body);
-    return;
-  }
-  if (REQUIRED) {
-    describe(name, () => {
-      it('needs redis-server', () => {
-        throw new Error(`No redis-server at ${REDIS_SERVER}, and AGENT_GATEWAY_REQUIRE_REDIS=1: ${INSTALL}`);
-      });
-    });
-    return;
-  }
-  process.stderr.write(
-    `\n*** SKIPPED Redis tests "${name}": no redis-server at ${REDIS_SERVER}. Install it: ${INSTALL} ***\n\n`,
-  );
-  describe.skip(name, body);
+  describeNeeding(REDIS, 'Redis', name, body);
 }
 
 /** A free loopback port (the OS picks it; the server using it binds right after). */
