@@ -161,6 +161,13 @@ export function describeCall(exchange: Exchange): string {
 
 /** Raises Inconclusive when the client gave up on a 429 (the suite's own traffic was rate-limited). */
 export function observed(exchange: Exchange): Exchange {
+  if (exchange.rateLimitExhausted && exchange.retryAfterUntruthful) {
+    throw new Inconclusive(
+      `${describeCall(exchange)} was still rate-limited after ${exchange.attempts} attempts, each sent once the Retry-After its 429 asked for (${Math.ceil((exchange.retryAfterMs ?? 0) / 1000)} s) had passed: the gateway's Retry-After is not truthful (spec §7; ratelimit.retry-after-honoured judges that rule), and raising --max-wait-seconds will not help`,
+      'retry-after-untruthful',
+      exchange,
+    );
+  }
   if (exchange.rateLimitExhausted) {
     const asked =
       exchange.retryAfterMs !== undefined
@@ -186,12 +193,16 @@ export function settleUnobserved(
 ): CheckOutcome | undefined {
   if (cases.length === 0) return undefined;
   const unserved = cases.find(
-    (c) => c.reason === 'max-wait' && c.exchange && !ctx.client.answered(c.exchange.key),
+    (c) =>
+      (c.reason === 'max-wait' || c.reason === 'retry-after-untruthful') &&
+      c.exchange &&
+      !ctx.client.answered(c.exchange.key),
   );
   if (unserved?.exchange) {
     const exchange = unserved.exchange;
-    const asked =
-      exchange.retryAfterMs !== undefined
+    const asked = exchange.retryAfterUntruthful
+      ? ` (after ${exchange.attempts} attempts, each waiting the Retry-After it asked: not truthful)`
+      : exchange.retryAfterMs !== undefined
         ? ` (Retry-After ${Math.ceil(exchange.retryAfterMs / 1000)} s, beyond --max-wait-seconds ${ctx.maxWaitSeconds})`
         : ` (still so after ${exchange.attempts} attempts with backoff)`;
     return {

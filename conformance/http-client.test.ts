@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { observed } from './check.ts';
 import { backoffMs, createSuiteClient } from './http-client.ts';
 import { commandToken, staticToken, type TokenSource } from './token-source.ts';
 
@@ -98,6 +99,24 @@ describe('the suite client obeys the client safety rules', () => {
     expect(arrivals).toHaveLength(4);
     const gaps = arrivals.slice(1).map((a, i) => a.at - (arrivals[i]?.at ?? 0));
     expect(gaps[1]).toBeGreaterThan(gaps[0] as number);
+  });
+
+  it('says when the retry cap ran out although every retry waited the Retry-After asked: not truthful', async () => {
+    const { base, arrivals } = await scripted([limited({ 'retry-after': '0' })]);
+    const client = createSuiteClient({ baseUrl: base, tokens: {}, maxWaitSeconds: 5, maxRetries: 2 });
+    const exchange = await client.send({ method: 'GET', path: '/v1/whoami' });
+    client.close();
+    expect(arrivals).toHaveLength(3);
+    expect(exchange.rateLimitExhausted).toBe(true);
+    expect(exchange.retryAfterUntruthful).toBe(true);
+    expect(() => observed(exchange)).toThrow(/Retry-After is not truthful .*will not help/);
+    // Without a Retry-After the suite chose its own waits: nothing says the gateway misled it.
+    const backoff = await scripted([limited()]);
+    const other = createSuiteClient({ baseUrl: backoff.base, tokens: {}, maxWaitSeconds: 5, maxRetries: 1 });
+    const unsaid = await other.send({ method: 'GET', path: '/v1/whoami' });
+    other.close();
+    expect(unsaid.rateLimitExhausted).toBe(true);
+    expect(unsaid.retryAfterUntruthful).toBeUndefined();
   });
 
   it('does not wait beyond --max-wait-seconds: the 429 is reported as exhausted at once, with the wait it asked', async () => {

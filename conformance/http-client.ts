@@ -46,6 +46,11 @@ export interface Exchange {
   rateLimitExhausted: boolean;
   /** With rateLimitExhausted: the wait the last 429 asked for (ms), when it said (Retry-After). */
   retryAfterMs?: number;
+  /**
+   * With rateLimitExhausted: the retry cap ran out although every retry waited the Retry-After its 429 asked
+   * for, within --max-wait-seconds: the gateway's Retry-After is not truthful (no budget of the user's to raise).
+   */
+  retryAfterUntruthful?: boolean;
   /** Retries of a 502/503/504 before this answer (spec section 7: transient). */
   transientRetries: number;
   /** With transientRetries: the status of the first failed attempt. */
@@ -214,6 +219,7 @@ export function createSuiteClient(options: ClientOptions) {
       let transientRetries = 0;
       let transientStatus: number | undefined;
       let refreshed = false;
+      let retryAfterWaits = 0;
       for (;;) {
         attempts += 1;
         const headers: [string, string][] = Object.entries(request.headers ?? {});
@@ -271,7 +277,16 @@ export function createSuiteClient(options: ClientOptions) {
         }
         if (response.status !== 429 || sendOptions.observe429) return exchange(false);
         const wait = attempts <= maxRetries ? waitFor(response, attempts) : undefined;
-        if (wait === undefined) return exchange(true);
+        if (wait === undefined) {
+          const asked = retryAfterOf(response);
+          const untruthful =
+            attempts > maxRetries &&
+            retryAfterWaits === attempts - 1 &&
+            asked !== undefined &&
+            asked <= options.maxWaitSeconds * 1000;
+          return { ...exchange(true), ...(untruthful && { retryAfterUntruthful: true }) };
+        }
+        if (retryAfterOf(response) !== undefined) retryAfterWaits += 1;
         options.log?.(
           `  429 from ${request.method} ${request.path}: waiting ${(wait / 1000).toFixed(1)} s (attempt ${attempts}/${maxRetries + 1})`,
         );

@@ -16,6 +16,9 @@ export type Verdict = 'pass' | 'fail' | 'skipped' | 'inconclusive';
  *   but a 429 beyond the suite's waits (a gateway that serves nothing). A failure, never a pass.
  * - `max-wait`: the gateway had served those calls, but later asked for a longer wait than
  *   --max-wait-seconds (or kept answering 429 past the retry cap): raise --max-wait-seconds.
+ * - `retry-after-untruthful`: the gateway kept answering 429 although the suite waited the Retry-After it
+ *   asked each time (within --max-wait-seconds): its Retry-After is not truthful (ratelimit.retry-after-honoured
+ *   judges that rule); no budget of the user's would help.
  * - `rate-limit-budget`: no 429 within --rate-limit-budget requests: the limit is higher than the budget.
  * - `token-refused`: the valid token stopped being accepted during the run (it expired?).
  * - `time-limit`: the check's time limit ran out before its cases did.
@@ -24,6 +27,7 @@ export type Verdict = 'pass' | 'fail' | 'skipped' | 'inconclusive';
 export type Unobserved =
   | 'not-served'
   | 'max-wait'
+  | 'retry-after-untruthful'
   | 'rate-limit-budget'
   | 'token-refused'
   | 'time-limit'

@@ -18,11 +18,11 @@ export const painter = (enabled: boolean) => (verdict: CheckResult['verdict'], t
 const abbreviate = (text: string, max = 300) =>
   text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
 
-/** What each reason a check could not observe means, in a summary. */
 /** Why a check could not observe its rule, as reports say it. */
 export const UNOBSERVED_LABEL: Record<Unobserved, string> = {
   'not-served': 'never served',
   'max-wait': 'waits beyond --max-wait-seconds',
+  'retry-after-untruthful': 'Retry-After not truthful',
   'rate-limit-budget': 'no 429 within --rate-limit-budget',
   'token-refused': 'token refused mid-run',
   'time-limit': 'time limit',
