@@ -183,9 +183,8 @@ export function createSuiteClient(options: ClientOptions) {
       req.end();
     });
 
-  /** The wait before retrying a 429, or undefined when it would exceed --max-wait-seconds. */
-  const waitFor = (response: SuiteResponse, attempt: number): number | undefined => {
-    const asked = retryAfterOf(response);
+  /** The wait before a retry (the Retry-After asked, in ms, else backoff), or undefined beyond --max-wait-seconds. */
+  const waitFor = (asked: number | undefined, attempt: number): number | undefined => {
     const wait = asked !== undefined ? asked + Math.random() * 100 : backoffMs(attempt);
     return wait > options.maxWaitSeconds * 1000 ? undefined : wait;
   };
@@ -264,7 +263,7 @@ export function createSuiteClient(options: ClientOptions) {
         if (isTransient(response.status) && transientRetries < MAX_TRANSIENT_RETRIES) {
           // A transient server failure (spec section 7: retry with backoff): a gateway may have one now and
           // then, and the checks judge the outcome, not the hiccup. One that keeps failing is observed.
-          const wait = waitFor(response, transientRetries + 1);
+          const wait = waitFor(retryAfterOf(response), transientRetries + 1);
           if (wait !== undefined) {
             transientRetries += 1;
             transientStatus ??= response.status;
@@ -276,9 +275,9 @@ export function createSuiteClient(options: ClientOptions) {
           }
         }
         if (response.status !== 429 || sendOptions.observe429) return exchange(false);
-        const wait = attempts <= maxRetries ? waitFor(response, attempts) : undefined;
+        const asked = retryAfterOf(response);
+        const wait = attempts <= maxRetries ? waitFor(asked, attempts) : undefined;
         if (wait === undefined) {
-          const asked = retryAfterOf(response);
           const untruthful =
             attempts > maxRetries &&
             retryAfterWaits === attempts - 1 &&
@@ -286,7 +285,7 @@ export function createSuiteClient(options: ClientOptions) {
             asked <= options.maxWaitSeconds * 1000;
           return { ...exchange(true), ...(untruthful && { retryAfterUntruthful: true }) };
         }
-        if (retryAfterOf(response) !== undefined) retryAfterWaits += 1;
+        if (asked !== undefined) retryAfterWaits += 1;
         options.log?.(
           `  429 from ${request.method} ${request.path}: waiting ${(wait / 1000).toFixed(1)} s (attempt ${attempts}/${maxRetries + 1})`,
         );
