@@ -6,6 +6,7 @@ import { createSuiteClient } from './http-client.ts';
 import { redactTokens } from './redact.ts';
 import { staticToken, TokenCommandError, type TokenSource } from './token-source.ts';
 import type { CheckResult, ExchangeRecord, Reproduction, Unobserved } from './types.ts';
+import { blockingUnobserved } from './unobserved.ts';
 
 export interface ConformanceOptions {
   /** The gateway's base URL, e.g. `https://staging.example.com` (paths under /v1 are appended). */
@@ -43,6 +44,11 @@ export interface ConformanceOptions {
   path?: string;
   /** Check ids to run (default: all). */
   only?: readonly string[];
+  /**
+   * Check ids the user accepts leaving unobserved (e.g. `ratelimit.burst-429` for a limit beyond any
+   * budget): an inconclusive one of them does not make the run exit 2. Listed in every report.
+   */
+  allowUnobserved?: readonly string[];
   /** JSON bodies the tools are called with; their fields are "not shown" in the spec. */
   searchBody?: string;
   fetchBody?: string;
@@ -64,6 +70,8 @@ export interface ConformanceReport {
   durationMs: number;
   requests: number;
   checks: CheckResult[];
+  /** The checks the user accepted leaving unobserved (--allow-unobserved), as given. */
+  allowedUnobserved: string[];
   summary: {
     pass: number;
     fail: number;
@@ -76,11 +84,16 @@ export interface ConformanceReport {
     notServed: number;
     /** Inconclusive checks by why they could not observe (a budget the user set, a suite error). */
     inconclusiveBy: Partial<Record<Unobserved, number>>;
+    /** Inconclusive MUST checks not accepted with --allow-unobserved: each makes the run exit 2. */
+    mustUnobserved: number;
   };
 }
 
 /** The counts a report heads with, from its check results (the reporters and the exit code read these). */
-export function summariseResults(results: readonly CheckResult[]): ConformanceReport['summary'] {
+export function summariseResults(
+  results: readonly CheckResult[],
+  allowed: readonly string[] = [],
+): ConformanceReport['summary'] {
   const count = (verdict: CheckResult['verdict']) => results.filter((r) => r.verdict === verdict).length;
   const inconclusiveBy: Partial<Record<Unobserved, number>> = {};
   for (const r of results) {
@@ -97,6 +110,7 @@ export function summariseResults(results: readonly CheckResult[]): ConformanceRe
     executed: results.length - count('skipped'),
     notServed: results.filter((r) => r.verdict === 'fail' && r.unobserved === 'not-served').length,
     inconclusiveBy,
+    mustUnobserved: blockingUnobserved(results, false, allowed).length,
   };
 }
 
@@ -137,11 +151,21 @@ export function defaultSeed(): number {
   return seed;
 }
 
-/** Exit code for CI: 0 no MUST failed (with strict: no SHOULD either); 1 a check failed; 2 nothing executed. */
-export function exitCodeFor(report: ConformanceReport, strict: boolean): 0 | 1 | 2 {
+/**
+ * Exit code for CI. 0: every MUST check (with strict, every SHOULD too) was observed and passed, or was
+ * skipped for want of an input or accepted unobserved by the user. 1: a check failed. 2: the suite could
+ * not do its job: nothing executed, or a MUST check (with strict, a SHOULD too) could not observe its rule
+ * and was not accepted with --allow-unobserved. A failure wins over an unobserved check.
+ */
+export function exitCodeFor(
+  report: Pick<ConformanceReport, 'summary' | 'checks'> &
+    Partial<Pick<ConformanceReport, 'allowedUnobserved'>>,
+  strict: boolean,
+): 0 | 1 | 2 {
   if (report.summary.executed === 0) return 2;
   if (report.summary.mustFailed > 0) return 1;
   if (strict && report.summary.shouldFailed > 0) return 1;
+  if (blockingUnobserved(report.checks, strict, report.allowedUnobserved).length > 0) return 2;
   return 0;
 }
 
@@ -165,6 +189,8 @@ function checkJsonBody(name: string, body: string) {
  */
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
   const checks = selectChecks(options.only);
+  const allowedUnobserved = [...(options.allowUnobserved ?? [])];
+  selectChecks(allowedUnobserved);
   const log = options.log ?? (() => {});
   const searchBody = options.searchBody ?? DEFAULT_SEARCH_BODY;
   const fetchBody = options.fetchBody ?? DEFAULT_FETCH_BODY;
@@ -265,7 +291,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       durationMs: Date.now() - started,
       requests: client.requests,
       checks: results,
-      summary: summariseResults(results),
+      allowedUnobserved,
+      summary: summariseResults(results, allowedUnobserved),
     };
   } finally {
     client.close();
