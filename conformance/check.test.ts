@@ -27,6 +27,7 @@ const ctx = (overrides: Partial<CheckContext> = {}): CheckContext => ({
   seed: 42,
   numRuns: 30,
   timeLimitMs: 10_000,
+  now: () => 0,
   memo: (_key, compute) => compute(),
   log: () => {},
   ...overrides,

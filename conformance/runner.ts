@@ -1,8 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Check, CheckContext, Endpoint, ToolName } from './check.ts';
 import { CHECKS } from './checks/index.ts';
 import { DENIED_TOKEN, TOOLS, VALID_TOKEN } from './checks/support.ts';
-import { createSuiteClient } from './http-client.ts';
+import { createSuiteClient, REAL_CLOCK, type SuiteClock } from './http-client.ts';
 import { redactTokens } from './redact.ts';
 import { staticToken, TokenCommandError, type TokenSource } from './token-source.ts';
 import type { CheckResult, ExchangeRecord, Reproduction, Unobserved } from './types.ts';
@@ -27,14 +26,25 @@ export interface ConformanceOptions {
   deniedTool?: 'web.search' | 'web.fetch';
   /** Most requests the rate-limit burst may send (default 300). */
   rateLimitBudget?: number;
-  /** Longest Retry-After the suite waits (default 10 s). */
+  /** Longest single wait the suite grants a 429 (its Retry-After or rate-limit reset; default 60 s). */
   maxWaitSeconds?: number;
+  /**
+   * The whole run's time budget, waits included (default 300 s): the suite paces its checks to the
+   * gateway's limits within it, sending fewer generated cases when the limits are tight, and never begins
+   * a wait that would end after it (what that leaves unobserved is named, exit 2).
+   */
+  timeBudgetSeconds?: number;
+  /**
+   * The clock the suite waits on and measures with (default real time). Tests give the suite and the
+   * gateway one virtual clock, so that minutes of rate-limit waits take no real time.
+   */
+  clock?: SuiteClock;
   /**
    * Longest Retry-After waited once, by authz.allowed-calls-served, before a call is judged never served
    * (default 120 s, or maxWaitSeconds when that is longer).
    */
   longWaitSeconds?: number;
-  /** Waits (default: real time); tests inject their own. */
+  /** Waits (default: the clock's); tests inject their own. */
   sleep?: (ms: number) => Promise<void>;
   /** fast-check seed (default: $AGENT_GATEWAY_SEED, else random); printed so a run can be replayed. */
   seed?: number;
@@ -52,7 +62,7 @@ export interface ConformanceOptions {
   /** JSON bodies the tools are called with; their fields are "not shown" in the spec. */
   searchBody?: string;
   fetchBody?: string;
-  /** Longest time one check may generate cases for (default 60 s). */
+  /** Longest time one check may generate cases for, waits included (default 60 s, on the clock). */
   checkTimeLimitSeconds?: number;
   /** Progress lines (waits, bursts). */
   log?: (line: string) => void;
@@ -69,6 +79,9 @@ export interface ConformanceReport {
   startedAt: string;
   durationMs: number;
   requests: number;
+  /** The run's time budget (s), and the time spent waiting as the gateway asked (ms). */
+  timeBudgetSeconds: number;
+  waitedMs: number;
   checks: CheckResult[];
   /** The checks the user accepted leaving unobserved (--allow-unobserved), as given. */
   allowedUnobserved: string[];
@@ -121,6 +134,11 @@ export class CannotRunError extends Error {
     this.name = 'CannotRunError';
   }
 }
+
+/** Longest single wait granted a 429 by default (s): a 15 s block or a minute's window is waited out. */
+export const DEFAULT_MAX_WAIT_SECONDS = 60;
+/** The run's time budget by default (s), waits included. */
+export const DEFAULT_TIME_BUDGET_SECONDS = 300;
 
 export const DEFAULT_SEARCH_BODY = JSON.stringify({ query: 'agent tool gateway conformance' });
 export const DEFAULT_FETCH_BODY = JSON.stringify({ url: 'https://example.com/' });
@@ -200,11 +218,19 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     valid: asSource(options.token, '$TOKEN'),
     denied: asSource(options.deniedToken, '$DENIED_TOKEN'),
   };
+  const baseClock = options.clock ?? REAL_CLOCK;
+  const clock: SuiteClock = options.sleep ? { now: baseClock.now, sleep: options.sleep } : baseClock;
+  const maxWaitSeconds = options.maxWaitSeconds ?? DEFAULT_MAX_WAIT_SECONDS;
+  const timeBudgetSeconds = options.timeBudgetSeconds ?? DEFAULT_TIME_BUDGET_SECONDS;
+  const started = clock.now();
+  const deadline = started + timeBudgetSeconds * 1000;
   const client = createSuiteClient({
     baseUrl: options.baseUrl,
     tokens,
-    maxWaitSeconds: options.maxWaitSeconds ?? 10,
+    maxWaitSeconds,
     log,
+    clock,
+    deadline,
   });
   const seed = options.seed ?? defaultSeed();
   const numRuns = options.numRuns ?? 25;
@@ -214,8 +240,6 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     throw new CannotRunError(
       `unknown tool ${unknownTools.join(', ')} in the allowed tools; known: ${TOOLS.join(', ')}`,
     );
-  const maxWaitSeconds = options.maxWaitSeconds ?? 10;
-  const started = Date.now();
   const memo = new Map<string, Promise<unknown>>();
   const endpoints: Record<Endpoint['name'], Endpoint> = {
     whoami: { name: 'whoami', method: 'GET', path: '/v1/whoami' },
@@ -239,11 +263,12 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     numRuns,
     path: options.path,
     timeLimitMs: (options.checkTimeLimitSeconds ?? 60) * 1000,
+    now: clock.now,
     memo: <T>(key: string, compute: () => Promise<T>) => {
       if (!memo.has(key)) memo.set(key, compute());
       return memo.get(key) as Promise<T>;
     },
-    sleep: options.sleep ?? ((ms) => sleep(ms)),
+    sleep: (ms) => client.pause(ms, ''),
     log,
   };
 
@@ -275,8 +300,14 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     }
 
     const results: CheckResult[] = [];
-    for (const check of checks) {
-      const result = await runOne(check, ctx, [tokens.valid, tokens.denied]);
+    for (const [index, check] of checks.entries()) {
+      // Each check's share of what is left of the budget; the rate-limit checks (last) share one burst.
+      const left = deadline - clock.now();
+      const share = left / Math.max(1, checks.length - index);
+      const result = await runOne(check, { ...ctx, caseDeadline: clock.now() + share }, [
+        tokens.valid,
+        tokens.denied,
+      ]);
       if (result.reproduction && options.replayCommand && result.reproduction.path) {
         result.reproduction.replay = options.replayCommand(result, result.reproduction);
       }
@@ -288,8 +319,10 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       seed,
       numRuns,
       startedAt: new Date(started).toISOString(),
-      durationMs: Date.now() - started,
+      durationMs: clock.now() - started,
       requests: client.requests,
+      timeBudgetSeconds,
+      waitedMs: client.waitedMs,
       checks: results,
       allowedUnobserved,
       summary: summariseResults(results, allowedUnobserved),
@@ -320,7 +353,7 @@ async function runOne(
       requests: 0,
     };
   }
-  const started = Date.now();
+  const started = ctx.now();
   const before = ctx.client.requests;
   let outcome: Awaited<ReturnType<Check['run']>>;
   try {
@@ -336,7 +369,7 @@ async function runOne(
   return {
     ...base,
     ...(await withoutTokens(outcome, tokenSources)),
-    durationMs: Date.now() - started,
+    durationMs: ctx.now() - started,
     requests: ctx.client.requests - before,
   };
 }

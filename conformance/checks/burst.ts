@@ -65,7 +65,7 @@ async function retryTransient(ctx: CheckContext, first: TimedExchange): Promise<
     const exchange = await ctx.client.send(first.exchange.request, { raw: true });
     current = {
       exchange: { ...exchange, transientRetries: attempt, transientStatus: first.exchange.response.status },
-      receivedAt: Date.now(),
+      receivedAt: ctx.now(),
     };
     if (!isTransient(exchange.response.status)) break;
   }
@@ -94,7 +94,7 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
             const exchange = await ctx.client.send(requestFor(endpoint, { token: VALID_TOKEN }), {
               raw: true,
             });
-            return { exchange, receivedAt: Date.now() };
+            return { exchange, receivedAt: ctx.now() };
           }),
         );
         for (const timed of wave)

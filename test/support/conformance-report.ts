@@ -27,6 +27,8 @@ export function runReport(
     startedAt: '2026-11-23T00:00:00.000Z',
     durationMs: 2500,
     requests: 120,
+    timeBudgetSeconds: 300,
+    waitedMs: 0,
     ...over,
     allowedUnobserved: over.allowedUnobserved ?? [],
     checks,

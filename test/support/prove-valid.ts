@@ -31,8 +31,7 @@ export function proveValid(name: string, variants: readonly ProofTarget[]) {
           exitCodeFor({ ...report, allowedUnobserved: unobserved }, true),
           'accepted with --allow-unobserved, the same run exits 0',
         ).toBe(0);
-        for (const id of unobserved)
-          expect(report.checks.find((c) => c.id === id)?.unobserved).toMatch(/./);
+        for (const id of unobserved) expect(report.checks.find((c) => c.id === id)?.unobserved).toMatch(/./);
         // Passing is not enough to prove anything if the checks never looked: each one must pass, unless
         // the variant gives it nothing to observe (then exactly the verdict that says so).
         const verdicts = Object.fromEntries(report.checks.map((c) => [c.id, c.verdict]));
