@@ -87,6 +87,8 @@ export class CheckFailure extends Error {
   readonly aboutServerErrors: boolean;
   /** Set when the failure is that the gateway never served what the check needs. */
   readonly unobserved?: Unobserved;
+  /** The rule is about repeated calls itself (retry safety): keep its fix for a 409 / duplicate. */
+  readonly aboutRepeats: boolean;
 
   constructor(details: {
     expected: string;
@@ -94,6 +96,7 @@ export class CheckFailure extends Error {
     fix: string;
     exchange?: Exchange;
     aboutServerErrors?: boolean;
+    aboutRepeats?: boolean;
     unobserved?: Unobserved;
   }) {
     super(`expected ${details.expected}; got ${details.actual}`);
@@ -103,6 +106,7 @@ export class CheckFailure extends Error {
     this.fix = details.fix;
     this.exchange = details.exchange;
     this.aboutServerErrors = details.aboutServerErrors ?? false;
+    this.aboutRepeats = details.aboutRepeats ?? false;
     this.unobserved = details.unobserved;
   }
 }
@@ -110,6 +114,17 @@ export class CheckFailure extends Error {
 /** What a failure says when the gateway's answer was a server error, whatever the check is about. */
 export const SERVER_ERROR_FIX =
   "the gateway failed on its side, so this says nothing yet about the rule checked here: find the request in the gateway's logs (the reproduction sends it again) and make it succeed; the suite retries a 502, 503 or 504 up to 3 times (spec section 7), a 500 never";
+
+/** What a failure says when the answer refused a repeated call as a duplicate, whatever the check is about. */
+export const REPEAT_REFUSED_FIX =
+  'the gateway refused a call it had seen before as a duplicate or conflict: that breaks retry safety (spec §4 rule 4: whoami, search and fetch are safe to repeat; retry.sequential judges that rule), not the rule checked here, which that answer could not show: answer a repeated call as the first was answered';
+
+/** Whether an answer refuses a call as a repeat: 409, or an error whose code says duplicate or conflict. */
+export function isRepeatRefusal(exchange: Exchange): boolean {
+  const { status } = exchange.response;
+  const code = (exchange.response.json as { code?: unknown } | undefined)?.code;
+  return status === 409 || (status >= 400 && /duplicate|conflict|already/i.test(String(code ?? '')));
+}
 
 /** Whether an answer is a server error or no answer at all. */
 export const isServerError = (status: number) => status === 0 || status >= 500;
@@ -120,6 +135,9 @@ export const isServerError = (status: number) => status === 0 || status >= 500;
  */
 export function failureMessage(failure: CheckFailure): string {
   const exchange = failure.exchange;
+  if (exchange && !failure.aboutRepeats && isRepeatRefusal(exchange)) {
+    return `Expected ${failure.expected}; got ${failure.actual}: a repeated call refused as a duplicate (spec §4 rule 4, retry safety). Fix: ${REPEAT_REFUSED_FIX}`;
+  }
   if (!exchange || !isServerError(exchange.response.status)) {
     return `Expected ${failure.expected}; got ${failure.actual}. Fix: ${failure.fix}`;
   }

@@ -57,6 +57,11 @@ export interface ExchangeRecord {
 /** How to see a failure again: a curl command (tokens redacted) and the fast-check replay coordinates. */
 export interface Reproduction {
   curl?: string;
+  /**
+   * For a failure only a burst shows: a shell script that sends the burst again as the suite did and
+   * counts the statuses (tokens in $TOKEN).
+   */
+  script?: string;
   /** The failing request and its answer (new in the JSON report; older readers ignore it). */
   exchange?: ExchangeRecord;
   seed?: number;

@@ -55,6 +55,8 @@ export function formatSummary(report: ConformanceReport, exitCode: number, paint
       const r = failure.reproduction;
       if (r?.counterexample) lines.push(`  counterexample: ${printable(abbreviate(r.counterexample))}`);
       if (r?.curl) lines.push(`  reproduce: ${r.curl}`);
+      if (r?.script)
+        lines.push('  reproduce the burst (a script):', ...r.script.split('\n').map((l) => `    ${l}`));
       if (r?.seed !== undefined && r.path) lines.push(`  seed ${r.seed}, path "${r.path}"`);
       if (r?.replay) lines.push(`  replay: ${r.replay}`);
     }

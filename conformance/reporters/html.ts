@@ -106,6 +106,11 @@ function failureArticle(check: CheckResult): string {
       '<h4>Reproduce with curl <span class="hint">(tokens stay in $TOKEN / $DENIED_TOKEN)</span></h4>',
       pre(r.curl, 'curl'),
     );
+  if (r?.script)
+    parts.push(
+      '<h4>Reproduce the burst <span class="hint">(only a burst shows this)</span></h4>',
+      pre(r.script, 'script'),
+    );
   if (r?.replay) parts.push('<h4>Replay the shrunk counterexample</h4>', pre(r.replay, 'replay'));
   else if (r?.seed !== undefined && r.path)
     parts.push(`<p>Seed ${r.seed}, path <code>${escapeHtml(r.path)}</code>.</p>`);

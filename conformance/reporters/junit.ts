@@ -37,6 +37,7 @@ export function toJunitXml(report: ConformanceReport): string {
         c.message,
         r?.counterexample && `counterexample: ${r.counterexample}`,
         r?.curl && `reproduce: ${r.curl}`,
+        r?.script && `reproduce the burst:\n${r.script}`,
         r?.replay && `replay: ${r.replay}`,
       ]
         .filter(Boolean)

@@ -59,6 +59,8 @@ function failureSection(check: CheckResult): string[] {
     lines.push('', 'Counterexample (shrunk):', '', codeBlock(abbreviate(r.counterexample), 'text'));
   if (r?.curl)
     lines.push('', 'Reproduce (tokens stay in `$TOKEN` / `$DENIED_TOKEN`):', '', codeBlock(r.curl, 'sh'));
+  if (r?.script)
+    lines.push('', 'Reproduce the burst (only a burst shows this):', '', codeBlock(r.script, 'sh'));
   if (r?.replay) lines.push('', 'Replay the shrunk counterexample:', '', codeBlock(r.replay, 'sh'));
   else if (r?.seed !== undefined && r.path) lines.push('', `Seed ${r.seed}, path ${inlineCode(r.path)}.`);
   return lines;
