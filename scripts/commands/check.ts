@@ -20,6 +20,7 @@ interface CheckOptions {
   allowedTools?: ('web.search' | 'web.fetch')[];
   rateLimitBudget: number;
   maxWaitSeconds: number;
+  timeBudgetSeconds: number;
   seed?: number;
   numRuns: number;
   path?: string;
@@ -29,6 +30,7 @@ interface CheckOptions {
   reportJunit?: string;
   reportMarkdown?: string;
   reportHtml?: string;
+  adviceFor: 'cli' | 'action';
   strict?: boolean;
   searchBody?: string;
   fetchBody?: string;
@@ -157,9 +159,15 @@ export function registerCheckCommand(program: Command) {
     )
     .option(
       '--max-wait-seconds <s>',
-      'longest Retry-After the suite waits (a call never served yet is waited out once, up to 120 s)',
+      'longest single wait the suite grants a 429 (its Retry-After or rate-limit reset); a call never served yet is waited out once, up to 120 s',
       intOption(0, 3600),
-      10,
+      60,
+    )
+    .option(
+      '--time-budget-seconds <s>',
+      "the whole run's time budget, waits included: the suite paces its checks to the gateway's limits within it, sending fewer generated cases when they are tight",
+      intOption(10, 86_400),
+      300,
     )
     .option(
       '--seed <n>',
@@ -183,6 +191,15 @@ export function registerCheckCommand(program: Command) {
     .option(
       '--report-html <file>',
       'write an HTML report here (one self-contained file: verdicts by spec section, failures with their exchange, curl and replay)',
+    )
+    .addOption(
+      new Option(
+        '--advice-for <who>',
+        "whose names the Markdown summary's advice uses (the GitHub Action passes action)",
+      )
+        .choices(['cli', 'action'])
+        .default('cli')
+        .hideHelp(),
     )
     .option('--strict', 'fail (exit 1) on SHOULD checks too')
     .option(
@@ -243,7 +260,7 @@ export function registerCheckCommand(program: Command) {
           ? `\n--allowed-tools ${options.allowedTools?.join(',') || 'none'}: ${narrowed.join(' and ')} not called with $TOKEN (skipped, not passed)`
           : '';
       process.stdout.write(
-        `Agent Tool Gateway conformance: ${options.baseUrl}\n${checks.length} checks, ${options.numRuns} cases per property${skipNote}${toolNote}\n\n`,
+        `Agent Tool Gateway conformance: ${options.baseUrl}\n${checks.length} checks, ${options.numRuns} cases per property${skipNote}${toolNote}\nTime budget ${options.timeBudgetSeconds} s (--time-budget-seconds), waits paced to the gateway's limits, each at most ${options.maxWaitSeconds} s (--max-wait-seconds)${options.allowUnobserved ? `\nAccepted unobserved (--allow-unobserved): ${options.allowUnobserved.join(', ')}` : ''}\n\n`,
       );
       let report: Awaited<ReturnType<typeof runConformance>>;
       try {
@@ -255,6 +272,7 @@ export function registerCheckCommand(program: Command) {
           allowedTools: options.allowedTools,
           rateLimitBudget: options.rateLimitBudget,
           maxWaitSeconds: options.maxWaitSeconds,
+          timeBudgetSeconds: options.timeBudgetSeconds,
           seed: options.seed,
           numRuns: options.numRuns,
           path: options.path,
@@ -284,7 +302,8 @@ export function registerCheckCommand(program: Command) {
       if (options.reportJson)
         writeReport(options.reportJson, `${JSON.stringify(toJsonReport(report, exitCode), null, 2)}\n`);
       if (options.reportJunit) writeReport(options.reportJunit, toJunitXml(report));
-      if (options.reportMarkdown) writeReport(options.reportMarkdown, toMarkdownSummary(report, exitCode));
+      if (options.reportMarkdown)
+        writeReport(options.reportMarkdown, toMarkdownSummary(report, exitCode, options.adviceFor));
       if (options.reportHtml) {
         // Loaded only when asked for: the other runs do not pay for it.
         const { toHtmlReport } = await import('../../conformance/reporters/html.ts');
