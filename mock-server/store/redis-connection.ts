@@ -18,6 +18,11 @@ export interface RedisConnection {
   key(name: string): string;
   /** The 503 state_store_unavailable a failed Redis call becomes (never a 500, never a fallback). */
   unavailable(error: unknown): GatewayError;
+  /**
+   * Set while the store disagrees with this instance (another signing secret or config: store-guard.ts):
+   * every request that depends on shared state is refused with it (503 state_store_conflict).
+   */
+  refusal?: GatewayError;
   /** A second connection for pub/sub (a subscribed connection can run nothing else). */
   subscriber(): Redis;
   close(): Promise<void>;

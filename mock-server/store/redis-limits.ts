@@ -216,6 +216,7 @@ export function createRedisLimits(
       now: number,
       maxInFlight: number | null | undefined,
     ): Promise<SharedAdmission> {
+      if (connection.refusal) throw connection.refusal;
       const keys = [connection.key(`lease:${subject.agentId}`), generationsKey, epochKey];
       const lease = randomUUID();
       const args: (string | number)[] = [

@@ -46,7 +46,7 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
   const reloadLogged = () =>
     reload().catch((error) => connection.options.log(`admin state not re-read: ${String(error)}`));
 
-  return {
+  const control = {
     /** Subscribes, then takes over the store's state, or seeds it with this instance's when there is none. */
     async start() {
       subscriber.on('message', (_channel: string, from: string) => {
@@ -64,6 +64,13 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
       );
       if (!seeded) await reload();
       started = true;
+      // The store was emptied: this instance's admin state (revocations included) goes back in, for the
+      // instances running and those starting later alike.
+      store.guard.onWipe(() => {
+        control
+          .changed()
+          .catch((error) => connection.options.log(`admin state not written back: ${String(error)}`));
+      });
     },
 
     /**
@@ -93,6 +100,7 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
 
     reload,
   };
+  return control;
 }
 
 export type SharedControl = ReturnType<typeof createSharedControl>;
