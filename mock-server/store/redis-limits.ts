@@ -241,7 +241,7 @@ export function createRedisLimits(
           windowMsOf(rule),
         );
       });
-      const reply = await call.agwAdmit(keys.length, ...keys, ...args);
+      const reply = await connection.bounded(call.agwAdmit(keys.length, ...keys, ...args));
       const status = reply[0];
       if (status === 3) return { kind: 'revoked' };
       if (status === 1) return { kind: 'concurrency', inFlight: reply[1] as number };

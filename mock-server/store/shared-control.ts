@@ -46,6 +46,22 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
   const reloadLogged = () =>
     reload().catch((error) => connection.options.log(`admin state not re-read: ${String(error)}`));
 
+  const publish = async (kind: 'state' | 'reset') => {
+    if (kind === 'reset') {
+      await limits.forget();
+      await store.journal.clear();
+    }
+    const snapshot = hooks.snapshot();
+    // Revocations first, where every instance's admission script checks them.
+    await Promise.all(
+      snapshot.agents
+        .filter((agent) => agent.tokenGeneration > 0)
+        .map((agent) => limits.setGeneration(agent.id, agent.tokenGeneration)),
+    );
+    await redis.set(snapshotKey, JSON.stringify({ ...snapshot, epoch: limits.epoch }));
+    await redis.publish(channel, instanceId);
+  };
+
   const control = {
     /** Subscribes, then takes over the store's state, or seeds it with this instance's when there is none. */
     async start() {
@@ -80,19 +96,8 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
      */
     async changed(kind: 'state' | 'reset' = 'state') {
       try {
-        if (kind === 'reset') {
-          await limits.forget();
-          await store.journal.clear();
-        }
-        const snapshot = hooks.snapshot();
-        // Revocations first, where every instance's admission script checks them.
-        await Promise.all(
-          snapshot.agents
-            .filter((agent) => agent.tokenGeneration > 0)
-            .map((agent) => limits.setGeneration(agent.id, agent.tokenGeneration)),
-        );
-        await redis.set(snapshotKey, JSON.stringify({ ...snapshot, epoch: limits.epoch }));
-        await redis.publish(channel, instanceId);
+        // One deadline for the whole change (several round trips).
+        await connection.bounded(publish(kind));
       } catch (error) {
         throw connection.unavailable(error);
       }
