@@ -4,10 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { GatewayConfigOverlay } from '../mock-server/config/schema.ts';
+import { createSharedGateway } from '../mock-server/gateway.ts';
 import { type ServeProcess, spawnServe } from '../scripts/spawn-serve.ts';
 import { describeWithRedis, type RedisProcess, startRedis } from './support/redis.ts';
 
 const ADMIN = 'admin-key-for-tests';
+type Shared = Awaited<ReturnType<typeof createSharedGateway>>;
 const API_KEYS = ['ak_early_7c3e9a1b5d2f', 'ak_verified_2b8d4f6a1c9e', 'ak_allowlisted_9e5a3c7b1d4f'];
 let redis: RedisProcess;
 let dir: string;
@@ -178,4 +181,64 @@ describeWithRedis('a store that loses its data: no split brain (real processes)'
     await until('the instance agrees again', async () => (await whoamiAt(a.url, token)).status === 200);
     client.disconnect();
   }, 120_000);
+});
+
+describeWithRedis('a store with persistence (appendonly yes): what a restart keeps', () => {
+  let durable: RedisProcess;
+  beforeAll(async () => {
+    durable = await startRedis({ appendonly: true });
+  }, 30_000);
+  afterAll(async () => {
+    await durable?.stop();
+    durable?.cleanup();
+  }, 30_000);
+
+  it('the journal and token revocations survive a kill -9 and restart of a Redis with an append-only file', async () => {
+    const config = {
+      rate_limits: { rules: [], concurrency: { per_agent: null } },
+      store: { url: durable.url, key_prefix: 'aof', lease_seconds: 1, timeout_ms: 2000 },
+    } as GatewayConfigOverlay;
+    const logs: string[] = [];
+    const open = () => createSharedGateway({ config, adminKey: ADMIN, log: (line) => logs.push(line) });
+    const call = (g: Shared, path: string, init: RequestInit = {}) =>
+      g.fetch(new Request(`http://gw.test${path}`, init));
+    const first = await open();
+    const revoked = first.mintToken('agent-early');
+    const kept = first.mintToken('agent-verified');
+    for (let i = 0; i < 5; i++)
+      expect((await call(first, '/v1/whoami', { headers: { 'x-agent-identity': kept } })).status).toBe(200);
+    expect(
+      (
+        await call(first, '/__admin/agents/agent-early/revoke-tokens', {
+          method: 'POST',
+          headers: { 'x-admin-key': ADMIN },
+        })
+      ).status,
+    ).toBe(200);
+    const journalOf = async (g: Shared) =>
+      (
+        (await (await call(g, '/__admin/journal', { headers: { 'x-admin-key': ADMIN } })).json()) as {
+          entries: { agent?: string; operation: string }[];
+        }
+      ).entries;
+    const before = (await journalOf(first)).filter((e) => e.operation === 'whoami');
+    expect(before).toHaveLength(5);
+    await first.close();
+
+    await durable.stop();
+    await durable.restart();
+    // A new instance knows nothing but what the store kept.
+    const second = await open();
+    try {
+      const after = (await journalOf(second)).filter((e) => e.operation === 'whoami');
+      expect(after).toEqual(before);
+      const refused = await call(second, '/v1/whoami', { headers: { 'x-agent-identity': revoked } });
+      expect(refused.status).toBe(401);
+      expect(((await refused.json()) as { reason: string }).reason).toBe('revoked');
+      expect((await call(second, '/v1/whoami', { headers: { 'x-agent-identity': kept } })).status).toBe(200);
+      expect(logs.filter((line) => /was emptied/.test(line))).toEqual([]);
+    } finally {
+      await second.close();
+    }
+  }, 60_000);
 });
