@@ -20,7 +20,9 @@ beforeEach(() => {
   // fetch and msw run on promise jobs and process.nextTick: leave those real.
   jest.useFakeTimers({ now: new Date('2026-01-01T00:00:00Z'), doNotFake: ['nextTick', 'queueMicrotask'] });
 });
-afterEach(() => jest.useRealTimers());
+afterEach(() => {
+  jest.useRealTimers();
+});
 
 /** Runs the agent to the end on fake time: every timer it sets fires at once, in order. */
 async function onFakeTime<T>(agent: Promise<T>): Promise<T> {

@@ -14,7 +14,9 @@ beforeEach(() => {
   gateway.reset(); // a fresh journal and fresh limits per test
   vi.useFakeTimers({ now: new Date('2026-01-01T00:00:00Z') });
 });
-afterEach(() => vi.useRealTimers());
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 /** Runs the agent to the end on fake time: every timer it sets fires at once, in order. */
 async function onFakeTime<T>(agent: Promise<T>): Promise<T> {
