@@ -194,6 +194,10 @@ async function startBare(
   };
 }
 
+/** Requests each server answered so far (warm-up included), to read its CPU profile per request. */
+const answeredBy = new Map<string, number>();
+const countAnswered = (name: string, n: number) => answeredBy.set(name, (answeredBy.get(name) ?? 0) + n);
+
 /** One round of load on a target; the load is spread over its tokens, one per request in turn. */
 async function load(target: Target, seconds: number): Promise<Measurement> {
   let next = 0;
@@ -223,6 +227,7 @@ async function load(target: Target, seconds: number): Promise<Measurement> {
     ],
   });
   const cpu = treeCpuMs(pids) - cpuBefore;
+  countAnswered(target.name, result.requests.total);
   const sidecar = target.sidecarPid ? cpuMs(target.sidecarPid) - sidecarBefore : 0;
   return {
     name: target.name,
@@ -265,7 +270,7 @@ async function startGateway(
   const served = await spawnServe(['--config', config, ...args], {
     entry: ENTRY,
     timeoutMs: 60_000,
-    ...(nodeArgs.length > 0 ? { env: { NODE_OPTIONS: nodeArgs.join(' ') } } : {}),
+    nodeArgs,
   });
   return {
     name,
@@ -326,6 +331,7 @@ async function fixedRate(target: Target, rate: number, seconds: number): Promise
     },
   });
   const cpu = treeCpuMs(pids) - cpuBefore;
+  countAnswered(target.name, result.answered);
   return {
     name: target.name,
     rate,
@@ -376,7 +382,14 @@ async function main() {
   const profileDir = options.cpuProf ? join(process.cwd(), options.cpuProf) : undefined;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   const profiled = (name: string) =>
-    profileDir ? [`--cpu-prof`, `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+    profileDir
+      ? [
+          `--cpu-prof`,
+          `--cpu-prof-dir=${profileDir}`,
+          `--cpu-prof-name=${name}.cpuprofile`,
+          '--cpu-prof-interval=250',
+        ]
+      : [];
   const targets: Target[] = [];
   try {
     const single = await startGateway('gateway, 1 agent', BENCH_CONFIG, mintOne, [], profiled('gateway'));
@@ -503,9 +516,6 @@ async function main() {
               : {}),
           }),
     };
-    const served = (name: string) =>
-      fixedOf(name).reduce((n, m) => n + Math.round(m.achievedRate * options.duration), 0) +
-      roundsOf(name).reduce((n, m) => n + Math.round(m.requestsPerSecond * options.duration), 0);
     const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'CPU'}, Node ${process.version}, ${platform()} ${release()}, load average ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`;
@@ -589,7 +599,7 @@ async function main() {
         const path = join(profileDir, `${file}.cpuprofile`);
         if (!existsSync(path)) continue;
         process.stdout.write(
-          `\nCPU profile of ${name} (${path}; warm-up and saturated runs included):\n${formatProfile(path, 25, served(name))}\n`,
+          `\nCPU profile of ${name} (${path}; from start to exit, warm-up and saturated runs included):\n${formatProfile(path, 40, answeredBy.get(name))}\n`,
         );
       }
     }
