@@ -391,7 +391,10 @@ async function main() {
         ]
       : [];
   const targets: Target[] = [];
+  // When each profiled process was started, and when the load began: its start-up is left out of the profile.
+  const spawnedAt = new Map<string, number>();
   try {
+    spawnedAt.set('gateway', performance.now());
     const single = await startGateway('gateway, 1 agent', BENCH_CONFIG, mintOne, [], profiled('gateway'));
     targets.push(single);
     const sample = await fetch(`${single.url}/v1/web/search`, {
@@ -403,10 +406,15 @@ async function main() {
     const sampleFile = join(dir, 'sample.json');
     writeFileSync(sampleFile, sampleText);
     const withTokens = async (started: Omit<Target, 'tokens'>) => ({ ...started, tokens: single.tokens });
+    spawnedAt.set('bare-like-for-like', performance.now());
+    const bare = await startBare(
+      'like-for-like',
+      sampleFile,
+      'bare, like-for-like',
+      profiled('bare-like-for-like'),
+    );
     targets.unshift(
-      await withTokens(
-        await startBare('like-for-like', sampleFile, 'bare, like-for-like', profiled('bare-like-for-like')),
-      ),
+      await withTokens(bare),
       await withTokens(await startBare('precomputed', sampleFile, 'bare, precomputed body')),
     );
     if (options.agents > 0) {
@@ -422,6 +430,7 @@ async function main() {
     );
     // The warm-up is also the capacity probe the fixed rate is chosen from (at least a second of it).
     const warmup = options.rate === undefined ? Math.max(1, options.warmup) : options.warmup;
+    const loadBegan = performance.now();
     const capacity = new Map<string, number>();
     if (warmup > 0) {
       process.stderr.write(`warming up (${warmup} s per server at saturation)...\n`);
@@ -599,7 +608,7 @@ async function main() {
         const path = join(profileDir, `${file}.cpuprofile`);
         if (!existsSync(path)) continue;
         process.stdout.write(
-          `\nCPU profile of ${name} (${path}; from start to exit, warm-up and saturated runs included):\n${formatProfile(path, 40, answeredBy.get(name))}\n`,
+          `\nCPU profile of ${name} (${path}; from the first load to exit, start-up left out; warm-up and saturated runs included):\n${formatProfile(path, 40, answeredBy.get(name), loadBegan - (spawnedAt.get(file) ?? loadBegan))}\n`,
         );
       }
     }

@@ -4,7 +4,7 @@
  * the garbage collector). With the number of requests the process served, each figure is also given in
  * microseconds per request, so a profile reads like the stage table.
  *
- * Usage: tsx scripts/cpuprofile-top.ts FILE.cpuprofile [--top 25] [--requests N]
+ * Usage: tsx scripts/cpuprofile-top.ts FILE.cpuprofile [--top 25] [--requests N] [--skip-ms MS]
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -56,14 +56,21 @@ function shortUrl(url: string): string {
 }
 
 /** Self time per frame (function + location) and per area, idle excluded. */
-export function profileCosts(file: string): { frames: FrameCost[]; areas: FrameCost[]; busyMicros: number } {
+export function profileCosts(
+  file: string,
+  skipMs = 0,
+): { frames: FrameCost[]; areas: FrameCost[]; busyMicros: number } {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
+  let elapsed = 0;
   for (let i = 0; i < profile.samples.length; i++) {
     const id = profile.samples[i] as number;
     // Each sample's time is the delta to the next sample (the last one's is unknown: skipped).
     const delta = profile.timeDeltas[i + 1] ?? 0;
+    elapsed += profile.timeDeltas[i] ?? 0;
+    // The first `skipMs` of the process (start-up: loading modules, config, corpus) are left out.
+    if (elapsed < skipMs * 1000) continue;
     self.set(id, (self.get(id) ?? 0) + delta);
   }
   const frames = new Map<string, number>();
@@ -87,8 +94,8 @@ export function profileCosts(file: string): { frames: FrameCost[]; areas: FrameC
 }
 
 /** The profile as text: the areas, then the top frames; per request when `requests` is known. */
-export function formatProfile(file: string, top: number, requests?: number): string {
-  const { frames, areas, busyMicros } = profileCosts(file);
+export function formatProfile(file: string, top: number, requests?: number, skipMs = 0): string {
+  const { frames, areas, busyMicros } = profileCosts(file, skipMs);
   const per = (micros: number) => (requests ? (micros / requests).toFixed(2).padStart(8) : '');
   const head = requests ? `${'µs/req'.padStart(8)} ` : '';
   const row = (c: FrameCost) => `${per(c.selfMicros)} ${(c.share * 100).toFixed(1).padStart(5)}%  ${c.frame}`;
@@ -113,5 +120,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     const i = args.indexOf(name);
     return i === -1 ? undefined : Number(args[i + 1]);
   };
-  process.stdout.write(`${formatProfile(file, option('--top') ?? 25, option('--requests'))}\n`);
+  process.stdout.write(
+    `${formatProfile(file, option('--top') ?? 25, option('--requests'), option('--skip-ms') ?? 0)}\n`,
+  );
 }
