@@ -7,6 +7,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { createClientReport } from '../mock-server/client-report/report.ts';
+import { requestKey } from '../mock-server/client-report/request-meaning.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import { journalFingerprint } from '../mock-server/hash.ts';
 import type { JournalEntry } from '../mock-server/journal.ts';
@@ -157,6 +158,8 @@ export async function runStageBenchmark(options: { json: boolean }) {
       },
     ],
     ['secret scan of the query', () => noteOutgoingText(ctx, identity, 'query', body.query)],
+    // Part of the read-body stage: the journal's key of the request's meaning (the client report's retries).
+    ["request key (the query's meaning)", () => requestKey(search.tool, body)],
     [
       'admit (concurrency, rate limit, headers)',
       // In memory the stage answers without a promise.
