@@ -62,12 +62,13 @@ describe('idle connections are reaped (server.headers_timeout_ms, max_connection
       if (token === undefined) throw new Error('the identity provider gave no token in 5 tries');
       const identity = token;
       const idle: Promise<string>[] = [];
-      const requests: Promise<number>[] = [];
+      const requests: Promise<number | string>[] = [];
       const request = (path: string) =>
         fetch(`${server.url}${path}`, { headers: { 'X-Agent-Identity': identity } }).then(
+          // A refusal is kept with its body, so a failure says which code refused it.
           async (response) => {
-            await response.arrayBuffer();
-            return response.status;
+            const text = await response.text();
+            return response.status === 200 ? 200 : `${response.status} ${text.slice(0, 200)}`;
           },
         );
       for (let opened = 0; opened < IDLE_SOCKETS; opened += BATCH) {
