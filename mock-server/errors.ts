@@ -74,6 +74,11 @@ export const ERROR_CATALOGUE = {
     status: 503,
     message: 'The shared state store (Redis) did not answer: retry with backoff.',
   },
+  state_store_conflict: {
+    status: 503,
+    message:
+      'The shared state store holds another signing secret or config than this instance: it refuses rather than split; restart it.',
+  },
   identity_provider_unavailable: {
     status: 503,
     message: 'The identity provider could not be reached: retry with backoff.',

@@ -59,6 +59,9 @@ export function registerIdpRoutes(router: Router, runtime: Runtime) {
       tokenRequestSchema,
       runtime.config.server.max_body_bytes,
     );
+    // Never mint with a secret the other instances may not hold (shared store in conflict: 503).
+    const refusal = runtime.shared?.connection.refusal;
+    if (refusal) throw refusal;
     const minted = idp.mintForApiKey(api_key);
     ctx.note.agent = minted.agentId;
     const body = {
