@@ -259,15 +259,15 @@ function coreListener(core: GatewayCore, guard: ConnectionGuard, log: (line: str
     }
     // A microtask later: by then Node's parser has also taken the rest of the bytes that came with the
     // headers, so a small body is there to read without a wait (`arrivedBody`).
-    queueMicrotask(() => handleOnCore(core, request, req, res, socket, state, guard, log));
+    queueMicrotask(() => handleOnCore(core, req, request, res, socket, state, guard, log));
   };
 }
 
 /** The core's answer to a request, written; the connection guard learns it is done. */
 function handleOnCore(
   core: GatewayCore,
-  request: NodeRequest,
   req: IncomingMessage,
+  request: NodeRequest,
   res: ServerResponse,
   socket: TrackedSocket,
   state: ConnectionState | undefined,
