@@ -472,6 +472,36 @@ describe('no backoff, measured through noise', () => {
     expect(judge(backoffWithJitter, chain('key_a', 0, [3, 38, 61]))).toEqual([]);
   });
 
+  it('six calls each retried twice without any wait are no backoff, however short the chains', () => {
+    const entries = [0, 1, 2, 3, 4, 5].flatMap((k) => chain(`key_${k}`, k * 10_000, [2 + k, 4]));
+    const findings = judge(backoffWithJitter, entries);
+    expect(findings).toHaveLength(1);
+    expect(findings[0]?.message).toMatch(/12 of 12 retries .* came without any wait .* over 6 request\(s\)/);
+    expect(findings[0]?.inference).toMatch(/chance of 1 in 87381/);
+  });
+
+  it('one or two quick retries are not enough: a jittered client waits that little by chance', () => {
+    expect(judge(backoffWithJitter, chain('key_a', 0, [3]))).toEqual([]);
+    expect(judge(backoffWithJitter, [...chain('key_a', 0, [3, 6]), ...chain('key_b', 9000, [20])])).toEqual(
+      [],
+    );
+  });
+
+  it('a full-jitter client from 100 ms, fifty calls retried once, is not taken as waiting for nothing', () => {
+    // Waits spread evenly over 0..100 ms: half of them 50 ms or less, as full jitter gives.
+    const entries = Array.from({ length: 50 }, (_, k) =>
+      chain(`key_${k}`, k * 10_000, [(k * 37) % 100]),
+    ).flat();
+    expect(judge(backoffWithJitter, entries)).toEqual([]);
+  });
+
+  it('a client whose first retry is immediate and the next ones back off (urllib3 Retry) is judged on the first', () => {
+    const few = [0, 1, 2].flatMap((k) => chain(`key_${k}`, k * 10_000, [3, 1000, 2000]));
+    expect(judge(backoffWithJitter, few)).toEqual([]);
+    const many = Array.from({ length: 12 }, (_, k) => chain(`key_${k}`, k * 10_000, [3, 1000])).flat();
+    expect(judge(backoffWithJitter, many)[0]?.message).toMatch(/12 of 24 retries/);
+  });
+
   it('one chain in four that waited little by chance (full jitter) is not the client’s schedule', () => {
     const entries = [
       ...chain('key_a', 0, [3, 38, 17]),
