@@ -22,6 +22,7 @@ import {
 } from './journal-facts.ts';
 import { CLIENT_RULES, createClientReport } from './report.ts';
 import { alike, judgeEachChain, lockStepFinding } from './rules/backoff-with-jitter.ts';
+import { type Early, earlyFindings } from './rules/honor-retry-after.ts';
 import { canaryHostsOf, obeyedFinding, obeysFor } from './rules/untrusted-content.ts';
 import type { ClientReportOptions, Finding, RuleContext } from './types.ts';
 
@@ -164,7 +165,7 @@ const parallelismAt = (all: readonly JournalEntry[], entries: readonly JournalEn
  */
 function referenceRules(honours: (entries: readonly JournalEntry[], e: JournalEntry) => boolean) {
   const honorRetryAfter = ({ entries, rateLimitRules, options }: RuleContext): Finding[] => {
-    const findings: Finding[] = [];
+    const found: Early[] = [];
     const reported = new Set<number>();
     entries.forEach((refusal, i) => {
       if (reported.has(refusal.seq)) return;
@@ -184,14 +185,10 @@ function referenceRules(honours: (entries: readonly JournalEntry[], e: JournalEn
       const first = early[0];
       if (!first) return;
       for (const e of early) reported.add(e.seq);
-      findings.push({
-        message:
-          `${describeEntry(first)} was sent ${((until - first.at) / 1000).toFixed(1)} s before the Retry-After ("${refusal.retry_after}") of ${describeEntry(refusal)} had elapsed` +
-          (early.length > 1 ? `, and ${early.length - 1} more` : ''),
-        requests: [refusal, ...early.slice(0, 5)],
-      });
+      found.push({ refusal, early });
     });
-    return findings;
+    // Grouped as the rule groups them (one violation per kind of refusal): the detection is checked here.
+    return earlyFindings(found);
   };
 
   const noParallelStorm = ({ entries, options }: RuleContext): Finding[] => {
@@ -508,7 +505,7 @@ describe('the report on a full journal judges every request as its definition sa
       const { actual, expected } = judgeBoth(entries, OPTIONS, honoursOnce(entries));
       // Not a vacuous comparison: some retries honoured their own Retry-After, and both rules found storms.
       expect(entries.filter((e) => honoursOwnRetryAfter(entries, e)).length).toBeGreaterThan(10);
-      expect(expected['honor-retry-after']?.length).toBeGreaterThan(10);
+      expect(expected['honor-retry-after']?.[0]?.count).toBeGreaterThan(10);
       expect(expected['no-parallel-storm']?.length).toBeGreaterThan(10);
       expect(actual).toEqual(expected);
       const report = createClientReport({ agent: 'a', entries, rateLimitRules: RATE_LIMIT_RULES, corpus });
