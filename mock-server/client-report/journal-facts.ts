@@ -68,8 +68,9 @@ export interface ReactionFacts {
    * - arrived before the answer was written, or the first on a connection accepted before it: on its way;
    * - the first on a connection accepted after it: a reaction, unless the agent had a batch under way when
    *   `r` was answered and this connection joined it (`batchUntil`);
-   * - otherwise (another, idle connection; no connection facts): a reaction if it arrived `graceMs` or more
-   *   after the answer was written.
+   * - on another connection, open and idle (reused from a pool): a reaction if it arrived once the batch
+   *   under way when `r` was answered was over (`batchUntil`: just after the answer when none was);
+   * - without connection facts: a reaction if it arrived `graceMs` or more after the answer was written.
    */
   isReaction(e: JournalEntry, r: JournalEntry, graceMs: number): boolean;
   /**
@@ -178,6 +179,10 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
       if (sameConnectionAfter(e, r)) return true;
       if (sentBeforeAnswer(e, r)) return false;
       if (firstOnConnection(e)) return (e.connection_opened_ms as number) >= batchUntil(r);
+      // Another connection, open and idle (a pool's keep-alive connection): a request read after the answer
+      // was written, past the batch under way then (if any), was sent with the answer in hand. A batch on its
+      // way is read in the turn the answer is written, or joins one still under way (report issue 23).
+      if (hasConnection(e) && hasConnection(r)) return e.real_ms >= batchUntil(r);
       return e.real_ms >= answeredAt(r) + graceMs;
     },
     sentTogether(e, x) {

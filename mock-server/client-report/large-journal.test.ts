@@ -120,6 +120,24 @@ function isReaction(entries: readonly JournalEntry[], e: JournalEntry, r: Journa
   if (sameConnectionAfter(e, r)) return true;
   if (sentBeforeAnswer(e, r)) return false;
   if (firstOnConnection(e)) return !batchAt(entries, r).has(e);
+  if (hasConnection(e) && hasConnection(r)) {
+    // On another idle connection: past the reach of the batch under way (just after the answer if none).
+    const written = answeredAt(r);
+    const withOthers = entries.some(
+      (x) =>
+        x !== r &&
+        hasConnection(x) &&
+        x.connection !== r.connection &&
+        answeredAt(x) <= r.real_ms &&
+        r.real_ms <= answeredAt(x) + 1,
+    );
+    const reach = Math.max(
+      written + 1,
+      ...[...batchAt(entries, r)].map((x) => pendingUntil(x) + 10),
+      withOthers ? written + 10 : Number.NEGATIVE_INFINITY,
+    );
+    return e.real_ms >= reach;
+  }
   return e.real_ms >= answeredAt(r) + graceMs;
 }
 
