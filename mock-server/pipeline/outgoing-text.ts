@@ -53,8 +53,9 @@ export function noteBodySecrets(ctx: CallContext, body: unknown, field: string):
     if (typeof value === 'string') {
       budget--;
       if (path !== `body.${field}`) noteSecretsIn(ctx, path, value);
-    } else if (Array.isArray(value)) value.forEach((item, k) => walk(item, `${path}[${k}]`, depth + 1));
-    else if (value !== null && typeof value === 'object')
+    } else if (Array.isArray(value)) {
+      for (const [k, item] of value.entries()) walk(item, `${path}[${k}]`, depth + 1);
+    } else if (value !== null && typeof value === 'object')
       for (const [key, item] of Object.entries(value)) {
         walk(key, `${path} (a key)`, depth + 1);
         walk(item, `${path}.${key}`, depth + 1);
