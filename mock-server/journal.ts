@@ -83,6 +83,12 @@ export interface JournalEntry {
   secrets?: string[];
   /** Kinds of secrets found only by joining this query or URL with the agent's previous one (split across two). */
   secrets_split?: string[];
+  /**
+   * Where the secrets were: `query` or `url` (the tool's field), `body.<field>` (another string of the body),
+   * `call URL` (the path and query string of the call itself), `header <name>` (any header but the identity
+   * header).
+   */
+  secrets_in?: string[];
 }
 
 // Connections whose requests are counted (`connection_seq`); the oldest are forgotten beyond it.
