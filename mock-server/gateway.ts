@@ -140,7 +140,7 @@ export function createGateway(options: GatewayOptions = {}) {
     reportOptions?: Partial<ClientReportOptions>,
   ): Promise<ClientReport> => {
     if (!runtime.shared) return clientReport(agent, reportOptions);
-    const page = await runtime.shared.journal.page({ agent });
+    const page = await runtime.shared.journal.readAll({ agent });
     return reportOf(agent, page.entries, page.dropped, reportOptions);
   };
   const reportOf = (
