@@ -9,9 +9,10 @@ import { createTokenThrottle } from '../identity/token-throttle.ts';
 import { toVerifyResponse } from '../identity/verifier.ts';
 import type { Handler } from '../pipeline/context.ts';
 import { IDENTITY_HEADER } from '../pipeline/identify.ts';
-import { mustBe, readJsonBody } from '../pipeline/read-body.ts';
+import { readJsonBody } from '../pipeline/read-body.ts';
 import { NO_STORE, respondJson, respondText } from '../pipeline/respond.ts';
 import type { Runtime } from '../runtime.ts';
+import { mustBe } from '../validation.ts';
 import type { Router } from './router.ts';
 
 /** Body of POST /idp/token. */

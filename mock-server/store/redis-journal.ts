@@ -90,6 +90,8 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
         (fields as JournalEntry).connection_seq = count;
         fields.connection += connectionBase;
       }
+      // In-process answer counts are per instance too: only compared within one.
+      if (fields.answer_order !== undefined) fields.delivery_instance = instance;
       if (fields.connection_opened_ms !== undefined)
         fields.connection_opened_ms = Math.round((fields.connection_opened_ms + origin) * 100) / 100;
       if (batch.length === 0) process.nextTick(flush);
