@@ -93,7 +93,9 @@ async function exportAll(url: string): Promise<{ entries: number; pages: number 
   for (;;) {
     const answer = await fetch(`${url}/__admin/journal${since === undefined ? '' : `?since=${since}`}`, {
       headers: { 'x-admin-key': KEY },
-    });
+    }).catch(() => undefined);
+    // A kept-alive connection closed as it was reused: ask for the same page again.
+    if (!answer) continue;
     const page = (await answer.json()) as { entries: unknown[]; more: boolean; next_since: number };
     entries += page.entries.length;
     pages += 1;
@@ -121,12 +123,18 @@ async function main() {
   await (await fetch(`${ready.url}/__admin/journal?limit=10`, { headers: { 'x-admin-key': KEY } })).text();
   gateway.send({ type: 'reset' });
   const latencies: number[] = [];
+  const failures: string[] = [];
   let exporting = true;
   const probe = (async () => {
     while (exporting) {
       const started = performance.now();
-      await (await fetch(`${ready.url}/v1/health`)).text();
-      latencies.push(performance.now() - started);
+      try {
+        await (await fetch(`${ready.url}/v1/health`)).text();
+        latencies.push(performance.now() - started);
+      } catch (error) {
+        // Counted and said, not fatal: a kept-alive connection closed as it was reused is retried.
+        failures.push(String((error as Error).cause ?? error));
+      }
       await new Promise((r) => setTimeout(r, 20));
     }
   })();
@@ -143,7 +151,7 @@ async function main() {
     `${exports} exports in parallel: ${results.map((r) => `${r.entries} entries/${r.pages} pages`).join(', ')} in ${seconds.toFixed(1)} s`,
   );
   console.log(
-    `GET /v1/health meanwhile: ${latencies.length} probes, p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}, max ${ms(latencies.at(-1) ?? Number.NaN)}`,
+    `GET /v1/health meanwhile: ${latencies.length} probes answered, ${failures.length} failed${failures.length ? ` (${[...new Set(failures)].join('; ')})` : ''}, p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}, max ${ms(latencies.at(-1) ?? Number.NaN)}`,
   );
   console.log(
     `gateway event loop: longest block ${ms(figures.maxDelayMs)}, p99 ${ms(figures.p99DelayMs)}; RSS ${ready.rssMb} MB before, ${figures.rssMb} MB after`,
