@@ -72,6 +72,8 @@ async function child(entries: number) {
     if (message.type === 'reset') delay.reset();
     if (message.type === 'stop') void server.close().then(() => process.exit(0));
   });
+  // Never outlive the measuring process.
+  process.on('disconnect', () => process.exit(0));
   process.send?.({ type: 'ready', url: server.url, rssMb: rssMb() } satisfies Ready);
 }
 
