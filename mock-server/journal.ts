@@ -89,7 +89,7 @@ export interface JournalEntry {
  * The most entries one page of the journal API holds (GET /__admin/journal): a page is serialised in one go,
  * so this bounds how long it holds the event loop and how much memory it takes, whatever the capacity.
  */
-export const MAX_JOURNAL_PAGE = 5000;
+export const MAX_JOURNAL_PAGE = 1000;
 
 /** What the journal API asks for: an agent's entries, those after `since`, the newest `limit` of them. */
 export interface JournalFilter {

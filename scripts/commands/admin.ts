@@ -377,7 +377,7 @@ interface JournalOptions extends ConnectionOptions {
   limit?: number;
 }
 
-/** A page of GET /__admin/journal: at most 5,000 entries; `more` says to page on from `next_since`. */
+/** A page of GET /__admin/journal: at most 1,000 entries; `more` says to page on from `next_since`. */
 interface JournalPageAnswer {
   capacity: number;
   dropped: number;
