@@ -12,7 +12,10 @@ import { runCli } from './support/cli.ts';
 const KEY = 'qa-admin-cli-key';
 const START = Date.parse('2026-04-01T00:00:00.000Z');
 
-describe('agent-gateway admin', () => {
+// Each test starts CLI processes (tsx compiles the sources at every start): on a loaded 2-core machine one
+// start takes seconds, so a test that starts several needs more than the default 20 s. No timing is
+// asserted; the timeout only bounds a hang.
+describe('agent-gateway admin', { timeout: 90_000 }, () => {
   let gateway: Gateway;
   let server: RunningServer;
   const admin = (args: string[], env: Record<string, string> = { AGENT_GATEWAY_ADMIN_KEY: KEY }) =>
@@ -172,7 +175,7 @@ describe('agent-gateway admin', () => {
   });
 });
 
-describe('agent-gateway openapi', () => {
+describe('agent-gateway openapi', { timeout: 90_000 }, () => {
   it('prints the document, or writes it; --no-admin leaves the admin API out', async () => {
     const printed = await runCli(['openapi', '--server-url', 'http://gateway.test:8080']);
     expect(printed.code, printed.stderr).toBe(0);
