@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { setTimeout as realSleep } from 'node:timers/promises';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { exhaustedWaitMs } from './rate-limit-headers.ts';
 import { parseRetryAfter, retryAfterDelayMs } from './retry-after.ts';
 import type { TokenSource } from './token-source.ts';
@@ -95,6 +96,29 @@ export interface ClientOptions {
 }
 
 const MAX_BODY = 1024 * 1024;
+
+/**
+ * A body as text: decoded from its Content-Encoding (gzip, deflate, br) when it has one, so a failure
+ * never shows compressed bytes as mojibake; labelled instead when it cannot be decoded.
+ */
+export function decodeBody(raw: Buffer, encoding: string | undefined): string {
+  const codings = (encoding ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c && c !== 'identity');
+  let body = raw;
+  try {
+    for (const coding of codings.reverse()) {
+      if (coding === 'gzip' || coding === 'x-gzip') body = gunzipSync(body);
+      else if (coding === 'deflate') body = inflateSync(body);
+      else if (coding === 'br') body = brotliDecompressSync(body);
+      else return `<${raw.length} bytes with Content-Encoding: ${encoding}, not decoded>`;
+    }
+  } catch (error) {
+    return `<${raw.length} bytes with Content-Encoding: ${encoding} that do not decode (${(error as Error).message})>`;
+  }
+  return body.toString('utf8');
+}
 /** Statuses that say "try again" (bad gateway, unavailable, gateway timeout), unlike a 500 (a bug). */
 const TRANSIENT = new Set([502, 503, 504]);
 /** Whether a status is a transient server failure (spec section 7: retry with backoff). */
@@ -224,7 +248,7 @@ export function createSuiteClient(options: ClientOptions) {
             if (size <= MAX_BODY) chunks.push(chunk);
           });
           res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
+            const text = decodeBody(Buffer.concat(chunks), res.headers['content-encoding']);
             let json: unknown;
             try {
               json = text ? JSON.parse(text) : undefined;

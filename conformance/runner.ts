@@ -219,7 +219,19 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     denied: asSource(options.deniedToken, '$DENIED_TOKEN'),
   };
   const baseClock = options.clock ?? REAL_CLOCK;
-  const clock: SuiteClock = options.sleep ? { now: baseClock.now, sleep: options.sleep } : baseClock;
+  // A sleep given without a clock: time as the suite sees it moves by what it slept, so a wait injected
+  // away does not leave the pacing waiting for a real clock that never got there.
+  let slept = 0;
+  const injected = options.sleep;
+  const clock: SuiteClock = injected
+    ? {
+        now: () => baseClock.now() + (options.clock ? 0 : slept),
+        sleep: async (ms) => {
+          slept += ms;
+          await injected(ms);
+        },
+      }
+    : baseClock;
   const maxWaitSeconds = options.maxWaitSeconds ?? DEFAULT_MAX_WAIT_SECONDS;
   const timeBudgetSeconds = options.timeBudgetSeconds ?? DEFAULT_TIME_BUDGET_SECONDS;
   const started = clock.now();
@@ -240,7 +252,10 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     throw new CannotRunError(
       `unknown tool ${unknownTools.join(', ')} in the allowed tools; known: ${TOOLS.join(', ')}`,
     );
-  const memo = new Map<string, Promise<unknown>>();
+  const memo = new Map<string, { value: Promise<unknown>; owner: string }>();
+  /** The check running now, and the earlier checks whose shared observation it read (the burst). */
+  let running = '';
+  let sharedFrom = new Set<string>();
   const endpoints: Record<Endpoint['name'], Endpoint> = {
     whoami: { name: 'whoami', method: 'GET', path: '/v1/whoami' },
     'web.search': { name: 'web.search', method: 'POST', path: '/v1/web/search', body: searchBody },
@@ -265,8 +280,14 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     timeLimitMs: (options.checkTimeLimitSeconds ?? 60) * 1000,
     now: clock.now,
     memo: <T>(key: string, compute: () => Promise<T>) => {
-      if (!memo.has(key)) memo.set(key, compute());
-      return memo.get(key) as Promise<T>;
+      const entry = memo.get(key);
+      if (entry) {
+        if (entry.owner !== running) sharedFrom.add(entry.owner);
+        return entry.value as Promise<T>;
+      }
+      const value = compute();
+      memo.set(key, { value, owner: running });
+      return value;
     },
     sleep: (ms) => client.pause(ms, ''),
     log,
@@ -304,10 +325,15 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       // Each check's share of what is left of the budget; the rate-limit checks (last) share one burst.
       const left = deadline - clock.now();
       const share = left / Math.max(1, checks.length - index);
+      running = check.id;
+      sharedFrom = new Set();
       const result = await runOne(check, { ...ctx, caseDeadline: clock.now() + share }, [
         tokens.valid,
         tokens.denied,
       ]);
+      // Requests and time are told where they were spent: a check that read an observation an earlier
+      // one made (the burst) says so, rather than "0 requests" as if it had observed nothing.
+      if (sharedFrom.size > 0) result.sharedWith = [...sharedFrom];
       if (result.reproduction && options.replayCommand && result.reproduction.path) {
         result.reproduction.replay = options.replayCommand(result, result.reproduction);
       }
