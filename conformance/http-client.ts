@@ -28,7 +28,7 @@ export interface SuiteResponse {
 }
 
 /** Which token a request carried: the two real ones unaltered, none, or anything else (a bad one). */
-export type Credential = 'valid' | 'denied' | 'none' | 'bad';
+export type Credential = 'valid' | 'denied' | 'expired' | 'none' | 'bad';
 
 /** One request and its final response, with what the client did in between. */
 export interface Exchange {
@@ -81,7 +81,7 @@ const isAnswer = (status: number) => status >= 200 && status < 500 && status !==
 
 export interface ClientOptions {
   baseUrl: string;
-  tokens: { valid?: TokenSource; denied?: TokenSource };
+  tokens: { valid?: TokenSource; denied?: TokenSource; expired?: TokenSource };
   /** Longest Retry-After the client waits; beyond it the request is reported as rate-limit exhausted. */
   maxWaitSeconds: number;
   /** Hard cap on retries of one request after 429 (spec section 7: retry loops must have a hard cap). */
@@ -384,6 +384,7 @@ export function createSuiteClient(options: ClientOptions) {
           code === 'invalid_identity_token' &&
           request.token?.kind === 'derived' &&
           request.token.transform.op === 'none' &&
+          request.token.from !== 'expired' &&
           !refreshed
         ) {
           refreshed = true;

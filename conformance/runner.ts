@@ -22,6 +22,14 @@ export interface ConformanceOptions {
   allowedTools?: readonly ToolName[];
   /** A valid token that may not call `deniedTool`. Without it the authorization checks are skipped. */
   deniedToken?: string | TokenSource;
+  /**
+   * A genuine token past its lifetime (a string or a source such as `commandToken(cmd, '$EXPIRED_TOKEN')`):
+   * auth.expired-token checks it is refused 401 invalid_identity_token (§5). Without it that check is skipped.
+   */
+  expiredToken?: string | TokenSource;
+  /** The tier whoami must show for `token` (§4 rule 2); with `deniedTier`, for `deniedToken` too. */
+  tier?: string;
+  deniedTier?: string;
   /** The tool the denied token may not call (default web.search). */
   deniedTool?: 'web.search' | 'web.fetch';
   /** Most requests the rate-limit burst may send (default 300). */
@@ -217,6 +225,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const tokens = {
     valid: asSource(options.token, '$TOKEN'),
     denied: asSource(options.deniedToken, '$DENIED_TOKEN'),
+    expired: asSource(options.expiredToken, '$EXPIRED_TOKEN'),
   };
   const baseClock = options.clock ?? REAL_CLOCK;
   // A sleep given without a clock: time as the suite sees it moves by what it slept, so a wait injected
@@ -263,7 +272,14 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   };
   const ctx: CheckContext = {
     client,
-    has: { token: tokens.valid !== undefined, deniedToken: tokens.denied !== undefined },
+    has: {
+      token: tokens.valid !== undefined,
+      deniedToken: tokens.denied !== undefined,
+      expiredToken: tokens.expired !== undefined,
+      tier: options.tier !== undefined || options.deniedTier !== undefined,
+    },
+    ...(options.tier !== undefined && { tier: options.tier }),
+    ...(options.deniedTier !== undefined && { deniedTier: options.deniedTier }),
     endpoints,
     servedEndpoints: [
       endpoints.whoami,
@@ -298,7 +314,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     if (probe.response.status === 0) {
       throw new CannotRunError(`cannot reach the gateway at ${options.baseUrl}: ${probe.response.error}`);
     }
-    for (const source of [tokens.valid, tokens.denied]) {
+    for (const source of [tokens.valid, tokens.denied, tokens.expired]) {
       try {
         await source?.current();
       } catch (error) {
@@ -330,6 +346,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       const result = await runOne(check, { ...ctx, caseDeadline: clock.now() + share }, [
         tokens.valid,
         tokens.denied,
+        tokens.expired,
       ]);
       // Requests and time are told where they were spent: a check that read an observation an earlier
       // one made (the burst) says so, rather than "0 requests" as if it had observed nothing.
@@ -361,6 +378,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
 const MISSING_OPTION = {
   token: '--token or --token-command',
   deniedToken: '--denied-token or --denied-token-command',
+  expiredToken: '--expired-token or --expired-token-command (a genuine token past its lifetime; optional)',
+  tier: '--tier (the tier whoami must show for --token; optional)',
 };
 
 async function runOne(

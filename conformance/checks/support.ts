@@ -6,6 +6,8 @@ import type { TokenValue } from '../token-value.ts';
 /** The token the suite was given, unaltered. */
 export const VALID_TOKEN: TokenValue = { kind: 'derived', from: 'valid', transform: { op: 'none' } };
 export const DENIED_TOKEN: TokenValue = { kind: 'derived', from: 'denied', transform: { op: 'none' } };
+/** A genuine token past its lifetime (--expired-token), unaltered. */
+export const EXPIRED_TOKEN: TokenValue = { kind: 'derived', from: 'expired', transform: { op: 'none' } };
 
 export const HEALTH_PATH = '/v1/health';
 
