@@ -2,7 +2,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { setTimeout as realSleep } from 'node:timers/promises';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
-import { exhaustedWaitMs } from './rate-limit-headers.ts';
+import { exhaustedWaitMs, rateLimitHint } from './rate-limit-headers.ts';
 import { parseRetryAfter, retryAfterDelayMs } from './retry-after.ts';
 import type { TokenSource } from './token-source.ts';
 import { applyTransform, type ResolvedTransform, type TokenValue } from './token-value.ts';
@@ -182,6 +182,8 @@ export function createSuiteClient(options: ClientOptions) {
   const answered = new Set<string>();
   /** Per scope, until when the gateway asked not to be called (a 429's wait, or no request left). */
   const gates = new Map<string, { until: number; why: string }>();
+  /** Per scope, the requests the gateway last said were left (its rate-limit headers), when it says. */
+  const remaining = new Map<string, number>();
   const log = options.log ?? (() => {});
 
   /** Waits `ms` on the suite's clock, saying now and then that it still is (a CI log must not look hung). */
@@ -306,6 +308,11 @@ export function createSuiteClient(options: ClientOptions) {
     /** The suite's clock. */
     clock,
 
+    /** The requests the gateway last said were left to a scope ('valid', 'denied', 'anonymous'), if it said. */
+    remaining(scope: string): number | undefined {
+      return remaining.get(scope);
+    },
+
     /** When the run's time budget ends (ms on `clock`; Infinity without one). */
     deadline,
 
@@ -356,6 +363,8 @@ export function createSuiteClient(options: ClientOptions) {
         const response = await sendOnce(url, request.method, headers, request.body);
         if (isAnswer(response.status)) answered.add(key);
         const now = clock.now();
+        const hint = rateLimitHint(response.headers, now);
+        if (hint.remaining !== undefined) remaining.set(scope, hint.remaining);
         const asked = response.status === 429 ? askedWaitOf(response, now) : undefined;
         learn(
           scope,
