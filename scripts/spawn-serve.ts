@@ -21,9 +21,10 @@ export interface ServeProcess {
  */
 export function spawnServe(
   args: string[] = [],
-  options: { timeoutMs?: number; entry?: string; env?: Record<string, string> } = {},
+  options: { timeoutMs?: number; entry?: string; env?: Record<string, string>; nodeArgs?: string[] } = {},
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [options.entry ?? CLI_ENTRY, 'serve', '--port', '0', ...args], {
+  const entry = [...(options.nodeArgs ?? []), options.entry ?? CLI_ENTRY];
+  const child = spawn(process.execPath, [...entry, 'serve', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...options.env },
   });
