@@ -15,7 +15,7 @@ import { exitCodeFor, selectChecks } from './runner.ts';
 
 const ctx = (overrides: Partial<CheckContext> = {}): CheckContext => ({
   client: undefined as never,
-  has: { token: true, deniedToken: true },
+  has: { token: true, deniedToken: true, expiredToken: false, tier: false },
   endpoints: undefined as never,
   servedEndpoints: [],
   allowedTools: ['web.search', 'web.fetch'],

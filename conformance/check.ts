@@ -14,7 +14,7 @@ export interface Endpoint {
 /** Everything a check may use. */
 export interface CheckContext {
   client: SuiteClient;
-  has: { token: boolean; deniedToken: boolean };
+  has: { token: boolean; deniedToken: boolean; expiredToken: boolean; tier: boolean };
   endpoints: Record<Endpoint['name'], Endpoint>;
   /**
    * The calls the valid token must be served: whoami and the tools it may call (both, unless the user
@@ -25,6 +25,9 @@ export interface CheckContext {
   allowedTools: readonly ToolName[];
   /** The tool the denied token may not call. */
   deniedTool: ToolName;
+  /** The tiers whoami must show for the valid and the denied token (--tier, --denied-tier), when given. */
+  tier?: string;
+  deniedTier?: string;
   rateLimitBudget: number;
   maxWaitSeconds: number;
   /**
@@ -73,7 +76,7 @@ export interface Check {
   specRef: string;
   level: Level;
   /** What the target must provide; without it the check is skipped, naming the missing option. */
-  needs?: ('token' | 'deniedToken')[];
+  needs?: ('token' | 'deniedToken' | 'expiredToken' | 'tier')[];
   run(ctx: CheckContext): Promise<CheckOutcome>;
 }
 

@@ -1,8 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { observed } from './check.ts';
-import { backoffMs, createSuiteClient } from './http-client.ts';
+import { backoffMs, createSuiteClient, decodeBody } from './http-client.ts';
 import { commandToken, staticToken, type TokenSource } from './token-source.ts';
 
 type Reply = { status: number; headers?: Record<string, string>; body?: unknown };
@@ -207,5 +208,20 @@ describe('the suite client obeys the client safety rules', () => {
     expect(backoffMs(1, () => 1)).toBe(500);
     expect(backoffMs(3, () => 0)).toBe(1000);
     expect(backoffMs(10, () => 1)).toBe(8000);
+  });
+});
+
+describe('response bodies with a Content-Encoding', () => {
+  it('are decoded (gzip, deflate, br, stacked), or labelled when they cannot be, never mojibake', () => {
+    const text = '{"code":"rate_limited","message":"slow down é"}';
+    expect(decodeBody(gzipSync(text), 'gzip')).toBe(text);
+    expect(decodeBody(deflateSync(text), 'deflate')).toBe(text);
+    expect(decodeBody(brotliCompressSync(text), 'br')).toBe(text);
+    expect(decodeBody(gzipSync(deflateSync(text)), 'deflate, gzip')).toBe(text);
+    expect(decodeBody(Buffer.from(text), undefined)).toBe(text);
+    expect(decodeBody(Buffer.from('not gzip'), 'gzip')).toMatch(
+      /^<8 bytes with Content-Encoding: gzip that do not decode/,
+    );
+    expect(decodeBody(Buffer.from('zzz'), 'zstd')).toBe('<3 bytes with Content-Encoding: zstd, not decoded>');
   });
 });

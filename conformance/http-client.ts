@@ -1,7 +1,8 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { setTimeout as realSleep } from 'node:timers/promises';
-import { exhaustedWaitMs } from './rate-limit-headers.ts';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { exhaustedWaitMs, rateLimitHint } from './rate-limit-headers.ts';
 import { parseRetryAfter, retryAfterDelayMs } from './retry-after.ts';
 import type { TokenSource } from './token-source.ts';
 import { applyTransform, type ResolvedTransform, type TokenValue } from './token-value.ts';
@@ -27,7 +28,7 @@ export interface SuiteResponse {
 }
 
 /** Which token a request carried: the two real ones unaltered, none, or anything else (a bad one). */
-export type Credential = 'valid' | 'denied' | 'none' | 'bad';
+export type Credential = 'valid' | 'denied' | 'expired' | 'none' | 'bad';
 
 /** One request and its final response, with what the client did in between. */
 export interface Exchange {
@@ -80,7 +81,7 @@ const isAnswer = (status: number) => status >= 200 && status < 500 && status !==
 
 export interface ClientOptions {
   baseUrl: string;
-  tokens: { valid?: TokenSource; denied?: TokenSource };
+  tokens: { valid?: TokenSource; denied?: TokenSource; expired?: TokenSource };
   /** Longest Retry-After the client waits; beyond it the request is reported as rate-limit exhausted. */
   maxWaitSeconds: number;
   /** Hard cap on retries of one request after 429 (spec section 7: retry loops must have a hard cap). */
@@ -95,6 +96,29 @@ export interface ClientOptions {
 }
 
 const MAX_BODY = 1024 * 1024;
+
+/**
+ * A body as text: decoded from its Content-Encoding (gzip, deflate, br) when it has one, so a failure
+ * never shows compressed bytes as mojibake; labelled instead when it cannot be decoded.
+ */
+export function decodeBody(raw: Buffer, encoding: string | undefined): string {
+  const codings = (encoding ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c && c !== 'identity');
+  let body = raw;
+  try {
+    for (const coding of codings.reverse()) {
+      if (coding === 'gzip' || coding === 'x-gzip') body = gunzipSync(body);
+      else if (coding === 'deflate') body = inflateSync(body);
+      else if (coding === 'br') body = brotliDecompressSync(body);
+      else return `<${raw.length} bytes with Content-Encoding: ${encoding}, not decoded>`;
+    }
+  } catch (error) {
+    return `<${raw.length} bytes with Content-Encoding: ${encoding} that do not decode (${(error as Error).message})>`;
+  }
+  return body.toString('utf8');
+}
 /** Statuses that say "try again" (bad gateway, unavailable, gateway timeout), unlike a 500 (a bug). */
 const TRANSIENT = new Set([502, 503, 504]);
 /** Whether a status is a transient server failure (spec section 7: retry with backoff). */
@@ -158,6 +182,8 @@ export function createSuiteClient(options: ClientOptions) {
   const answered = new Set<string>();
   /** Per scope, until when the gateway asked not to be called (a 429's wait, or no request left). */
   const gates = new Map<string, { until: number; why: string }>();
+  /** Per scope, the requests the gateway last said were left (its rate-limit headers), when it says. */
+  const remaining = new Map<string, number>();
   const log = options.log ?? (() => {});
 
   /** Waits `ms` on the suite's clock, saying now and then that it still is (a CI log must not look hung). */
@@ -224,7 +250,7 @@ export function createSuiteClient(options: ClientOptions) {
             if (size <= MAX_BODY) chunks.push(chunk);
           });
           res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
+            const text = decodeBody(Buffer.concat(chunks), res.headers['content-encoding']);
             let json: unknown;
             try {
               json = text ? JSON.parse(text) : undefined;
@@ -282,6 +308,11 @@ export function createSuiteClient(options: ClientOptions) {
     /** The suite's clock. */
     clock,
 
+    /** The requests the gateway last said were left to a scope ('valid', 'denied', 'anonymous'), if it said. */
+    remaining(scope: string): number | undefined {
+      return remaining.get(scope);
+    },
+
     /** When the run's time budget ends (ms on `clock`; Infinity without one). */
     deadline,
 
@@ -332,6 +363,8 @@ export function createSuiteClient(options: ClientOptions) {
         const response = await sendOnce(url, request.method, headers, request.body);
         if (isAnswer(response.status)) answered.add(key);
         const now = clock.now();
+        const hint = rateLimitHint(response.headers, now);
+        if (hint.remaining !== undefined) remaining.set(scope, hint.remaining);
         const asked = response.status === 429 ? askedWaitOf(response, now) : undefined;
         learn(
           scope,
@@ -360,6 +393,7 @@ export function createSuiteClient(options: ClientOptions) {
           code === 'invalid_identity_token' &&
           request.token?.kind === 'derived' &&
           request.token.transform.op === 'none' &&
+          request.token.from !== 'expired' &&
           !refreshed
         ) {
           refreshed = true;

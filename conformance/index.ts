@@ -8,6 +8,8 @@
 export type { Check, CheckContext, CheckOutcome, Endpoint, ToolName } from './check.ts';
 export { CheckFailure, Inconclusive } from './check.ts';
 export { CHECKS } from './checks/index.ts';
+export type { SuiteClock } from './http-client.ts';
+export { exhaustedWaitMs, rateLimitHint } from './rate-limit-headers.ts';
 export { formatCheckLine, formatSummary } from './reporters/console.ts';
 export { escapeHtml, toHtmlReport } from './reporters/html.ts';
 export { toJsonReport } from './reporters/json.ts';
@@ -24,3 +26,4 @@ export {
 } from './runner.ts';
 export { commandToken, staticToken, type TokenSource } from './token-source.ts';
 export type { CheckResult, ExchangeRecord, Level, Reproduction, Unobserved, Verdict } from './types.ts';
+export { blockingUnobserved, remedyOf, UNOBSERVED_REMEDY } from './unobserved.ts';

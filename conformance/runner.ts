@@ -22,6 +22,14 @@ export interface ConformanceOptions {
   allowedTools?: readonly ToolName[];
   /** A valid token that may not call `deniedTool`. Without it the authorization checks are skipped. */
   deniedToken?: string | TokenSource;
+  /**
+   * A genuine token past its lifetime (a string or a source such as `commandToken(cmd, '$EXPIRED_TOKEN')`):
+   * auth.expired-token checks it is refused 401 invalid_identity_token (§5). Without it that check is skipped.
+   */
+  expiredToken?: string | TokenSource;
+  /** The tier whoami must show for `token` (§4 rule 2); with `deniedTier`, for `deniedToken` too. */
+  tier?: string;
+  deniedTier?: string;
   /** The tool the denied token may not call (default web.search). */
   deniedTool?: 'web.search' | 'web.fetch';
   /** Most requests the rate-limit burst may send (default 300). */
@@ -217,9 +225,22 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const tokens = {
     valid: asSource(options.token, '$TOKEN'),
     denied: asSource(options.deniedToken, '$DENIED_TOKEN'),
+    expired: asSource(options.expiredToken, '$EXPIRED_TOKEN'),
   };
   const baseClock = options.clock ?? REAL_CLOCK;
-  const clock: SuiteClock = options.sleep ? { now: baseClock.now, sleep: options.sleep } : baseClock;
+  // A sleep given without a clock: time as the suite sees it moves by what it slept, so a wait injected
+  // away does not leave the pacing waiting for a real clock that never got there.
+  let slept = 0;
+  const injected = options.sleep;
+  const clock: SuiteClock = injected
+    ? {
+        now: () => baseClock.now() + (options.clock ? 0 : slept),
+        sleep: async (ms) => {
+          slept += ms;
+          await injected(ms);
+        },
+      }
+    : baseClock;
   const maxWaitSeconds = options.maxWaitSeconds ?? DEFAULT_MAX_WAIT_SECONDS;
   const timeBudgetSeconds = options.timeBudgetSeconds ?? DEFAULT_TIME_BUDGET_SECONDS;
   const started = clock.now();
@@ -240,7 +261,10 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     throw new CannotRunError(
       `unknown tool ${unknownTools.join(', ')} in the allowed tools; known: ${TOOLS.join(', ')}`,
     );
-  const memo = new Map<string, Promise<unknown>>();
+  const memo = new Map<string, { value: Promise<unknown>; owner: string }>();
+  /** The check running now, and the earlier checks whose shared observation it read (the burst). */
+  let running = '';
+  let sharedFrom = new Set<string>();
   const endpoints: Record<Endpoint['name'], Endpoint> = {
     whoami: { name: 'whoami', method: 'GET', path: '/v1/whoami' },
     'web.search': { name: 'web.search', method: 'POST', path: '/v1/web/search', body: searchBody },
@@ -248,7 +272,14 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   };
   const ctx: CheckContext = {
     client,
-    has: { token: tokens.valid !== undefined, deniedToken: tokens.denied !== undefined },
+    has: {
+      token: tokens.valid !== undefined,
+      deniedToken: tokens.denied !== undefined,
+      expiredToken: tokens.expired !== undefined,
+      tier: options.tier !== undefined || options.deniedTier !== undefined,
+    },
+    ...(options.tier !== undefined && { tier: options.tier }),
+    ...(options.deniedTier !== undefined && { deniedTier: options.deniedTier }),
     endpoints,
     servedEndpoints: [
       endpoints.whoami,
@@ -265,8 +296,14 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     timeLimitMs: (options.checkTimeLimitSeconds ?? 60) * 1000,
     now: clock.now,
     memo: <T>(key: string, compute: () => Promise<T>) => {
-      if (!memo.has(key)) memo.set(key, compute());
-      return memo.get(key) as Promise<T>;
+      const entry = memo.get(key);
+      if (entry) {
+        if (entry.owner !== running) sharedFrom.add(entry.owner);
+        return entry.value as Promise<T>;
+      }
+      const value = compute();
+      memo.set(key, { value, owner: running });
+      return value;
     },
     sleep: (ms) => client.pause(ms, ''),
     log,
@@ -277,7 +314,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     if (probe.response.status === 0) {
       throw new CannotRunError(`cannot reach the gateway at ${options.baseUrl}: ${probe.response.error}`);
     }
-    for (const source of [tokens.valid, tokens.denied]) {
+    for (const source of [tokens.valid, tokens.denied, tokens.expired]) {
       try {
         await source?.current();
       } catch (error) {
@@ -304,10 +341,16 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       // Each check's share of what is left of the budget; the rate-limit checks (last) share one burst.
       const left = deadline - clock.now();
       const share = left / Math.max(1, checks.length - index);
+      running = check.id;
+      sharedFrom = new Set();
       const result = await runOne(check, { ...ctx, caseDeadline: clock.now() + share }, [
         tokens.valid,
         tokens.denied,
+        tokens.expired,
       ]);
+      // Requests and time are told where they were spent: a check that read an observation an earlier
+      // one made (the burst) says so, rather than "0 requests" as if it had observed nothing.
+      if (sharedFrom.size > 0) result.sharedWith = [...sharedFrom];
       if (result.reproduction && options.replayCommand && result.reproduction.path) {
         result.reproduction.replay = options.replayCommand(result, result.reproduction);
       }
@@ -335,6 +378,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
 const MISSING_OPTION = {
   token: '--token or --token-command',
   deniedToken: '--denied-token or --denied-token-command',
+  expiredToken: '--expired-token or --expired-token-command (a genuine token past its lifetime; optional)',
+  tier: '--tier (the tier whoami must show for --token; optional)',
 };
 
 async function runOne(

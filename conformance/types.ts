@@ -81,6 +81,13 @@ export interface CheckResult {
   /** Set when the check could not observe what it needs (an inconclusive, or a not-served failure). */
   unobserved?: Unobserved;
   reproduction?: Reproduction;
+  /** Time this check took (ms, on the suite's clock), its waits included; a shared observation is not. */
   durationMs: number;
+  /** Requests this check sent itself. */
   requests: number;
+  /**
+   * Checks whose shared observation this one judged (the rate-limit burst, sent by the first rate-limit
+   * check): its requests and time are counted under that check, not this one.
+   */
+  sharedWith?: string[];
 }

@@ -50,12 +50,21 @@ describe('agent-gateway check against the reference gateway', () => {
     expect(result.stdout).toMatch(/PASS +MUST +authz\.whoami-any-tier/);
   });
 
-  it('exits 0 when every check passes, and writes the JSON and JUnit reports', async () => {
+  it('exits 0 when every check passes (the optional stateful ones given), and writes the JSON and JUnit reports', async () => {
     const json = join(dir, 'reports', 'conformance.json');
     const junit = join(dir, 'reports', 'conformance.xml');
+    const stateful = await (VALID_VARIANTS.find(
+      (v) => v.id === 'stateful-inputs',
+    )?.start() as Promise<RunningTarget>);
     const result = await runCli([
       'check',
-      ...tokenArgs(target),
+      ...tokenArgs(stateful),
+      '--expired-token',
+      stateful.expiredToken ?? '',
+      '--tier',
+      stateful.tier ?? '',
+      '--denied-tier',
+      stateful.deniedTier ?? '',
       '--num-runs',
       '5',
       '--seed',
@@ -78,6 +87,7 @@ describe('agent-gateway check against the reference gateway', () => {
         'message',
         'reproduction',
         'requests',
+        'shared_with',
         'spec_ref',
         'title',
         'unobserved',
@@ -95,8 +105,10 @@ describe('agent-gateway check against the reference gateway', () => {
     expect(xml.match(/<testcase /g)).toHaveLength(CHECKS.length);
     expect(xml).toContain('<property name="spec_ref" value="§5 rule 3, §7"/>');
     expect(xml).toContain('<property name="level" value="SHOULD"/>');
-    expect(xml).not.toContain(target.token);
-  }, 60_000);
+    expect(xml).not.toContain(stateful.token);
+    expect(xml).not.toContain(stateful.expiredToken);
+    await stateful.close();
+  }, 90_000);
 
   it('token commands work, and a failing token command means exit 2', async () => {
     const ok = await runCli([
@@ -306,12 +318,12 @@ describe('agent-gateway check exit codes and reproductions', () => {
     } finally {
       await target.close();
     }
-  });
+  }, 60_000);
 
   it('--list prints every check with its level and spec section', async () => {
     const result = await runCli(['check', '--list']);
     expect(result.code).toBe(0);
     expect(result.stdout.trim().split('\n')).toHaveLength(CHECKS.length);
     expect(result.stdout).toMatch(/ratelimit\.retry-after-honoured +SHOULD +§7/);
-  });
+  }, 60_000);
 });

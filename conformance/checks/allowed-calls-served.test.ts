@@ -51,12 +51,12 @@ async function run(baseUrl: string, options: { allowedTools?: ('web.search' | 'w
 describe('authz.allowed-calls-served', () => {
   it('waits out a Retry-After beyond --max-wait-seconds once (a quota used up before the run), with progress, then passes', async () => {
     // The pre-flight whoami and the check's first call meet the used-up quota; the call after the wait is served.
-    const { baseUrl } = await scripted({ '/v1/whoami': [limited('60'), limited('60'), ok] });
+    const { baseUrl } = await scripted({ '/v1/whoami': [limited('90'), limited('90'), ok] });
     const { result, sleeps, log } = await run(baseUrl);
     expect(result?.verdict).toBe('pass');
-    expect(sleeps.reduce((a, b) => a + b, 0)).toBe(60_100);
-    expect(log.some((line) => /waiting 61 s once before judging it never served/.test(line))).toBe(true);
-    expect(log.filter((line) => /still waiting/.test(line))).toHaveLength(4);
+    expect(sleeps.reduce((a, b) => a + b, 0)).toBe(90_100);
+    expect(log.some((line) => /waiting 91 s once before judging it never served/.test(line))).toBe(true);
+    expect(log.filter((line) => /still waiting/.test(line))).toHaveLength(6);
   });
 
   it('a gateway that serves nothing fails it, not-served, without waiting an hour', async () => {

@@ -88,7 +88,10 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
     let stop = false;
     for (const endpoint of targets) {
       for (let sent = 0; sent < share && !stop; ) {
-        const size = Math.min(WAVE, share - sent);
+        // When the gateway said how many requests are left (RateLimit / X-RateLimit-Remaining), the first
+        // wave sends one more than that at once: the limit is met however slow the machine is.
+        const left = sent === 0 ? ctx.client.remaining('valid') : undefined;
+        const size = Math.min(left !== undefined ? Math.max(WAVE, left + 1) : WAVE, share - sent);
         sent += size;
         const wave = await Promise.all(
           Array.from({ length: size }, async () => {

@@ -3,6 +3,7 @@ import { accessDenied } from './access-denied.ts';
 import { allowedCallsServed } from './allowed-calls-served.ts';
 import { authBeforeAuthorization } from './auth-before-authorization.ts';
 import { errorBodyShape } from './error-body-shape.ts';
+import { expiredToken } from './expired-token.ts';
 import { headerNameCaseInsensitive } from './header-name-case-insensitive.ts';
 import { healthIgnoresBadToken } from './health-ignores-bad-token.ts';
 import { healthWithValidToken } from './health-with-valid-token.ts';
@@ -18,6 +19,7 @@ import { retryConcurrent } from './retry-concurrent.ts';
 import { retrySequential } from './retry-sequential.ts';
 import { whoamiAnyTier } from './whoami-any-tier.ts';
 import { whoamiIdentity } from './whoami-identity.ts';
+import { whoamiTier } from './whoami-tier.ts';
 
 /**
  * Every check, in the order they run. authz.allowed-calls-served comes first among the token checks: a
@@ -31,11 +33,13 @@ export const CHECKS: readonly Check[] = [
   healthIgnoresBadToken,
   missingToken,
   invalidToken,
+  expiredToken,
   headerNameCaseInsensitive,
   authBeforeAuthorization,
   accessDenied,
   whoamiAnyTier,
   whoamiIdentity,
+  whoamiTier,
   errorBodyShape,
   malformedBody,
   retrySequential,

@@ -1,11 +1,22 @@
 import fc from 'fast-check';
-import { requestBody } from '../arbitraries/request-body.ts';
-import { type Check, CheckFailure, checkEach, codeOf, describeResponse, observed } from '../check.ts';
+import { type RequestBody, requestBody } from '../arbitraries/request-body.ts';
+import {
+  type Check,
+  CheckFailure,
+  checkEach,
+  codeOf,
+  describeResponse,
+  type Endpoint,
+  observed,
+} from '../check.ts';
 import { expectError, isJsonContentType, protectedEndpoints } from './support.ts';
 
 // Statuses a gateway may give a malformed body before it looks for the token: the spec does not order
 // the identity check against body validation, so answering the body first is allowed.
+type Case = fc.Arbitrary<[Endpoint, 'as configured' | RequestBody]>;
 const BODY_ERRORS = new Set([400, 413, 415, 422]);
+/** Bodies labelled JSON that are not: always tried without a token (see the broken-json categories). */
+const BROKEN_JSON = ['{', '{"query":', 'not json', '{"url": "https://example.com/",}'];
 
 export const missingToken: Check = {
   id: 'auth.missing-token',
@@ -17,12 +28,30 @@ export const missingToken: Check = {
   run: (ctx) =>
     checkEach(
       ctx,
-      Object.fromEntries(
-        protectedEndpoints(ctx.endpoints).map((endpoint) => [
+      Object.fromEntries<Case>([
+        ...protectedEndpoints(ctx.endpoints).map((endpoint): [string, Case] => [
           endpoint.name,
-          fc.tuple(fc.constant(endpoint), fc.oneof(fc.constant('as configured' as const), requestBody())),
+          fc.tuple(
+            fc.constant(endpoint),
+            fc.oneof(fc.constant('as configured' as const), requestBody()) as fc.Arbitrary<
+              'as configured' | RequestBody
+            >,
+          ),
         ]),
-      ),
+        // Broken JSON without a token on each tool, in every run, not left to the seed: a handler that
+        // parses the body before it looks for the token crashes on exactly this.
+        ...protectedEndpoints(ctx.endpoints)
+          .filter((endpoint) => endpoint.method === 'POST')
+          .map((endpoint): [string, Case] => [
+            `broken-json@${endpoint.name}`,
+            fc.tuple(
+              fc.constant(endpoint),
+              fc
+                .constantFrom(...BROKEN_JSON)
+                .map((text): 'as configured' | RequestBody => ({ contentType: 'application/json', text })),
+            ),
+          ]),
+      ]),
       async ([endpoint, body]) => {
         const configured = body === 'as configured' || endpoint.method === 'GET';
         const sent =

@@ -6,6 +6,8 @@ import type { TokenValue } from '../token-value.ts';
 /** The token the suite was given, unaltered. */
 export const VALID_TOKEN: TokenValue = { kind: 'derived', from: 'valid', transform: { op: 'none' } };
 export const DENIED_TOKEN: TokenValue = { kind: 'derived', from: 'denied', transform: { op: 'none' } };
+/** A genuine token past its lifetime (--expired-token), unaltered. */
+export const EXPIRED_TOKEN: TokenValue = { kind: 'derived', from: 'expired', transform: { op: 'none' } };
 
 export const HEALTH_PATH = '/v1/health';
 
@@ -95,8 +97,16 @@ export function refusedByServer(
   return false;
 }
 
-/** Fails on a 5xx or a dropped connection: a client mistake must never look like a server failure. */
-export function expectNoServerError(exchange: Exchange, what: string): void {
+/**
+ * Fails on a 5xx or a dropped connection. For bad input (the default) the fix is about client mistakes;
+ * for a valid call (`{ badInput: false }`, e.g. a repeat) it is the general server-error advice: a 5xx on
+ * a repeated whoami is not "bad input".
+ */
+export function expectNoServerError(
+  exchange: Exchange,
+  what: string,
+  options: { badInput?: boolean } = {},
+): void {
   const { status } = exchange.response;
   if (status !== 0 && status < 500) return;
   throw new CheckFailure({
@@ -104,6 +114,6 @@ export function expectNoServerError(exchange: Exchange, what: string): void {
     actual: describeResponse(exchange),
     fix: 'treat bad input as a client error (4xx); never let it crash a handler or drop the connection',
     exchange,
-    aboutServerErrors: true,
+    aboutServerErrors: options.badInput !== false,
   });
 }

@@ -31,10 +31,16 @@ export const UNOBSERVED_LABEL: Record<Unobserved, string> = {
   'suite-error': 'suite error',
 };
 
+/** What a check cost, told honestly: "2.1 s, 14 requests" or "0.0 s, 0 requests + the burst of ratelimit.burst-429". */
+export function costOf(result: CheckResult): string {
+  const shared = result.sharedWith?.length ? ` + the burst of ${result.sharedWith.join(', ')}` : '';
+  return `${(result.durationMs / 1000).toFixed(1)} s, ${result.requests} request${result.requests === 1 ? '' : 's'}${shared}`;
+}
+
 /** One line per check, as it finishes. */
 export function formatCheckLine(result: CheckResult, paint = painter(false)): string {
   const label = paint(result.verdict, LABEL[result.verdict].padEnd(12));
-  const line = `${label} ${result.level.padEnd(6)} ${result.id.padEnd(34)} ${result.title}`;
+  const line = `${label} ${result.level.padEnd(6)} ${result.id.padEnd(34)} ${result.title} (${costOf(result)})`;
   if (result.verdict === 'pass') return line;
   const why = result.unobserved ? `(${UNOBSERVED_LABEL[result.unobserved]}) ` : '';
   return `${line}\n${' '.repeat(13)}${why}${printable(result.message)}`;
@@ -84,7 +90,7 @@ export function formatSummary(report: ConformanceReport, exitCode: number, paint
   lines.push(
     '',
     `${report.checks.length} checks: ${s.pass} pass, ${s.fail} fail (${s.mustFailed} MUST, ${s.shouldFailed} SHOULD${notServed}), ${s.skipped} skipped, ${s.inconclusive} inconclusive${why ? ` (${why})` : ''}`,
-    `${report.requests} requests in ${(report.durationMs / 1000).toFixed(1)} s; seed ${report.seed} (replay a run with --seed ${report.seed}); exit code ${exitCode}`,
+    `${report.requests} requests in ${(report.durationMs / 1000).toFixed(1)} s (time budget ${report.timeBudgetSeconds ?? '?'} s); seed ${report.seed} (replay a run with --seed ${report.seed}); exit code ${exitCode}`,
   );
   return lines.join('\n');
 }

@@ -2,7 +2,7 @@ import { printable } from '../redact.ts';
 import type { ConformanceReport } from '../runner.ts';
 import type { CheckResult, ExchangeRecord, Unobserved } from '../types.ts';
 import { remedyOf } from '../unobserved.ts';
-import { UNOBSERVED_LABEL } from './console.ts';
+import { costOf, UNOBSERVED_LABEL } from './console.ts';
 
 /** The contract's sections, as docs/contract.md names them, for the verdict table's headings. */
 const SECTION_TITLES: Record<string, string> = {
@@ -118,7 +118,7 @@ function failureArticle(check: CheckResult): string {
     parts.push(
       `<details><summary>Counterexample (shrunk, ${r.counterexample.length.toLocaleString('en')} characters)</summary>${pre(r.counterexample, 'counterexample')}</details>`,
     );
-  parts.push(`<p class="timing">${seconds(check.durationMs)}, ${check.requests} requests.</p>`, '</article>');
+  parts.push(`<p class="timing">${escapeHtml(costOf(check))}.</p>`, '</article>');
   return parts.join('\n');
 }
 
@@ -134,7 +134,7 @@ function verdictRow(check: CheckResult): string {
     `<td>${escapeHtml(check.specRef)}</td>`,
     `<td>${escapeHtml(check.title)}</td>`,
     `<td class="num">${seconds(check.durationMs)}</td>`,
-    `<td class="num">${check.requests}</td>`,
+    `<td class="num">${check.requests}${check.sharedWith?.length ? ` <span class="hint">+ the burst of ${escapeHtml(check.sharedWith.join(', '))}</span>` : ''}</td>`,
     '</tr>',
   ].join('');
 }

@@ -13,6 +13,8 @@ export function toJsonReport(report: ConformanceReport, exitCode: number) {
     started_at: report.startedAt,
     duration_ms: report.durationMs,
     requests: report.requests,
+    time_budget_seconds: report.timeBudgetSeconds,
+    waited_ms: report.waitedMs,
     allowed_unobserved: report.allowedUnobserved ?? [],
     checks: report.checks.map((c) => ({
       id: c.id,
@@ -25,6 +27,7 @@ export function toJsonReport(report: ConformanceReport, exitCode: number) {
       reproduction: c.reproduction ?? null,
       duration_ms: c.durationMs,
       requests: c.requests,
+      shared_with: c.sharedWith ?? null,
     })),
     summary: {
       pass: report.summary.pass,

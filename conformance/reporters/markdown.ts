@@ -2,7 +2,7 @@ import { printable } from '../redact.ts';
 import type { ConformanceReport } from '../runner.ts';
 import type { CheckResult, Unobserved } from '../types.ts';
 import { remedyOf } from '../unobserved.ts';
-import { UNOBSERVED_LABEL } from './console.ts';
+import { costOf, UNOBSERVED_LABEL } from './console.ts';
 
 const VERDICT: Record<CheckResult['verdict'], string> = {
   pass: '✅ pass',
@@ -87,11 +87,11 @@ export function toMarkdownSummary(
     '',
     `Target ${inlineCode(report.target)}: ${report.checks.length} checks, ${s.pass} pass, ${s.fail} fail (${s.mustFailed} MUST, ${s.shouldFailed} SHOULD${notServed}), ${s.skipped} skipped, ${s.inconclusive} inconclusive${why ? ` (${why})` : ''}. ${report.requests} requests in ${(report.durationMs / 1000).toFixed(1)} s, ${report.numRuns} cases per property, seed ${report.seed}; exit code ${exitCode}.`,
     '',
-    '| verdict | level | check | spec | what it checks |',
-    '| --- | --- | --- | --- | --- |',
+    '| verdict | level | check | spec | what it checks | time, requests |',
+    '| --- | --- | --- | --- | --- | --- |',
     ...report.checks.map(
       (c) =>
-        `| ${VERDICT[c.verdict]} | ${c.level} | ${cell(inlineCode(c.id))} | ${cell(c.specRef)} | ${cell(c.title)} |`,
+        `| ${VERDICT[c.verdict]} | ${c.level} | ${cell(inlineCode(c.id))} | ${cell(c.specRef)} | ${cell(c.title)} | ${cell(costOf(c))} |`,
     ),
   ];
   const failures = report.checks.filter((c) => c.verdict === 'fail');

@@ -16,6 +16,10 @@ interface CheckOptions {
   tokenCommand?: string;
   deniedToken?: string;
   deniedTokenCommand?: string;
+  expiredToken?: string;
+  expiredTokenCommand?: string;
+  tier?: string;
+  deniedTier?: string;
   deniedTool: 'web.search' | 'web.fetch';
   allowedTools?: ('web.search' | 'web.fetch')[];
   rateLimitBudget: number;
@@ -146,6 +150,16 @@ export function registerCheckCommand(program: Command) {
       'a valid token that may not call --denied-tool (default: $AGENT_GATEWAY_DENIED_TOKEN)',
     )
     .option('--denied-token-command <cmd>', 'a shell command printing such a token')
+    .option(
+      '--expired-token <token>',
+      'optional: a genuine token past its lifetime; auth.expired-token checks it gets 401 invalid_identity_token (skipped without it)',
+    )
+    .option('--expired-token-command <cmd>', 'optional: a shell command printing such a token')
+    .option(
+      '--tier <name>',
+      'optional: the tier whoami must show for --token (authz.whoami-tier; skipped without it)',
+    )
+    .option('--denied-tier <name>', 'optional: the tier whoami must show for --denied-token')
     .addOption(
       new Option('--denied-tool <tool>', 'the tool the denied token may not call')
         .choices(['web.search', 'web.fetch'])
@@ -269,6 +283,14 @@ export function registerCheckCommand(program: Command) {
           token,
           deniedToken,
           deniedTool: options.deniedTool,
+          expiredToken: tokenSource(
+            'expired-token',
+            options.expiredToken,
+            options.expiredTokenCommand,
+            '$EXPIRED_TOKEN',
+          ),
+          tier: options.tier,
+          deniedTier: options.deniedTier,
           allowedTools: options.allowedTools,
           rateLimitBudget: options.rateLimitBudget,
           maxWaitSeconds: options.maxWaitSeconds,
