@@ -74,6 +74,28 @@ export interface JournalEntry {
   secrets?: string[];
   /** Kinds of secrets found only by joining this query or URL with the agent's previous one (split across two). */
   secrets_split?: string[];
+  /**
+   * The exchange as seen on the wire, when the journal keeps bodies (`journal.body_bytes` > 0): headers with
+   * the identity header, credentials and secrets redacted, and the first `body_bytes` of each body as text
+   * (secrets redacted); `*_body_bytes` is the whole body's size. For the dashboard and HAR export.
+   */
+  exchange?: JournalExchange;
+  /** Spec rules this answer breaks, as one answer can show (proxy mode: the target's answers). */
+  findings?: { rule: string; detail: string }[];
+  /** Proxy mode: the target's own request id (X-Request-Id of its answer), when it sent one. */
+  target_request_id?: string;
+}
+
+/** Headers and the start of the bodies of one exchange, redacted (see `JournalEntry.exchange`). */
+export interface JournalExchange {
+  request_headers: [string, string][];
+  request_body?: string;
+  request_body_bytes: number;
+  response_headers: [string, string][];
+  response_body?: string;
+  response_body_bytes: number;
+  /** HTTP version of the request, e.g. `1.1`. */
+  http_version?: string;
 }
 
 // Connections whose requests are counted (`connection_seq`); the oldest are forgotten beyond it.

@@ -21,12 +21,22 @@ export interface ServeProcess {
  */
 export function spawnServe(
   args: string[] = [],
-  options: { timeoutMs?: number; entry?: string; env?: Record<string, string> } = {},
+  options: {
+    timeoutMs?: number;
+    entry?: string;
+    env?: Record<string, string>;
+    /** Another command that prints `listening on URL` (e.g. `proxy`). */
+    command?: string;
+  } = {},
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [options.entry ?? CLI_ENTRY, 'serve', '--port', '0', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...options.env },
-  });
+  const child = spawn(
+    process.execPath,
+    [options.entry ?? CLI_ENTRY, options.command ?? 'serve', '--port', '0', ...args],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...options.env },
+    },
+  );
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
