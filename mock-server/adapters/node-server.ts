@@ -82,6 +82,10 @@ class NodeRequest implements GatewayRequest {
     this.connection = (req.socket as TrackedSocket)[CONNECTION]?.facts;
   }
 
+  rawHeaders(): readonly string[] {
+    return this.req.rawHeaders;
+  }
+
   header(name: string): string | undefined {
     const value = this.req.headers[name];
     return typeof value === 'string' || value === undefined ? value : value.join(', ');

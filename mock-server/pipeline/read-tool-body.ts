@@ -23,6 +23,7 @@ export async function readToolBody<T>(
   spec: ToolSpec<T>,
 ): Promise<ToolBody<T>> {
   const bytes = await readBody(ctx.request, ctx.runtime.config.server.max_body_bytes);
+  ctx.requestBody = bytes;
   let value: T;
   try {
     value = parseJsonBody(bytes, spec.schema);

@@ -1,5 +1,6 @@
+import { captureBody, redactHeaderPairs, redactHeaderRecord } from '../exchange-capture.ts';
 import type { JournalEntry } from '../journal.ts';
-import type { CallContext } from './context.ts';
+import type { Answer, CallContext } from './context.ts';
 import { tokenOf } from './identify.ts';
 
 /**
@@ -8,8 +9,16 @@ import { tokenOf } from './identify.ts';
  * journaled redacted; an X-Request-Id holding a secret was never taken as the request's id (the core gave it
  * a fresh one). Routed paths are the endpoints' own.
  */
-export function recordCall(ctx: CallContext, status: number, answeredAt: number, writtenAt: number): void {
+export function recordCall(
+  ctx: CallContext,
+  status: number,
+  answeredAt: number,
+  writtenAt: number,
+  answer?: Answer,
+): void {
   const { runtime, request, note } = ctx;
+  const keep = runtime.config.journal.body_bytes;
+  if (answer && keep > 0 && !note.exchange) note.exchange = exchangeOf(ctx, answer, keep);
   const operation = note.operation ?? 'other';
   const connection = request.connection;
   // seq and time first, as the journal lists them; the journal sets them.
@@ -33,6 +42,21 @@ export function recordCall(ctx: CallContext, status: number, answeredAt: number,
   Object.assign(entry, note);
   entry.operation = operation;
   (runtime.shared?.journal ?? runtime.journal).record(entry);
+}
+
+/** The exchange's headers and the start of its bodies, redacted (`journal.body_bytes`). */
+function exchangeOf(ctx: CallContext, answer: Answer, keep: number): JournalEntry['exchange'] {
+  const token = tokenOf(ctx);
+  const redact = (text: string) => ctx.runtime.scanSecrets(text, { token, agentId: ctx.note.agent }).redacted;
+  const body = ctx.requestBody;
+  return {
+    request_headers: redactHeaderPairs(ctx.request.rawHeaders?.() ?? [], redact),
+    request_body: body ? captureBody(body, keep, redact) : undefined,
+    request_body_bytes: body?.length ?? 0,
+    response_headers: redactHeaderRecord(answer.headers, redact),
+    response_body: captureBody(answer.body, keep, redact),
+    response_body_bytes: Buffer.byteLength(answer.body),
+  };
 }
 
 /** Text the caller chose, with any token or API key in it redacted. */
