@@ -177,10 +177,19 @@ export function createProxy(options: ProxyOptions): Proxy {
       setHost: false,
     });
 
-  /** The agent id the target's whoami gives for the token, else a stable fingerprint of it (`tok_...`). */
-  const askWhoami = (token: string): Promise<string> =>
+  // Connection id -> the agent whose accepted token it last carried (bounded).
+  const connectionAgents = createBoundedMap<number, string>(16_384);
+
+  /**
+   * The agent id the target's whoami gives for the token. A token it refuses (expired, revoked) is the
+   * agent's that last used this connection with a token the target accepted: an HTTP/1.1 connection is one
+   * client's, and that is how the report sees an agent resend its expired token. Else a stable fingerprint
+   * of the token (`tok_...`).
+   */
+  const askWhoami = (token: string, connection: number | undefined): Promise<string> =>
     new Promise((resolve) => {
-      const fallback = tokenFingerprint(token);
+      const fallback =
+        (connection !== undefined && connectionAgents.get(connection)) || tokenFingerprint(token);
       const req = upstream('GET', '/v1/whoami', {
         host: target.host,
         'x-agent-identity': token,
@@ -203,10 +212,10 @@ export function createProxy(options: ProxyOptions): Proxy {
       req.end();
     });
 
-  const agentOf = (token: string): Promise<string> => {
+  const agentOf = (token: string, connection: number | undefined): Promise<string> => {
     let known = agents.get(token);
     if (!known) {
-      known = askWhoami(token);
+      known = askWhoami(token, connection);
       agents.set(token, known);
     }
     return known;
@@ -263,7 +272,7 @@ export function createProxy(options: ProxyOptions): Proxy {
             namedByThis = resolve;
           }),
         );
-      else ctx.note.agent = await agentOf(token);
+      else ctx.note.agent = await agentOf(token, request.connection?.id);
     }
     const redact = (text: string) => runtime.scanSecrets(text, { token, agentId: ctx.note.agent }).redacted;
     const keep = bodyBytes();
@@ -281,9 +290,23 @@ export function createProxy(options: ProxyOptions): Proxy {
         answer.text ?? (answer.body?.whole ? answer.body.bytes().toString('utf8') : undefined);
       if (namedByThis && token) {
         const ok = status >= 200 && status < 300 && note.fault === undefined;
-        note.agent = (ok && responseText !== undefined && agentIdOf(responseText)) || tokenFingerprint(token);
+        const connection = request.connection?.id;
+        note.agent =
+          (ok && responseText !== undefined && agentIdOf(responseText)) ||
+          (connection !== undefined && connectionAgents.get(connection)) ||
+          tokenFingerprint(token);
         namedByThis(note.agent);
       }
+      // Only an answer the target gave to a token it accepted ties the connection to the agent.
+      if (
+        token &&
+        note.agent &&
+        status >= 200 &&
+        status < 400 &&
+        request.connection &&
+        note.fault === undefined
+      )
+        connectionAgents.set(request.connection.id, note.agent);
       noteRequest(ctx, operation, requestBody);
       if (status >= 400) {
         const code = codeOf(responseText);
@@ -338,10 +361,19 @@ export function createProxy(options: ProxyOptions): Proxy {
 
     /** An answer the proxy makes itself (fault, unreachable target): the request's body is read and dropped. */
     const answerOwn = async (answer: Answer) => {
+      // Recorded once the body is in (or the client gone), so the journal learns what the request meant.
+      const ended = req.readableEnded
+        ? undefined
+        : new Promise<void>((resolve) => {
+            req.once('end', resolve);
+            req.once('close', resolve);
+            req.once('error', resolve);
+          });
       req.on('data', (chunk: Buffer) => requestBody.add(chunk));
       req.resume();
       const answeredAt = performance.now();
       await writeOwn(res, answer);
+      if (ended) await ended;
       record(answer.drop ? 0 : answer.status, answeredAt, {
         raw: Object.entries(answer.headers).flat(),
         text: answer.body,
