@@ -72,7 +72,10 @@ describe('agent-gateway proxy in front of agent-gateway serve (two processes)', 
     const refused = await search(proxy.url, 'x', {});
     expect(refused.status).toBe(401);
     expect(comparable(refused)).toEqual(comparable(refusedDirect));
-    const [a, b] = [await refused.json(), await refusedDirect.json()];
+    const [a, b] = [
+      (await refused.json()) as Record<string, unknown>,
+      (await refusedDirect.json()) as Record<string, unknown>,
+    ];
     expect({ ...a, request_id: 0 }).toEqual({ ...b, request_id: 0 });
     // The agent sees the gateway's request id, and the journal records it under that id.
     expect(refused.headers.get('x-request-id')).toBe(a.request_id);
