@@ -89,8 +89,8 @@ export interface JudgedAnswer {
   headers: Readonly<Record<string, string | undefined>>;
   /** The response body as text, when all of it was read (undefined when cut or unread). */
   body: string | undefined;
-  /** Whether the request carried a non-blank identity token. */
-  hadToken: boolean;
+  /** The identity header: absent, present but blank (either 401 code fits that), or a token. */
+  token: 'absent' | 'blank' | 'present';
   /** The request body as text, when all of it was read. */
   requestBody: string | undefined;
 }
@@ -161,14 +161,15 @@ export function judgeAnswer(answer: JudgedAnswer): Finding[] {
       });
   }
 
+  const hadToken = answer.token === 'present';
   if (operation === 'health') {
     const ok = status >= 200 && status < 300;
-    if (!answer.hadToken && !ok)
+    if (answer.token === 'absent' && !ok)
       findings.push({
         rule: 'health.without-token',
         detail: `GET /v1/health without a token answered ${shown}`,
       });
-    if (answer.hadToken && status === 401)
+    if (answer.token !== 'absent' && status === 401)
       findings.push({
         rule: 'health.ignores-bad-token',
         detail: `GET /v1/health answered ${shown} for the token it carried; health needs no token and must not refuse one`,
@@ -176,10 +177,15 @@ export function judgeAnswer(answer: JudgedAnswer): Finding[] {
     return findings;
   }
 
-  if (!answer.hadToken) {
+  if (!hadToken) {
     const bodyRefusal = status === 400 || status === 413 || status === 415;
+    // A blank header is no token, or a token that is not valid: the spec lets either 401 code name it.
+    const codes =
+      answer.token === 'blank'
+        ? ['missing_identity_token', 'invalid_identity_token']
+        : ['missing_identity_token'];
     const legal =
-      (status === 401 && code === 'missing_identity_token') ||
+      (status === 401 && codes.includes(code as string)) ||
       status === 429 ||
       (bodyRefusal && !wellFormedToolBody(operation, answer.requestBody));
     // A body not read whole cannot tell a legal body refusal from an illegal one.

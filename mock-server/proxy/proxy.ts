@@ -334,7 +334,12 @@ export function createProxy(options: ProxyOptions): Proxy {
           status,
           headers: lower,
           body: responseText,
-          hadToken: token !== undefined,
+          token:
+            token !== undefined
+              ? 'present'
+              : request.header('x-agent-identity') === undefined
+                ? 'absent'
+                : 'blank',
           requestBody: requestBody.whole ? requestBody.bytes().toString('utf8') : undefined,
         });
         if (findings.length > 0) note.findings = findings;
