@@ -53,6 +53,7 @@ const options = new Command()
   .option('-w, --warmup <seconds>', 'warm-up seconds per server (not measured)', intOption(0, 60), 2)
   .option('-a, --agents <n>', 'agents the spread-out run uses (0: skip it)', intOption(0, 100_000), 10_000)
   .option('--stages', 'print the cost of each pipeline stage instead (no HTTP load)')
+  .option('--proxy', 'measure proxy mode instead: the gateway alone and through `agent-gateway proxy`')
   .option(
     '--store <url>',
     'measure shared state on this Redis instead (redis://HOST:PORT; keys under agw-bench-*)',
@@ -67,6 +68,7 @@ const options = new Command()
     warmup: number;
     agents: number;
     stages?: boolean;
+    proxy?: boolean;
     store?: string;
     workers: number;
     json?: boolean;
@@ -250,6 +252,11 @@ async function main() {
   if (options.stages) {
     const { runStageBenchmark } = await import('./bench-stages.ts');
     await runStageBenchmark({ json: Boolean(options.json) });
+    return;
+  }
+  if (options.proxy) {
+    const { runProxyBenchmark } = await import('./bench-proxy.ts');
+    await runProxyBenchmark({ ...options, json: Boolean(options.json) });
     return;
   }
   if (options.store) {
