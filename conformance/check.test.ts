@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { checkResult, runReport } from '../test/support/conformance-report.ts';
 import {
   type CheckContext,
   CheckFailure,
@@ -26,6 +27,7 @@ const ctx = (overrides: Partial<CheckContext> = {}): CheckContext => ({
   seed: 42,
   numRuns: 30,
   timeLimitMs: 10_000,
+  now: () => 0,
   memo: (_key, compute) => compute(),
   log: () => {},
   ...overrides,
@@ -153,11 +155,37 @@ describe('run selection and exit codes', () => {
 
   it('exit 0 unless a MUST failed (SHOULD too with strict); 2 when nothing executed', () => {
     const report = (mustFailed: number, shouldFailed: number, executed = 5) =>
-      ({ summary: { mustFailed, shouldFailed, executed } }) as Parameters<typeof exitCodeFor>[0];
+      ({ summary: { mustFailed, shouldFailed, executed }, checks: [] }) as unknown as Parameters<
+        typeof exitCodeFor
+      >[0];
     expect(exitCodeFor(report(0, 0), false)).toBe(0);
     expect(exitCodeFor(report(0, 1), false)).toBe(0);
     expect(exitCodeFor(report(0, 1), true)).toBe(1);
     expect(exitCodeFor(report(1, 0), false)).toBe(1);
     expect(exitCodeFor(report(0, 0, 0), false)).toBe(2);
+  });
+
+  it('exit 2 for an unobserved MUST check (SHOULD too with strict) unless accepted; a failure wins', () => {
+    const must = checkResult({
+      id: 'ratelimit.burst-429',
+      verdict: 'inconclusive',
+      unobserved: 'rate-limit-budget',
+    });
+    const should = checkResult({
+      id: 'ratelimit.retry-after-format',
+      level: 'SHOULD',
+      verdict: 'inconclusive',
+      unobserved: 'max-wait',
+    });
+    const passed = checkResult({ id: 'auth.missing-token', verdict: 'pass' });
+    const failed = checkResult({ id: 'auth.invalid-token', verdict: 'fail' });
+    expect(exitCodeFor(runReport([passed, must]), false)).toBe(2);
+    expect(
+      exitCodeFor(runReport([passed, must], { allowedUnobserved: ['ratelimit.burst-429'] }), false),
+    ).toBe(0);
+    expect(exitCodeFor(runReport([passed, should]), false)).toBe(0);
+    expect(exitCodeFor(runReport([passed, should]), true)).toBe(2);
+    expect(exitCodeFor(runReport([failed, must]), false)).toBe(1);
+    expect(runReport([passed, must]).summary.mustUnobserved).toBe(1);
   });
 });

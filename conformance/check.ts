@@ -36,8 +36,15 @@ export interface CheckContext {
   numRuns: number;
   /** Replays one counterexample (with `seed`) instead of generating. */
   path?: string;
-  /** Longest time one check may generate cases for. */
+  /** Longest time one check may generate cases for (on the suite's clock). */
   timeLimitMs: number;
+  /** The suite's clock (real time, or a test's virtual one). */
+  now(): number;
+  /**
+   * After this time (on `now`'s clock) a property check sends no more generated cases than the one each
+   * category always gets: its share of the time budget is spent (the gateway's limits made it wait).
+   */
+  caseDeadline?: number;
   /** Computes a shared observation once per run (the rate-limit checks share one burst). */
   memo<T>(key: string, compute: () => Promise<T>): Promise<T>;
   /** Waits (injectable, so the long waits can be tested without waiting). */
@@ -53,6 +60,8 @@ export type CheckOutcome = {
   reproduction?: Reproduction;
   /** Why the check could not observe what it needs (inconclusive, or a not-served failure). */
   unobserved?: Unobserved;
+  /** For a property check: the cases it observed, and those it did not send for want of time. */
+  cases?: { held: number; notSent: number };
 };
 
 /** A conformance check: a small named unit tied to a spec section. */
@@ -78,6 +87,8 @@ export class CheckFailure extends Error {
   readonly aboutServerErrors: boolean;
   /** Set when the failure is that the gateway never served what the check needs. */
   readonly unobserved?: Unobserved;
+  /** The rule is about repeated calls itself (retry safety): keep its fix for a 409 / duplicate. */
+  readonly aboutRepeats: boolean;
 
   constructor(details: {
     expected: string;
@@ -85,6 +96,7 @@ export class CheckFailure extends Error {
     fix: string;
     exchange?: Exchange;
     aboutServerErrors?: boolean;
+    aboutRepeats?: boolean;
     unobserved?: Unobserved;
   }) {
     super(`expected ${details.expected}; got ${details.actual}`);
@@ -94,6 +106,7 @@ export class CheckFailure extends Error {
     this.fix = details.fix;
     this.exchange = details.exchange;
     this.aboutServerErrors = details.aboutServerErrors ?? false;
+    this.aboutRepeats = details.aboutRepeats ?? false;
     this.unobserved = details.unobserved;
   }
 }
@@ -101,6 +114,17 @@ export class CheckFailure extends Error {
 /** What a failure says when the gateway's answer was a server error, whatever the check is about. */
 export const SERVER_ERROR_FIX =
   "the gateway failed on its side, so this says nothing yet about the rule checked here: find the request in the gateway's logs (the reproduction sends it again) and make it succeed; the suite retries a 502, 503 or 504 up to 3 times (spec section 7), a 500 never";
+
+/** What a failure says when the answer refused a repeated call as a duplicate, whatever the check is about. */
+export const REPEAT_REFUSED_FIX =
+  'the gateway refused a call it had seen before as a duplicate or conflict: that breaks retry safety (spec §4 rule 4: whoami, search and fetch are safe to repeat; retry.sequential judges that rule), not the rule checked here, which that answer could not show: answer a repeated call as the first was answered';
+
+/** Whether an answer refuses a call as a repeat: 409, or an error whose code says duplicate or conflict. */
+export function isRepeatRefusal(exchange: Exchange): boolean {
+  const { status } = exchange.response;
+  const code = (exchange.response.json as { code?: unknown } | undefined)?.code;
+  return status === 409 || (status >= 400 && /duplicate|conflict|already/i.test(String(code ?? '')));
+}
 
 /** Whether an answer is a server error or no answer at all. */
 export const isServerError = (status: number) => status === 0 || status >= 500;
@@ -111,6 +135,9 @@ export const isServerError = (status: number) => status === 0 || status >= 500;
  */
 export function failureMessage(failure: CheckFailure): string {
   const exchange = failure.exchange;
+  if (exchange && !failure.aboutRepeats && isRepeatRefusal(exchange)) {
+    return `Expected ${failure.expected}; got ${failure.actual}: a repeated call refused as a duplicate (spec §4 rule 4, retry safety). Fix: ${REPEAT_REFUSED_FIX}`;
+  }
   if (!exchange || !isServerError(exchange.response.status)) {
     return `Expected ${failure.expected}; got ${failure.actual}. Fix: ${failure.fix}`;
   }
@@ -168,6 +195,17 @@ export function observed(exchange: Exchange): Exchange {
       exchange,
     );
   }
+  if (exchange.rateLimitExhausted && exchange.timeBudgetExhausted) {
+    const asked =
+      exchange.retryAfterMs !== undefined
+        ? ` (its 429 asked for ${Math.ceil(exchange.retryAfterMs / 1000)} s)`
+        : '';
+    throw new Inconclusive(
+      `${describeCall(exchange)} was still rate-limited${asked}, and waiting it out would overrun the run's time budget (--time-budget-seconds)`,
+      'time-budget',
+      exchange,
+    );
+  }
   if (exchange.rateLimitExhausted) {
     const asked =
       exchange.retryAfterMs !== undefined
@@ -194,7 +232,7 @@ export function settleUnobserved(
   if (cases.length === 0) return undefined;
   const unserved = cases.find(
     (c) =>
-      (c.reason === 'max-wait' || c.reason === 'retry-after-untruthful') &&
+      (c.reason === 'max-wait' || c.reason === 'retry-after-untruthful' || c.reason === 'time-budget') &&
       c.exchange &&
       !ctx.client.answered(c.exchange.key),
   );
@@ -240,7 +278,18 @@ export async function checkProperty<T>(
   options: { numRuns?: number; passMessage?: (runs: number) => string } = {},
 ): Promise<CheckOutcome> {
   const inconclusive: Inconclusive[] = [];
+  const started = ctx.now();
+  // The first case always goes; the others while the check's share of the time budget lasts (a gateway
+  // with tight limits gets fewer cases, each kind of input still tried, rather than a check given up).
+  const until = Math.min(ctx.caseDeadline ?? Number.POSITIVE_INFINITY, started + ctx.timeLimitMs);
+  let sent = 0;
+  let notSent = 0;
   const property = fc.asyncProperty(arbitrary, async (value) => {
+    if (sent > 0 && ctx.now() > until && !ctx.path) {
+      notSent += 1;
+      return;
+    }
+    sent += 1;
     try {
       await body(value);
     } catch (error) {
@@ -256,7 +305,6 @@ export async function checkProperty<T>(
     seed: ctx.seed,
     numRuns,
     path: ctx.path,
-    plugins: [fc.interruptAfterTimeLimit(ctx.timeLimitMs)],
   });
   if (details.failed && details.errorInstance instanceof CheckFailure) {
     const failure = details.errorInstance;
@@ -283,16 +331,15 @@ export async function checkProperty<T>(
   }
   const unobserved = settleUnobserved(ctx, inconclusive);
   if (unobserved) return unobserved;
-  if (details.interrupted && details.numRuns < numRuns) {
-    return {
-      verdict: 'inconclusive',
-      unobserved: 'time-limit',
-      message: `time limit reached after ${details.numRuns} of ${numRuns} cases`,
-    };
-  }
+  const held = sent - inconclusive.length;
+  const fewer =
+    notSent > 0
+      ? ` (${notSent} more not sent: this check's share of the time budget, ${Math.ceil((until - started) / 1000)} s, went on waiting out the gateway's rate limits)`
+      : '';
   return {
     verdict: 'pass',
-    message: options.passMessage?.(details.numRuns) ?? `held for ${details.numRuns} generated cases`,
+    message: `${options.passMessage?.(held) ?? `held for ${held} generated cases`}${fewer}`,
+    cases: { held, notSent },
   };
 }
 
@@ -332,9 +379,19 @@ export async function checkEach<T>(
   const unsure =
     outcomes.find((o) => o.verdict === 'fail') ?? outcomes.find((o) => o.verdict === 'inconclusive');
   if (unsure) return unsure;
+  const held = outcomes.reduce((n, o) => n + (o.cases?.held ?? numRuns), 0);
+  const notSent = outcomes.reduce((n, o) => n + (o.cases?.notSent ?? 0), 0);
+  const fewer =
+    notSent > 0
+      ? `; ${notSent} more not sent: the check's share of the time budget went on waiting out the gateway's rate limits`
+      : '';
   return {
     verdict: 'pass',
-    message: `held for ${numRuns} case(s) in each of ${selected.length} categories (${selected.join(', ')})`,
+    message:
+      notSent > 0
+        ? `held for ${held} case(s), at least one in each of ${selected.length} categories (${selected.join(', ')})${fewer}`
+        : `held for ${numRuns} case(s) in each of ${selected.length} categories (${selected.join(', ')})`,
+    cases: { held, notSent },
   };
 }
 

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as realSleep } from 'node:timers/promises';
+import { exhaustedWaitMs } from './rate-limit-headers.ts';
 import { parseRetryAfter, retryAfterDelayMs } from './retry-after.ts';
 import type { TokenSource } from './token-source.ts';
 import { applyTransform, type ResolvedTransform, type TokenValue } from './token-value.ts';
@@ -44,6 +45,11 @@ export interface Exchange {
   attempts: number;
   /** True when the gateway still answered 429 after the retry cap or beyond --max-wait-seconds. */
   rateLimitExhausted: boolean;
+  /**
+   * With rateLimitExhausted, when the wait asked was within --max-wait-seconds but would have overrun the
+   * run's time budget (--time-budget-seconds).
+   */
+  timeBudgetExhausted?: boolean;
   /** With rateLimitExhausted: the wait the last 429 asked for (ms), when it said (Retry-After). */
   retryAfterMs?: number;
   /**
@@ -82,6 +88,10 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Where the client says it is waiting. */
   log?: (line: string) => void;
+  /** The clock the waits run on (default real time). */
+  clock?: SuiteClock;
+  /** When the run's time budget ends, on `clock` (ms): no wait is begun that would end after it. */
+  deadline?: number;
 }
 
 const MAX_BODY = 1024 * 1024;
@@ -91,11 +101,31 @@ const TRANSIENT = new Set([502, 503, 504]);
 export const isTransient = (status: number) => TRANSIENT.has(status);
 
 /** The wait a response's Retry-After asks for (ms), or undefined without a usable one. */
-export function retryAfterOf(response: SuiteResponse): number | undefined {
+export function retryAfterOf(response: SuiteResponse, now = Date.now()): number | undefined {
   const header = response.headers['retry-after'];
   const parsed = header === undefined ? undefined : parseRetryAfter(header);
-  return parsed ? retryAfterDelayMs(parsed, response.headers.date) : undefined;
+  return parsed ? retryAfterDelayMs(parsed, response.headers.date, now) : undefined;
 }
+
+/**
+ * The wait a 429 asks for (ms): its Retry-After, else the reset its RateLimit / X-RateLimit-* headers
+ * tell; undefined when it says nothing (the client then backs off exponentially).
+ */
+export function askedWaitOf(response: SuiteResponse, now = Date.now()): number | undefined {
+  return retryAfterOf(response, now) ?? exhaustedWaitMs(response.status, response.headers, now);
+}
+
+/** The suite's clock: real time by default; tests share a virtual one with the gateway they run. */
+export interface SuiteClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+export const REAL_CLOCK: SuiteClock = { now: () => Date.now(), sleep: (ms) => realSleep(ms) };
+
+/** Pacing scopes: a limit applies to an agent (each real token) or to anonymous traffic (an address). */
+const scopeOf = (credential: Credential) =>
+  credential === 'valid' || credential === 'denied' ? credential : 'anonymous';
 /**
  * Three, not two: a gateway failing 5% of requests at random would leave one in 8,000 still failing after
  * two retries, enough to fail one run in twenty on the suite's ~400 requests; after three, one in 160,000.
@@ -121,8 +151,47 @@ export function createSuiteClient(options: ClientOptions) {
     : new HttpAgent({ keepAlive: true, maxSockets: 32 });
   const maxRetries = options.maxRetries ?? 5;
   const timeoutMs = options.timeoutMs ?? 15_000;
+  const clock = options.clock ?? REAL_CLOCK;
+  const deadline = options.deadline ?? Number.POSITIVE_INFINITY;
   let requests = 0;
+  let waitedMs = 0;
   const answered = new Set<string>();
+  /** Per scope, until when the gateway asked not to be called (a 429's wait, or no request left). */
+  const gates = new Map<string, { until: number; why: string }>();
+  const log = options.log ?? (() => {});
+
+  /** Waits `ms` on the suite's clock, saying now and then that it still is (a CI log must not look hung). */
+  const pause = async (ms: number, why: string) => {
+    if (ms >= 2000 && why)
+      log(
+        `  waiting ${(ms / 1000).toFixed(1)} s: ${why}${Number.isFinite(deadline) ? ` (${Math.max(0, Math.round((deadline - clock.now()) / 1000))} s of the time budget left)` : ''}`,
+      );
+    const started = clock.now();
+    for (let left = ms; left > 0; ) {
+      const step = Math.min(left, 15_000);
+      await clock.sleep(step);
+      left -= step;
+      if (left > 0 && why) log(`  ... still waiting (${Math.ceil(left / 1000)} s left)`);
+    }
+    waitedMs += clock.now() - started;
+  };
+
+  /** Remembers a wait the gateway asked of a scope, so that its next calls are paced instead of refused. */
+  const learn = (scope: string, waitMs: number | undefined, why: string) => {
+    if (waitMs === undefined || waitMs <= 0) return;
+    const until = clock.now() + waitMs;
+    const gate = gates.get(scope);
+    if (!gate || gate.until < until) gates.set(scope, { until, why });
+  };
+
+  /** Holds a call until its scope's gate opens, when that is within --max-wait-seconds and the budget. */
+  const paced = async (scope: string, what: string) => {
+    const gate = gates.get(scope);
+    if (!gate) return;
+    const wait = gate.until - clock.now();
+    if (wait <= 0 || wait > options.maxWaitSeconds * 1000 || gate.until > deadline) return;
+    await pause(wait + 50, `before ${what}: ${gate.why}`);
+  };
 
   const materialise = async (token: TokenValue) => {
     if (token.kind === 'literal') return { value: token.value };
@@ -183,10 +252,20 @@ export function createSuiteClient(options: ClientOptions) {
       req.end();
     });
 
-  /** The wait before a retry (the Retry-After asked, in ms, else backoff), or undefined beyond --max-wait-seconds. */
-  const waitFor = (asked: number | undefined, attempt: number): number | undefined => {
-    const wait = asked !== undefined ? asked + Math.random() * 100 : backoffMs(attempt);
-    return wait > options.maxWaitSeconds * 1000 ? undefined : wait;
+  /**
+   * The wait before a retry (the wait asked, in ms, else backoff), or why there is none: beyond
+   * --max-wait-seconds, or past the run's time budget. A wait asked is compared as asked (10 s asked is
+   * within --max-wait-seconds 10); the jitter added to it is the suite's own.
+   */
+  const waitFor = (
+    asked: number | undefined,
+    attempt: number,
+  ): { wait: number } | { refused: 'max-wait' | 'time-budget' } => {
+    const base = asked ?? backoffMs(attempt);
+    if (base > options.maxWaitSeconds * 1000) return { refused: 'max-wait' };
+    const wait = asked !== undefined ? asked + Math.random() * 100 : base;
+    if (clock.now() + wait > deadline) return { refused: 'time-budget' };
+    return { wait };
   };
 
   return {
@@ -194,6 +273,20 @@ export function createSuiteClient(options: ClientOptions) {
     get requests() {
       return requests;
     },
+
+    /** Time spent waiting as the gateway asked, so far (ms, on the suite's clock). */
+    get waitedMs() {
+      return waitedMs;
+    },
+
+    /** The suite's clock. */
+    clock,
+
+    /** When the run's time budget ends (ms on `clock`; Infinity without one). */
+    deadline,
+
+    /** Waits as the gateway asked (logged, counted, on the suite's clock). */
+    pause,
 
     /** Whether the gateway has answered this call (see `callKey`) with anything but a 429 or a 5xx yet. */
     answered(key: string): boolean {
@@ -219,8 +312,12 @@ export function createSuiteClient(options: ClientOptions) {
       let transientStatus: number | undefined;
       let refreshed = false;
       let retryAfterWaits = 0;
+      const scope = scopeOf(credential);
+      const what = `${request.method} ${request.path}`;
       for (;;) {
         attempts += 1;
+        // A call that observes the limit (the burst) goes as it is; any other waits out what was asked.
+        if (!sendOptions.raw && !sendOptions.observe429) await paced(scope, what);
         const headers: [string, string][] = Object.entries(request.headers ?? {});
         let tokenTransform: Exchange['tokenTransform'];
         let redactedHeaders = headers;
@@ -234,6 +331,15 @@ export function createSuiteClient(options: ClientOptions) {
         }
         const response = await sendOnce(url, request.method, headers, request.body);
         if (isAnswer(response.status)) answered.add(key);
+        const now = clock.now();
+        const asked = response.status === 429 ? askedWaitOf(response, now) : undefined;
+        learn(
+          scope,
+          response.status === 429 ? asked : exhaustedWaitMs(response.status, response.headers, now),
+          response.status === 429
+            ? `the gateway answered ${what} 429${asked !== undefined ? ` and asked for ${Math.ceil(asked / 1000)} s` : ''}`
+            : `the gateway said no request is left (rate-limit headers on ${what})`,
+        );
         const exchange = (rateLimitExhausted: boolean): Exchange => ({
           request,
           url: url.href,
@@ -244,7 +350,7 @@ export function createSuiteClient(options: ClientOptions) {
           response,
           attempts,
           rateLimitExhausted,
-          ...(rateLimitExhausted && { retryAfterMs: retryAfterOf(response) }),
+          ...(rateLimitExhausted && { retryAfterMs: askedWaitOf(response, now) }),
           transientRetries,
           ...(transientStatus !== undefined && { transientStatus }),
         });
@@ -263,33 +369,37 @@ export function createSuiteClient(options: ClientOptions) {
         if (isTransient(response.status) && transientRetries < MAX_TRANSIENT_RETRIES) {
           // A transient server failure (spec section 7: retry with backoff): a gateway may have one now and
           // then, and the checks judge the outcome, not the hiccup. One that keeps failing is observed.
-          const wait = waitFor(retryAfterOf(response), transientRetries + 1);
-          if (wait !== undefined) {
+          const planned = waitFor(retryAfterOf(response, now), transientRetries + 1);
+          if ('wait' in planned) {
             transientRetries += 1;
             transientStatus ??= response.status;
-            options.log?.(
-              `  ${response.status} from ${request.method} ${request.path}: retrying in ${(wait / 1000).toFixed(1)} s (transient failure ${transientRetries}/${MAX_TRANSIENT_RETRIES})`,
+            log(
+              `  ${response.status} from ${what}: retrying in ${(planned.wait / 1000).toFixed(1)} s (transient failure ${transientRetries}/${MAX_TRANSIENT_RETRIES})`,
             );
-            await sleep(wait);
+            await pause(planned.wait, `retrying ${what} after a ${response.status}`);
             continue;
           }
         }
         if (response.status !== 429 || sendOptions.observe429) return exchange(false);
-        const asked = retryAfterOf(response);
-        const wait = attempts <= maxRetries ? waitFor(asked, attempts) : undefined;
-        if (wait === undefined) {
+        const planned = attempts <= maxRetries ? waitFor(asked, attempts) : undefined;
+        if (!planned || 'refused' in planned) {
           const untruthful =
             attempts > maxRetries &&
             retryAfterWaits === attempts - 1 &&
             asked !== undefined &&
             asked <= options.maxWaitSeconds * 1000;
-          return { ...exchange(true), ...(untruthful && { retryAfterUntruthful: true }) };
+          const overBudget = planned !== undefined && planned.refused === 'time-budget';
+          return {
+            ...exchange(true),
+            ...(untruthful && { retryAfterUntruthful: true }),
+            ...(overBudget && { timeBudgetExhausted: true }),
+          };
         }
         if (asked !== undefined) retryAfterWaits += 1;
-        options.log?.(
-          `  429 from ${request.method} ${request.path}: waiting ${(wait / 1000).toFixed(1)} s (attempt ${attempts}/${maxRetries + 1})`,
+        await pause(
+          planned.wait,
+          `the gateway answered ${what} 429${asked !== undefined ? ` and asked for ${Math.ceil(asked / 1000)} s` : ' (no wait asked: backing off)'} (attempt ${attempts}/${maxRetries + 1})`,
         );
-        await sleep(wait);
       }
     },
 

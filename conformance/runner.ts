@@ -1,11 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Check, CheckContext, Endpoint, ToolName } from './check.ts';
 import { CHECKS } from './checks/index.ts';
 import { DENIED_TOKEN, TOOLS, VALID_TOKEN } from './checks/support.ts';
-import { createSuiteClient } from './http-client.ts';
+import { createSuiteClient, REAL_CLOCK, type SuiteClock } from './http-client.ts';
 import { redactTokens } from './redact.ts';
 import { staticToken, TokenCommandError, type TokenSource } from './token-source.ts';
 import type { CheckResult, ExchangeRecord, Reproduction, Unobserved } from './types.ts';
+import { blockingUnobserved } from './unobserved.ts';
 
 export interface ConformanceOptions {
   /** The gateway's base URL, e.g. `https://staging.example.com` (paths under /v1 are appended). */
@@ -26,14 +26,25 @@ export interface ConformanceOptions {
   deniedTool?: 'web.search' | 'web.fetch';
   /** Most requests the rate-limit burst may send (default 300). */
   rateLimitBudget?: number;
-  /** Longest Retry-After the suite waits (default 10 s). */
+  /** Longest single wait the suite grants a 429 (its Retry-After or rate-limit reset; default 60 s). */
   maxWaitSeconds?: number;
+  /**
+   * The whole run's time budget, waits included (default 300 s): the suite paces its checks to the
+   * gateway's limits within it, sending fewer generated cases when the limits are tight, and never begins
+   * a wait that would end after it (what that leaves unobserved is named, exit 2).
+   */
+  timeBudgetSeconds?: number;
+  /**
+   * The clock the suite waits on and measures with (default real time). Tests give the suite and the
+   * gateway one virtual clock, so that minutes of rate-limit waits take no real time.
+   */
+  clock?: SuiteClock;
   /**
    * Longest Retry-After waited once, by authz.allowed-calls-served, before a call is judged never served
    * (default 120 s, or maxWaitSeconds when that is longer).
    */
   longWaitSeconds?: number;
-  /** Waits (default: real time); tests inject their own. */
+  /** Waits (default: the clock's); tests inject their own. */
   sleep?: (ms: number) => Promise<void>;
   /** fast-check seed (default: $AGENT_GATEWAY_SEED, else random); printed so a run can be replayed. */
   seed?: number;
@@ -43,10 +54,15 @@ export interface ConformanceOptions {
   path?: string;
   /** Check ids to run (default: all). */
   only?: readonly string[];
+  /**
+   * Check ids the user accepts leaving unobserved (e.g. `ratelimit.burst-429` for a limit beyond any
+   * budget): an inconclusive one of them does not make the run exit 2. Listed in every report.
+   */
+  allowUnobserved?: readonly string[];
   /** JSON bodies the tools are called with; their fields are "not shown" in the spec. */
   searchBody?: string;
   fetchBody?: string;
-  /** Longest time one check may generate cases for (default 60 s). */
+  /** Longest time one check may generate cases for, waits included (default 60 s, on the clock). */
   checkTimeLimitSeconds?: number;
   /** Progress lines (waits, bursts). */
   log?: (line: string) => void;
@@ -63,7 +79,12 @@ export interface ConformanceReport {
   startedAt: string;
   durationMs: number;
   requests: number;
+  /** The run's time budget (s), and the time spent waiting as the gateway asked (ms). */
+  timeBudgetSeconds: number;
+  waitedMs: number;
   checks: CheckResult[];
+  /** The checks the user accepted leaving unobserved (--allow-unobserved), as given. */
+  allowedUnobserved: string[];
   summary: {
     pass: number;
     fail: number;
@@ -76,11 +97,16 @@ export interface ConformanceReport {
     notServed: number;
     /** Inconclusive checks by why they could not observe (a budget the user set, a suite error). */
     inconclusiveBy: Partial<Record<Unobserved, number>>;
+    /** Inconclusive MUST checks not accepted with --allow-unobserved: each makes the run exit 2. */
+    mustUnobserved: number;
   };
 }
 
 /** The counts a report heads with, from its check results (the reporters and the exit code read these). */
-export function summariseResults(results: readonly CheckResult[]): ConformanceReport['summary'] {
+export function summariseResults(
+  results: readonly CheckResult[],
+  allowed: readonly string[] = [],
+): ConformanceReport['summary'] {
   const count = (verdict: CheckResult['verdict']) => results.filter((r) => r.verdict === verdict).length;
   const inconclusiveBy: Partial<Record<Unobserved, number>> = {};
   for (const r of results) {
@@ -97,6 +123,7 @@ export function summariseResults(results: readonly CheckResult[]): ConformanceRe
     executed: results.length - count('skipped'),
     notServed: results.filter((r) => r.verdict === 'fail' && r.unobserved === 'not-served').length,
     inconclusiveBy,
+    mustUnobserved: blockingUnobserved(results, false, allowed).length,
   };
 }
 
@@ -107,6 +134,11 @@ export class CannotRunError extends Error {
     this.name = 'CannotRunError';
   }
 }
+
+/** Longest single wait granted a 429 by default (s): a 15 s block or a minute's window is waited out. */
+export const DEFAULT_MAX_WAIT_SECONDS = 60;
+/** The run's time budget by default (s), waits included. */
+export const DEFAULT_TIME_BUDGET_SECONDS = 300;
 
 export const DEFAULT_SEARCH_BODY = JSON.stringify({ query: 'agent tool gateway conformance' });
 export const DEFAULT_FETCH_BODY = JSON.stringify({ url: 'https://example.com/' });
@@ -137,11 +169,21 @@ export function defaultSeed(): number {
   return seed;
 }
 
-/** Exit code for CI: 0 no MUST failed (with strict: no SHOULD either); 1 a check failed; 2 nothing executed. */
-export function exitCodeFor(report: ConformanceReport, strict: boolean): 0 | 1 | 2 {
+/**
+ * Exit code for CI. 0: every MUST check (with strict, every SHOULD too) was observed and passed, or was
+ * skipped for want of an input or accepted unobserved by the user. 1: a check failed. 2: the suite could
+ * not do its job: nothing executed, or a MUST check (with strict, a SHOULD too) could not observe its rule
+ * and was not accepted with --allow-unobserved. A failure wins over an unobserved check.
+ */
+export function exitCodeFor(
+  report: Pick<ConformanceReport, 'summary' | 'checks'> &
+    Partial<Pick<ConformanceReport, 'allowedUnobserved'>>,
+  strict: boolean,
+): 0 | 1 | 2 {
   if (report.summary.executed === 0) return 2;
   if (report.summary.mustFailed > 0) return 1;
   if (strict && report.summary.shouldFailed > 0) return 1;
+  if (blockingUnobserved(report.checks, strict, report.allowedUnobserved).length > 0) return 2;
   return 0;
 }
 
@@ -165,6 +207,8 @@ function checkJsonBody(name: string, body: string) {
  */
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
   const checks = selectChecks(options.only);
+  const allowedUnobserved = [...(options.allowUnobserved ?? [])];
+  selectChecks(allowedUnobserved);
   const log = options.log ?? (() => {});
   const searchBody = options.searchBody ?? DEFAULT_SEARCH_BODY;
   const fetchBody = options.fetchBody ?? DEFAULT_FETCH_BODY;
@@ -174,11 +218,19 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     valid: asSource(options.token, '$TOKEN'),
     denied: asSource(options.deniedToken, '$DENIED_TOKEN'),
   };
+  const baseClock = options.clock ?? REAL_CLOCK;
+  const clock: SuiteClock = options.sleep ? { now: baseClock.now, sleep: options.sleep } : baseClock;
+  const maxWaitSeconds = options.maxWaitSeconds ?? DEFAULT_MAX_WAIT_SECONDS;
+  const timeBudgetSeconds = options.timeBudgetSeconds ?? DEFAULT_TIME_BUDGET_SECONDS;
+  const started = clock.now();
+  const deadline = started + timeBudgetSeconds * 1000;
   const client = createSuiteClient({
     baseUrl: options.baseUrl,
     tokens,
-    maxWaitSeconds: options.maxWaitSeconds ?? 10,
+    maxWaitSeconds,
     log,
+    clock,
+    deadline,
   });
   const seed = options.seed ?? defaultSeed();
   const numRuns = options.numRuns ?? 25;
@@ -188,8 +240,6 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     throw new CannotRunError(
       `unknown tool ${unknownTools.join(', ')} in the allowed tools; known: ${TOOLS.join(', ')}`,
     );
-  const maxWaitSeconds = options.maxWaitSeconds ?? 10;
-  const started = Date.now();
   const memo = new Map<string, Promise<unknown>>();
   const endpoints: Record<Endpoint['name'], Endpoint> = {
     whoami: { name: 'whoami', method: 'GET', path: '/v1/whoami' },
@@ -213,11 +263,12 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     numRuns,
     path: options.path,
     timeLimitMs: (options.checkTimeLimitSeconds ?? 60) * 1000,
+    now: clock.now,
     memo: <T>(key: string, compute: () => Promise<T>) => {
       if (!memo.has(key)) memo.set(key, compute());
       return memo.get(key) as Promise<T>;
     },
-    sleep: options.sleep ?? ((ms) => sleep(ms)),
+    sleep: (ms) => client.pause(ms, ''),
     log,
   };
 
@@ -249,8 +300,14 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     }
 
     const results: CheckResult[] = [];
-    for (const check of checks) {
-      const result = await runOne(check, ctx, [tokens.valid, tokens.denied]);
+    for (const [index, check] of checks.entries()) {
+      // Each check's share of what is left of the budget; the rate-limit checks (last) share one burst.
+      const left = deadline - clock.now();
+      const share = left / Math.max(1, checks.length - index);
+      const result = await runOne(check, { ...ctx, caseDeadline: clock.now() + share }, [
+        tokens.valid,
+        tokens.denied,
+      ]);
       if (result.reproduction && options.replayCommand && result.reproduction.path) {
         result.reproduction.replay = options.replayCommand(result, result.reproduction);
       }
@@ -262,10 +319,13 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       seed,
       numRuns,
       startedAt: new Date(started).toISOString(),
-      durationMs: Date.now() - started,
+      durationMs: clock.now() - started,
       requests: client.requests,
+      timeBudgetSeconds,
+      waitedMs: client.waitedMs,
       checks: results,
-      summary: summariseResults(results),
+      allowedUnobserved,
+      summary: summariseResults(results, allowedUnobserved),
     };
   } finally {
     client.close();
@@ -293,7 +353,7 @@ async function runOne(
       requests: 0,
     };
   }
-  const started = Date.now();
+  const started = ctx.now();
   const before = ctx.client.requests;
   let outcome: Awaited<ReturnType<Check['run']>>;
   try {
@@ -309,7 +369,7 @@ async function runOne(
   return {
     ...base,
     ...(await withoutTokens(outcome, tokenSources)),
-    durationMs: Date.now() - started,
+    durationMs: ctx.now() - started,
     requests: ctx.client.requests - before,
   };
 }

@@ -5,8 +5,8 @@ export type Level = 'MUST' | 'SHOULD';
  * pass: the property held for every generated case. fail: a counterexample was found, or the gateway's
  * own answers kept the check from observing anything (`unobserved: 'not-served'`). skipped: the check
  * did not run, for want of something the user did not provide (e.g. no denied token). inconclusive: it
- * ran, but a budget the user set was too small to observe what it needs (`unobserved` says which). Only
- * `pass` is a pass.
+ * ran, but could not observe what it needs (`unobserved` says why). Only `pass` is a pass, and an
+ * inconclusive MUST check makes the run exit 2 unless the user accepted it (--allow-unobserved).
  */
 export type Verdict = 'pass' | 'fail' | 'skipped' | 'inconclusive';
 
@@ -21,7 +21,8 @@ export type Verdict = 'pass' | 'fail' | 'skipped' | 'inconclusive';
  *   judges that rule); no budget of the user's would help.
  * - `rate-limit-budget`: no 429 within --rate-limit-budget requests: the limit is higher than the budget.
  * - `token-refused`: the valid token stopped being accepted during the run (it expired?).
- * - `time-limit`: the check's time limit ran out before its cases did.
+ * - `time-limit`: the check's share of the time budget ran out before it observed a single case.
+ * - `time-budget`: waiting out the gateway's limits would overrun the run's time budget (--time-budget-seconds).
  * - `suite-error`: the check itself could not run (a bug in the suite: please report it).
  */
 export type Unobserved =
@@ -31,6 +32,7 @@ export type Unobserved =
   | 'rate-limit-budget'
   | 'token-refused'
   | 'time-limit'
+  | 'time-budget'
   | 'suite-error';
 
 /**
@@ -55,6 +57,11 @@ export interface ExchangeRecord {
 /** How to see a failure again: a curl command (tokens redacted) and the fast-check replay coordinates. */
 export interface Reproduction {
   curl?: string;
+  /**
+   * For a failure only a burst shows: a shell script that sends the burst again as the suite did and
+   * counts the statuses (tokens in $TOKEN).
+   */
+  script?: string;
   /** The failing request and its answer (new in the JSON report; older readers ignore it). */
   exchange?: ExchangeRecord;
   seed?: number;

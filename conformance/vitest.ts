@@ -9,11 +9,16 @@ import {
   selectChecks,
 } from './runner.ts';
 import type { CheckResult } from './types.ts';
+import { remedyOf } from './unobserved.ts';
 
 export interface VitestConformanceOptions extends Omit<ConformanceOptions, 'onResult' | 'only'> {
   /** Check ids to register (default: all). */
   only?: readonly string[];
-  /** Treat inconclusive checks as failures instead of skipping them (default false). */
+  /**
+   * Fail SHOULD checks that could not observe their rule too (default: as `strict`). An unobserved MUST
+   * check always fails its test, with the reason and what would let it observe, unless its id is in
+   * `allowUnobserved` (then it is skipped, saying it was accepted).
+   */
   failOnInconclusive?: boolean;
   /** Fail on SHOULD checks too (default true: inside your own tests you usually want every rule). */
   strict?: boolean;
@@ -85,8 +90,16 @@ export function describeConformance(
                 .join('\n'),
             );
           }
-          if (result.verdict === 'inconclusive' && resolved.failOnInconclusive)
-            throw new Error(`inconclusive: ${result.message}`);
+          if (result.verdict === 'inconclusive') {
+            const accepted = resolved.allowUnobserved?.includes(check.id) ?? false;
+            const binding =
+              check.level === 'MUST' || (resolved.failOnInconclusive ?? resolved.strict !== false);
+            if (binding && !accepted)
+              throw new Error(
+                `not observed${result.unobserved ? ` (${result.unobserved})` : ''}: ${result.message}${result.unobserved ? `\nWhat would let it observe: ${remedyOf(result.unobserved).replace(/--([a-z-]+)/g, (_, o: string) => `${o.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase())} (--${o})`)}` : ''}\nTo accept it unobserved, add '${check.id}' to allowUnobserved.`,
+              );
+            ctx.skip(`inconclusive${accepted ? ' (accepted in allowUnobserved)' : ''}: ${result.message}`);
+          }
           if (result.verdict !== 'pass') ctx.skip(`${result.verdict}: ${result.message}`);
         },
         testTimeoutMs,

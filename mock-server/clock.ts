@@ -36,7 +36,8 @@ export interface ClockState {
 }
 
 /**
- * Creates the gateway clock: real time by default, frozen at `startAt` when `frozen` is set.
+ * Creates the gateway clock: real time by default (`Date.now()` as it is at each call, so it follows a test
+ * runner's fake timers whenever they were installed), frozen at `startAt` when `frozen` is set.
  * Time never goes backwards through `advance`; `set` may move it anywhere (QA decides).
  *
  * @example
@@ -46,7 +47,9 @@ export interface ClockState {
 export function createClock(
   options: { frozen?: boolean; startAt?: number; realNow?: () => number } = {},
 ): VirtualClock {
-  const realNow = options.realNow ?? Date.now;
+  // Date.now looked up at each call, not when the clock was made: fake timers installed later
+  // (vi.useFakeTimers(), jest's modern timers) move a gateway created at module scope too.
+  const realNow = options.realNow ?? (() => Date.now());
   // Running: now = realNow() + offset. Frozen: now = frozenAt.
   let offset = options.startAt === undefined ? 0 : options.startAt - realNow();
   let frozenAt: number | undefined = options.frozen ? realNow() + offset : undefined;

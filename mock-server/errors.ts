@@ -1,5 +1,3 @@
-import { jsonResponse } from './json-response.ts';
-
 /**
  * The one closed set of error codes the reference gateway can answer with.
  *
@@ -76,6 +74,11 @@ export const ERROR_CATALOGUE = {
     status: 503,
     message: 'The shared state store (Redis) did not answer: retry with backoff.',
   },
+  state_store_conflict: {
+    status: 503,
+    message:
+      'The shared state store holds another signing secret or config than this instance: it refuses rather than split; restart it.',
+  },
   identity_provider_unavailable: {
     status: 503,
     message: 'The identity provider could not be reached: retry with backoff.',
@@ -122,19 +125,4 @@ export class GatewayError extends Error {
   toJSON(requestId?: string): Record<string, unknown> {
     return { code: this.code, message: this.message, ...this.details, request_id: requestId };
   }
-
-  toResponse(requestId?: string): Response {
-    return jsonResponse(this.toJSON(requestId), { status: this.status, requestId, headers: this.headers });
-  }
-}
-
-/**
- * Maps anything thrown inside the gateway to a response: a GatewayError answers as itself, anything else
- * becomes one logged 500 `internal_error` (never leaking the exception to the client).
- */
-export function errorToResponse(error: unknown, requestId: string, log: (line: string) => void): Response {
-  if (error instanceof GatewayError) return error.toResponse(requestId);
-  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  log(`[${requestId}] internal_error: ${detail}`);
-  return new GatewayError('internal_error').toResponse(requestId);
 }

@@ -130,16 +130,24 @@ export function createGateway(options: GatewayOptions = {}) {
 
   /**
    * Grades an agent against the spec's client safety rules, from the journal. An agent the gateway neither
-   * knows nor journaled is a mistake (a typo), not an agent that did nothing: 404 not_found.
+   * knows nor journaled is a mistake (a typo), not an agent that did nothing: 404 not_found. On a shared
+   * store the journal is the store's, read asynchronously: `readClientReport` (this throws, saying so,
+   * rather than grade the in-process journal, which stays empty there).
    */
-  const clientReport = (agent: string, reportOptions?: Partial<ClientReportOptions>): ClientReport =>
-    reportOf(agent, runtime.journal.list({ agent }), runtime.journal.dropped, reportOptions);
+  const clientReport = (agent: string, reportOptions?: Partial<ClientReportOptions>): ClientReport => {
+    if (runtime.shared)
+      throw new Error(
+        'This gateway is on a shared store: its journal is in the store, read asynchronously. Use `await gateway.readClientReport(agent)` or `await expect(gateway).toFollowClientRules(agent)`.',
+      );
+    return reportOf(agent, runtime.journal.list({ agent }), runtime.journal.dropped, reportOptions);
+  };
   /** The client report from whichever journal is in use: the shared one when there is a shared store. */
   const readClientReport = async (
     agent: string,
     reportOptions?: Partial<ClientReportOptions>,
   ): Promise<ClientReport> => {
-    if (!runtime.shared) return clientReport(agent, reportOptions);
+    if (!runtime.shared)
+      return reportOf(agent, runtime.journal.list({ agent }), runtime.journal.dropped, reportOptions);
     const page = await runtime.shared.journal.page({ agent });
     return reportOf(agent, page.entries, page.dropped, reportOptions);
   };

@@ -34,6 +34,15 @@ export interface JournalEntry {
    * has a request to send, so the first request was on its way from when the connection was opened.
    */
   connection_seq?: number;
+  /**
+   * In process (msw, direct fetch calls), which have no connection: how many answers the adapter had handed
+   * back to its caller when this request was issued, and this request's answer's place in that order (1 =
+   * the first). A request issued with `answers_seen >= r.answer_order` had `r`'s answer in hand. Counted per
+   * gateway instance (`delivery_instance` tells instances apart on a shared store).
+   */
+  answers_seen?: number;
+  answer_order?: number;
+  delivery_instance?: number;
   method: string;
   path: string;
   /** health, whoami, web.search, web.fetch, idp.token, idp.verify, idp.auth, or other. */

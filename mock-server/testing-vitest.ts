@@ -17,4 +17,10 @@ declare module 'vitest' {
   interface Matchers<T = any> extends ClientRuleMatchers<T> {}
 }
 
-export { agentTimeline, assertFollowsClientRules, clientRuleMatchers } from './testing.ts';
+export {
+  agentTimeline,
+  assertFollowsClientRules,
+  assertFollowsClientRulesShared,
+  clientRuleMatchers,
+  timelineOf,
+} from './testing.ts';

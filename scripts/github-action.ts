@@ -17,6 +17,42 @@ import { shellQuote } from '../conformance/token-value.ts';
 
 const CLI = fileURLToPath(new URL('./agent-gateway.mjs', import.meta.url));
 
+/**
+ * Inputs passed on to `agent-gateway check` as the option of the same name: a value, or for `strict` and
+ * `report-html` a switch. Every other option of the CLI goes through the `args` input (a test checks that
+ * action.yml, this table and the CLI's options agree, so they cannot drift apart).
+ */
+export const PASSED_INPUTS = {
+  'denied-tool': 'value',
+  'allowed-tools': 'value',
+  'rate-limit-budget': 'value',
+  'max-wait-seconds': 'value',
+  'time-budget-seconds': 'value',
+  'allow-unobserved': 'value',
+  seed: 'value',
+  'num-runs': 'value',
+  only: 'value',
+  'search-body': 'value',
+  'fetch-body': 'value',
+  strict: 'switch',
+} as const;
+
+/** Inputs the action reads itself (secrets, where reports go, the Node version, the pass-through). */
+export const OWN_INPUTS = [
+  'base-url',
+  'api-key',
+  'token-command',
+  'denied-api-key',
+  'denied-token-command',
+  'idp-url',
+  'report-html',
+  'reports-dir',
+  'node-version',
+  'args',
+] as const;
+
+export type PassedInput = keyof typeof PASSED_INPUTS;
+
 /** The action's inputs, as action.yml passes them (empty means not given). */
 export interface ActionInputs {
   baseUrl: string;
@@ -25,29 +61,81 @@ export interface ActionInputs {
   deniedTokenCommand: string;
   deniedApiKey: string;
   idpUrl: string;
-  deniedTool: string;
+  reportHtml: boolean;
+  reportsDir: string;
+  /** Extra `agent-gateway check` arguments, split as a shell would (quotes kept together). */
+  args: string[];
+  passed: Partial<Record<PassedInput, string>>;
+  /** Kept for readers of older versions: `passed.strict`. */
   strict: boolean;
+  deniedTool: string;
   seed: string;
   numRuns: string;
   only: string;
-  reportsDir: string;
+}
+
+const isTrue = (value: string) => /^(true|yes|1)$/i.test(value);
+
+/** Splits a command line as a POSIX shell would for words: single and double quotes, backslashes. */
+export function splitArgs(text: string): string[] {
+  const words: string[] = [];
+  let word = '';
+  let inWord = false;
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] as string;
+    if (quote === "'") {
+      if (ch === "'") quote = undefined;
+      else word += ch;
+    } else if (quote === '"') {
+      if (ch === '"') quote = undefined;
+      else if (ch === '\\' && i + 1 < text.length && '"\\$`'.includes(text[i + 1] as string))
+        word += text[++i];
+      else word += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      inWord = true;
+    } else if (ch === '\\' && i + 1 < text.length) {
+      word += text[++i];
+      inWord = true;
+    } else if (/\s/.test(ch)) {
+      if (inWord) words.push(word);
+      word = '';
+      inWord = false;
+    } else {
+      word += ch;
+      inWord = true;
+    }
+  }
+  if (quote) throw new InputError(`The args input has an unclosed ${quote} quote: ${text}`);
+  if (inWord) words.push(word);
+  return words;
 }
 
 export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
-  const input = (name: string) => (env[`INPUT_${name}`] ?? '').trim();
+  const input = (name: string) => (env[`INPUT_${name.toUpperCase().replace(/-/g, '_')}`] ?? '').trim();
+  const passed: Partial<Record<PassedInput, string>> = {};
+  for (const name of Object.keys(PASSED_INPUTS) as PassedInput[]) {
+    const value = input(name);
+    if (value) passed[name] = value;
+  }
+  passed['denied-tool'] ??= 'web.search';
   return {
-    baseUrl: input('BASE_URL'),
-    tokenCommand: input('TOKEN_COMMAND'),
-    apiKey: input('API_KEY'),
-    deniedTokenCommand: input('DENIED_TOKEN_COMMAND'),
-    deniedApiKey: input('DENIED_API_KEY'),
-    idpUrl: input('IDP_URL'),
-    deniedTool: input('DENIED_TOOL') || 'web.search',
-    strict: /^(true|yes|1)$/i.test(input('STRICT')),
-    seed: input('SEED'),
-    numRuns: input('NUM_RUNS'),
-    only: input('ONLY'),
-    reportsDir: input('REPORTS_DIR') || 'agent-gateway-reports',
+    baseUrl: input('base-url'),
+    tokenCommand: input('token-command'),
+    apiKey: input('api-key'),
+    deniedTokenCommand: input('denied-token-command'),
+    deniedApiKey: input('denied-api-key'),
+    idpUrl: input('idp-url'),
+    reportHtml: isTrue(input('report-html')),
+    reportsDir: input('reports-dir') || 'agent-gateway-reports',
+    args: splitArgs(input('args')),
+    passed,
+    strict: isTrue(passed.strict ?? ''),
+    deniedTool: passed['denied-tool'] ?? 'web.search',
+    seed: passed.seed ?? '',
+    numRuns: passed['num-runs'] ?? '',
+    only: passed.only ?? '',
   };
 }
 
@@ -89,6 +177,7 @@ export function checkArguments(inputs: ActionInputs, workspace: string) {
     junit: resolve(dir, 'conformance.xml'),
     json: resolve(dir, 'conformance.json'),
     markdown: resolve(dir, 'conformance.md'),
+    ...(inputs.reportHtml && { html: resolve(dir, 'conformance.html') }),
   };
   const args = [
     'check',
@@ -99,11 +188,13 @@ export function checkArguments(inputs: ActionInputs, workspace: string) {
   ];
   if (inputs.deniedTokenCommand || inputs.deniedApiKey)
     args.push('--denied-token-command', inputs.deniedTokenCommand || apiKeyCommand(idpUrl, 'deniedKey'));
-  args.push('--denied-tool', inputs.deniedTool);
-  if (inputs.strict) args.push('--strict');
-  if (inputs.seed) args.push('--seed', inputs.seed);
-  if (inputs.numRuns) args.push('--num-runs', inputs.numRuns);
-  if (inputs.only) args.push('--only', inputs.only);
+  for (const [name, kind] of Object.entries(PASSED_INPUTS) as [PassedInput, 'value' | 'switch'][]) {
+    const value = inputs.passed[name];
+    if (value === undefined) continue;
+    if (kind === 'switch') {
+      if (isTrue(value)) args.push(`--${name}`);
+    } else args.push(`--${name}`, value);
+  }
   args.push(
     '--report-junit',
     reports.junit,
@@ -111,7 +202,13 @@ export function checkArguments(inputs: ActionInputs, workspace: string) {
     reports.json,
     '--report-markdown',
     reports.markdown,
+    // The summary's advice names this action's inputs, not the CLI's options.
+    '--advice-for',
+    'action',
   );
+  if (reports.html) args.push('--report-html', reports.html);
+  // Every other option of the CLI, as the user wrote it (last: on a repeated option, the user's wins).
+  args.push(...inputs.args);
   return { args, reports };
 }
 
@@ -126,7 +223,16 @@ function couldNotRun(reason: string): string {
 
 /** Runs the action: the CLI's exit code, the summary appended, the outputs set. */
 export async function runAction(env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const inputs = readInputs(env);
+  let inputs: ActionInputs;
+  try {
+    inputs = readInputs(env);
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    process.stderr.write(`agent-gateway action: ${error.message}\n`);
+    if (env.GITHUB_STEP_SUMMARY) appendFileSync(env.GITHUB_STEP_SUMMARY, couldNotRun(error.message));
+    if (env.GITHUB_OUTPUT) appendFileSync(env.GITHUB_OUTPUT, 'exit-code=2\n');
+    return 2;
+  }
   const secrets = [inputs.apiKey, inputs.deniedApiKey];
   const summary = env.GITHUB_STEP_SUMMARY;
   const output = env.GITHUB_OUTPUT;

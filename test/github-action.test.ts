@@ -3,14 +3,24 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { toMarkdownSummary } from '../conformance/reporters/markdown.ts';
 import { FAULTY_GATEWAYS } from '../fixtures/gateways/faulty-gateways.ts';
 import type { RunningTarget } from '../fixtures/gateways/proof-target.ts';
 import { loadConfig } from '../mock-server/config/load-config.ts';
-import { readInputs } from '../scripts/github-action.ts';
+import { registerCheckCommand } from '../scripts/commands/check.ts';
+import {
+  checkArguments,
+  OWN_INPUTS,
+  PASSED_INPUTS,
+  readInputs,
+  splitArgs,
+} from '../scripts/github-action.ts';
 import type { ServeProcess } from '../scripts/spawn-serve.ts';
 import { startServe } from './support/cli.ts';
+import { checkResult, runReport } from './support/conformance-report.ts';
 
 /**
  * The GitHub Action's script, run as action.yml runs it (node --import tsx scripts/github-action.ts in the
@@ -94,10 +104,64 @@ describe('action.yml', () => {
       const variable = `INPUT_${name.toUpperCase().replace(/-/g, '_')}`;
       expect(step?.env?.[variable]).toBe(`\${{ inputs.${name} }}`);
       // Each input changes what the script reads (strict is a flag; the others are text).
-      const read = readInputs({ [variable]: name === 'strict' ? 'true' : 'x-value' });
+      const read = readInputs({
+        [variable]: name === 'strict' || name === 'report-html' ? 'true' : 'x-value',
+      });
       expect(JSON.stringify(read), name).not.toBe(JSON.stringify(readInputs({})));
     }
     expect(action.inputs['base-url']?.required).toBe(true);
+  });
+
+  it("accepts every CLI option: named inputs are the CLI's own options, the rest go through args", async () => {
+    const program = new Command();
+    registerCheckCommand(program);
+    const check = program.commands.find((c) => c.name() === 'check');
+    const cliOptions = new Set((check?.options ?? []).map((o) => o.long?.replace(/^--/, '')));
+    // Every input is either passed to the CLI under its own name or read by the action itself.
+    const inputs = Object.keys(action.inputs);
+    expect(
+      inputs.filter((i) => !(i in PASSED_INPUTS) && !(OWN_INPUTS as readonly string[]).includes(i)),
+    ).toEqual([]);
+    expect([...OWN_INPUTS, ...Object.keys(PASSED_INPUTS)].filter((i) => !inputs.includes(i))).toEqual([]);
+    for (const name of Object.keys(PASSED_INPUTS)) expect(cliOptions, name).toContain(name);
+    // The options that matter most to a CI run have a named input (the issue's list); any other option
+    // goes through args, appended last.
+    for (const name of [
+      'max-wait-seconds',
+      'time-budget-seconds',
+      'rate-limit-budget',
+      'allowed-tools',
+      'allow-unobserved',
+      'search-body',
+      'fetch-body',
+    ])
+      expect(inputs).toContain(name);
+    expect(inputs).toContain('report-html');
+    const { args } = checkArguments(
+      readInputs({
+        INPUT_BASE_URL: 'http://127.0.0.1:1',
+        INPUT_TOKEN_COMMAND: 'echo t',
+        INPUT_MAX_WAIT_SECONDS: '90',
+        INPUT_REPORT_HTML: 'true',
+        INPUT_ARGS: `--path 'long@whoami:3:1' --only "auth.invalid-token"`,
+      }),
+      '/tmp',
+    );
+    expect(args.join(' ')).toContain('--max-wait-seconds 90');
+    expect(args).toContain('--report-html');
+    expect(args.slice(-4)).toEqual(['--path', 'long@whoami:3:1', '--only', 'auth.invalid-token']);
+    expect(splitArgs(`a "b c" 'd "e"' f\\ g`)).toEqual(['a', 'b c', 'd "e"', 'f g']);
+  });
+
+  it("the summary's advice names inputs the action has", () => {
+    const checks = (['max-wait', 'rate-limit-budget', 'time-budget', 'token-refused'] as const).map(
+      (unobserved, i) => checkResult({ id: `c${i}`, verdict: 'inconclusive', unobserved }),
+    );
+    const summary = toMarkdownSummary(runReport(checks), 2, 'action');
+    const named = [...summary.matchAll(/\[([a-z-]+)\]/g)].map((m) => m[1]);
+    expect(named.length).toBe(4);
+    for (const name of named) expect(Object.keys(action.inputs)).toContain(name);
+    expect(summary).not.toMatch(/What would let it observe:[^\n]*--max-wait-seconds/);
   });
 });
 

@@ -422,14 +422,33 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
       expect((await whoami(a, token)).status).toBe(200);
       // Stopped, not gone: the connection stays open and nothing answers on it.
       process.kill(redis.pid, 'SIGSTOP');
-      let answer: Response;
+      let answers: Response[];
       try {
-        answer = await whoami(a, token);
+        // Every route that waits for the store: a tool call with an Idempotency-Key, the journal (which
+        // first waits for this instance's last write), a reset (several round trips).
+        answers = [
+          await whoami(a, token),
+          await a.fetch(
+            new Request('http://gw.test/v1/web/search', {
+              method: 'POST',
+              headers: {
+                'x-agent-identity': token,
+                'content-type': 'application/json',
+                'idempotency-key': 'k1',
+              },
+              body: JSON.stringify({ query: 'q' }),
+            }),
+          ),
+          await admin(a, 'GET', '/journal'),
+          await admin(a, 'POST', '/reset'),
+        ];
       } finally {
         process.kill(redis.pid, 'SIGCONT');
       }
-      expect(answer.status).toBe(503);
-      expect(((await answer.json()) as { code: string }).code).toBe('state_store_unavailable');
+      for (const answer of answers) {
+        expect(answer.status).toBe(503);
+        expect(((await answer.json()) as { code: string }).code).toBe('state_store_unavailable');
+      }
       let after = await whoami(a, token);
       for (let tries = 0; after.status === 503 && tries < 300; tries++) {
         await new Promise((r) => setTimeout(r, 50));

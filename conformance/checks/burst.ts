@@ -1,5 +1,6 @@
 import type { CheckContext, Endpoint } from '../check.ts';
 import { codeOf } from '../check.ts';
+import { curlFor } from '../curl.ts';
 import {
   backoffMs,
   type Exchange,
@@ -65,7 +66,7 @@ async function retryTransient(ctx: CheckContext, first: TimedExchange): Promise<
     const exchange = await ctx.client.send(first.exchange.request, { raw: true });
     current = {
       exchange: { ...exchange, transientRetries: attempt, transientStatus: first.exchange.response.status },
-      receivedAt: Date.now(),
+      receivedAt: ctx.now(),
     };
     if (!isTransient(exchange.response.status)) break;
   }
@@ -94,7 +95,7 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
             const exchange = await ctx.client.send(requestFor(endpoint, { token: VALID_TOKEN }), {
               raw: true,
             });
-            return { exchange, receivedAt: Date.now() };
+            return { exchange, receivedAt: ctx.now() };
           }),
         );
         for (const timed of wave)
@@ -142,4 +143,49 @@ export function noRateLimitSeen(burst: BurstObservation) {
     unobserved: 'rate-limit-budget' as const,
     message: `no 429 within ${burst.requests} requests (--rate-limit-budget ${burst.budget}); raise the budget or lower the limit to check this`,
   };
+}
+
+/**
+ * The burst's first answer that shows load shed with server errors instead of 429s: a 5xx that persisted,
+ * or one of more transient 5xx than a sporadic failure explains (nginx's limit_req answers 503).
+ */
+export function shedWithServerErrors(burst: BurstObservation): TimedExchange | undefined {
+  if (burst.serverErrors[0]) return burst.serverErrors[0];
+  const { transient } = burst;
+  if (transient.length > SPORADIC.count && transient.length > SPORADIC.share * burst.requests)
+    return transient[0];
+  return undefined;
+}
+
+/**
+ * A shell script that sends the burst again as the suite did (the same requests, in waves of 20 concurrent
+ * ones, per endpoint) and counts the statuses: one curl cannot show what only a burst does. Tokens stay
+ * in $TOKEN.
+ */
+export function burstScript(burst: BurstObservation): string {
+  const byCall = new Map<string, { curl: string; count: number }>();
+  for (const { exchange } of burst.exchanges) {
+    const key = `${exchange.request.method} ${exchange.request.path}`;
+    const entry = byCall.get(key);
+    if (entry) entry.count += 1;
+    else
+      byCall.set(key, {
+        curl: curlFor(exchange).replace(/^curl -sS -i/, "curl -sS -o /dev/null -w '%{http_code}\\n'"),
+        count: 1,
+      });
+  }
+  const lines = [
+    `# The burst as the suite sent it (${burst.requests} requests, waves of ${WAVE} at once); prints how many got each status.`,
+    '{',
+  ];
+  for (const [call, { curl, count }] of byCall) {
+    lines.push(
+      `  # ${count} x ${call}`,
+      `  for wave in $(seq 1 ${Math.ceil(count / WAVE)}); do`,
+      `    for i in $(seq 1 ${Math.min(WAVE, count)}); do ${curl} & done; wait`,
+      '  done',
+    );
+  }
+  lines.push('} | sort | uniq -c');
+  return lines.join('\n');
 }

@@ -1,5 +1,15 @@
 import { type BadTokenKind, badTokenKinds } from '../arbitraries/bad-token.ts';
-import { type Check, CheckFailure, checkEach, describeResponse, observed } from '../check.ts';
+import { SPECIAL_TOKENS } from '../arbitraries/special-token.ts';
+import {
+  type Check,
+  type CheckContext,
+  CheckFailure,
+  type CheckOutcome,
+  checkEach,
+  checkOnce,
+  describeResponse,
+  observed,
+} from '../check.ts';
 import type { Exchange } from '../http-client.ts';
 import {
   expectError,
@@ -33,13 +43,40 @@ function judge(kind: BadTokenKind, exchange: Exchange): void {
   expectError(exchange, 401, ['invalid_identity_token'], FIX);
 }
 
+/**
+ * Sends every special token (SPECIAL_TOKENS) to every protected endpoint, in every run: a failure names
+ * the token and the endpoint (`special@whoami`); the empty one may fairly read as missing.
+ */
+async function trySpecialTokens(ctx: CheckContext): Promise<CheckOutcome | undefined> {
+  for (const endpoint of protectedEndpoints(ctx.endpoints)) {
+    let current = '';
+    const outcome = await checkOnce(ctx, async () => {
+      for (const value of SPECIAL_TOKENS) {
+        current = value;
+        const exchange = observed(
+          await ctx.client.send(requestFor(endpoint, { token: { kind: 'literal', value } })),
+        );
+        judge(value === '' ? 'blank' : 'garbage', exchange);
+      }
+      return '';
+    });
+    if (outcome.verdict !== 'pass') {
+      outcome.message = `[special@${endpoint.name}: token ${JSON.stringify(current)}] ${outcome.message}`;
+      return outcome;
+    }
+  }
+  return undefined;
+}
+
 export const invalidToken: Check = {
   id: 'auth.invalid-token',
   title:
-    '401 invalid_identity_token for bad tokens (random, unicode, long, altered first/middle/last, truncated, extended) on every endpoint, never a 5xx',
+    '401 invalid_identity_token for bad tokens (random, unicode, long, altered first/middle/last, truncated, extended, and names like __proto__, null, 0) on every endpoint, never a 5xx',
   specRef: '§5 rule 3, §7',
   level: 'MUST',
-  run: (ctx) => {
+  run: async (ctx) => {
+    const special = await trySpecialTokens(ctx);
+    if (special?.verdict === 'fail' && !special.unobserved) return special;
     // Every kind on every endpoint in every run, then sampled within: a verifier that is wrong on one
     // endpoint only (a tool service checking tokens its own way) is caught on every seed, not by chance.
     const kinds = Object.entries(badTokenKinds({ derived: ctx.has.token }));
@@ -50,7 +87,7 @@ export const invalidToken: Check = {
       ),
     );
     const perKind = Math.max(endpoints.length, Math.ceil(ctx.numRuns / kinds.length));
-    return checkEach(
+    const generated = await checkEach(
       ctx,
       categories,
       async ({ endpoint, token }, category) => {
@@ -59,5 +96,9 @@ export const invalidToken: Check = {
       },
       { runsPerCategory: Math.ceil(perKind / endpoints.length) },
     );
+    if (generated.verdict === 'pass' && special) return special;
+    if (generated.verdict === 'pass')
+      generated.message = `${generated.message}; and ${SPECIAL_TOKENS.length} special tokens (${SPECIAL_TOKENS.slice(0, 5).join(', ')}, empty, null, 0, ...) on every endpoint`;
+    return generated;
   },
 };

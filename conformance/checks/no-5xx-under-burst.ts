@@ -1,6 +1,6 @@
 import { type Check, CheckFailure, describeResponse, failureMessage } from '../check.ts';
 import { reproductionOf } from '../exchange-record.ts';
-import { observeBurst, SPORADIC } from './burst.ts';
+import { burstScript, observeBurst, SPORADIC } from './burst.ts';
 
 const FIX = 'shed load with 429 rate_limited (section 8), not with server errors or dropped connections';
 
@@ -25,7 +25,7 @@ export const no5xxUnderBurst: Check = {
       return {
         verdict: 'fail',
         message: failureMessage(failure),
-        reproduction: reproductionOf(broken.exchange),
+        reproduction: { ...reproductionOf(broken.exchange), script: burstScript(burst) },
       };
     }
     // A few 5xx now and then are transient failures (spec section 7), cleared by a retry. Many, once the
@@ -37,7 +37,7 @@ export const no5xxUnderBurst: Check = {
       return {
         verdict: 'fail',
         message: `Expected 2xx or 429 under a burst, with at most a few transient 5xx; got ${transient.length} of ${burst.requests} burst requests answered ${status} (or another 5xx) at first, whether a retry cleared them or not: that is load shed with server errors. Fix: ${FIX}`,
-        ...(first && { reproduction: reproductionOf(first) }),
+        ...(first && { reproduction: { ...reproductionOf(first), script: burstScript(burst) } }),
       };
     }
     const cleared =

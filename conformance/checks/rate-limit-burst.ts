@@ -1,6 +1,6 @@
 import { type Check, CheckFailure, describeResponse, failureMessage } from '../check.ts';
 import { reproductionOf } from '../exchange-record.ts';
-import { noRateLimitSeen, observeBurst } from './burst.ts';
+import { burstScript, noRateLimitSeen, observeBurst, shedWithServerErrors } from './burst.ts';
 import { expectError } from './support.ts';
 
 export const rateLimitBurst: Check = {
@@ -23,7 +23,18 @@ export const rateLimitBurst: Check = {
       return {
         verdict: 'fail',
         message: failureMessage(failure),
-        reproduction: reproductionOf(refusal.exchange),
+        reproduction: { ...reproductionOf(refusal.exchange), script: burstScript(burst) },
+      };
+    }
+    // No 429, but the limit acted all the same: the burst met 5xx (load shed with 503, as nginx's
+    // limit_req does by default): the limit is signalled by another status. A failure, not a budget.
+    const shed = burst.rateLimited.length === 0 ? shedWithServerErrors(burst) : undefined;
+    if (shed) {
+      const status = shed.exchange.transientStatus ?? shed.exchange.response.status;
+      return {
+        verdict: 'fail',
+        message: `Expected the rate limit met by a ${burst.requests}-request burst of allowed calls to answer 429 {"code":"rate_limited"}; got no 429, and ${status === 0 ? 'dropped connections' : `${status} (a server error)`} where the limit acted (${burst.serverErrors.length + burst.transient.length} of ${burst.requests} requests). Fix: signal a rate limit with 429 rate_limited and Retry-After (spec §8), not with a 5xx (nginx: limit_req_status 429;)`,
+        reproduction: { ...reproductionOf(shed.exchange), script: burstScript(burst) },
       };
     }
     if (burst.rateLimited.length === 0) return noRateLimitSeen(burst);
@@ -40,7 +51,7 @@ export const rateLimitBurst: Check = {
         return {
           verdict: 'fail',
           message: `Expected ${error.expected}; got ${describeResponse(exchange)}. Fix: ${error.fix}`,
-          reproduction: reproductionOf(exchange),
+          reproduction: { ...reproductionOf(exchange), script: burstScript(burst) },
         };
       }
     }

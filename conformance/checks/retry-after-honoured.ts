@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { type Check, describeResponse } from '../check.ts';
 import { reproductionOf } from '../exchange-record.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../retry-after.ts';
@@ -33,7 +32,7 @@ export const retryAfterHonoured: Check = {
     if (timed.length === 0)
       return { verdict: 'skipped', message: 'the 429s carried no usable Retry-After: nothing to honour' };
     const latest = timed.reduce((a, b) => (b.until > a.until ? b : a));
-    const wait = latest.until - Date.now();
+    const wait = latest.until - ctx.now();
     if (wait > ctx.maxWaitSeconds * 1000) {
       return {
         verdict: 'inconclusive',
@@ -41,8 +40,15 @@ export const retryAfterHonoured: Check = {
         message: `Retry-After asks for ${Math.ceil(wait / 1000)} s, more than --max-wait-seconds ${ctx.maxWaitSeconds}: raise it to check this`,
       };
     }
+    if (ctx.now() + wait > ctx.client.deadline) {
+      return {
+        verdict: 'inconclusive',
+        unobserved: 'time-budget',
+        message: `Retry-After asks for ${Math.ceil(wait / 1000)} s, beyond what is left of the time budget (--time-budget-seconds)`,
+      };
+    }
     ctx.log(`  waiting ${(Math.max(0, wait) / 1000).toFixed(1)} s as Retry-After asked`);
-    await sleep(Math.max(0, wait) + MARGIN_MS);
+    await ctx.sleep(Math.max(0, wait) + MARGIN_MS);
     // A 429 is the answer to judge; a transient 5xx is retried as anywhere else.
     const retry = await ctx.client.send(requestFor(burst.limitedEndpoint, { token: VALID_TOKEN }), {
       observe429: true,

@@ -25,6 +25,7 @@ export function expectSameOutcome(exchanges: Exchange[], what: string): void {
         actual: `${describeResponse(exchange)} on a repeat`,
         fix: 'make whoami, search and fetch safe to retry: no conflict or duplicate errors for a repeated request',
         exchange,
+        aboutRepeats: true,
       });
     }
   }
@@ -36,6 +37,7 @@ export function expectSameOutcome(exchanges: Exchange[], what: string): void {
       actual: describeResponse(different),
       fix: 'make the operation idempotent: a repeat must neither fail differently nor change state',
       exchange: different,
+      aboutRepeats: true,
     });
   }
 }
@@ -64,6 +66,7 @@ export const retrySequential: Check = {
             actual: describeResponse(after),
             fix: 'repeated tool calls must have no observable side effect on the caller',
             exchange: after,
+            aboutRepeats: true,
           });
         }
       },

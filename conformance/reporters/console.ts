@@ -1,6 +1,7 @@
 import { printable } from '../redact.ts';
 import type { ConformanceReport } from '../runner.ts';
 import type { CheckResult, Unobserved } from '../types.ts';
+import { remedyOf } from '../unobserved.ts';
 
 const LABEL: Record<CheckResult['verdict'], string> = {
   pass: 'PASS',
@@ -26,6 +27,7 @@ export const UNOBSERVED_LABEL: Record<Unobserved, string> = {
   'rate-limit-budget': 'no 429 within --rate-limit-budget',
   'token-refused': 'token refused mid-run',
   'time-limit': 'time limit',
+  'time-budget': 'beyond --time-budget-seconds',
   'suite-error': 'suite error',
 };
 
@@ -53,10 +55,27 @@ export function formatSummary(report: ConformanceReport, exitCode: number, paint
       const r = failure.reproduction;
       if (r?.counterexample) lines.push(`  counterexample: ${printable(abbreviate(r.counterexample))}`);
       if (r?.curl) lines.push(`  reproduce: ${r.curl}`);
+      if (r?.script)
+        lines.push('  reproduce the burst (a script):', ...r.script.split('\n').map((l) => `    ${l}`));
       if (r?.seed !== undefined && r.path) lines.push(`  seed ${r.seed}, path "${r.path}"`);
       if (r?.replay) lines.push(`  replay: ${r.replay}`);
     }
   }
+  const unobserved = report.checks.filter((c) => c.verdict === 'inconclusive');
+  const allowed = report.allowedUnobserved ?? [];
+  if (unobserved.length > 0) {
+    lines.push(
+      '',
+      'Not observed (never a pass; a MUST one makes the run exit 2 unless accepted with --allow-unobserved):',
+    );
+    for (const c of unobserved) {
+      const accepted = allowed.includes(c.id) ? ' [accepted with --allow-unobserved]' : '';
+      lines.push(
+        `  ${paint('inconclusive', c.id)} (${c.level})${accepted}: ${c.unobserved ? remedyOf(c.unobserved) : printable(c.message)}`,
+      );
+    }
+  }
+  if (allowed.length > 0) lines.push('', `Accepted unobserved (--allow-unobserved): ${allowed.join(', ')}`);
   const s = report.summary;
   const notServed = s.notServed > 0 ? `; ${s.notServed} because the gateway never served the calls` : '';
   const why = Object.entries(s.inconclusiveBy)

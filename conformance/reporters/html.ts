@@ -1,6 +1,7 @@
 import { printable } from '../redact.ts';
 import type { ConformanceReport } from '../runner.ts';
 import type { CheckResult, ExchangeRecord, Unobserved } from '../types.ts';
+import { remedyOf } from '../unobserved.ts';
 import { UNOBSERVED_LABEL } from './console.ts';
 
 /** The contract's sections, as docs/contract.md names them, for the verdict table's headings. */
@@ -23,7 +24,11 @@ const VERDICT_LABEL: Record<CheckResult['verdict'], string> = {
   inconclusive: 'inconclusive',
 };
 
-const OUTCOME: Record<number, string> = { 0: 'passed', 1: 'failed', 2: 'could not run' };
+const OUTCOME: Record<number, string> = {
+  0: 'passed',
+  1: 'failed',
+  2: 'could not run or could not see every rule',
+};
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -101,6 +106,11 @@ function failureArticle(check: CheckResult): string {
       '<h4>Reproduce with curl <span class="hint">(tokens stay in $TOKEN / $DENIED_TOKEN)</span></h4>',
       pre(r.curl, 'curl'),
     );
+  if (r?.script)
+    parts.push(
+      '<h4>Reproduce the burst <span class="hint">(only a burst shows this)</span></h4>',
+      pre(r.script, 'script'),
+    );
   if (r?.replay) parts.push('<h4>Replay the shrunk counterexample</h4>', pre(r.replay, 'replay'));
   else if (r?.seed !== undefined && r.path)
     parts.push(`<p>Seed ${r.seed}, path <code>${escapeHtml(r.path)}</code>.</p>`);
@@ -150,7 +160,7 @@ function verdictTables(checks: readonly CheckResult[]): string {
 function unsureList(checks: readonly CheckResult[]): string {
   const items = checks.map(
     (c) =>
-      `<li id="${anchor(c.id)}"><code>${escapeHtml(c.id)}</code> <span class="badge ${c.verdict}">${c.verdict}</span>${c.unobserved ? ` (${escapeHtml(UNOBSERVED_LABEL[c.unobserved])})` : ''}: ${escapeHtml(c.message)}</li>`,
+      `<li id="${anchor(c.id)}"><code>${escapeHtml(c.id)}</code> <span class="badge ${c.verdict}">${c.verdict}</span>${c.unobserved ? ` (${escapeHtml(UNOBSERVED_LABEL[c.unobserved])})` : ''}: ${escapeHtml(c.message)}${c.verdict === 'inconclusive' && c.unobserved ? ` <span class="hint">What would let it observe: ${escapeHtml(remedyOf(c.unobserved))}.</span>` : ''}</li>`,
   );
   return `<ul class="unsure">\n${items.join('\n')}\n</ul>`;
 }
@@ -205,6 +215,11 @@ export function toHtmlReport(report: ConformanceReport, exitCode: number): strin
     `<dt>started</dt><dd>${escapeHtml(report.startedAt)}</dd>`,
     `<dt>duration</dt><dd>${seconds(report.durationMs)}, ${report.requests} requests</dd>`,
     `<dt>exit code</dt><dd>${exitCode}</dd>`,
+    ...((report.allowedUnobserved ?? []).length > 0
+      ? [
+          `<dt>accepted unobserved</dt><dd>${report.allowedUnobserved.map((id) => `<code>${escapeHtml(id)}</code>`).join(', ')} (--allow-unobserved)</dd>`,
+        ]
+      : []),
     '</dl></header>',
     '<section id="verdicts"><h2>Verdicts by spec section</h2>',
     verdictTables(report.checks),
@@ -214,7 +229,7 @@ export function toHtmlReport(report: ConformanceReport, exitCode: number): strin
     body.push('<section id="failures"><h2>Failures</h2>', ...failures.map(failureArticle), '</section>');
   if (unsure.length > 0)
     body.push(
-      '<section id="unsure"><h2>Skipped and inconclusive</h2><p>Not a pass; they do not change the exit code.</p>',
+      '<section id="unsure"><h2>Skipped and not observed</h2><p>Never a pass: an unobserved (inconclusive) MUST check makes the run exit 2 unless accepted with <code>--allow-unobserved</code>.</p>',
       unsureList(unsure),
       '</section>',
     );

@@ -13,6 +13,7 @@ export function toJsonReport(report: ConformanceReport, exitCode: number) {
     started_at: report.startedAt,
     duration_ms: report.durationMs,
     requests: report.requests,
+    allowed_unobserved: report.allowedUnobserved ?? [],
     checks: report.checks.map((c) => ({
       id: c.id,
       title: c.title,
@@ -35,6 +36,7 @@ export function toJsonReport(report: ConformanceReport, exitCode: number) {
       executed: report.summary.executed,
       not_served: report.summary.notServed,
       inconclusive_by: report.summary.inconclusiveBy,
+      must_unobserved: report.summary.mustUnobserved,
       exit_code: exitCode,
     },
   };

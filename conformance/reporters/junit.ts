@@ -1,4 +1,5 @@
 import type { ConformanceReport } from '../runner.ts';
+import { blockingUnobserved, remedyOf } from '../unobserved.ts';
 
 // XML 1.0 allows no control characters but tab, newline and carriage return.
 const escapeXml = (text: string) =>
@@ -14,11 +15,17 @@ const seconds = (ms: number) => (ms / 1000).toFixed(3);
 
 /**
  * JUnit XML: one test case per check, its spec section and level (and why it could not observe, if so)
- * as properties; failures carry the message and reproduction; skipped and inconclusive checks are
+ * as properties; failures carry the message and reproduction; an unobserved MUST check not accepted with
+ * --allow-unobserved is an <error> (it makes the run exit 2); other skipped and inconclusive checks are
  * <skipped> with the reason.
  */
 export function toJunitXml(report: ConformanceReport): string {
   const s = report.summary;
+  // An unobserved MUST check the user did not accept is an error (the run exits 2), not a skip.
+  const blocking = new Set(
+    blockingUnobserved(report.checks, false, report.allowedUnobserved).map((c) => c.id),
+  );
+  const errors = blocking.size;
   const cases = report.checks.map((c) => {
     const family = c.id.split('.')[0];
     const unobserved = c.unobserved ? `\n        <property name="unobserved" value="${c.unobserved}"/>` : '';
@@ -30,11 +37,15 @@ export function toJunitXml(report: ConformanceReport): string {
         c.message,
         r?.counterexample && `counterexample: ${r.counterexample}`,
         r?.curl && `reproduce: ${r.curl}`,
+        r?.script && `reproduce the burst:\n${r.script}`,
         r?.replay && `replay: ${r.replay}`,
       ]
         .filter(Boolean)
         .join('\n');
       outcome = `\n      <failure type="${c.level}" message="${escapeXml(c.message)}">${escapeXml(details)}</failure>`;
+    } else if (blocking.has(c.id)) {
+      const why = c.unobserved ? ` What would let it observe: ${remedyOf(c.unobserved)}.` : '';
+      outcome = `\n      <error type="unobserved" message="${escapeXml(`not observed (${c.unobserved ?? 'unknown'}): ${c.message}`)}">${escapeXml(`${c.message}${why}`)}</error>`;
     } else if (c.verdict !== 'pass') {
       const verdict = c.unobserved ? `${c.verdict} (${c.unobserved})` : c.verdict;
       outcome = `\n      <skipped message="${escapeXml(`${verdict}: ${c.message}`)}"/>`;
@@ -43,8 +54,8 @@ export function toJunitXml(report: ConformanceReport): string {
   });
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="agent-tool-gateway-conformance" tests="${report.checks.length}" failures="${s.fail}" skipped="${s.skipped + s.inconclusive}" time="${seconds(report.durationMs)}">`,
-    `  <testsuite name="${escapeXml(`conformance ${report.target}`)}" tests="${report.checks.length}" failures="${s.fail}" errors="0" skipped="${s.skipped + s.inconclusive}" time="${seconds(report.durationMs)}" timestamp="${report.startedAt}">`,
+    `<testsuites name="agent-tool-gateway-conformance" tests="${report.checks.length}" failures="${s.fail}" skipped="${s.skipped + s.inconclusive - errors}" errors="${errors}" time="${seconds(report.durationMs)}">`,
+    `  <testsuite name="${escapeXml(`conformance ${report.target}`)}" tests="${report.checks.length}" failures="${s.fail}" errors="${errors}" skipped="${s.skipped + s.inconclusive - errors}" time="${seconds(report.durationMs)}" timestamp="${report.startedAt}">`,
     `    <properties>\n      <property name="target" value="${escapeXml(report.target)}"/>\n      <property name="seed" value="${report.seed}"/>\n      <property name="num_runs" value="${report.numRuns}"/>\n    </properties>`,
     ...cases,
     '  </testsuite>',

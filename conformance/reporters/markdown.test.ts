@@ -43,7 +43,7 @@ describe('Markdown summary', () => {
     // An inconclusive check says which budget ran out; a call never served is counted with the failures.
     expect(markdown).toContain('1 inconclusive (1 no 429 within --rate-limit-budget)');
     expect(markdown).toContain(
-      '- `ratelimit.burst-429` inconclusive: (no 429 within --rate-limit-budget) `no 429 in 300`',
+      '- `ratelimit.burst-429` SHOULD inconclusive: (no 429 within --rate-limit-budget) `no 429 in 300` What would let it observe:',
     );
     const neverServed: ConformanceReport = {
       ...report,
@@ -78,7 +78,7 @@ describe('Markdown summary', () => {
   });
 
   it('lists why checks were skipped or inconclusive, and how to replay the run', () => {
-    expect(markdown).toContain('- `authz.access-denied` skipped: `needs --denied-token`');
+    expect(markdown).toContain('- `authz.access-denied` MUST skipped: `needs --denied-token`');
     expect(markdown).toContain('The same command with `--seed 42` generates the same cases again');
   });
 

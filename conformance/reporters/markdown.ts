@@ -1,6 +1,7 @@
 import { printable } from '../redact.ts';
 import type { ConformanceReport } from '../runner.ts';
 import type { CheckResult, Unobserved } from '../types.ts';
+import { remedyOf } from '../unobserved.ts';
 import { UNOBSERVED_LABEL } from './console.ts';
 
 const VERDICT: Record<CheckResult['verdict'], string> = {
@@ -13,7 +14,7 @@ const VERDICT: Record<CheckResult['verdict'], string> = {
 const OUTCOME: Record<number, string> = {
   0: '✅ passed',
   1: '❌ failed',
-  2: '⛔ could not run',
+  2: '⛔ could not run or could not see every rule',
 };
 
 /** Long counterexamples (a 5,000-character token) are cut: a step summary is read, not replayed from. */
@@ -58,6 +59,8 @@ function failureSection(check: CheckResult): string[] {
     lines.push('', 'Counterexample (shrunk):', '', codeBlock(abbreviate(r.counterexample), 'text'));
   if (r?.curl)
     lines.push('', 'Reproduce (tokens stay in `$TOKEN` / `$DENIED_TOKEN`):', '', codeBlock(r.curl, 'sh'));
+  if (r?.script)
+    lines.push('', 'Reproduce the burst (only a burst shows this):', '', codeBlock(r.script, 'sh'));
   if (r?.replay) lines.push('', 'Replay the shrunk counterexample:', '', codeBlock(r.replay, 'sh'));
   else if (r?.seed !== undefined && r.path) lines.push('', `Seed ${r.seed}, path ${inlineCode(r.path)}.`);
   return lines;
@@ -68,7 +71,12 @@ function failureSection(check: CheckResult): string[] {
  * row per check, each failure with its message, curl reproduction and replay command, the reasons of the
  * skipped and inconclusive checks, and how to replay the run.
  */
-export function toMarkdownSummary(report: ConformanceReport, exitCode: number): string {
+export function toMarkdownSummary(
+  report: ConformanceReport,
+  exitCode: number,
+  /** Whose names the advice uses: the CLI's options, or the GitHub Action's inputs. */
+  form: 'cli' | 'action' = 'cli',
+): string {
   const s = report.summary;
   const notServed = s.notServed > 0 ? `; ${s.notServed} because the gateway never served the calls` : '';
   const why = Object.entries(s.inconclusiveBy)
@@ -93,10 +101,27 @@ export function toMarkdownSummary(report: ConformanceReport, exitCode: number): 
   }
   const unsure = report.checks.filter((c) => c.verdict === 'skipped' || c.verdict === 'inconclusive');
   if (unsure.length > 0) {
-    lines.push('', '### Skipped and inconclusive (not a pass; they do not change the exit code)', '');
-    for (const c of unsure)
-      lines.push(`- ${inlineCode(c.id)} ${c.verdict}: ${unobserved(c)}${inlineCode(c.message)}`);
+    lines.push(
+      '',
+      '### Skipped and not observed (never a pass; an unobserved MUST check makes the run exit 2 unless accepted)',
+      '',
+    );
+    for (const c of unsure) {
+      const accepted = (report.allowedUnobserved ?? []).includes(c.id) ? ' (accepted unobserved)' : '';
+      const remedy =
+        c.verdict === 'inconclusive' && c.unobserved
+          ? ` What would let it observe: ${remedyOf(c.unobserved, form)}.`
+          : '';
+      lines.push(
+        `- ${inlineCode(c.id)} ${c.level} ${c.verdict}${accepted}: ${unobserved(c)}${inlineCode(c.message)}${remedy}`,
+      );
+    }
   }
+  if ((report.allowedUnobserved ?? []).length > 0)
+    lines.push(
+      '',
+      `Accepted unobserved (${form === 'action' ? 'allow-unobserved' : '--allow-unobserved'}): ${report.allowedUnobserved.map(inlineCode).join(', ')}.`,
+    );
   lines.push(
     '',
     '### Replay',

@@ -1,6 +1,6 @@
 import type { GatewayCore } from '../core.ts';
 import { GatewayError } from '../errors.ts';
-import type { GatewayRequest } from '../pipeline/context.ts';
+import type { DeliveryFacts, GatewayRequest } from '../pipeline/context.ts';
 import { incompleteBody, payloadTooLarge } from '../pipeline/read-body.ts';
 
 /** Reads a web request's body, stopping (413) as soon as it passes `maxBytes`, whatever Content-Length claimed. */
@@ -36,8 +36,11 @@ async function readWebBody(request: Request, maxBytes: number): Promise<Uint8Arr
   }
 }
 
-/** A web `Request` as the core sees it. There is no connection: msw and direct calls have none. */
-export function fromWebRequest(request: Request): GatewayRequest {
+/**
+ * A web `Request` as the core sees it. There is no connection: msw and direct calls have none; what the
+ * caller had received when it issued the request (`delivery`) stands for it.
+ */
+export function fromWebRequest(request: Request, delivery?: DeliveryFacts): GatewayRequest {
   const url = new URL(request.url);
   let body: Promise<Uint8Array> | undefined;
   return {
@@ -50,6 +53,7 @@ export function fromWebRequest(request: Request): GatewayRequest {
       return body;
     },
     origin: url.origin,
+    ...(delivery ? { delivery } : {}),
   };
 }
 
@@ -58,19 +62,30 @@ export function fromWebRequest(request: Request): GatewayRequest {
  * tests and `app.fetch`-style hosts. A dropped connection is `Response.error()`, which fetch callers see
  * as a network error. The answer counts as written when the Response is handed back.
  *
+ * In process there is no connection to tell a reaction from a request already on its way, so the adapter
+ * keeps the causality itself: it numbers the answers in the order it hands them back, and notes, when a
+ * request is issued (synchronously, at the call), how many it had handed back. A request issued after a
+ * 429 was handed back reacted to it, however soon; requests issued together before any answer are a batch,
+ * however slowly they were served. The caller is taken to be in process: hosted behind a network server,
+ * answers written later than they are handed back would make requests look like reactions.
+ *
  * @example
  * const fetchHandler = createFetchHandler(core);
  * const response = await fetchHandler(new Request('http://gw.test/v1/health'));
  */
 export function createFetchHandler(core: GatewayCore): (request: Request) => Promise<Response> {
+  let handedBack = 0;
   return async (request) => {
-    const answer = await core.handle(fromWebRequest(request));
+    // Before anything is awaited: what the caller had when it issued the request.
+    const delivery: DeliveryFacts = { seen: handedBack };
+    const answer = await core.handle(fromWebRequest(request, delivery));
     const response = answer.drop
       ? Response.error()
       : new Response(request.method === 'HEAD' || answer.body === '' ? null : answer.body, {
           status: answer.status,
           headers: answer.headers,
         });
+    delivery.order = ++handedBack;
     answer.record(performance.now());
     return response;
   };

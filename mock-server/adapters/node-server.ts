@@ -14,6 +14,7 @@ import type { GatewayCore } from '../core.ts';
 import { GatewayError } from '../errors.ts';
 import type { ConnectionFacts, GatewayRequest, GatewayResponse } from '../pipeline/context.ts';
 import { incompleteBody, payloadTooLarge } from '../pipeline/read-body.ts';
+import { closesAfterAnswer, edgeRefusal } from './edge-refusals.ts';
 
 /** Anything with a web-standard handler (a faulty gateway of the proof catalogue, your own fetch app). */
 export interface FetchHandler {
@@ -240,9 +241,12 @@ function coreListener(core: GatewayCore, guard: ConnectionGuard, log: (line: str
     const request = new NodeRequest(req, res);
     const socket = req.socket as TrackedSocket;
     const state = guard.started(socket, request);
-    const refusal = state?.refused ? guard.refusal() : (missingHost(req) ?? http2Preface(req));
+    const refusal = state?.refused
+      ? guard.refusal()
+      : (missingHost(req) ?? http2Preface(req) ?? edgeRefusal(req));
     if (refusal) {
       // Answered in this tick (a PRI connection does not outlive it), and the connection closes after it.
+      if (state) state.closeAfter = true;
       writeAnswer(res, core.refuse(refusal, request), true);
       guard.finished(socket, request);
       return;
@@ -250,8 +254,11 @@ function coreListener(core: GatewayCore, guard: ConnectionGuard, log: (line: str
     core.handle(request).then(
       (answer) => {
         try {
-          // After a timeout or a parser error on this connection, it closes after this answer.
-          writeAnswer(res, answer, state?.closeAfter === true);
+          // After a timeout or a parser error on this connection, or an answer before the body arrived, it
+          // closes after this answer, and nothing more is answered on it.
+          const close = state?.closeAfter === true || closesAfterAnswer(req);
+          if (close && state) state.closeAfter = true;
+          writeAnswer(res, answer, close);
         } catch (error) {
           writeFailed(res, error, log);
         }
@@ -306,7 +313,7 @@ function fetchListener(
     const socket = req.socket as TrackedSocket;
     const state = guard.started(socket, res);
     res.once('close', () => guard.finished(socket, res));
-    const refusal = state?.refused ? guard.refusal() : missingHost(req);
+    const refusal = state?.refused ? guard.refusal() : (missingHost(req) ?? edgeRefusal(req));
     if (!refusal) return listener(req, res);
     const answer = refuse(refusal);
     res.writeHead(answer.status, { ...answer.headers, connection: 'close' });
@@ -469,7 +476,9 @@ function onClientError(
     const state = socket[CONNECTION];
     const requests = state ? [...state.requests] : [];
     const answering = requests.some((r) => (r instanceof NodeRequest ? r.res?.headersSent : r.headersSent));
-    if (!socket.writable || error.code === 'ECONNRESET' || error.code === 'EPIPE' || answering) {
+    // Closing after an answer already given (closeAfter, no request left): one answer per request, no other.
+    const answered = state?.closeAfter === true && requests.length === 0;
+    if (!socket.writable || error.code === 'ECONNRESET' || error.code === 'EPIPE' || answering || answered) {
       socket.destroy();
       return;
     }

@@ -33,6 +33,29 @@ export const keyOf = (e: JournalEntry) => e.request_key ?? e.request_fingerprint
 export const hasConnection = (e: JournalEntry) =>
   e.connection !== undefined && e.connection_opened_ms !== undefined;
 
+/*
+ * Delivery facts. In process (msw, direct fetch calls) there is no connection, but the adapter numbers the
+ * answers in the order it handed them back to the caller and notes, for each request, how many it had handed
+ * back when the request was issued. That is causality itself, with no time in it: whatever the machine's
+ * load, a request issued with a refusal's answer in hand reacted to it (0 ms later included), and one issued
+ * before it was on its way (however slowly it was served).
+ */
+
+/** Whether the journal has the request's delivery facts (in process: msw, direct fetch calls). */
+export const hasDeliveryFacts = (e: JournalEntry) =>
+  e.answers_seen !== undefined && e.answer_order !== undefined;
+
+/** Whether both requests have delivery facts from one adapter, so that their counts compare. */
+const deliveryCompares = (e: JournalEntry, r: JournalEntry) =>
+  hasDeliveryFacts(e) && hasDeliveryFacts(r) && e.delivery_instance === r.delivery_instance;
+
+/** Whether `e` was issued with the answer to `r` in hand (both with delivery facts from one adapter). */
+export const issuedAfterAnswer = (e: JournalEntry, r: JournalEntry) =>
+  (e.answers_seen as number) >= (r.answer_order as number);
+
+/** Whether what the client had in hand is known for the request: connection facts or delivery facts. */
+export const hasCausalFacts = (e: JournalEntry) => hasConnection(e) || hasDeliveryFacts(e);
+
 // A connection accepted this long before its first request arrived was not opened for it (or the count of
 // its requests was lost): the request counts from its arrival only.
 const OPENED_FOR_IT_MS = 10_000;
@@ -70,6 +93,8 @@ export interface ReactionFacts {
    *   `r` was answered and this connection joined it (`batchUntil`);
    * - otherwise (another, idle connection; no connection facts): a reaction if it arrived `graceMs` or more
    *   after the answer was written.
+   * In process (both with delivery facts), none of that: a reaction exactly when it was issued with the
+   * answer in hand, whatever `graceMs`.
    */
   isReaction(e: JournalEntry, r: JournalEntry, graceMs: number): boolean;
   /**
@@ -87,6 +112,7 @@ export interface ReactionFacts {
   /**
    * Whether `e`, arriving within TOGETHER_MS after `x`, was sent together with it: not a reaction to it. On
    * another idle connection (nothing else tells), only when it arrived within SAME_TURN_MS of `x`'s answer.
+   * In process, exactly when it was issued before `x`'s answer was handed back.
    */
   sentTogether(e: JournalEntry, x: JournalEntry): boolean;
 }
@@ -175,6 +201,7 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
   const facts: ReactionFacts = {
     batchUntil,
     isReaction(e, r, graceMs) {
+      if (deliveryCompares(e, r)) return issuedAfterAnswer(e, r);
       if (sameConnectionAfter(e, r)) return true;
       if (sentBeforeAnswer(e, r)) return false;
       if (firstOnConnection(e)) return (e.connection_opened_ms as number) >= batchUntil(r);
@@ -182,6 +209,8 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
     },
     sentTogether(e, x) {
       if (e === x) return true;
+      // In process: issued before the other's answer was handed back, or with it in hand.
+      if (deliveryCompares(e, x)) return !issuedAfterAnswer(e, x);
       if (e.real_ms - x.real_ms > TOGETHER_MS || sameConnectionAfter(e, x)) return false;
       if (sentBeforeAnswer(e, x)) return true;
       if (firstOnConnection(e)) return (e.connection_opened_ms as number) < batchUntil(x);

@@ -2,7 +2,7 @@ import { printable } from '../../conformance/redact.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal.ts';
 import type { Corpus } from '../tools/corpus.ts';
-import { describe, hasConnection } from './journal-facts.ts';
+import { describe, hasCausalFacts } from './journal-facts.ts';
 import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
 import { honorRetryAfter } from './rules/honor-retry-after.ts';
 import { noParallelStorm } from './rules/no-parallel-storm.ts';
@@ -56,9 +56,10 @@ export interface ClientReport {
   /** Requests of any agent the journal no longer holds (it keeps the most recent, up to its capacity). */
   journal_dropped?: number;
   /**
-   * The agent's requests that came without connection facts (msw, direct fetch calls): for those, a
-   * request within `graceMs` of a refusal's answer was taken as already in flight, and requests arriving
-   * within 10 ms of each other as sent together.
+   * The agent's requests that came with neither connection facts (node:http) nor delivery facts (in
+   * process: msw, direct fetch calls), as in hand-written journals: for those, a request within `graceMs`
+   * of a refusal's answer was taken as already in flight, and requests arriving within 10 ms of each other
+   * as sent together.
    */
   without_connection?: number;
   from?: string;
@@ -121,7 +122,7 @@ export function createClientReport(input: {
       });
     return { id: rule.id, title: rule.title, spec_ref: rule.specRef, violations: findings.length };
   });
-  const withoutConnection = entries.filter((e) => !hasConnection(e)).length;
+  const withoutConnection = entries.filter((e) => !hasCausalFacts(e)).length;
   return {
     agent: input.agent,
     requests: entries.length,
@@ -153,7 +154,7 @@ export function formatClientReport(report: ClientReport): string {
       : []),
     ...(report.without_connection
       ? [
-          `Judged without connection facts for ${report.without_connection} of ${report.requests} requests (msw or in-process fetch): requests within ${report.options.graceMs} ms of a refusal's answer were taken as already in flight, and requests within 10 ms of each other as sent together.`,
+          `Judged without connection or delivery facts for ${report.without_connection} of ${report.requests} requests (a journal written by hand, or an adapter that records neither): requests within ${report.options.graceMs} ms of a refusal's answer were taken as already in flight, and requests within 10 ms of each other as sent together.`,
         ]
       : []),
     '',

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
@@ -49,23 +49,76 @@ export function describeIssues(error: z.ZodError): { path: string; message: stri
   return error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message }));
 }
 
-/** Reads a YAML or JSON file (JSON is YAML 1.2) into a plain value; syntax errors carry line and column. */
-export function readYamlFile(file: string): unknown {
-  let text: string;
+/** The largest config or scenario file read (the bundled ones are a few kilobytes). */
+export const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
+/** Aliases a YAML file may expand (`*name`): enough for any config, far too few for an alias bomb. */
+export const MAX_YAML_ALIASES = 100;
+
+/**
+ * The text of a config-like file: only a regular file under MAX_CONFIG_FILE_BYTES is read. A device
+ * (`/dev/zero`), a FIFO (opened without blocking, so it cannot hang the start), a directory or a larger
+ * file is a ConfigError saying so.
+ */
+function readConfigText(file: string): string {
+  const refuse = (message: string): never => {
+    throw new ConfigError(file, [{ path: '', message }]);
+  };
+  let fd: number;
   try {
-    text = readFileSync(file, 'utf8');
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : String(error);
-    throw new ConfigError(file, [{ path: '', message: reason }]);
-  }
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    throw new ConfigError(
-      file,
-      doc.errors.map((e) => ({ path: '', message: e.message.split('\n')[0] ?? e.message })),
+    const code = (error as NodeJS.ErrnoException).code;
+    return refuse(
+      code === 'ENOENT' ? 'file not found' : `cannot be read (${code ?? (error as Error).message})`,
     );
   }
-  return doc.toJS();
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile())
+      refuse(
+        'not a regular file (a directory, device, FIFO or socket): give the path of a YAML or JSON file',
+      );
+    if (stat.size > MAX_CONFIG_FILE_BYTES)
+      refuse(`larger than ${MAX_CONFIG_FILE_BYTES} bytes (${stat.size}): not a config or scenario file`);
+    // Read at most one byte past the cap: a file that grows while read is refused too.
+    const buffer = Buffer.alloc(MAX_CONFIG_FILE_BYTES + 1);
+    let length = 0;
+    for (;;) {
+      const read = readSync(fd, buffer, length, buffer.length - length, null);
+      if (read === 0) break;
+      length += read;
+      if (length > MAX_CONFIG_FILE_BYTES) refuse(`larger than ${MAX_CONFIG_FILE_BYTES} bytes`);
+    }
+    return buffer.toString('utf8', 0, length);
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    return refuse(`cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Reads a YAML or JSON file (JSON is YAML 1.2) into a plain value. Every failure is a ConfigError naming
+ * the file: syntax errors with line and column, an alias bomb (more than MAX_YAML_ALIASES expansions),
+ * anything else the YAML library throws.
+ */
+export function readYamlFile(file: string): unknown {
+  const text = readConfigText(file);
+  try {
+    const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+    if (doc.errors.length > 0) {
+      throw new ConfigError(
+        file,
+        doc.errors.map((e) => ({ path: '', message: e.message.split('\n')[0] ?? e.message })),
+      );
+    }
+    return doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    const reason = (error as Error).message?.split('\n')[0] ?? String(error);
+    throw new ConfigError(file, [{ path: '', message: `not valid YAML: ${reason}` }]);
+  }
 }
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { AgentRecord, ToolName } from '../config/schema.ts';
 
 /** An agent as the identity provider knows it at this moment. */
@@ -10,12 +11,22 @@ export interface Agent {
   disabled: boolean;
   /** Token generation: tokens minted under an older generation are revoked. */
   tokenGeneration: number;
+  /**
+   * Which life of this id the agent is: tokens name it, so a deleted agent's tokens stay dead when an agent
+   * with the same id is created again. A configured agent's is `c<n>` (the same on every instance and
+   * every process with the config: `c0`, then `c1` once it was gone and came back); an agent created
+   * through the admin API draws a random one.
+   */
+  incarnation: string;
 }
 
 /** The changes the admin API may make to an agent (the transitions the spec leaves unshown). */
 export type AgentPatch = Partial<Pick<Agent, 'name' | 'tier' | 'allowlist' | 'disabled'>>;
 
-const fromRecord = (record: AgentRecord): Omit<Agent, 'tokenGeneration'> => ({
+/** The fields the registry sets itself. */
+type Kept = 'tokenGeneration' | 'incarnation';
+
+const fromRecord = (record: AgentRecord): Omit<Agent, Kept> => ({
   id: record.id,
   name: record.name ?? record.id,
   apiKey: record.api_key,
@@ -37,18 +48,31 @@ export function createAgentRegistry(initialRecords: readonly AgentRecord[]) {
   let version = 0;
   // The token generation of every agent id ever known, kept across reset() and replace().
   const generations = new Map<string, number>();
+  // Ids removed (reset, a scenario, another instance's state) since they were last present, and how many
+  // times each configured id came back: its next life gets a new incarnation.
+  const removed = new Set<string>();
+  const lives = new Map<string, number>();
+  const removeMissing = (kept: Iterable<string>) => {
+    const next = new Set(kept);
+    for (const id of byId.keys()) if (!next.has(id)) removed.add(id);
+  };
+  const configuredIncarnation = (id: string) => {
+    if (removed.delete(id)) lives.set(id, (lives.get(id) ?? 0) + 1);
+    return `c${lives.get(id) ?? 0}`;
+  };
 
-  const put = (fields: Omit<Agent, 'tokenGeneration'>): Agent => {
-    const agent = { ...fields, tokenGeneration: generations.get(fields.id) ?? 0 };
+  const put = (fields: Omit<Agent, Kept>, incarnation: string): Agent => {
+    const agent = { ...fields, tokenGeneration: generations.get(fields.id) ?? 0, incarnation };
     version += 1;
     byId.set(agent.id, agent);
     byKey.set(agent.apiKey, agent);
     return agent;
   };
   const reset = () => {
+    removeMissing(records.map((record) => record.id));
     byId.clear();
     byKey.clear();
-    for (const record of records) put(fromRecord(record));
+    for (const record of records) put(fromRecord(record), configuredIncarnation(record.id));
   };
   reset();
 
@@ -61,10 +85,11 @@ export function createAgentRegistry(initialRecords: readonly AgentRecord[]) {
       return version;
     },
     /** Adds a new agent; the caller validated the fields. Fails on a duplicate id or API key. */
-    add(agent: Omit<Agent, 'tokenGeneration'>): Agent {
+    add(agent: Omit<Agent, Kept>): Agent {
       if (byId.has(agent.id)) throw new Error(`agent "${agent.id}" already exists`);
       if (byKey.has(agent.apiKey)) throw new Error('api_key is already used by another agent');
-      return put({ ...agent, allowlist: [...agent.allowlist] });
+      removed.delete(agent.id);
+      return put({ ...agent, allowlist: [...agent.allowlist] }, randomUUID());
     },
     /** Applies a patch in place (the API key cannot change: it indexes the agent). */
     update(id: string, patch: AgentPatch): Agent | undefined {
@@ -88,12 +113,23 @@ export function createAgentRegistry(initialRecords: readonly AgentRecord[]) {
      * a generation never goes back.
      */
     restore(agents: readonly Agent[]) {
+      removeMissing(agents.map((agent) => agent.id));
       byId.clear();
       byKey.clear();
       for (const agent of agents) {
         const generation = Math.max(agent.tokenGeneration, generations.get(agent.id) ?? 0);
         generations.set(agent.id, generation);
-        const copy = { ...agent, allowlist: [...agent.allowlist], tokenGeneration: generation };
+        // Its life as the other instance knows it (a state written before incarnations: the first life).
+        const incarnation = agent.incarnation ?? 'c0';
+        const life = /^c(\d+)$/.exec(incarnation);
+        if (life) lives.set(agent.id, Math.max(Number(life[1]), lives.get(agent.id) ?? 0));
+        removed.delete(agent.id);
+        const copy = {
+          ...agent,
+          allowlist: [...agent.allowlist],
+          tokenGeneration: generation,
+          incarnation,
+        };
         byId.set(copy.id, copy);
         byKey.set(copy.apiKey, copy);
       }

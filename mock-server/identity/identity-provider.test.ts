@@ -93,7 +93,8 @@ describe('identity provider', () => {
       disabled: false,
     });
     expect(idp.verify(revoked)).toEqual({ ok: false, reason: 'revoked', agentId: 'a-early' });
-    expect(idp.verify(fresh).ok).toBe(true);
+    // Another agent with the id: the tokens of the deleted one ended with it.
+    expect(idp.verify(fresh)).toEqual({ ok: false, reason: 'revoked', agentId: 'a-early' });
   });
 
   it('sees tier changes at once, because verification reads the registry', () => {
@@ -157,5 +158,107 @@ describe('identity provider', () => {
     idp.configure({ signingSecret: 'secret-secret-secret', issuer: 'idp', ttlSeconds: 2 });
     const minted = idp.mintForApiKey('key-early-123');
     expect(minted.expiresAt - minted.issuedAt).toBe(2_000);
+  });
+});
+
+describe('tokens are bound to one life of an agent', () => {
+  const EARLY = [
+    {
+      id: 'a-early',
+      name: 'Early',
+      api_key: 'key-early-123',
+      tier: 'early_access',
+      allowlist: [],
+      disabled: false,
+    },
+  ];
+  const added = {
+    id: 'a-new',
+    name: 'New',
+    apiKey: 'key-new-1234567',
+    tier: 'verified',
+    allowlist: [],
+    disabled: false,
+  };
+  const reasonOf = (idp: ReturnType<typeof setup>['idp'], token: string) => {
+    const result = idp.verify(token);
+    return result.ok ? 'ok' : result.reason;
+  };
+
+  it('an agent created through the admin API, deleted (reset) and created again with the same id: the old tokens stay dead', () => {
+    const { registry, idp } = setup();
+    registry.add(added);
+    const old = idp.mintForAgent('a-new').token;
+    expect(reasonOf(idp, old)).toBe('ok');
+    registry.reset();
+    expect(reasonOf(idp, old)).toBe('unknown_agent');
+    registry.add(added);
+    expect(reasonOf(idp, old)).toBe('revoked');
+    expect(reasonOf(idp, idp.mintForAgent('a-new').token)).toBe('ok');
+  });
+
+  it('a configured agent a scenario removed comes back with a reset: its earlier tokens stay dead, as does every earlier life', () => {
+    const { registry, idp } = setup();
+    const first = idp.mintForAgent('a-early').token;
+    registry.replace([]);
+    registry.replace([
+      {
+        id: 'a-early',
+        name: 'Early',
+        api_key: 'key-early-123',
+        tier: 'early_access',
+        allowlist: [],
+        disabled: false,
+      },
+    ]);
+    expect(reasonOf(idp, first)).toBe('revoked');
+    const second = idp.mintForAgent('a-early').token;
+    expect(reasonOf(idp, second)).toBe('ok');
+    registry.replace([]);
+    registry.replace(EARLY);
+    expect(reasonOf(idp, second)).toBe('revoked');
+    expect(reasonOf(idp, first)).toBe('revoked');
+  });
+
+  it('a reset that keeps the agent keeps its tokens; two processes with one config accept each other’s tokens', () => {
+    const a = setup();
+    const b = setup();
+    const token = a.idp.mintForAgent('a-early').token;
+    a.registry.reset();
+    expect(reasonOf(a.idp, token)).toBe('ok');
+    expect(reasonOf(b.idp, token)).toBe('ok');
+  });
+
+  it('an instance taking over another’s agents (shared store) takes their lives too, and counts on from them', () => {
+    const a = setup();
+    const b = setup();
+    a.registry.replace([]);
+    a.registry.replace(EARLY);
+    a.registry.add(added);
+    const revived = a.idp.mintForAgent('a-early').token;
+    const created = a.idp.mintForAgent('a-new').token;
+    b.registry.restore(a.registry.list());
+    expect(reasonOf(b.idp, revived)).toBe('ok');
+    expect(reasonOf(b.idp, created)).toBe('ok');
+    // b removes and restores it itself: a life after the one it took over.
+    b.registry.replace([]);
+    b.registry.replace(EARLY);
+    expect(b.registry.get('a-early')?.incarnation).toBe('c2');
+    expect(reasonOf(b.idp, revived)).toBe('revoked');
+  });
+
+  it('a token of a configured agent minted without an incarnation (an older gateway) counts as its first life', () => {
+    const { idp, clock } = setup();
+    const codec = createTokenCodec('secret-secret-secret');
+    const claims: TokenClaims = {
+      sub: 'a-early',
+      jti: 'j',
+      iss: 'idp',
+      iat: clock.now(),
+      exp: clock.now() + 1000,
+      gen: 0,
+    };
+    expect(reasonOf(idp, codec.encode(claims))).toBe('ok');
+    expect(reasonOf(idp, codec.encode({ ...claims, inc: 'c1' }))).toBe('revoked');
   });
 });

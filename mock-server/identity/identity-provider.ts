@@ -119,6 +119,7 @@ export function createIdentityProvider(options: {
       iat: issuedAt,
       exp: expiresAt,
       gen: agent.tokenGeneration,
+      inc: agent.incarnation,
     });
     return { token, agentId: agent.id, issuedAt, expiresAt };
   };
@@ -154,6 +155,9 @@ export function createIdentityProvider(options: {
       if (!agent) return { ok: false, reason: 'unknown_agent', agentId: claims.sub };
       if (agent.disabled) return { ok: false, reason: 'agent_disabled', agentId: agent.id };
       if (claims.gen !== agent.tokenGeneration) return { ok: false, reason: 'revoked', agentId: agent.id };
+      // Minted for an earlier agent with this id, deleted since: its tokens ended with it.
+      if ((claims.inc ?? 'c0') !== agent.incarnation)
+        return { ok: false, reason: 'revoked', agentId: agent.id };
       if (now >= claims.exp) return { ok: false, reason: 'expired', agentId: agent.id };
       return {
         ok: true,

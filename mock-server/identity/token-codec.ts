@@ -11,6 +11,11 @@ export interface TokenClaims {
   exp: number;
   /** The agent's token generation when minted; revoking tokens moves the agent to the next one. */
   gen: number;
+  /**
+   * The agent's incarnation when minted (agent-registry.ts): a token of a deleted agent never speaks for a
+   * new agent with the same id. Absent: the first life of a configured agent (`c0`).
+   */
+  inc?: string;
 }
 
 export type DecodeFailure = 'malformed' | 'bad_signature';
@@ -78,6 +83,7 @@ function parseClaims(payload: string): TokenClaims | undefined {
     typeof c.iss === 'string' &&
     Number.isFinite(c.iat) &&
     Number.isFinite(c.exp) &&
-    Number.isInteger(c.gen);
+    Number.isInteger(c.gen) &&
+    (c.inc === undefined || typeof c.inc === 'string');
   return valid ? (c as unknown as TokenClaims) : undefined;
 }

@@ -68,7 +68,7 @@ const BODY: ErrorCode[] = [
 ];
 const FAULTS: ErrorCode[] = ['internal_error', 'upstream_error', 'upstream_unavailable', 'upstream_timeout'];
 /** Only with a shared store (`--store redis://...`) that does not answer. */
-const STORE: ErrorCode[] = ['state_store_unavailable'];
+const STORE: ErrorCode[] = ['state_store_unavailable', 'state_store_conflict'];
 const ADMIN: ErrorCode[] = ['admin_key_required', 'admin_key_invalid', 'internal_error', ...STORE];
 const TOOL_ERRORS: ErrorCode[] = [
   ...AGENT_AUTH,

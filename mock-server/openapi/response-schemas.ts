@@ -270,7 +270,9 @@ export const clientReportSchema = z.looseObject({
     .number()
     .int()
     .optional()
-    .describe('Requests judged without connection facts (msw, in-process fetch): told apart by time only.'),
+    .describe(
+      'Requests judged without connection facts (node:http) or delivery facts (in process: msw, fetch): told apart by time only.',
+    ),
   from: isoTime.optional(),
   to: isoTime.optional(),
   options: z.looseObject({

@@ -31,6 +31,19 @@ export interface GatewayRequest {
    * (`journal.body_bytes`); adapters that cannot give them cheaply leave it out.
    */
   rawHeaders?(): readonly string[];
+  /** In process (msw, direct fetch calls): which answers the caller had when it issued the request. */
+  readonly delivery?: DeliveryFacts;
+}
+
+/**
+ * The in-process adapter's causality facts, the counterpart of a connection's: answers are numbered in the
+ * order they were handed back to the caller, and a request records how many had been when it was issued.
+ */
+export interface DeliveryFacts {
+  /** Answers handed back (by this adapter, to any caller) before the request was issued. */
+  readonly seen: number;
+  /** This request's answer's place in that order (1 = the first handed back); set when it is handed back. */
+  order?: number;
 }
 
 /** What the Node adapter knows of a request's connection. */

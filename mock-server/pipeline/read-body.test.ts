@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { fromWebRequest } from '../adapters/fetch.ts';
 import { GatewayError } from '../errors.ts';
-import { mustBe, parseJsonBody, readJsonBody as readJsonRecord } from './read-body.ts';
+import { mustBe } from '../validation.ts';
+import { parseJsonBody, readJsonBody as readJsonRecord } from './read-body.ts';
 
 /** The body stage over a web request, through the fetch adapter's record (which reads bodies with the limit). */
 const readJsonBody = <S extends z.ZodType>(request: Request, schema: S, maxBytes: number) =>

@@ -6,16 +6,6 @@ import { formatPath } from '../config/load-config.ts';
 import { GatewayError } from '../errors.ts';
 import type { GatewayRequest } from './context.ts';
 
-/**
- * A zod type error that tells a missing field from a wrong one: `is required`, or `must be <what>`.
- *
- * @example
- * z.object({ query: z.string(mustBe('a string')) }); // {} -> "query: is required"
- */
-export const mustBe = (what: string) => ({
-  error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : `must be ${what}`),
-});
-
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i;
 
 /** 415 unless the Content-Type is JSON (application/json or application/*+json) in UTF-8. */

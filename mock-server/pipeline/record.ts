@@ -39,6 +39,10 @@ export function recordCall(
     entry.connection = connection.id;
     entry.connection_opened_ms = Math.round(connection.openedAt * 100) / 100;
   }
+  if (request.delivery?.order !== undefined) {
+    entry.answers_seen = request.delivery.seen;
+    entry.answer_order = request.delivery.order;
+  }
   Object.assign(entry, note);
   entry.operation = operation;
   (runtime.shared?.journal ?? runtime.journal).record(entry);

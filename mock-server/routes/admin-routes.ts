@@ -266,6 +266,9 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     return ok(ctx, showAgent(agent));
   });
   route('POST', '/agents/:id/tokens', (ctx, params) => {
+    // Never mint with a secret the other instances may not hold (shared store in conflict: 503).
+    const refusal = runtime.shared?.connection.refusal;
+    if (refusal) throw refusal;
     const minted = runtime.idp.mintForAgent(agentOr404(params.id as string).id);
     return ok(
       ctx,

@@ -7,9 +7,10 @@ import {
 import { toVerifyResponse } from '../identity/verifier.ts';
 import type { Handler } from '../pipeline/context.ts';
 import { IDENTITY_HEADER } from '../pipeline/identify.ts';
-import { mustBe, readJsonBody } from '../pipeline/read-body.ts';
+import { readJsonBody } from '../pipeline/read-body.ts';
 import { NO_STORE, respondJson, respondText } from '../pipeline/respond.ts';
 import type { Runtime } from '../runtime.ts';
+import { mustBe } from '../validation.ts';
 import type { Router } from './router.ts';
 
 /** Body of POST /idp/token. */
@@ -58,6 +59,9 @@ export function registerIdpRoutes(router: Router, runtime: Runtime) {
       tokenRequestSchema,
       runtime.config.server.max_body_bytes,
     );
+    // Never mint with a secret the other instances may not hold (shared store in conflict: 503).
+    const refusal = runtime.shared?.connection.refusal;
+    if (refusal) throw refusal;
     const minted = idp.mintForApiKey(api_key);
     ctx.note.agent = minted.agentId;
     const body = {

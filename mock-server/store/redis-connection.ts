@@ -18,9 +18,29 @@ export interface RedisConnection {
   key(name: string): string;
   /** The 503 state_store_unavailable a failed Redis call becomes (never a 500, never a fallback). */
   unavailable(error: unknown): GatewayError;
+  /**
+   * Set while the store disagrees with this instance (another signing secret or config: store-guard.ts):
+   * every request that depends on shared state is refused with it (503 state_store_conflict).
+   */
+  refusal?: GatewayError;
+  /**
+   * The promise, or 503 state_store_unavailable once `timeoutMs` passed: one deadline for everything a
+   * request waits for in the store (several commands, a previous write), so a Redis that hangs answers
+   * within `store.timeout_ms`, never a multiple of it.
+   */
+  bounded<T>(work: Promise<T>): Promise<T>;
   /** A second connection for pub/sub (a subscribed connection can run nothing else). */
   subscriber(): Redis;
   close(): Promise<void>;
+}
+
+/** The promise, or a rejection once `ms` passed (the timer is cleared as soon as it settles). */
+export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within store.timeout_ms (${ms} ms)`)), ms);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
 const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -76,6 +96,7 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
         : new GatewayError('state_store_unavailable', {
             message: `The shared state store did not answer (${reasonOf(error)}): retry with backoff.`,
           }),
+    bounded: (work) => withDeadline(work, options.timeoutMs),
     subscriber() {
       const sub = redis.duplicate({
         enableOfflineQueue: true,

@@ -30,11 +30,8 @@ export function createRedisFaults(connection: RedisConnection) {
      */
     async strike(candidates: readonly Fault[], epoch: number): Promise<Fault | undefined> {
       for (const fault of candidates) {
-        const [struck, seen, fired] = await strike.call(
-          redis,
-          connection.key(`fault:${epoch}:${fault.id}`),
-          fault.every,
-          fault.count ?? -1,
+        const [struck, seen, fired] = await connection.bounded(
+          strike.call(redis, connection.key(`fault:${epoch}:${fault.id}`), fault.every, fault.count ?? -1),
         );
         fault.seen = seen as number;
         fault.fired = fired as number;

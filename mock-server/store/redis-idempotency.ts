@@ -46,15 +46,17 @@ export function createRedisIdempotency(
     async begin(agentId: string, key: string, fingerprint: string, now: number): Promise<IdempotencyOutcome> {
       let reply: string[];
       try {
-        reply = await begin.call(
-          redis,
-          epochKey,
-          fingerprint,
-          Math.floor(now),
-          ttlMs,
-          options.leaseMs,
-          prefix,
-          suffixOf(agentId, key),
+        reply = await connection.bounded(
+          begin.call(
+            redis,
+            epochKey,
+            fingerprint,
+            Math.floor(now),
+            ttlMs,
+            options.leaseMs,
+            prefix,
+            suffixOf(agentId, key),
+          ),
         );
       } catch (error) {
         throw connection.unavailable(error);

@@ -85,6 +85,8 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
         (fields as JournalEntry).connection_seq = count;
         fields.connection += connectionBase;
       }
+      // In-process answer counts are per instance too: only compared within one.
+      if (fields.answer_order !== undefined) fields.delivery_instance = instance;
       if (fields.connection_opened_ms !== undefined)
         fields.connection_opened_ms = Math.round((fields.connection_opened_ms + origin) * 100) / 100;
       if (batch.length === 0) process.nextTick(flush);
@@ -96,18 +98,22 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
     async page(filter: { agent?: string; since?: number; limit?: number } = {}): Promise<JournalPage> {
       // This instance's entries not yet written go first (another instance's are written within a tick).
       flush();
-      await written;
       let raw: [string, string[]][];
       let seq: string | null;
       let cleared: string | null;
       let length: number;
       try {
-        [raw, seq, cleared, length] = await Promise.all([
-          redis.xrange(stream, filter.since !== undefined ? `${filter.since + 1}-0` : '-', '+'),
-          redis.get(seqKey),
-          redis.get(clearedKey),
-          redis.xlen(stream),
-        ]);
+        // One deadline for the wait on this instance's last write and the reads.
+        [raw, seq, cleared, length] = await connection.bounded(
+          written.then(() =>
+            Promise.all([
+              redis.xrange(stream, filter.since !== undefined ? `${filter.since + 1}-0` : '-', '+'),
+              redis.get(seqKey),
+              redis.get(clearedKey),
+              redis.xlen(stream),
+            ]),
+          ),
+        );
       } catch (error) {
         throw connection.unavailable(error);
       }
@@ -128,7 +134,7 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
 
     async clear(): Promise<void> {
       try {
-        await cmd.agwClear(stream, seqKey, clearedKey);
+        await connection.bounded(cmd.agwClear(stream, seqKey, clearedKey));
       } catch (error) {
         throw connection.unavailable(error);
       }

@@ -216,6 +216,7 @@ export function createRedisLimits(
       now: number,
       maxInFlight: number | null | undefined,
     ): Promise<SharedAdmission> {
+      if (connection.refusal) throw connection.refusal;
       const keys = [connection.key(`lease:${subject.agentId}`), generationsKey, epochKey];
       const lease = randomUUID();
       const args: (string | number)[] = [
@@ -240,7 +241,7 @@ export function createRedisLimits(
           windowMsOf(rule),
         );
       });
-      const reply = await call.agwAdmit(keys.length, ...keys, ...args);
+      const reply = await connection.bounded(call.agwAdmit(keys.length, ...keys, ...args));
       const status = reply[0];
       if (status === 3) return { kind: 'revoked' };
       if (status === 1) return { kind: 'concurrency', inFlight: reply[1] as number };

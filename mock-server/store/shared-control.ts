@@ -46,7 +46,23 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
   const reloadLogged = () =>
     reload().catch((error) => connection.options.log(`admin state not re-read: ${String(error)}`));
 
-  return {
+  const publish = async (kind: 'state' | 'reset') => {
+    if (kind === 'reset') {
+      await limits.forget();
+      await store.journal.clear();
+    }
+    const snapshot = hooks.snapshot();
+    // Revocations first, where every instance's admission script checks them.
+    await Promise.all(
+      snapshot.agents
+        .filter((agent) => agent.tokenGeneration > 0)
+        .map((agent) => limits.setGeneration(agent.id, agent.tokenGeneration)),
+    );
+    await redis.set(snapshotKey, JSON.stringify({ ...snapshot, epoch: limits.epoch }));
+    await redis.publish(channel, instanceId);
+  };
+
+  const control = {
     /** Subscribes, then takes over the store's state, or seeds it with this instance's when there is none. */
     async start() {
       subscriber.on('message', (_channel: string, from: string) => {
@@ -64,6 +80,13 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
       );
       if (!seeded) await reload();
       started = true;
+      // The store was emptied: this instance's admin state (revocations included) goes back in, for the
+      // instances running and those starting later alike.
+      store.guard.onWipe(() => {
+        control
+          .changed()
+          .catch((error) => connection.options.log(`admin state not written back: ${String(error)}`));
+      });
     },
 
     /**
@@ -73,19 +96,8 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
      */
     async changed(kind: 'state' | 'reset' = 'state') {
       try {
-        if (kind === 'reset') {
-          await limits.forget();
-          await store.journal.clear();
-        }
-        const snapshot = hooks.snapshot();
-        // Revocations first, where every instance's admission script checks them.
-        await Promise.all(
-          snapshot.agents
-            .filter((agent) => agent.tokenGeneration > 0)
-            .map((agent) => limits.setGeneration(agent.id, agent.tokenGeneration)),
-        );
-        await redis.set(snapshotKey, JSON.stringify({ ...snapshot, epoch: limits.epoch }));
-        await redis.publish(channel, instanceId);
+        // One deadline for the whole change (several round trips).
+        await connection.bounded(publish(kind));
       } catch (error) {
         throw connection.unavailable(error);
       }
@@ -93,6 +105,7 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
 
     reload,
   };
+  return control;
 }
 
 export type SharedControl = ReturnType<typeof createSharedControl>;

@@ -1,10 +1,11 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { GatewayConfig } from '../config/schema.ts';
 import { connectRedis, type RedisConnection } from './redis-connection.ts';
 import { createRedisFaults, type RedisFaults } from './redis-faults.ts';
 import { createRedisIdempotency, type RedisIdempotency } from './redis-idempotency.ts';
 import { createRedisJournal, type RedisJournal } from './redis-journal.ts';
 import { createRedisLimits, type RedisLimits } from './redis-limits.ts';
+import { type StoreGuard, type StoreGuardOptions, startStoreGuard } from './store-guard.ts';
 
 /**
  * The state several gateway instances share (docs/architecture.md, "Shared state"): rate limits and
@@ -19,8 +20,13 @@ export interface SharedStore {
   readonly idempotency: RedisIdempotency;
   readonly journal: RedisJournal;
   readonly faults: RedisFaults;
-  /** The signing secret every instance agrees on when the config sets none (generated once, SET NX). */
+  /**
+   * The signing secret every instance agrees on when the config sets none: the store's when this instance
+   * started (or drawn by it into an empty store); kept for the instance's life and written back after a wipe.
+   */
   readonly signingSecret: string;
+  /** Keeps the secret, config and marker in the store; refuses (503) while the store disagrees. */
+  readonly guard: StoreGuard;
   /** This instance's id on the control channel. */
   readonly instanceId: string;
   close(): Promise<void>;
@@ -31,11 +37,21 @@ export interface SharedStore {
  * the store already holds the state of a gateway with another config under the same key prefix.
  */
 export async function connectSharedStore(
-  config: Pick<GatewayConfig, 'store' | 'journal' | 'idempotency'>,
+  config: Pick<GatewayConfig, 'store' | 'journal' | 'idempotency'> & {
+    identity?: Pick<GatewayConfig['identity'], 'signing_secret'>;
+  },
   log: (line: string) => void,
-  options: { configFingerprint?: string } = {},
+  options: {
+    configFingerprint?: string;
+    guard?: Pick<StoreGuardOptions, 'intervalMs' | 'startGraceMs'>;
+  } = {},
 ): Promise<SharedStore> {
   const { store } = config;
+  const guardOptions = {
+    configFingerprint: options.configFingerprint,
+    configuredSecret: config.identity?.signing_secret,
+    ...options.guard,
+  };
   const connection = await connectRedis({
     url: store.url,
     keyPrefix: store.key_prefix,
@@ -44,18 +60,8 @@ export async function connectSharedStore(
   });
   try {
     const { redis } = connection;
-    if (options.configFingerprint) {
-      const key = connection.key('config');
-      await redis.set(key, options.configFingerprint, 'NX');
-      const held = await redis.get(key);
-      if (held !== options.configFingerprint)
-        throw new Error(
-          `The state store at ${store.url} holds the state of a gateway with another config under the key prefix "${store.key_prefix}". Give every instance the same config, use another store.key_prefix, or clear the old state (redis-cli --scan --pattern '${store.key_prefix}:*' | xargs redis-cli del).`,
-        );
-    }
-    const secretKey = connection.key('signing_secret');
-    await redis.set(secretKey, randomBytes(32).toString('base64url'), 'NX');
-    const signingSecret = (await redis.get(secretKey)) as string;
+    // The secret, config fingerprint and store marker: agreed at start, re-asserted while running.
+    const guard = await startStoreGuard(connection, guardOptions);
     const leaseMs = Math.round(store.lease_seconds * 1000);
     const limits = createRedisLimits(connection, { leaseMs });
     await limits.loadEpoch();
@@ -73,10 +79,12 @@ export async function connectSharedStore(
         await redis.incr(connection.key('instances')),
       ),
       faults: createRedisFaults(connection),
-      signingSecret,
+      signingSecret: guard.secret,
+      guard,
       instanceId: randomUUID(),
       async close() {
         limits.stop();
+        guard.stop();
         await connection.close();
       },
     };

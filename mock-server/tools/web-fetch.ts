@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { mustBe } from '../pipeline/read-body.ts';
+import { mustBe } from '../validation.ts';
 import { type Corpus, normalizeUrl } from './corpus.ts';
 import { createSeededFaker } from './seeded-faker.ts';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createBoundedMap } from '../bounded-map.ts';
-import { mustBe } from '../pipeline/read-body.ts';
+import { mustBe } from '../validation.ts';
 import { type Corpus, normalizeQuery, type SearchHit } from './corpus.ts';
 import { createSeededFaker } from './seeded-faker.ts';
 

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ClientReport } from '../../mock-server/client-report/report.ts';
 import type { Fault } from '../../mock-server/faults.ts';
@@ -127,18 +126,9 @@ const toolList = (value: string) =>
 
 /** Reads a scenario file (YAML or JSON) to send inline: the admin API reads no files, the CLI can. */
 async function scenarioFromFile(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new CliError(`Cannot read the scenario ${file}: ${(error as Error).message}`);
-  }
-  const { parse } = await import('yaml');
-  try {
-    return parse(text);
-  } catch (error) {
-    throw new CliError(`${file} is not YAML or JSON: ${(error as Error).message}`);
-  }
+  // As serve reads one: a regular file under the size cap, every YAML error (alias bombs too) one message.
+  const { readYamlFile } = await import('../../mock-server/config/load-config.ts');
+  return readYamlFile(file);
 }
 
 function registerScenarios(admin: Command) {

@@ -20,14 +20,17 @@ interface CheckOptions {
   allowedTools?: ('web.search' | 'web.fetch')[];
   rateLimitBudget: number;
   maxWaitSeconds: number;
+  timeBudgetSeconds: number;
   seed?: number;
   numRuns: number;
   path?: string;
   only?: string[];
+  allowUnobserved?: string[];
   reportJson?: string;
   reportJunit?: string;
   reportMarkdown?: string;
   reportHtml?: string;
+  adviceFor: 'cli' | 'action';
   strict?: boolean;
   searchBody?: string;
   fetchBody?: string;
@@ -156,9 +159,15 @@ export function registerCheckCommand(program: Command) {
     )
     .option(
       '--max-wait-seconds <s>',
-      'longest Retry-After the suite waits (a call never served yet is waited out once, up to 120 s)',
+      'longest single wait the suite grants a 429 (its Retry-After or rate-limit reset); a call never served yet is waited out once, up to 120 s',
       intOption(0, 3600),
-      10,
+      60,
+    )
+    .option(
+      '--time-budget-seconds <s>',
+      "the whole run's time budget, waits included: the suite paces its checks to the gateway's limits within it, sending fewer generated cases when they are tight",
+      intOption(10, 86_400),
+      300,
     )
     .option(
       '--seed <n>',
@@ -168,6 +177,11 @@ export function registerCheckCommand(program: Command) {
     .option('--num-runs <n>', 'generated cases per property check', intOption(1, 100_000), 25)
     .option('--path <path>', 'with --seed and --only: replay one shrunk counterexample')
     .option('--only <ids>', 'comma-separated check ids to run (see --list)', idList)
+    .option(
+      '--allow-unobserved <ids>',
+      'comma-separated check ids you accept leaving unobserved (e.g. ratelimit.burst-429 for a limit beyond any budget): they do not make the run exit 2, and every report lists them',
+      idList,
+    )
     .option('--report-json <file>', 'write the JSON report here')
     .option('--report-junit <file>', 'write a JUnit XML report here')
     .option(
@@ -177,6 +191,15 @@ export function registerCheckCommand(program: Command) {
     .option(
       '--report-html <file>',
       'write an HTML report here (one self-contained file: verdicts by spec section, failures with their exchange, curl and replay)',
+    )
+    .addOption(
+      new Option(
+        '--advice-for <who>',
+        "whose names the Markdown summary's advice uses (the GitHub Action passes action)",
+      )
+        .choices(['cli', 'action'])
+        .default('cli')
+        .hideHelp(),
     )
     .option('--strict', 'fail (exit 1) on SHOULD checks too')
     .option(
@@ -190,7 +213,7 @@ export function registerCheckCommand(program: Command) {
     .option('--list', 'list the checks (id, level, spec section, title) and exit')
     .addHelpText(
       'after',
-      '\nThe token: --token must be allowed to call whoami and both tools (web.search, web.fetch); for a token that\ncannot, name what it may call with --allowed-tools (e.g. --allowed-tools web.fetch).\n\nExit codes: 0 no MUST check failed (with --strict: no SHOULD either), 1 a check failed (or never saw the\ngateway serve a call it needs), 2 could not run. Inconclusive checks (a budget too small) do not change it.\n\nExample:\n  npx agent-gateway check --base-url http://127.0.0.1:8787 \\\n    --token-command "npx agent-gateway token agent-verified" \\\n    --denied-token-command "npx agent-gateway token agent-early" --report-junit reports/conformance.xml\n',
+      '\nThe token: --token must be allowed to call whoami and both tools (web.search, web.fetch); for a token that\ncannot, name what it may call with --allowed-tools (e.g. --allowed-tools web.fetch).\n\nExit codes: 0 every MUST check (with --strict, every SHOULD too) was observed and passed; 1 a check failed\n(or never saw the gateway serve a call it needs); 2 the suite could not do its job: it could not run, or a\nMUST check (with --strict, a SHOULD too) could not observe its rule (each is named with the option that would\nlet it observe; accept named ones with --allow-unobserved).\n\nExample:\n  npx agent-gateway check --base-url http://127.0.0.1:8787 \\\n    --token-command "npx agent-gateway token agent-verified" \\\n    --denied-token-command "npx agent-gateway token agent-early" --report-junit reports/conformance.xml\n',
     )
     .action(async (options: CheckOptions) => {
       if (options.list) {
@@ -237,7 +260,7 @@ export function registerCheckCommand(program: Command) {
           ? `\n--allowed-tools ${options.allowedTools?.join(',') || 'none'}: ${narrowed.join(' and ')} not called with $TOKEN (skipped, not passed)`
           : '';
       process.stdout.write(
-        `Agent Tool Gateway conformance: ${options.baseUrl}\n${checks.length} checks, ${options.numRuns} cases per property${skipNote}${toolNote}\n\n`,
+        `Agent Tool Gateway conformance: ${options.baseUrl}\n${checks.length} checks, ${options.numRuns} cases per property${skipNote}${toolNote}\nTime budget ${options.timeBudgetSeconds} s (--time-budget-seconds), waits paced to the gateway's limits, each at most ${options.maxWaitSeconds} s (--max-wait-seconds)${options.allowUnobserved ? `\nAccepted unobserved (--allow-unobserved): ${options.allowUnobserved.join(', ')}` : ''}\n\n`,
       );
       let report: Awaited<ReturnType<typeof runConformance>>;
       try {
@@ -249,10 +272,12 @@ export function registerCheckCommand(program: Command) {
           allowedTools: options.allowedTools,
           rateLimitBudget: options.rateLimitBudget,
           maxWaitSeconds: options.maxWaitSeconds,
+          timeBudgetSeconds: options.timeBudgetSeconds,
           seed: options.seed,
           numRuns: options.numRuns,
           path: options.path,
           only: options.only,
+          allowUnobserved: options.allowUnobserved,
           searchBody: options.searchBody,
           fetchBody: options.fetchBody,
           log: (line) => process.stderr.write(`${line}\n`),
@@ -267,10 +292,18 @@ export function registerCheckCommand(program: Command) {
       process.stdout.write(`${formatSummary(report, exitCode, paint)}\n`);
       if (report.summary.executed === 0)
         process.stderr.write('agent-gateway: no check could run (see the reasons above).\n');
+      else if (exitCode === 2) {
+        const { blockingUnobserved, remedyOf } = await import('../../conformance/unobserved.ts');
+        for (const c of blockingUnobserved(report.checks, Boolean(options.strict), report.allowedUnobserved))
+          process.stderr.write(
+            `agent-gateway: ${c.id} (${c.level}) was not observed: ${c.unobserved ? remedyOf(c.unobserved) : c.message}; or accept it with --allow-unobserved ${c.id}\n`,
+          );
+      }
       if (options.reportJson)
         writeReport(options.reportJson, `${JSON.stringify(toJsonReport(report, exitCode), null, 2)}\n`);
       if (options.reportJunit) writeReport(options.reportJunit, toJunitXml(report));
-      if (options.reportMarkdown) writeReport(options.reportMarkdown, toMarkdownSummary(report, exitCode));
+      if (options.reportMarkdown)
+        writeReport(options.reportMarkdown, toMarkdownSummary(report, exitCode, options.adviceFor));
       if (options.reportHtml) {
         // Loaded only when asked for: the other runs do not pay for it.
         const { toHtmlReport } = await import('../../conformance/reporters/html.ts');

@@ -35,7 +35,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A redis-server of the test's own: loopback, a temporary directory, no persistence. */
+/** A redis-server of the test's own: loopback, a temporary directory, no persistence unless asked. */
 export interface RedisProcess {
   url: string;
   port: number;
@@ -43,14 +43,18 @@ export interface RedisProcess {
   readonly pid: number;
   /** Stops the server (by its PID) and waits for it to exit. */
   stop(): Promise<void>;
-  /** Starts it again on the same port (after `stop`), empty. */
+  /** Starts it again on the same port (after `stop`): empty, or as its append-only file left it. */
   restart(): Promise<void>;
   /** Removes the temporary directory (after `stop`). */
   cleanup(): void;
 }
 
-/** Starts redis-server on a free loopback port and resolves once it accepts connections. */
-export async function startRedis(): Promise<RedisProcess> {
+/**
+ * Starts redis-server on a free loopback port and resolves once it accepts connections. `appendonly`: with
+ * an append-only file written on every command (what a team that needs the journal kept would configure),
+ * so a restart reads everything back.
+ */
+export async function startRedis(options: { appendonly?: boolean } = {}): Promise<RedisProcess> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'agw-redis-'));
   let child: ChildProcess | undefined;
@@ -65,8 +69,7 @@ export async function startRedis(): Promise<RedisProcess> {
         dir,
         '--save',
         '',
-        '--appendonly',
-        'no',
+        ...(options.appendonly ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
       ];
       const proc = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       child = proc;

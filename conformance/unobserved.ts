@@ -1,0 +1,59 @@
+import type { CheckResult, Level, Unobserved } from './types.ts';
+
+/**
+ * What would let a check observe its rule, per reason it could not: the CLI option, the GitHub Action
+ * input, and a sentence. `option` is undefined when no option of the user's can help (the gateway's own
+ * doing, or a bug of the suite): then only fixing that, or accepting the check with --allow-unobserved, does.
+ */
+export const UNOBSERVED_REMEDY: Record<Unobserved, { option?: string; input?: string; text: string }> = {
+  'not-served': { text: 'the gateway never served the call: a failure, not a budget' },
+  'max-wait': {
+    option: '--max-wait-seconds',
+    input: 'max-wait-seconds',
+    text: 'the gateway asked for a longer wait than --max-wait-seconds: raise it',
+  },
+  'retry-after-untruthful': {
+    text: 'the gateway kept answering 429 after every wait its Retry-After asked for: make its Retry-After truthful (ratelimit.retry-after-honoured), or accept this check with --allow-unobserved',
+  },
+  'rate-limit-budget': {
+    option: '--rate-limit-budget',
+    input: 'rate-limit-budget',
+    text: 'no 429 within --rate-limit-budget requests: raise it past the limit (or accept this check with --allow-unobserved when the limit is beyond any budget)',
+  },
+  'token-refused': {
+    option: '--token-command',
+    input: 'token-command',
+    text: 'the valid token stopped being accepted mid-run: give --token-command so the suite can mint a fresh one',
+  },
+  'time-limit': {
+    option: '--time-budget-seconds',
+    input: 'time-budget-seconds',
+    text: "the check's share of the time budget ran out before it saw a single case: raise --time-budget-seconds",
+  },
+  'time-budget': {
+    option: '--time-budget-seconds',
+    input: 'time-budget-seconds',
+    text: "waiting out the gateway's limits would overrun the run's time budget: raise --time-budget-seconds",
+  },
+  'suite-error': { text: 'the check itself could not run (a bug in the suite: please report it)' },
+};
+
+/** One line naming what would let the check observe, for reports: "raise --max-wait-seconds (...)". */
+export function remedyOf(reason: Unobserved, form: 'cli' | 'action' = 'cli'): string {
+  const remedy = UNOBSERVED_REMEDY[reason];
+  const name = form === 'action' ? remedy.input : remedy.option;
+  return name ? `${remedy.text.replace(remedy.option ?? '', name)} [${name}]` : remedy.text;
+}
+
+/**
+ * The checks that leave the run unable to say "conforms": a MUST check (with strict, a SHOULD too) that
+ * ran but could not observe its rule (inconclusive), unless the user accepted it by id.
+ */
+export function blockingUnobserved(
+  checks: readonly CheckResult[],
+  strict: boolean,
+  allowed: readonly string[] = [],
+): CheckResult[] {
+  const binding = (level: Level) => level === 'MUST' || strict;
+  return checks.filter((c) => c.verdict === 'inconclusive' && binding(c.level) && !allowed.includes(c.id));
+}

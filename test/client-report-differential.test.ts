@@ -1,0 +1,77 @@
+import { syncBuiltinESMExports } from 'node:module';
+import { setupServer } from 'msw/node';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  CLIENT_CATALOGUE,
+  type ProgramOutcome,
+  type RuleId,
+  runCatalogue,
+} from '../fixtures/clients/catalogue.ts';
+import { formatClientReport } from '../mock-server/client-report/report.ts';
+import { NOT_IN_PROCESS, runCatalogueInProcess } from './support/in-process-catalogue.ts';
+
+/*
+ * One verdict whichever way the agent runs: every program of the client catalogue that can run in process
+ * is run over HTTP (node:http, connection facts) and in process (msw, delivery facts), and must have the
+ * same rules flagged both ways, and its own verdict either way. Only what holds on a loaded machine is
+ * compared: a rule judged from measured waits alone (a program's `timing` rules) is left out of the
+ * comparison for a run whose waits, by the program's own account, load disturbed.
+ */
+
+const inProcess = CLIENT_CATALOGUE.filter((p) => !NOT_IN_PROCESS[p.name]);
+const overHttp = new Map<string, ProgramOutcome>();
+const viaMsw = new Map<string, ProgramOutcome>();
+
+beforeAll(async () => {
+  // Over HTTP first, with no msw in the way.
+  for (const outcome of await runCatalogue(inProcess, 6)) overHttp.set(outcome.program.name, outcome);
+  const server = setupServer();
+  server.listen({ onUnhandledRequest: 'error' });
+  try {
+    for (const outcome of await runCatalogueInProcess(inProcess, server, 1))
+      viaMsw.set(outcome.program.name, outcome);
+  } finally {
+    server.close();
+    // node:http's ESM exports back to the real functions.
+    syncBuiltinESMExports();
+  }
+}, 300_000);
+
+const account = (http: ProgramOutcome, msw: ProgramOutcome) =>
+  `${http.program.name}: ${http.program.reason}\n\nOver HTTP:\n${formatClientReport(http.report)}\n\nIn process (msw):\n${formatClientReport(msw.report)}`;
+
+/** The rules compared: all, but a program's timing rules when either run's waits were disturbed. */
+const compared = (flagged: readonly RuleId[], http: ProgramOutcome, msw: ProgramOutcome) =>
+  flagged
+    .filter((rule) => !((http.timingDisturbed || msw.timingDisturbed) && http.program.timing?.includes(rule)))
+    .sort();
+
+describe('one verdict in process (msw) and over HTTP, for every catalogue program that can run in process', () => {
+  for (const program of inProcess) {
+    it(`${program.name}: the same rules either way`, (ctx) => {
+      const http = overHttp.get(program.name) as ProgramOutcome;
+      const msw = viaMsw.get(program.name) as ProgramOutcome;
+      expect(msw.error, account(http, msw)).toBeUndefined();
+      expect(http.error, account(http, msw)).toBeUndefined();
+      // Requests reached the in-process gateway, with what the agent had in hand for each.
+      expect(msw.report.requests, account(http, msw)).toBeGreaterThan(0);
+      expect(msw.report.without_connection, account(http, msw)).toBeUndefined();
+      expect(compared(msw.flagged, http, msw), account(http, msw)).toEqual(compared(http.flagged, http, msw));
+      // And the program's own verdict in process.
+      expect(msw.falseFlags, account(http, msw)).toEqual([]);
+      expect(msw.missed, account(http, msw)).toEqual([]);
+      for (const o of [http, msw])
+        if (o.timingDisturbed)
+          ctx.annotate(
+            `timing rules not compared (${o === http ? 'over HTTP' : 'in process'}): ${o.timingDisturbed}`,
+            'notice',
+          );
+    });
+  }
+
+  it('leaves out only programs msw cannot intercept, each with the reason', () => {
+    const left = CLIENT_CATALOGUE.filter((p) => NOT_IN_PROCESS[p.name]).map((p) => p.name);
+    expect(left).toEqual(Object.keys(NOT_IN_PROCESS));
+    expect(inProcess.length).toBeGreaterThanOrEqual(CLIENT_CATALOGUE.length - 1);
+  });
+});

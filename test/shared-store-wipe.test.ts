@@ -1,0 +1,244 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { GatewayConfigOverlay } from '../mock-server/config/schema.ts';
+import { createSharedGateway } from '../mock-server/gateway.ts';
+import { type ServeProcess, spawnServe } from '../scripts/spawn-serve.ts';
+import { describeWithRedis, type RedisProcess, startRedis } from './support/redis.ts';
+
+const ADMIN = 'admin-key-for-tests';
+type Shared = Awaited<ReturnType<typeof createSharedGateway>>;
+const API_KEYS = ['ak_early_7c3e9a1b5d2f', 'ak_verified_2b8d4f6a1c9e', 'ak_allowlisted_9e5a3c7b1d4f'];
+let redis: RedisProcess;
+let dir: string;
+let prefixes = 0;
+
+/** A config without a signing secret (each store draws one) for instances sharing the test's Redis. */
+function configFile(): { file: string; prefix: string } {
+  const prefix = `w${++prefixes}`;
+  const file = join(dir, `config-${prefix}.json`);
+  const config = {
+    rate_limits: { rules: [], concurrency: { per_agent: null } },
+    store: { url: redis.url, key_prefix: prefix, lease_seconds: 1, timeout_ms: 10_000 },
+  };
+  writeFileSync(file, JSON.stringify(config));
+  return { file, prefix };
+}
+const serveArgs = (file: string, ...more: string[]) => ['--config', file, '--admin-key', ADMIN, ...more];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Outcome {
+  status: number;
+  code?: string;
+  reason?: string;
+}
+const outcomeOf = async (answer: Response): Promise<Outcome> => {
+  const body = (await answer.json().catch(() => ({}))) as { code?: string; reason?: string };
+  return { status: answer.status, code: body.code, reason: body.reason };
+};
+const mintAt = async (url: string, apiKey: string): Promise<string | undefined> => {
+  const answer = await fetch(`${url}/idp/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ api_key: apiKey }),
+  }).catch(() => undefined);
+  if (answer?.status !== 200) return undefined;
+  return ((await answer.json()) as { token: string }).token;
+};
+const whoamiAt = (url: string, token: string) =>
+  fetch(`${url}/v1/whoami`, { headers: { 'x-agent-identity': token } })
+    .then(outcomeOf)
+    .catch((): Outcome => ({ status: 0 }));
+
+/** Waits (generously) until a condition holds. */
+async function until(what: string, condition: () => Promise<boolean> | boolean, ms = 60_000) {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await sleep(50);
+  }
+}
+
+describeWithRedis('a store that loses its data: no split brain (real processes)', () => {
+  const started: ServeProcess[] = [];
+  beforeAll(async () => {
+    redis = await startRedis();
+    dir = mkdtempSync(join(tmpdir(), 'agw-wipe-'));
+  }, 30_000);
+  afterAll(async () => {
+    await Promise.all(started.map((s) => s.stop()));
+    await redis?.stop();
+    redis?.cleanup();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('kill -9 and a restart without persistence, FLUSHALL, a late instance and a respawned worker under load: no valid token is ever refused as bad_signature', async () => {
+    const { file, prefix } = configFile();
+    const a = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
+    started.push(a);
+    const b = await spawnServe(serveArgs(file, '--workers', '2'), { timeoutMs: 60_000 });
+    started.push(b);
+    const urls = [a.url, b.url];
+    const tokens: string[] = [];
+    const outcomes: Outcome[] = [];
+    let running = true;
+    // Load: tokens minted on any instance, used on any instance, all through the events below.
+    const load = (async () => {
+      for (let i = 0; running; i++) {
+        const url = urls[i % urls.length] as string;
+        if (i % 5 === 0) {
+          const token = await mintAt(url, API_KEYS[i % API_KEYS.length] as string);
+          if (token) tokens.push(token);
+        }
+        if (tokens.length === 0) {
+          await sleep(10);
+          continue;
+        }
+        const token = tokens[(i * 7) % tokens.length] as string;
+        outcomes.push(await whoamiAt(urls[(i + 1) % urls.length] as string, token));
+      }
+    })();
+    const served = () => outcomes.filter((o) => o.status === 200).length;
+    const servedAfter = async (n: number) => until(`${n} more answers are 200`, () => served() >= n);
+
+    await servedAfter(50);
+    // 1. Redis killed and started again, empty.
+    await redis.stop();
+    await sleep(200);
+    await redis.restart();
+    await servedAfter(served() + 100);
+    // 2. FLUSHALL under load, and an instance started right after it.
+    const client = new Redis(redis.url);
+    await client.flushall();
+    const c = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
+    started.push(c);
+    urls.push(c.url);
+    await servedAfter(served() + 100);
+    // 3. A worker of B killed: the primary starts another, which joins after the wipes.
+    const workers = execFileSync('ps', ['-o', 'pid=', '--ppid', String(b.child.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .map((line) => Number(line.trim()))
+      .filter((pid) => pid > 0);
+    expect(workers.length).toBe(2);
+    process.kill(workers[0] as number, 'SIGKILL');
+    await until('the worker is replaced', () => /starting another/.test(b.output()));
+    await client.flushall();
+    await servedAfter(served() + 200);
+    running = false;
+    await load;
+
+    // Every token minted, on every instance: valid (once the store answers), never a bad signature.
+    for (const url of urls)
+      for (const token of tokens.slice(-20)) {
+        let outcome = await whoamiAt(url, token);
+        await until('the store answers', async () => {
+          if (outcome.status !== 503) return true;
+          outcome = await whoamiAt(url, token);
+          return false;
+        });
+        outcomes.push(outcome);
+        expect(outcome.status).toBe(200);
+      }
+    const refusedSignatures = outcomes.filter((o) => o.reason === 'bad_signature');
+    expect(refusedSignatures).toEqual([]);
+    expect(outcomes.filter((o) => o.code === 'state_store_conflict')).toEqual([]);
+    // Nothing but 200 and the store's 503 (or a connection cut by the killed worker).
+    expect(outcomes.filter((o) => ![0, 200, 503].includes(o.status))).toEqual([]);
+    // Each wipe was noticed and said, with what was lost.
+    for (const instance of [a, b]) expect(instance.output()).toMatch(/was emptied .*lost: the journal/);
+    // One secret in the store, the one every instance signs with.
+    expect(await client.get(`${prefix}:signing_secret`)).toBeTruthy();
+    client.disconnect();
+  }, 240_000);
+
+  it('a store that holds another signing secret than a running instance: 503 state_store_conflict, loudly, until they agree again', async () => {
+    const { file, prefix } = configFile();
+    const a = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
+    started.push(a);
+    const token = (await mintAt(a.url, API_KEYS[0] as string)) as string;
+    expect((await whoamiAt(a.url, token)).status).toBe(200);
+    const client = new Redis(redis.url);
+    const key = `${prefix}:signing_secret`;
+    const held = (await client.get(key)) as string;
+    await client.set(key, 'a-secret-drawn-by-another-group-of-instances');
+    let outcome: Outcome = { status: 0 };
+    await until('the instance notices', async () => {
+      outcome = await whoamiAt(a.url, token);
+      return outcome.status !== 200;
+    });
+    expect(outcome).toMatchObject({ status: 503, code: 'state_store_conflict' });
+    const minting = await fetch(`${a.url}/idp/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: API_KEYS[0] }),
+    });
+    expect(await outcomeOf(minting)).toMatchObject({ status: 503, code: 'state_store_conflict' });
+    expect(a.output()).toMatch(/holds another signing secret than this instance/);
+    await client.set(key, held);
+    await until('the instance agrees again', async () => (await whoamiAt(a.url, token)).status === 200);
+    client.disconnect();
+  }, 120_000);
+});
+
+describeWithRedis('a store with persistence (appendonly yes): what a restart keeps', () => {
+  let durable: RedisProcess;
+  beforeAll(async () => {
+    durable = await startRedis({ appendonly: true });
+  }, 30_000);
+  afterAll(async () => {
+    await durable?.stop();
+    durable?.cleanup();
+  }, 30_000);
+
+  it('the journal and token revocations survive a kill -9 and restart of a Redis with an append-only file', async () => {
+    const config = {
+      rate_limits: { rules: [], concurrency: { per_agent: null } },
+      store: { url: durable.url, key_prefix: 'aof', lease_seconds: 1, timeout_ms: 2000 },
+    } as GatewayConfigOverlay;
+    const logs: string[] = [];
+    const open = () => createSharedGateway({ config, adminKey: ADMIN, log: (line) => logs.push(line) });
+    const call = (g: Shared, path: string, init: RequestInit = {}) =>
+      g.fetch(new Request(`http://gw.test${path}`, init));
+    const first = await open();
+    const revoked = first.mintToken('agent-early');
+    const kept = first.mintToken('agent-verified');
+    for (let i = 0; i < 5; i++)
+      expect((await call(first, '/v1/whoami', { headers: { 'x-agent-identity': kept } })).status).toBe(200);
+    expect(
+      (
+        await call(first, '/__admin/agents/agent-early/revoke-tokens', {
+          method: 'POST',
+          headers: { 'x-admin-key': ADMIN },
+        })
+      ).status,
+    ).toBe(200);
+    const journalOf = async (g: Shared) =>
+      (
+        (await (await call(g, '/__admin/journal', { headers: { 'x-admin-key': ADMIN } })).json()) as {
+          entries: { agent?: string; operation: string }[];
+        }
+      ).entries;
+    const before = (await journalOf(first)).filter((e) => e.operation === 'whoami');
+    expect(before).toHaveLength(5);
+    await first.close();
+
+    await durable.stop();
+    await durable.restart();
+    // A new instance knows nothing but what the store kept.
+    const second = await open();
+    try {
+      const after = (await journalOf(second)).filter((e) => e.operation === 'whoami');
+      expect(after).toEqual(before);
+      const refused = await call(second, '/v1/whoami', { headers: { 'x-agent-identity': revoked } });
+      expect(refused.status).toBe(401);
+      expect(((await refused.json()) as { reason: string }).reason).toBe('revoked');
+      expect((await call(second, '/v1/whoami', { headers: { 'x-agent-identity': kept } })).status).toBe(200);
+      expect(logs.filter((line) => /was emptied/.test(line))).toEqual([]);
+    } finally {
+      await second.close();
+    }
+  }, 60_000);
+});
