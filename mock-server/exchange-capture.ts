@@ -1,9 +1,15 @@
+import type { JournalEntry, JournalExchange } from './journal.ts';
 import { tokenFingerprint } from './pipeline/identify.ts';
 
 /**
  * What the journal keeps of an exchange's headers and bodies (`journal.body_bytes`), redacted: the identity
  * header becomes its fingerprint, credentials are replaced whole, and every other value and body goes
  * through the secret scan that knows the caller's token. Only the first `body_bytes` of a body are kept.
+ *
+ * The hot path only takes the pieces (the header list as parsed, the start of each body: a slice); the
+ * redaction, which costs a secret scan per value, runs when the entry is first read (admin API, dashboard,
+ * export), once. Until then the pieces, and the token the scan needs, stay in this process's memory only,
+ * bounded by the journal's capacity; nothing unredacted is ever listed, exported or written to a shared store.
  */
 
 /** Headers whose value is a credential whatever it looks like: never kept. */
@@ -19,6 +25,8 @@ const CREDENTIAL_HEADERS = new Set([
 /** JSON string fields that hold credentials (the identity provider's `api_key` in, `token` out). */
 const CREDENTIAL_FIELDS =
   /("(?:api[_-]?key|access[_-]?token|refresh[_-]?token|id[_-]?token|token|secret|client[_-]?secret|password)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi;
+// Shorter values cannot hold a secret the scan knows (tokens, API keys and their 16-character pieces).
+const SCANNED_FROM = 16;
 
 export type Redact = (text: string) => string;
 
@@ -33,7 +41,7 @@ export function redactHeaderPairs(raw: readonly string[], redact: Redact): [stri
       const token = value.trim();
       out.push([name, token ? `[REDACTED:${tokenFingerprint(token)}]` : value]);
     } else if (CREDENTIAL_HEADERS.has(lower)) out.push([name, '[REDACTED]']);
-    else out.push([name, redact(value)]);
+    else out.push([name, value.length < SCANNED_FROM ? value : redact(value)]);
   }
   return out;
 }
@@ -42,19 +50,68 @@ export function redactHeaderPairs(raw: readonly string[], redact: Redact): [stri
 export const redactHeaderRecord = (headers: Readonly<Record<string, string>>, redact: Redact) =>
   redactHeaderPairs(Object.entries(headers).flat(), redact);
 
+/** The start of a body, cheaply: a slice of a string, a copy of the first bytes of a buffer. */
+export function bodyStart(body: Uint8Array | string, max: number): Uint8Array | string | undefined {
+  if (max <= 0 || body.length === 0) return undefined;
+  if (typeof body === 'string') return body.length <= max ? body : body.slice(0, max);
+  return Buffer.from(body.subarray(0, max));
+}
+
 /**
- * The first `max` bytes of a body as text, redacted: credential fields of JSON replaced, then the secret
- * scan. A body that is not text (a NUL byte, or invalid UTF-8 in what is kept) is kept as `[binary]`.
+ * A kept body start as text, at most `max` bytes, redacted: credential fields of JSON replaced, then the
+ * secret scan. A body that is not text (a NUL byte, or invalid UTF-8 in what is kept) is kept as `[binary]`.
  */
-export function captureBody(bytes: Uint8Array | string, max: number, redact: Redact): string | undefined {
-  const size = typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length;
-  if (size === 0 || max <= 0) return undefined;
-  let text: string;
-  if (typeof bytes === 'string')
-    text = size <= max ? bytes : Buffer.from(bytes).subarray(0, max).toString('utf8');
-  else text = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(max, bytes.length)).toString('utf8');
+export function captureBody(
+  kept: Uint8Array | string | undefined,
+  max: number,
+  redact: Redact,
+): string | undefined {
+  if (kept === undefined || kept.length === 0 || max <= 0) return undefined;
+  const bytes = typeof kept === 'string' ? Buffer.from(kept) : kept;
+  const cut = bytes.length > max;
+  let text = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(max, bytes.length)).toString('utf8');
   // A multi-byte character cut at the end is not a sign of binary.
-  const body = text.endsWith('\ufffd') && size > max ? text.slice(0, -1) : text;
-  if (body.includes('\u0000') || body.includes('\ufffd')) return '[binary]';
-  return redact(body.replace(CREDENTIAL_FIELDS, '$1"[REDACTED]"'));
+  if (cut && text.endsWith('\ufffd')) text = text.slice(0, -1);
+  if (text.includes('\u0000') || text.includes('\ufffd')) return '[binary]';
+  return redact(text.replace(CREDENTIAL_FIELDS, '$1"[REDACTED]"'));
+}
+
+/** The raw pieces of an exchange, taken on the hot path. */
+export interface ExchangePieces {
+  requestHeaders: readonly string[];
+  requestBody?: Uint8Array | string;
+  requestBodyBytes: number;
+  responseHeaders: readonly string[];
+  responseBody?: Uint8Array | string;
+  responseBodyBytes: number;
+  httpVersion?: string;
+}
+
+/** The redacted exchange of its pieces. */
+export function redactExchange(pieces: ExchangePieces, keep: number, redact: Redact): JournalExchange {
+  return {
+    request_headers: redactHeaderPairs(pieces.requestHeaders, redact),
+    request_body: captureBody(pieces.requestBody, keep, redact),
+    request_body_bytes: pieces.requestBodyBytes,
+    response_headers: redactHeaderPairs(pieces.responseHeaders, redact),
+    response_body: captureBody(pieces.responseBody, keep, redact),
+    response_body_bytes: pieces.responseBodyBytes,
+    ...(pieces.httpVersion ? { http_version: pieces.httpVersion } : {}),
+  };
+}
+
+const PENDING = Symbol('exchange to redact');
+type Pending = JournalEntry & { [PENDING]?: () => JournalExchange };
+
+/** Leaves the exchange to be redacted when the entry is first read (not copied, listed or serialised). */
+export function deferExchange(entry: JournalEntry, build: () => JournalExchange): void {
+  Object.defineProperty(entry, PENDING, { value: build, configurable: true, writable: true });
+}
+
+/** Redacts a deferred exchange into the entry, once, and lets go of its pieces. */
+export function settleExchange(entry: JournalEntry): void {
+  const build = (entry as Pending)[PENDING];
+  if (!build) return;
+  delete (entry as Pending)[PENDING];
+  entry.exchange = build();
 }

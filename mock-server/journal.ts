@@ -1,4 +1,5 @@
 import { createBoundedMap } from './bounded-map.ts';
+import { settleExchange } from './exchange-capture.ts';
 
 /** One request as the journal remembers it. Secrets never appear: tokens are fingerprints, keys absent. */
 export interface JournalEntry {
@@ -151,6 +152,7 @@ export function createJournal(initialCapacity: number) {
         if (!entry) continue;
         if (filter.agent !== undefined && entry.agent !== filter.agent) continue;
         if (filter.since !== undefined && entry.seq <= filter.since) continue;
+        settleExchange(entry);
         out.push({ ...entry, time: new Date(entry.at).toISOString() });
       }
       return filter.limit !== undefined ? out.slice(-filter.limit) : out;

@@ -1,4 +1,4 @@
-import { captureBody, redactHeaderPairs, redactHeaderRecord } from '../exchange-capture.ts';
+import { bodyStart, deferExchange, type ExchangePieces, redactExchange } from '../exchange-capture.ts';
 import type { JournalEntry } from '../journal.ts';
 import type { Answer, CallContext } from './context.ts';
 import { tokenOf } from './identify.ts';
@@ -14,11 +14,9 @@ export function recordCall(
   status: number,
   answeredAt: number,
   writtenAt: number,
-  answer?: Answer,
+  exchange?: Answer | ExchangePieces,
 ): void {
   const { runtime, request, note } = ctx;
-  const keep = runtime.config.journal.body_bytes;
-  if (answer && keep > 0 && !note.exchange) note.exchange = exchangeOf(ctx, answer, keep);
   const operation = note.operation ?? 'other';
   const connection = request.connection;
   // seq and time first, as the journal lists them; the journal sets them.
@@ -45,22 +43,46 @@ export function recordCall(
   }
   Object.assign(entry, note);
   entry.operation = operation;
+  const keep = runtime.config.journal.body_bytes;
+  if (exchange && keep > 0) keepExchange(ctx, entry, exchange, keep);
   (runtime.shared?.journal ?? runtime.journal).record(entry);
 }
 
-/** The exchange's headers and the start of its bodies, redacted (`journal.body_bytes`). */
-function exchangeOf(ctx: CallContext, answer: Answer, keep: number): JournalEntry['exchange'] {
+/**
+ * The exchange's headers and the start of its bodies (`journal.body_bytes`): the pieces are taken now (a
+ * slice of each body), the redaction runs when the entry is first read; at once when the journal is shared
+ * (it is serialised into the store, which must never hold anything unredacted).
+ */
+function keepExchange(
+  ctx: CallContext,
+  entry: JournalEntry,
+  exchange: Answer | ExchangePieces,
+  keep: number,
+): void {
+  const { runtime } = ctx;
+  let pieces: ExchangePieces;
+  if ('requestHeaders' in exchange) pieces = exchange;
+  else {
+    const body = ctx.requestBody;
+    // The answer's headers are not changed once it is written: flattened when redacted.
+    const headers = exchange.headers;
+    pieces = {
+      requestHeaders: ctx.request.rawHeaders?.() ?? [],
+      requestBody: body && bodyStart(body, keep),
+      requestBodyBytes: body?.length ?? 0,
+      get responseHeaders() {
+        return Object.entries(headers).flat();
+      },
+      responseBody: bodyStart(exchange.body, keep),
+      responseBodyBytes: Buffer.byteLength(exchange.body),
+    };
+  }
   const token = tokenOf(ctx);
-  const redact = (text: string) => ctx.runtime.scanSecrets(text, { token, agentId: ctx.note.agent }).redacted;
-  const body = ctx.requestBody;
-  return {
-    request_headers: redactHeaderPairs(ctx.request.rawHeaders?.() ?? [], redact),
-    request_body: body ? captureBody(body, keep, redact) : undefined,
-    request_body_bytes: body?.length ?? 0,
-    response_headers: redactHeaderRecord(answer.headers, redact),
-    response_body: captureBody(answer.body, keep, redact),
-    response_body_bytes: Buffer.byteLength(answer.body),
-  };
+  const agentId = ctx.note.agent;
+  const build = () =>
+    redactExchange(pieces, keep, (text) => runtime.scanSecrets(text, { token, agentId }).redacted);
+  if (runtime.shared) entry.exchange = build();
+  else deferExchange(entry, build);
 }
 
 /** Text the caller chose, with any token or API key in it redacted. */

@@ -13,7 +13,7 @@ import { requestKey } from '../client-report/request-meaning.ts';
 import type { VirtualClock } from '../clock.ts';
 import type { GatewayConfigOverlay } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
-import { captureBody, redactHeaderPairs } from '../exchange-capture.ts';
+import { bodyStart, type ExchangePieces } from '../exchange-capture.ts';
 import { FAULT_TARGETS, type FaultTarget } from '../faults.ts';
 import { createGateway, type Gateway } from '../gateway.ts';
 import { journalFingerprint } from '../hash.ts';
@@ -274,7 +274,6 @@ export function createProxy(options: ProxyOptions): Proxy {
         );
       else ctx.note.agent = await agentOf(token, request.connection?.id);
     }
-    const redact = (text: string) => runtime.scanSecrets(text, { token, agentId: ctx.note.agent }).redacted;
     const keep = bodyBytes();
     const requestBody = collector(Math.max(keep, TOOL_FIELD[operation] ? ANALYSED_BYTES : 0));
     const requestHeaders = req.rawHeaders;
@@ -344,24 +343,26 @@ export function createProxy(options: ProxyOptions): Proxy {
         });
         if (findings.length > 0) note.findings = findings;
       }
-      if (keep > 0) {
-        note.exchange = {
-          request_headers: redactHeaderPairs(requestHeaders, redact),
-          request_body: captureBody(requestBody.bytes(), keep, redact),
-          request_body_bytes: requestBody.total,
-          response_headers: redactHeaderPairs(endToEnd(answer.raw), redact),
-          response_body:
-            answer.text !== undefined
-              ? captureBody(answer.text, keep, redact)
-              : answer.body
-                ? captureBody(answer.body.bytes(), keep, redact)
-                : undefined,
-          response_body_bytes:
-            answer.text !== undefined ? Buffer.byteLength(answer.text) : (answer.body?.total ?? 0),
-          http_version: req.httpVersion,
-        };
-      }
-      recordCall(ctx, status, answeredAt, performance.now());
+      const raw = answer.raw;
+      const pieces: ExchangePieces | undefined =
+        keep > 0
+          ? {
+              requestHeaders,
+              requestBody: bodyStart(requestBody.bytes(), keep),
+              requestBodyBytes: requestBody.total,
+              get responseHeaders() {
+                return endToEnd(raw);
+              },
+              responseBody:
+                answer.text !== undefined
+                  ? bodyStart(answer.text, keep)
+                  : answer.body && bodyStart(answer.body.bytes(), keep),
+              responseBodyBytes:
+                answer.text !== undefined ? Buffer.byteLength(answer.text) : (answer.body?.total ?? 0),
+              httpVersion: req.httpVersion,
+            }
+          : undefined;
+      recordCall(ctx, status, answeredAt, performance.now(), pieces);
     };
 
     /** An answer the proxy makes itself (fault, unreachable target): the request's body is read and dropped. */
