@@ -54,7 +54,8 @@ export const redactHeaderRecord = (headers: Readonly<Record<string, string>>, re
 export function bodyStart(body: Uint8Array | string, max: number): Uint8Array | string | undefined {
   if (max <= 0 || body.length === 0) return undefined;
   if (typeof body === 'string') return body.length <= max ? body : body.slice(0, max);
-  return Buffer.from(body.subarray(0, max));
+  // A short body is kept as it is (it is not reused); a long one's start is copied, so it can be let go.
+  return body.length <= max ? body : Buffer.from(body.subarray(0, max));
 }
 
 /**
@@ -83,7 +84,8 @@ export interface ExchangePieces {
   requestBodyBytes: number;
   responseHeaders: readonly string[];
   responseBody?: Uint8Array | string;
-  responseBodyBytes: number;
+  /** The whole response body's size in bytes; absent when `responseBody` is all of it. */
+  responseBodyBytes?: number;
   httpVersion?: string;
 }
 
@@ -95,23 +97,27 @@ export function redactExchange(pieces: ExchangePieces, keep: number, redact: Red
     request_body_bytes: pieces.requestBodyBytes,
     response_headers: redactHeaderPairs(pieces.responseHeaders, redact),
     response_body: captureBody(pieces.responseBody, keep, redact),
-    response_body_bytes: pieces.responseBodyBytes,
+    response_body_bytes:
+      pieces.responseBodyBytes ??
+      (typeof pieces.responseBody === 'string'
+        ? Buffer.byteLength(pieces.responseBody)
+        : (pieces.responseBody?.length ?? 0)),
     ...(pieces.httpVersion ? { http_version: pieces.httpVersion } : {}),
   };
 }
 
-const PENDING = Symbol('exchange to redact');
-type Pending = JournalEntry & { [PENDING]?: () => JournalExchange };
+// Entries whose exchange is still to be redacted (a WeakMap: the entry's shape is left alone).
+const pending = new WeakMap<JournalEntry, () => JournalExchange>();
 
 /** Leaves the exchange to be redacted when the entry is first read (not copied, listed or serialised). */
 export function deferExchange(entry: JournalEntry, build: () => JournalExchange): void {
-  Object.defineProperty(entry, PENDING, { value: build, configurable: true, writable: true });
+  pending.set(entry, build);
 }
 
 /** Redacts a deferred exchange into the entry, once, and lets go of its pieces. */
 export function settleExchange(entry: JournalEntry): void {
-  const build = (entry as Pending)[PENDING];
+  const build = pending.get(entry);
   if (!build) return;
-  delete (entry as Pending)[PENDING];
+  pending.delete(entry);
   entry.exchange = build();
 }

@@ -74,7 +74,8 @@ function keepExchange(
         return Object.entries(headers).flat();
       },
       responseBody: bodyStart(exchange.body, keep),
-      responseBodyBytes: Buffer.byteLength(exchange.body),
+      // Counted now only when the body is cut (the whole of a short one is kept: counted when redacted).
+      responseBodyBytes: exchange.body.length > keep ? Buffer.byteLength(exchange.body) : undefined,
     };
   }
   const token = tokenOf(ctx);
