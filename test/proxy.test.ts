@@ -1,4 +1,8 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECKS } from '../conformance/index.ts';
@@ -9,7 +13,7 @@ import type { Har } from '../mock-server/har.ts';
 import type { JournalEntry } from '../mock-server/journal.ts';
 import { ANSWER_RULES, type RuleFindings } from '../mock-server/proxy/findings.ts';
 import { createProxy } from '../mock-server/proxy/proxy.ts';
-import { type ServeProcess, spawnServe } from '../scripts/spawn-serve.ts';
+import { CLI_ENTRY, type ServeProcess, spawnServe } from '../scripts/spawn-serve.ts';
 
 /*
  * Proxy mode with real processes: `agent-gateway proxy` in front of `agent-gateway serve`. What the agent
@@ -181,6 +185,49 @@ describe('agent-gateway proxy in front of agent-gateway serve (two processes)', 
     );
     expect(leaked?.secrets).toContain('own_identity_token');
   });
+});
+
+describe('the admin commands of proxy mode, as a user runs them', () => {
+  it('admin clock set --frozen, admin findings and admin export --format har', async () => {
+    const gateway = createGateway({ adminKey: ADMIN, log: () => {} });
+    const server = await serve(gateway, { port: 0, log: () => {} });
+    const token = gateway.mintToken('agent-verified');
+    const dir = mkdtempSync(join(tmpdir(), 'proxy-cli-'));
+    try {
+      await fetch(`${server.url}/v1/whoami`, { headers: { 'x-agent-identity': token } });
+      const cli = (...args: string[]) =>
+        new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+          execFile(
+            process.execPath,
+            [CLI_ENTRY, 'admin', ...args, '--base-url', server.url],
+            { env: { ...process.env, AGENT_GATEWAY_ADMIN_KEY: ADMIN }, timeout: 60_000 },
+            (error, stdout, stderr) =>
+              resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+          );
+        });
+      const set = await cli('clock', 'set', '2026-03-01T00:00:00Z', '--frozen', '--json');
+      expect(set.code, set.stderr).toBe(0);
+      expect(JSON.parse(set.stdout)).toMatchObject({ time: '2026-03-01T00:00:00.000Z', frozen: true });
+      expect(gateway.clock.now()).toBe(Date.parse('2026-03-01T00:00:00Z'));
+      const findings = await cli('findings');
+      expect([findings.code, findings.stdout]).toEqual([0, expect.stringMatching(/^No finding in 1 judged/)]);
+      const out = join(dir, 'run.har');
+      const exported = await cli('export', '--format', 'har', '--out', out);
+      expect(exported.code, exported.stderr).toBe(0);
+      const har = JSON.parse(readFileSync(out, 'utf8')) as Har;
+      expect(
+        har.log.entries.map((e) => [
+          e.request.method,
+          e.request.url.endsWith('/v1/whoami'),
+          e.response.status,
+        ]),
+      ).toEqual([['GET', true, 200]]);
+      expect(readFileSync(out, 'utf8')).not.toContain(token);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await server.close();
+    }
+  }, 180_000);
 });
 
 describe('proxy mode, in process over real sockets', () => {
