@@ -17,8 +17,16 @@
  * the gateway's processes and of Redis, and the Redis round trip of one admission (loopback).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { cpus, loadavg, platform, release, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -26,7 +34,9 @@ import { Command } from 'commander';
 import { stringify } from 'yaml';
 import { readYamlFile } from '../mock-server/config/load-config.ts';
 import { createGateway } from '../mock-server/gateway.ts';
+import { type PacedResult, pacedLoad } from './bench-load.ts';
 import { intOption } from './cli-options.ts';
+import { formatProfile } from './cpuprofile-top.ts';
 import { BUILT_CLI_ENTRY, spawnServe } from './spawn-serve.ts';
 
 export interface Measurement {
@@ -48,10 +58,21 @@ const options = new Command()
   .name('bench')
   .description('benchmark the reference gateway against bare node:http servers (loopback only)')
   .option('-d, --duration <seconds>', 'measured seconds per server and round', intOption(1, 120), 5)
-  .option('-r, --rounds <n>', 'alternating rounds (medians are reported)', intOption(1, 20), 3)
+  .option('-r, --rounds <n>', 'alternating rounds (medians are reported)', intOption(1, 20), 5)
   .option('-c, --connections <n>', 'concurrent connections', intOption(1, 1000), 50)
   .option('-w, --warmup <seconds>', 'warm-up seconds per server (not measured)', intOption(0, 60), 2)
   .option('-a, --agents <n>', 'agents the spread-out run uses (0: skip it)', intOption(0, 100_000), 10_000)
+  .option(
+    '--rate <n>',
+    "the fixed request rate (req/s) of the CPU-per-request runs (default: half the slowest server's warm-up throughput)",
+    intOption(1, 1_000_000),
+  )
+  .option('--rate-connections <n>', 'connections of the fixed-rate runs', intOption(1, 1000), 16)
+  .option('--fixed-only', 'skip the saturated runs (only the fixed-rate CPU per request)')
+  .option(
+    '--cpu-prof <dir>',
+    'write V8 CPU profiles of the 1-agent gateway and the bare like-for-like server into DIR, and print their top frames',
+  )
   .option('--stages', 'print the cost of each pipeline stage instead (no HTTP load)')
   .option('--proxy', 'measure proxy mode instead: the gateway alone and through `agent-gateway proxy`')
   .option(
@@ -67,6 +88,10 @@ const options = new Command()
     connections: number;
     warmup: number;
     agents: number;
+    rate?: number;
+    rateConnections: number;
+    fixedOnly?: boolean;
+    cpuProf?: string;
     stages?: boolean;
     proxy?: boolean;
     store?: string;
@@ -99,9 +124,19 @@ const BENCH_CONFIG = fileURLToPath(new URL('../fixtures/config/bench.yaml', impo
 // The spread-out gateway's tokens are minted here, so its signing secret is fixed in its config.
 const BENCH_SECRET = 'bench-only-signing-secret-0123456789';
 
-// Linux: CPU ticks of a process (utime + stime) and its resident set.
+// Linux: the CPU time of a process, all its threads (the event loop, V8's GC helpers, libuv's pool), from
+// the scheduler's nanosecond counters (/proc/PID/task/TID/schedstat); the 10 ms ticks of /proc/PID/stat
+// where those are missing. Read from outside, so it holds whatever else shares the machine.
 const TICK_MS = 10;
 function cpuMs(pid: number): number {
+  try {
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`))
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    if (Number.isFinite(ns) && ns > 0) return ns / 1e6;
+  } catch {
+    // no schedstat (a kernel without it): the ticks below
+  }
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
@@ -131,9 +166,14 @@ interface Target {
   sidecarPid?: number;
 }
 
-async function startBare(mode: 'like-for-like' | 'precomputed', sampleFile: string, name: string) {
+async function startBare(
+  mode: 'like-for-like' | 'precomputed',
+  sampleFile: string,
+  name: string,
+  nodeArgs: string[] = [],
+) {
   const script = fileURLToPath(new URL('./bench-bare-server.mjs', import.meta.url));
-  const child: ChildProcess = spawn(process.execPath, [script, mode, sampleFile], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, script, mode, sampleFile], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -147,11 +187,18 @@ async function startBare(mode: 'like-for-like' | 'precomputed', sampleFile: stri
     name,
     url,
     pid: child.pid as number,
-    stop: async () => {
+    stop: () => {
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+      const exited = new Promise((done) => child.once('exit', done));
       child.kill('SIGTERM');
+      return exited;
     },
   };
 }
+
+/** Requests each server answered so far (warm-up included), to read its CPU profile per request. */
+const answeredBy = new Map<string, number>();
+const countAnswered = (name: string, n: number) => answeredBy.set(name, (answeredBy.get(name) ?? 0) + n);
 
 /** One round of load on a target; the load is spread over its tokens, one per request in turn. */
 async function load(target: Target, seconds: number): Promise<Measurement> {
@@ -182,6 +229,7 @@ async function load(target: Target, seconds: number): Promise<Measurement> {
     ],
   });
   const cpu = treeCpuMs(pids) - cpuBefore;
+  countAnswered(target.name, result.requests.total);
   const sidecar = target.sidecarPid ? cpuMs(target.sidecarPid) - sidecarBefore : 0;
   return {
     name: target.name,
@@ -219,8 +267,13 @@ async function startGateway(
   config: string,
   mint: (url: string) => Promise<string[]>,
   args: string[] = [],
+  nodeArgs: string[] = [],
 ) {
-  const served = await spawnServe(['--config', config, ...args], { entry: ENTRY, timeoutMs: 60_000 });
+  const served = await spawnServe(['--config', config, ...args], {
+    entry: ENTRY,
+    timeoutMs: 60_000,
+    nodeArgs,
+  });
   return {
     name,
     url: served.url,
@@ -248,6 +301,75 @@ function table(rows: Measurement[]): string {
   ].join('\n');
 }
 
+/** CPU time and latency of one server at the fixed rate (scheduled requests, paced within the second). */
+export interface FixedRateMeasurement {
+  name: string;
+  rate: number;
+  achievedRate: number;
+  p50: number;
+  p99: number;
+  /** CPU time (all threads) the server spent per answered request, in microseconds. */
+  cpuMicros: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** One fixed-rate run on a target: `rate` requests per second, its CPU per request read around it. */
+async function fixedRate(target: Target, rate: number, seconds: number): Promise<FixedRateMeasurement> {
+  const { hostname, port } = new URL(target.url);
+  const host = `${hostname}:${port}`;
+  const pids = processTree(target.pid);
+  const cpuBefore = treeCpuMs(pids);
+  const result: PacedResult = await pacedLoad({
+    url: target.url,
+    rate,
+    seconds,
+    connections: options.rateConnections,
+    request: (n) => {
+      const body = JSON.stringify({ query: QUERIES[n % QUERIES.length], count: 5 });
+      return Buffer.from(
+        `POST /v1/web/search HTTP/1.1\r\nhost: ${host}\r\ncontent-type: application/json\r\nx-agent-identity: ${target.tokens[n % target.tokens.length]}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    },
+  });
+  const cpu = treeCpuMs(pids) - cpuBefore;
+  countAnswered(target.name, result.answered);
+  return {
+    name: target.name,
+    rate,
+    achievedRate: result.achievedRate,
+    p50: result.p50,
+    p99: result.p99,
+    cpuMicros: result.answered > 0 ? (cpu * 1000) / result.answered : Number.NaN,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+function fixedTable(rows: FixedRateMeasurement[]): string {
+  const row = (m: FixedRateMeasurement) =>
+    `${m.name.padEnd(30)} ${m.achievedRate.toFixed(0).padStart(8)} ${m.p50.toFixed(2).padStart(7)} ${m.p99.toFixed(2).padStart(7)} ${m.cpuMicros.toFixed(1).padStart(11)} ${String(m.non2xx + m.errors).padStart(8)}`;
+  return [
+    `${'server'.padEnd(30)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU µs/req'.padStart(11)} ${'failed'.padStart(8)}`,
+    ...rows.map(row),
+  ].join('\n');
+}
+
+interface Ratio {
+  median: number;
+  min: number;
+  max: number;
+}
+
+/** Median and range of per-round ratios `figure(of) / figure(over)` (rounds paired by index). */
+function perRoundRatio<M>(of: M[], over: M[], figure: (m: M) => number): Ratio {
+  const values = of.map((m, i) => figure(m) / figure(over[i] as M)).filter(Number.isFinite);
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
+}
+
+const shown = (r: Ratio) => `${r.median.toFixed(2)} (rounds ${r.min.toFixed(2)}-${r.max.toFixed(2)})`;
+const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+
 async function main() {
   if (options.stages) {
     const { runStageBenchmark } = await import('./bench-stages.ts');
@@ -264,9 +386,23 @@ async function main() {
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'agent-gateway-bench-'));
+  const profileDir = options.cpuProf ? join(process.cwd(), options.cpuProf) : undefined;
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const profiled = (name: string) =>
+    profileDir
+      ? [
+          `--cpu-prof`,
+          `--cpu-prof-dir=${profileDir}`,
+          `--cpu-prof-name=${name}.cpuprofile`,
+          '--cpu-prof-interval=250',
+        ]
+      : [];
   const targets: Target[] = [];
+  // When each profiled process was started, and when the load began: its start-up is left out of the profile.
+  const spawnedAt = new Map<string, number>();
   try {
-    const single = await startGateway('gateway, 1 agent', BENCH_CONFIG, mintOne);
+    spawnedAt.set('gateway', performance.now());
+    const single = await startGateway('gateway, 1 agent', BENCH_CONFIG, mintOne, [], profiled('gateway'));
     targets.push(single);
     const sample = await fetch(`${single.url}/v1/web/search`, {
       method: 'POST',
@@ -277,8 +413,15 @@ async function main() {
     const sampleFile = join(dir, 'sample.json');
     writeFileSync(sampleFile, sampleText);
     const withTokens = async (started: Omit<Target, 'tokens'>) => ({ ...started, tokens: single.tokens });
+    spawnedAt.set('bare-like-for-like', performance.now());
+    const bare = await startBare(
+      'like-for-like',
+      sampleFile,
+      'bare, like-for-like',
+      profiled('bare-like-for-like'),
+    );
     targets.unshift(
-      await withTokens(await startBare('like-for-like', sampleFile, 'bare, like-for-like')),
+      await withTokens(bare),
       await withTokens(await startBare('precomputed', sampleFile, 'bare, precomputed body')),
     );
     if (options.agents > 0) {
@@ -292,88 +435,215 @@ async function main() {
     process.stderr.write(
       `Gateway: ${ENTRY ? 'the built CLI (dist/)' : 'the sources through tsx (run npm run build to measure the built CLI)'}.\n`,
     );
-    process.stderr.write(
-      `Benchmark: ${options.connections} connections, ${options.rounds} alternating rounds of ${options.duration} s per server ` +
-        `(after ${options.warmup} s warm-up each), ${Buffer.byteLength(sampleText)}-byte answers, loopback only.\n`,
-    );
+    const loadBegan = performance.now();
     if (options.warmup > 0) {
-      process.stderr.write('warming up...\n');
+      process.stderr.write(`warming up (${options.warmup} s per server at saturation)...\n`);
       for (const target of targets) await load(target, options.warmup);
     }
+    // The capacity probe the fixed rate is chosen from: saturated, after the warm-up (the 10,000-agent
+    // gateway's first requests verify cold tokens, slower than it runs later).
+    const capacity = new Map<string, number>();
+    if (options.rate === undefined) {
+      process.stderr.write(`probing each server's throughput (2 s at saturation)...\n`);
+      for (const target of targets) capacity.set(target.name, (await load(target, 2)).requestsPerSecond);
+    }
+    const slowest = capacity.size > 0 ? Math.min(...capacity.values()) : Number.NaN;
+    // Half the slowest server's throughput: every server then has idle time (no queue), so its CPU per
+    // request is its own cost, not the cost of running flat out on a machine it shares with the generator.
+    const rate = options.rate ?? Math.max(100, Math.floor(slowest / 2 / 100) * 100);
+    process.stderr.write(
+      `Benchmark: ${options.rounds} alternating rounds; per server and round: ${options.fixedOnly ? '' : `${options.duration} s saturated (${options.connections} connections), then `}` +
+        `${options.duration} s at a fixed ${rate} req/s (${options.rateConnections} connections, paced)` +
+        `${options.rate === undefined ? `, half the slowest server's probed throughput (${slowest.toFixed(0)} req/s)` : ''}; ` +
+        `${Buffer.byteLength(sampleText)}-byte answers, loopback only.\n`,
+    );
     const rounds = new Map<string, Measurement[]>(targets.map((t) => [t.name, []]));
+    const fixedRounds = new Map<string, FixedRateMeasurement[]>(targets.map((t) => [t.name, []]));
     for (let round = 1; round <= options.rounds; round++) {
       const line: string[] = [];
-      for (const target of targets) {
-        const m = await load(target, options.duration);
-        rounds.get(target.name)?.push(m);
-        line.push(`${target.name} ${m.requestsPerSecond.toFixed(0)} req/s`);
+      // Alternate the order, so no server always runs first (or last) in a round.
+      const order = round % 2 ? targets : [...targets].reverse();
+      for (const target of order) {
+        let saturated = '';
+        if (!options.fixedOnly) {
+          const m = await load(target, options.duration);
+          rounds.get(target.name)?.push(m);
+          saturated = `${m.requestsPerSecond.toFixed(0)} req/s, `;
+        }
+        const f = await fixedRate(target, rate, options.duration);
+        fixedRounds.get(target.name)?.push(f);
+        line.push(`${target.name} ${saturated}${f.cpuMicros.toFixed(1)} µs/req at ${rate}/s`);
       }
-      process.stderr.write(`round ${round}/${options.rounds}: ${line.join(', ')}\n`);
+      process.stderr.write(`round ${round}/${options.rounds}: ${line.join('; ')}\n`);
     }
-    const results = targets.map((t) => summarise(t.name, rounds.get(t.name) ?? []));
-    const [likeForLike, , gateway, fleet] = results as [
-      Measurement,
-      Measurement,
-      Measurement,
-      Measurement | undefined,
+    const [likeForLikeName, precomputedName, gatewayName, fleetName] = targets.map((t) => t.name) as [
+      string,
+      string,
+      string,
+      string | undefined,
     ];
-    // Ratios are taken round by round (the servers of one round ran seconds apart, on the same machine
-    // conditions) and the median of those is reported with its range: on a shared or virtual machine the
-    // speed of every server drifts by tens of percent over minutes, which a ratio of medians would mix in.
-    const perRound = (of: string, over: string, figure: (m: Measurement) => number) => {
-      const a = rounds.get(of) ?? [];
-      const b = rounds.get(over) ?? [];
-      const values = a.map((m, i) => figure(m) / figure(b[i] as Measurement)).filter(Number.isFinite);
-      return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
-    };
+    const saturated = options.fixedOnly
+      ? []
+      : targets.map((t) => summarise(t.name, rounds.get(t.name) ?? []));
+    const fixedOf = (name: string) => fixedRounds.get(name) ?? [];
+    const fixed = targets.map((t) => summariseFixed(t.name, rate, fixedOf(t.name)));
+    const roundsOf = (name: string) => rounds.get(name) ?? [];
     const rps = (m: Measurement) => m.requestsPerSecond;
-    const cpuPerRequest = (m: Measurement) => 1 / m.cpuMicros;
-    const [likeForLikeName, precomputedName, gatewayName, fleetName] = targets.map((t) => t.name);
+    // CPU per request compared as efficiency: bare µs / gateway µs (1 = as cheap as the bare server).
+    const efficiency = (m: { cpuMicros: number }) => 1 / m.cpuMicros;
+    const p99 = (m: FixedRateMeasurement) => m.p99;
     const ratios = {
-      gateway_vs_like_for_like: perRound(gatewayName as string, likeForLikeName as string, rps),
-      gateway_vs_precomputed: perRound(gatewayName as string, precomputedName as string, rps),
-      cpu_like_for_like_vs_gateway: perRound(gatewayName as string, likeForLikeName as string, cpuPerRequest),
-      ...(fleet && fleetName
+      fixed_rate: rate,
+      cpu_at_fixed_rate_like_for_like_vs_gateway: perRoundRatio(
+        fixedOf(gatewayName),
+        fixedOf(likeForLikeName),
+        efficiency,
+      ),
+      p99_at_fixed_rate_gateway_over_like_for_like: perRoundRatio(
+        fixedOf(gatewayName),
+        fixedOf(likeForLikeName),
+        p99,
+      ),
+      ...(fleetName
         ? {
-            fleet_vs_single: perRound(fleetName, gatewayName as string, rps),
-            cpu_single_vs_fleet: perRound(fleetName, gatewayName as string, cpuPerRequest),
+            cpu_at_fixed_rate_fleet_over_single: perRoundRatio(
+              fixedOf(fleetName),
+              fixedOf(gatewayName),
+              (m) => m.cpuMicros,
+            ),
           }
         : {}),
+      ...(options.fixedOnly
+        ? {}
+        : {
+            saturated_gateway_vs_like_for_like: perRoundRatio(
+              roundsOf(gatewayName),
+              roundsOf(likeForLikeName),
+              rps,
+            ),
+            saturated_gateway_vs_precomputed: perRoundRatio(
+              roundsOf(gatewayName),
+              roundsOf(precomputedName),
+              rps,
+            ),
+            saturated_cpu_like_for_like_vs_gateway: perRoundRatio(
+              roundsOf(gatewayName),
+              roundsOf(likeForLikeName),
+              efficiency,
+            ),
+            ...(fleetName
+              ? { saturated_fleet_vs_single: perRoundRatio(roundsOf(fleetName), roundsOf(gatewayName), rps) }
+              : {}),
+          }),
     };
-    const shown = (r: { median: number; min: number; max: number }) =>
-      `${r.median.toFixed(2)} (rounds ${r.min.toFixed(2)}-${r.max.toFixed(2)})`;
+    const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'CPU'}, Node ${process.version}, ${platform()} ${release()}, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`;
     if (options.json) {
       process.stdout.write(
-        `${JSON.stringify({ results, ratios, rounds: Object.fromEntries(rounds) }, null, 2)}\n`,
+        `${JSON.stringify(
+          {
+            machine,
+            rate,
+            saturated,
+            fixed,
+            ratios,
+            rounds: Object.fromEntries(rounds),
+            fixed_rounds: Object.fromEntries(fixedRounds),
+          },
+          null,
+          2,
+        )}\n`,
       );
     } else {
+      const cpuRatio = ratios.cpu_at_fixed_rate_like_for_like_vs_gateway;
+      const p99Ratio = ratios.p99_at_fixed_rate_gateway_over_like_for_like;
       const lines = [
-        table(results),
+        `Machine: ${machine}`,
         '',
-        `gateway / bare like-for-like, req/s (median of ${options.rounds} rounds' ratios): ${shown(ratios.gateway_vs_like_for_like)} (target >= 0.65); by CPU per request: ${shown(ratios.cpu_like_for_like_vs_gateway)}`,
-        `gateway / bare precomputed body, req/s: ${shown(ratios.gateway_vs_precomputed)}`,
-        `gateway p99 at ${options.connections} connections: ${gateway.p99} ms (target < 5 ms); bare like-for-like p99: ${likeForLike.p99} ms`,
-        // Little's law: with every connection always waiting for an answer, the mean latency is the
-        // connections divided by the throughput, whatever the server does: the floor this machine sets.
-        `mean latency floor at ${options.connections} connections (connections / req/s, Little's law): bare like-for-like ${((1000 * options.connections) / likeForLike.requestsPerSecond).toFixed(1)} ms, gateway ${((1000 * options.connections) / gateway.requestsPerSecond).toFixed(1)} ms`,
+        `At a fixed ${rate} req/s (neither server saturated; median of ${options.rounds} rounds):`,
+        fixedTable(fixed),
+        '',
+        `gateway / bare like-for-like by CPU per request at ${rate} req/s (bare µs / gateway µs, per-round ratios): ${shown(cpuRatio)}; target >= 0.65: ${verdict(cpuRatio.median >= 0.65)}`,
+        `gateway p99 / bare like-for-like p99 at ${rate} req/s: ${shown(p99Ratio)}; target <= 1.5: ${verdict(p99Ratio.median <= 1.5)}`,
       ];
-      if (fleet && ratios.fleet_vs_single && ratios.cpu_single_vs_fleet)
+      const fleetCpu = ratios.cpu_at_fixed_rate_fleet_over_single;
+      if (fleetCpu)
         lines.push(
-          `${options.agents} agents / 1 agent, req/s: ${shown(ratios.fleet_vs_single)}; by CPU per request: ${shown(ratios.cpu_single_vs_fleet)} (target >= 0.90); RSS ${fleet.rssMb.toFixed(0)} MB vs ${gateway.rssMb.toFixed(0)} MB`,
+          `${options.agents} agents / 1 agent by CPU per request at ${rate} req/s: ${shown(fleetCpu)}; target <= 1.10: ${verdict(fleetCpu.median <= 1.1)}`,
+        );
+      if (!options.fixedOnly) {
+        const [likeForLike, , gateway, fleet] = saturated as [
+          Measurement,
+          Measurement,
+          Measurement,
+          Measurement | undefined,
+        ];
+        lines.push(
+          '',
+          `Saturated (${options.connections} connections, autocannon; the load generator shares the machine):`,
+          table(saturated),
+          '',
+          `gateway / bare like-for-like, req/s: ${shown(ratios.saturated_gateway_vs_like_for_like as Ratio)}; by CPU per request: ${shown(ratios.saturated_cpu_like_for_like_vs_gateway as Ratio)}`,
+          `gateway / bare precomputed body, req/s: ${shown(ratios.saturated_gateway_vs_precomputed as Ratio)}`,
+          // Little's law: with every connection always waiting for an answer, the mean latency is the
+          // connections divided by the throughput, whatever the server does: the floor this machine sets.
+          `mean latency floor at ${options.connections} connections (connections / req/s, Little's law): bare like-for-like ${((1000 * options.connections) / likeForLike.requestsPerSecond).toFixed(1)} ms, gateway ${((1000 * options.connections) / gateway.requestsPerSecond).toFixed(1)} ms`,
+        );
+        if (fleet && ratios.saturated_fleet_vs_single)
+          lines.push(
+            `${options.agents} agents / 1 agent, req/s: ${shown(ratios.saturated_fleet_vs_single)}; RSS ${fleet.rssMb.toFixed(0)} MB vs ${gateway.rssMb.toFixed(0)} MB`,
+          );
+      }
+      const slow = fixed.filter((m) => m.achievedRate < rate * 0.97);
+      if (slow.length > 0)
+        lines.push(
+          `${slow.map((m) => m.name).join(', ')} fell behind the fixed rate: its figures are saturated ones; pick a lower --rate.`,
         );
       process.stdout.write(`${lines.join('\n')}\n`);
     }
-    const failed = results.filter((m) => m.non2xx + m.errors > 0);
+    const failed = [...saturated, ...fixed].filter((m) => m.non2xx + m.errors > 0);
     if (failed.length > 0) {
       process.stderr.write(
         `${failed.map((m) => m.name).join(', ')} answered non-2xx or failed requests: the figures do not measure the tool path.\n`,
       );
       process.exitCode = 1;
     }
+    if (profileDir) {
+      await Promise.all(targets.map((t) => t.stop()));
+      targets.length = 0;
+      for (const [name, file] of [
+        [gatewayName, 'gateway'],
+        [likeForLikeName, 'bare-like-for-like'],
+      ] as const) {
+        const path = join(profileDir, `${file}.cpuprofile`);
+        if (!existsSync(path)) continue;
+        process.stdout.write(
+          `\nCPU profile of ${name} (its CPU figures above include the profiler's own sampling: compare CPU per request in a run without --cpu-prof)`,
+        );
+        process.stdout.write(
+          `\nCPU profile of ${name} (${path}; from the first load to exit, start-up left out; warm-up and saturated runs included):\n${formatProfile(path, 40, answeredBy.get(name), loadBegan - (spawnedAt.get(file) ?? loadBegan))}\n`,
+        );
+      }
+    }
   } finally {
     await Promise.all(targets.map((t) => t.stop()));
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** One figure per server at the fixed rate: the median round, plus the failures of all rounds. */
+function summariseFixed(name: string, rate: number, rounds: FixedRateMeasurement[]): FixedRateMeasurement {
+  return {
+    name,
+    rate,
+    achievedRate: median(rounds.map((m) => m.achievedRate)),
+    p50: median(rounds.map((m) => m.p50)),
+    p99: median(rounds.map((m) => m.p99)),
+    cpuMicros: median(rounds.map((m) => m.cpuMicros)),
+    non2xx: rounds.reduce((sum, m) => sum + m.non2xx, 0),
+    errors: rounds.reduce((sum, m) => sum + m.errors, 0),
+  };
 }
 
 /**

@@ -25,18 +25,16 @@ export function spawnServe(
     timeoutMs?: number;
     entry?: string;
     env?: Record<string, string>;
+    nodeArgs?: string[];
     /** Another command that prints `listening on URL` (e.g. `proxy`). */
     command?: string;
   } = {},
 ): Promise<ServeProcess> {
-  const child = spawn(
-    process.execPath,
-    [options.entry ?? CLI_ENTRY, options.command ?? 'serve', '--port', '0', ...args],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...options.env },
-    },
-  );
+  const entry = [...(options.nodeArgs ?? []), options.entry ?? CLI_ENTRY];
+  const child = spawn(process.execPath, [...entry, options.command ?? 'serve', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...options.env },
+  });
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

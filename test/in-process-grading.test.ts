@@ -1,3 +1,6 @@
+import axios from 'axios';
+import got from 'got';
+import ky from 'ky';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { gatewayHandlers } from '../mock-server/adapters/msw.ts';
@@ -130,6 +133,50 @@ describe('causality in process: what the agent had in hand, not how soon it came
     expect(entries.every((e) => e.answers_seen !== undefined)).toBe(true);
     expect(gateway).toFollowClientRules('agent-verified');
   });
+});
+
+describe('batches through client libraries are issued before any answer (msw calls each handler first)', () => {
+  for (const [library, send] of [
+    [
+      'axios (node:http)',
+      (token: string, k: number) =>
+        axios.post(
+          `${BASE}/v1/web/search`,
+          { query: `axios ${k}` },
+          { headers: { 'x-agent-identity': token }, validateStatus: () => true },
+        ),
+    ],
+    [
+      'got (node:http)',
+      (token: string, k: number) =>
+        got.post(`${BASE}/v1/web/search`, {
+          json: { query: `got ${k}` },
+          headers: { 'x-agent-identity': token },
+          throwHttpErrors: false,
+          retry: { limit: 0 },
+        }),
+    ],
+    [
+      'ky (fetch)',
+      (token: string, k: number) =>
+        ky.post(`${BASE}/v1/web/search`, {
+          json: { query: `ky ${k}` },
+          headers: { 'x-agent-identity': token },
+          throwHttpErrors: false,
+          retry: 0,
+        }),
+    ],
+  ] as const) {
+    it(`${library}: eight at once meet a 429 and are no reaction to it`, async () => {
+      frozenAtWindowStart();
+      const token = gateway.mintToken('agent-verified');
+      await Promise.all(Array.from({ length: 8 }, (_, k) => send(token, k)));
+      const entries = gateway.journal.list({ agent: 'agent-verified' });
+      expect(entries.filter((e) => e.status === 429)).toHaveLength(3);
+      expect(new Set(entries.map((e) => e.answers_seen)).size).toBe(1);
+      expect(gateway).toFollowClientRules('agent-verified');
+    });
+  }
 });
 
 describe('fake timers move the gateway clock, whenever the gateway was created', () => {

@@ -12,6 +12,7 @@ const example = (path: string) =>
 describe('README and guide examples', () => {
   for (const [path, language, docs] of [
     ['vitest-project/agent.test.ts', 'ts', ['README.md', 'docs/agent-developers.md']],
+    ['vitest-project/fake-timers.test.ts', 'ts', ['docs/agent-developers.md']],
     ['jest-project/agent.test.ts', 'ts', ['docs/agent-developers.md']],
     ['jest-project/jest.config.mjs', 'js', ['docs/agent-developers.md']],
     ['jest-project/tsconfig.json', 'json', ['docs/agent-developers.md']],

@@ -5,7 +5,9 @@ import type { FetchHandler } from './node-server.ts';
 /**
  * msw handlers that answer every request under `baseUrl` with the reference gateway, in process.
  * Pass a gateway you created (to mint tokens, move its clock, read its journal), any other fetch handler,
- * or gateway options.
+ * or gateway options. The gateway's fetch adapter journals, for each request, which answers it had handed
+ * back when the handler was called: the client report's facts for telling a reaction from a request already
+ * on its way (msw calls the handlers of requests sent together before it hands back any answer).
  *
  * @example
  * const gateway = createGateway();

@@ -232,6 +232,39 @@ describe('node server adapter: what the HTTP parser refuses is answered in JSON'
     ]);
   });
 
+  it('a chunked body sent whole with its headers is read as one body; past the limit it is a 413, journaled', async () => {
+    const { gateway, server } = await hardened({ max_body_bytes: 1024 });
+    const token = gateway.mintToken('agent-verified');
+    const chunked = (text: string, size: number) => {
+      let out = '';
+      for (let i = 0; i < text.length; i += size) {
+        const piece = text.slice(i, i + size);
+        out += `${piece.length.toString(16)}\r\n${piece}\r\n`;
+      }
+      return `${out}0\r\n\r\n`;
+    };
+    const send = async (body: string) => {
+      const connection = await rawConnection(
+        server.port,
+        `POST /v1/web/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Agent-Identity: ${token}\r\n` +
+          `Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n${chunked(body, 7)}`,
+      );
+      await connection.closed;
+      return parseAnswer(connection.received());
+    };
+    // In pieces of 7 bytes: the body is the pieces joined, whichever way the adapter reads them.
+    expect(await send('{"query":"in pieces","count":2}')).toMatchObject({
+      status: 200,
+      body: { query: 'in pieces', count: 2 },
+    });
+    const large = await send(`{"query":"${'x'.repeat(1100)}"}`);
+    expect([large.status, large.body.code]).toEqual([413, 'payload_too_large']);
+    expect(gateway.journal.list().map((e) => [e.status, e.code ?? null, e.query ?? null])).toEqual([
+      [200, null, 'in pieces'],
+      [413, 'payload_too_large', null],
+    ]);
+  });
+
   it('a client that half-closes after its request still gets an answer that takes a while', async () => {
     const gateway = createGateway({ config: { tools: { 'web.search': { latency_ms: 50 } } } });
     const { server } = await hardened({}, gateway);

@@ -100,6 +100,27 @@ class NodeRequest implements GatewayRequest {
     return `http://${address}:${localPort}`;
   }
 
+  arrivedBody(maxBytes: number): Uint8Array | undefined {
+    const req = this.req;
+    // Only a whole body already buffered (it came with the headers): anything else is read by `body`.
+    if (this.aborted || this.reading || !req.complete || req.readableFlowing) return undefined;
+    if (Number(req.headers['content-length']) > maxBytes) return undefined;
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (let chunk = req.read() as Buffer | null; chunk !== null; chunk = req.read() as Buffer | null) {
+      chunks.push(chunk);
+      total += chunk.length;
+    }
+    if (total > maxBytes) {
+      this.reading = Promise.reject(payloadTooLarge(maxBytes));
+      this.reading.catch(() => {});
+      return undefined;
+    }
+    const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
+    this.reading = Promise.resolve(bytes);
+    return bytes;
+  }
+
   body(maxBytes: number): Promise<Uint8Array> {
     if (this.aborted) return Promise.reject(this.aborted);
     this.reading ??= readNodeBody(this.req, maxBytes, (fail) => {
@@ -251,25 +272,41 @@ function coreListener(core: GatewayCore, guard: ConnectionGuard, log: (line: str
       guard.finished(socket, request);
       return;
     }
-    core.handle(request).then(
-      (answer) => {
-        try {
-          // After a timeout or a parser error on this connection, or an answer before the body arrived, it
-          // closes after this answer, and nothing more is answered on it.
-          const close = state?.closeAfter === true || closesAfterAnswer(req);
-          if (close && state) state.closeAfter = true;
-          writeAnswer(res, answer, close);
-        } catch (error) {
-          writeFailed(res, error, log);
-        }
-        guard.finished(socket, request);
-      },
-      (error: unknown) => {
-        writeFailed(res, error, log);
-        guard.finished(socket, request);
-      },
-    );
+    // A microtask later: by then Node's parser has also taken the rest of the bytes that came with the
+    // headers, so a small body is there to read without a wait (`arrivedBody`).
+    queueMicrotask(() => handleOnCore(core, req, request, res, socket, state, guard, log));
   };
+}
+
+/** The core's answer to a request, written; the connection guard learns it is done. */
+function handleOnCore(
+  core: GatewayCore,
+  req: IncomingMessage,
+  request: NodeRequest,
+  res: ServerResponse,
+  socket: TrackedSocket,
+  state: ConnectionState | undefined,
+  guard: ConnectionGuard,
+  log: (line: string) => void,
+) {
+  core.handle(request).then(
+    (answer) => {
+      try {
+        // After a timeout or a parser error on this connection, or an answer before the body arrived, it
+        // closes after this answer, and nothing more is answered on it.
+        const close = state?.closeAfter === true || closesAfterAnswer(req);
+        if (close && state) state.closeAfter = true;
+        writeAnswer(res, answer, close);
+      } catch (error) {
+        writeFailed(res, error, log);
+      }
+      guard.finished(socket, request);
+    },
+    (error: unknown) => {
+      writeFailed(res, error, log);
+      guard.finished(socket, request);
+    },
+  );
 }
 
 /** A handler writing its own answers (the proxy), with the connection facts and refusals of `coreListener`. */
@@ -278,8 +315,11 @@ function nodeListener(handler: NodeHandler, guard: ConnectionGuard, log: (line: 
     const request = new NodeRequest(req, res);
     const socket = req.socket as TrackedSocket;
     const state = guard.started(socket, request);
-    const refusal = state?.refused ? guard.refusal() : (missingHost(req) ?? http2Preface(req));
+    const refusal = state?.refused
+      ? guard.refusal()
+      : (missingHost(req) ?? http2Preface(req) ?? edgeRefusal(req));
     if (refusal) {
+      if (state) state.closeAfter = true;
       writeAnswer(res, handler.refuse(refusal, request), true);
       guard.finished(socket, request);
       return;

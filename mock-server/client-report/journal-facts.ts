@@ -112,7 +112,7 @@ export interface ReactionFacts {
   /**
    * Whether `e`, arriving within TOGETHER_MS after `x`, was sent together with it: not a reaction to it. On
    * another idle connection (nothing else tells), only when it arrived within SAME_TURN_MS of `x`'s answer.
-   * In process, exactly when it was issued before `x`'s answer was handed back.
+   * In process, exactly when neither was issued with the other's answer in hand.
    */
   sentTogether(e: JournalEntry, x: JournalEntry): boolean;
 }
@@ -209,8 +209,9 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
     },
     sentTogether(e, x) {
       if (e === x) return true;
-      // In process: issued before the other's answer was handed back, or with it in hand.
-      if (deliveryCompares(e, x)) return !issuedAfterAnswer(e, x);
+      // In process: together when neither was issued with the other's answer in hand (whichever is later:
+      // under fake timers every request may carry the same time).
+      if (deliveryCompares(e, x)) return !issuedAfterAnswer(e, x) && !issuedAfterAnswer(x, e);
       if (e.real_ms - x.real_ms > TOGETHER_MS || sameConnectionAfter(e, x)) return false;
       if (sentBeforeAnswer(e, x)) return true;
       if (firstOnConnection(e)) return (e.connection_opened_ms as number) < batchUntil(x);

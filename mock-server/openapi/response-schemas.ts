@@ -127,6 +127,25 @@ export const journalEntrySchema = z.looseObject({
     .int()
     .optional()
     .describe('Which request this was on its connection (1 = the first); Node adapter only.'),
+  answers_seen: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'In process (msw, fetch adapter): answers the adapter had handed back when this request was issued.',
+    ),
+  answer_order: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "In process: this request's answer's place in the order answers were handed back (1 = the first).",
+    ),
+  delivery_instance: z
+    .number()
+    .int()
+    .optional()
+    .describe('Shared store: the instance whose in-process counts these are.'),
   method: z.string(),
   path: z.string(),
   operation: z.string(),

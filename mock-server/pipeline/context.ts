@@ -22,6 +22,13 @@ export interface GatewayRequest {
    * whatever Content-Length said; a client that hangs up mid-body is a 400. Read at most once.
    */
   body(maxBytes: number): Promise<Uint8Array>;
+  /**
+   * The body when all of it has arrived already (as `body` would give it, at most `maxBytes`), without a
+   * wait; undefined when it has not (or when it is refused: `body` then says why). Optional: an adapter that
+   * has it spares the pipeline a tick per request (node:http, where a small body comes with its headers).
+   * Counts as the one read.
+   */
+  arrivedBody?(maxBytes: number): Uint8Array | undefined;
   /** `scheme://host[:port]` the caller addressed, for links in answers. */
   readonly origin: string;
   /** The connection it came on, when the adapter has one (node:http); msw and direct fetch calls have none. */

@@ -17,19 +17,32 @@ export interface ToolBody<T> {
  * report recognises retries by it, whatever a retry changed in case, spacing, punctuation or ignored
  * fields), and the query or URL with secrets redacted, also when the body is refused.
  */
-export async function readToolBody<T>(
+export function readToolBody<T>(
   ctx: CallContext,
   identity: Identity,
   spec: ToolSpec<T>,
-): Promise<ToolBody<T>> {
-  const bytes = await readBody(ctx.request, ctx.runtime.config.server.max_body_bytes);
+): ToolBody<T> | Promise<ToolBody<T>> {
+  const read = readBody(ctx.request, ctx.runtime.config.server.max_body_bytes);
+  return read instanceof Promise
+    ? read.then((bytes) => toolBody(ctx, identity, spec, bytes))
+    : toolBody(ctx, identity, spec, read);
+}
+
+/** The read bytes as the tool's body, noted for the journal; a refused body is noted, then thrown. */
+function toolBody<T>(
+  ctx: CallContext,
+  identity: Identity,
+  spec: ToolSpec<T>,
+  bytes: Uint8Array,
+): ToolBody<T> | Promise<never> {
   ctx.requestBody = bytes;
   let value: T;
   try {
     value = parseJsonBody(bytes, spec.schema);
   } catch (error) {
-    await noteRefusedCall(ctx, identity, spec.field, bytes);
-    throw error;
+    return noteRefusedCall(ctx, identity, spec.field, bytes).then(() => {
+      throw error;
+    });
   }
   ctx.note.request_fingerprint = journalFingerprint(spec.tool, bytes);
   ctx.note.request_key = requestKey(spec.tool, value as Record<string, unknown>);

@@ -31,7 +31,8 @@ export function toolCall<T>(spec: ToolSpec<T>): Handler {
     const id = identity instanceof Promise ? await identity : identity;
     const refused = authorize(ctx, id, spec);
     if (refused) await refused;
-    const body = await readToolBody(ctx, id, spec);
+    const read = readToolBody(ctx, id, spec);
+    const body = read instanceof Promise ? await read : read;
     const admitted = admit(ctx, id, spec.tool);
     const admission = admitted instanceof Promise ? await admitted : admitted;
     let key: KeyOutcome | undefined;

@@ -3,8 +3,10 @@
  * under a temporary folder, and used there on Node 20 (this process's node) and Node 24:
  *   (a) a plain ES module imports the gateway and serves it with `node` (esm/serve.mjs);
  *   (b) a strict TypeScript project (module NodeNext, skipLibCheck false) compiles against the types;
- *   (c) a vitest test uses the msw handlers through the global fetch and the client-rules matcher;
- *   (d) the same with jest (native ES modules), in a project without vitest, compiled by tsc first;
+ *   (c) a vitest test uses the msw handlers through the global fetch and the client-rules matcher, and
+ *       agents that meet 429s under vitest's fake timers (fake-timers.test.ts);
+ *   (d) the same with jest (native ES modules, jest's modern fake timers), in a project without vitest,
+ *       compiled by tsc first;
  *   (e) `npx --no-install agent-gateway` runs from the installed package (--help, token, serve with the
  *       dashboard's files and /openapi.json).
  * The files under esm/, vitest-project/ and jest-project/ are the README's examples, as they run here.
@@ -317,12 +319,12 @@ for (const index of [0, 1]) {
           timeoutMs: 3 * MINUTE,
         });
         expectSuccess('vitest run', result);
-        assert.match(result.output, /Tests\s+2 passed/);
+        assert.match(result.output, /Tests\s+6 passed/);
       }),
     );
 
     it(
-      '(d) jest (native ES modules): the same test, compiled by tsc',
+      '(d) jest (native ES modules): the same test, and fake timers, compiled by tsc',
       step(async () => {
         const dir = projectDir('jest');
         const result = await run(
@@ -331,7 +333,7 @@ for (const index of [0, 1]) {
           { cwd: dir, nodeDir: runtime().dir, timeoutMs: 3 * MINUTE },
         );
         expectSuccess('jest', result);
-        assert.match(result.output, /Tests:\s+2 passed, 2 total/);
+        assert.match(result.output, /Tests:\s+4 passed, 4 total/);
       }),
     );
 

@@ -28,7 +28,7 @@ export const NOT_IN_PROCESS: Partial<Record<string, string>> = {
  * hundreds of ms; grading) runs while another program is timing its waits: `prepare` every program, `run`
  * them, then `grade` each as `runClientProgram` grades the HTTP run.
  */
-export function prepareInProcess(program: ClientProgram, server: SetupServer, host: string) {
+export function prepareInProcess(program: ClientProgram, host: string) {
   const gateway = createGateway({ config: program.scenario?.config ?? {}, log: () => {} });
   for (const fault of program.scenario?.faults ?? []) gateway.faults.add(faultSpecSchema.parse(fault));
   const baseUrl = `http://${host}`;
@@ -89,7 +89,7 @@ export async function runCatalogueInProcess(
   server: SetupServer,
   parallel = 6,
 ): Promise<ProgramOutcome[]> {
-  const prepared = programs.map((p, k) => prepareInProcess(p, server, `program-${k}.gateway.test`));
+  const prepared = programs.map((p, k) => prepareInProcess(p, `program-${k}.gateway.test`));
   // Only the running programs' handlers are on the server: msw tries every handler on every request.
   const active = new Set<(typeof prepared)[number]>();
   const onServer = () => server.resetHandlers(...[...active].flatMap((p) => p.handlers));
