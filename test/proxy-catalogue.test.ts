@@ -16,17 +16,21 @@ import { createProxy } from '../mock-server/proxy/proxy.ts';
  * and library clients; timing rules are required only when the program's own account says its waits held.
  */
 
-const SAMPLE = [
-  'well-behaved-agent',
-  'ky-with-jitter',
-  'reads-hostile-pages',
-  'blind-retry-429',
-  'storm-after-429',
-  'token-base64-in-query',
-  'retries-denied-tool',
-  'resends-expired-token',
-  'api-key-split-across-queries',
-];
+// PROXY_CATALOGUE=all runs every program of the catalogue (slower; the sample keeps `npm test` short).
+const SAMPLE =
+  process.env.PROXY_CATALOGUE === 'all'
+    ? CLIENT_CATALOGUE.map((p) => p.name)
+    : [
+        'well-behaved-agent',
+        'ky-with-jitter',
+        'reads-hostile-pages',
+        'blind-retry-429',
+        'storm-after-429',
+        'token-base64-in-query',
+        'retries-denied-tool',
+        'resends-expired-token',
+        'api-key-split-across-queries',
+      ];
 
 const API_KEYS: Record<ClientProgram['agent'], string> = {
   'agent-verified': 'ak_verified_2b8d4f6a1c9e',

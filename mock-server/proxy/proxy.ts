@@ -222,25 +222,27 @@ export function createProxy(options: ProxyOptions): Proxy {
   };
 
   /** Writes an answer the proxy makes itself (admin API, fault, unreachable target). */
-  const writeOwn = (res: ServerResponse, answer: GatewayResponse | Answer): Promise<void> =>
+  /** Resolves, once written, with when it was handed to the socket (what the journal records). */
+  const writeOwn = (res: ServerResponse, answer: GatewayResponse | Answer): Promise<number> =>
     new Promise((resolve) => {
       if (answer.drop) {
         res.req.socket.destroy();
-        resolve();
+        resolve(performance.now());
         return;
       }
       res.writeHead(answer.status, {
         ...answer.headers,
         'content-length': String(Buffer.byteLength(answer.body)),
       });
-      res.end(answer.body, () => resolve());
-      res.once('close', () => resolve());
+      res.end(answer.body);
+      const handedOver = performance.now();
+      res.once('finish', () => resolve(handedOver));
+      res.once('close', () => resolve(handedOver));
     });
 
   const serveAdmin = async (request: GatewayRequest, res: ServerResponse) => {
     const answer = await gateway.core.handle(request);
-    await writeOwn(res, answer);
-    answer.record(performance.now());
+    answer.record(await writeOwn(res, answer));
   };
 
   const bodyBytes = () => runtime.config.journal.body_bytes;
@@ -283,6 +285,7 @@ export function createProxy(options: ProxyOptions): Proxy {
       status: number,
       answeredAt: number,
       answer: { raw: readonly string[]; body?: ReturnType<typeof collector>; text?: string },
+      writtenAt = performance.now(),
     ) => {
       const { note } = ctx;
       const responseText =
@@ -362,7 +365,7 @@ export function createProxy(options: ProxyOptions): Proxy {
               httpVersion: req.httpVersion,
             }
           : undefined;
-      recordCall(ctx, status, answeredAt, performance.now(), pieces);
+      recordCall(ctx, status, answeredAt, writtenAt, pieces);
     };
 
     /** An answer the proxy makes itself (fault, unreachable target): the request's body is read and dropped. */
@@ -378,12 +381,14 @@ export function createProxy(options: ProxyOptions): Proxy {
       req.on('data', (chunk: Buffer) => requestBody.add(chunk));
       req.resume();
       const answeredAt = performance.now();
-      await writeOwn(res, answer);
+      const writtenAt = await writeOwn(res, answer);
       if (ended) await ended;
-      record(answer.drop ? 0 : answer.status, answeredAt, {
-        raw: Object.entries(answer.headers).flat(),
-        text: answer.body,
-      });
+      record(
+        answer.drop ? 0 : answer.status,
+        answeredAt,
+        { raw: Object.entries(answer.headers).flat(), text: answer.body },
+        writtenAt,
+      );
     };
 
     if ((FAULT_TARGETS as readonly string[]).includes(operation)) {
@@ -432,11 +437,18 @@ export function createProxy(options: ProxyOptions): Proxy {
         res.writeHead(status, up.statusMessage, endToEnd(up.rawHeaders) as unknown as OutgoingHttpHeaders);
         up.on('data', (chunk: Buffer) => body.add(chunk));
         up.pipe(res);
+        // When the last of the answer was handed to the client's socket (pipe ends the response on the
+        // target's end, before this listener): as the gateway records it. 'finish' comes a turn later,
+        // after the client may already have sent its next request.
+        let writtenAt: number | undefined;
+        up.once('end', () => {
+          writtenAt = performance.now();
+        });
         let done = false;
         const finish = (written: boolean) => {
           if (done) return;
           done = true;
-          record(written ? status : 0, answeredAt, { raw: up.rawHeaders, body });
+          record(written ? status : 0, answeredAt, { raw: up.rawHeaders, body }, writtenAt);
           resolve();
         };
         res.once('finish', () => finish(true));
