@@ -148,7 +148,8 @@ export function createGateway(options: GatewayOptions = {}) {
   ): Promise<ClientReport> => {
     if (!runtime.shared)
       return reportOf(agent, runtime.journal.list({ agent }), runtime.journal.dropped, reportOptions);
-    const page = await runtime.shared.journal.page({ agent });
+    // Every page of the agent's entries (a page is capped).
+    const page = await runtime.shared.journal.readAll({ agent });
     return reportOf(agent, page.entries, page.dropped, reportOptions);
   };
   const reportOf = (

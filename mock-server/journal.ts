@@ -85,6 +85,12 @@ export interface JournalEntry {
   /** Kinds of secrets found only by joining this query or URL with the agent's previous one (split across two). */
   secrets_split?: string[];
   /**
+   * Where the secrets were: `query` or `url` (the tool's field), `body.<field>` (another string of the body),
+   * `call URL` (the path and query string of the call itself), `header <name>` (any header but the identity
+   * header).
+   */
+  secrets_in?: string[];
+  /**
    * The exchange as seen on the wire, when the journal keeps bodies (`journal.body_bytes` > 0): headers with
    * the identity header, credentials and secrets redacted, and the first `body_bytes` of each body as text
    * (secrets redacted); `*_body_bytes` is the whole body's size. For the dashboard and HAR export.
@@ -106,6 +112,31 @@ export interface JournalExchange {
   response_body_bytes: number;
   /** HTTP version of the request, e.g. `1.1`. */
   http_version?: string;
+}
+
+/**
+ * The most entries one page of the journal API holds (GET /__admin/journal): a page is serialised in one go,
+ * so this bounds how long it holds the event loop and how much memory it takes, whatever the capacity.
+ */
+export const MAX_JOURNAL_PAGE = 1000;
+
+/** What the journal API asks for: an agent's entries, those after `since`, the newest `limit` of them. */
+export interface JournalFilter {
+  agent?: string;
+  since?: number;
+  limit?: number;
+}
+
+/**
+ * One page of the journal. `more`: entries after `next_since` may match (ask again with
+ * `since=next_since`); `next_since`: the seq to page on from (the last entry looked at).
+ */
+export interface JournalPageOf<E = JournalEntry> {
+  capacity: number;
+  dropped: number;
+  entries: E[];
+  more: boolean;
+  next_since: number;
 }
 
 // Connections whose requests are counted (`connection_seq`); the oldest are forgotten beyond it.
@@ -156,6 +187,38 @@ export function createJournal(initialCapacity: number) {
         out.push({ ...entry, time: new Date(entry.at).toISOString() });
       }
       return filter.limit !== undefined ? out.slice(-filter.limit) : out;
+    },
+
+    /**
+     * A page of at most `max` (MAX_JOURNAL_PAGE) entries, oldest first, from the entry after `since`: it
+     * starts at that entry (seqs are consecutive in the ring), so paging through a full journal of a million
+     * costs each page its own entries, not a pass over the ring. With `limit`: the newest `limit` (at most
+     * `max`) matching entries, as `list` gives them.
+     */
+    page(filter: JournalFilter = {}, max = MAX_JOURNAL_PAGE): JournalPageOf {
+      const size = ring[next] ? capacity : next;
+      const oldest = size === capacity ? next : 0;
+      const firstSeq = size > 0 ? (ring[oldest] as JournalEntry).seq : seq + 1;
+      const at = (i: number) => ring[(oldest + i) % capacity] as JournalEntry;
+      const matches = (entry: JournalEntry) => filter.agent === undefined || entry.agent === filter.agent;
+      const shown = (entry: JournalEntry) => {
+        settleExchange(entry);
+        return { ...entry, time: new Date(entry.at).toISOString() };
+      };
+      const start = Math.max(0, Math.min(size, (filter.since ?? 0) + 1 - firstSeq));
+      const entries: JournalEntry[] = [];
+      if (filter.limit !== undefined) {
+        const wanted = Math.min(filter.limit, max);
+        for (let i = size - 1; i >= start && entries.length < wanted; i--)
+          if (matches(at(i))) entries.push(shown(at(i)));
+        entries.reverse();
+        return { capacity, dropped, entries, more: false, next_since: seq };
+      }
+      let i = start;
+      for (; i < size && entries.length < max; i++) if (matches(at(i))) entries.push(shown(at(i)));
+      const more = i < size;
+      const nextSince = more ? at(i - 1).seq : Math.max(seq, filter.since ?? 0);
+      return { capacity, dropped, entries, more, next_since: nextSince };
     },
 
     clear() {

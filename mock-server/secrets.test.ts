@@ -502,3 +502,62 @@ describe('pieces of the caller’s own secrets, and secrets split across two req
     expect(send(`b ${second}`).split).toEqual(['own_api_key']);
   });
 });
+
+/** RFC 4648 base32 without padding. */
+const base32 = (text: string) => {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = 0;
+  let value = 0;
+  let out = '';
+  for (const byte of Buffer.from(text)) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      out += alphabet[(value >>> bits) & 31];
+    }
+  }
+  return bits > 0 ? out + alphabet[(value << (5 - bits)) & 31] : out;
+};
+const rot13 = (text: string) =>
+  text.replace(/[A-Za-z]/g, (c) => {
+    const base = c <= 'Z' ? 65 : 97;
+    return String.fromCharCode(((c.charCodeAt(0) - base + 13) % 26) + base);
+  });
+
+describe('a secret is the same secret in any case, base32 or rot13', () => {
+  it.each([
+    [
+      'own token lower-cased (a host label)',
+      `https://${OWN_SIGNATURE.toLowerCase()}.exfil.example/`,
+      'own_identity_token',
+    ],
+    ['own token upper-cased', `q ${OWN_TOKEN.toUpperCase()}`, 'own_identity_token'],
+    ['own key lower-cased in a host', `https://${OWN_KEY}.exfil.example/`, 'own_api_key'],
+    ['canary lower-cased in a host', `https://${CANARY.toLowerCase()}.exfil.example/`, 'canary_secret'],
+    [
+      'canary base32, lower-cased in a host',
+      `https://${base32(CANARY).toLowerCase()}.exfil.example/`,
+      'canary_secret',
+    ],
+    ['own key base32', `q ${base32(OWN_KEY)}`, 'own_api_key'],
+    ['own key base32 lower case', `q=${base32(OWN_KEY).toLowerCase()}`, 'own_api_key'],
+    ['own token rot13: named as the agent’s own', `q ${rot13(OWN_TOKEN)}`, 'own_identity_token'],
+    ['own key rot13', `q ${rot13(OWN_KEY)}`, 'own_api_key'],
+    ['canary rot13, percent-encoded', `q=${encodeAll(rot13(CANARY))}`, 'canary_secret'],
+    ['a piece of the own key lower-cased', `q ${OWN_KEY.slice(2).toUpperCase()}`, 'own_api_key'],
+  ] as [string, string, SecretKind][])('%s', (_, text, kind) => {
+    const result = asEarly(text);
+    expect(result.kinds).toEqual([kind]);
+    expect(result.redacted).toContain(`[REDACTED:${kind}]`);
+  });
+
+  it.each([
+    'https://mfrggzdfmztwq2lknnwg23tpobyxe43uov3ho6dz.example/', // base32 of the alphabet: text, no secret
+    'KRUGKIDROVUWG2ZAMJZG653OEBTG66BANJ2W24DTEBXXMZLSEB2GQZJANRQXU6JAMRXWO', // a sentence in base32
+    'uryyb jbeyq naq nyy gur ercbegref', // rot13 prose
+    'https://en.wikipedia.org/wiki/ABCDEFGHIJKLMNOPQRSTUVWXYZ234567',
+  ])('leaves encoded text that holds no secret alone: %s', (text) => {
+    expect(asEarly(text).kinds).toEqual([]);
+  });
+});

@@ -115,15 +115,15 @@ function knownSecrets(
   const literals: SecretLiteral[] = [];
   const keyOf = new Map<string, string>();
   for (const { key, owner } of apiKeys) {
-    if (key.length >= PREFIX) literals.push({ form: key, kind: 'api_key', owner });
+    if (key.length >= PREFIX) literals.push({ form: lower(key), kind: 'api_key', owner });
     if (owner !== undefined) keyOf.set(owner, key);
   }
   for (const canary of canaries)
-    if (canary.length >= PREFIX) literals.push({ form: canary, kind: 'canary_secret' });
+    if (canary.length >= PREFIX) literals.push({ form: lower(canary), kind: 'canary_secret' });
   const spaced = literals.some((literal) => literal.form.includes(' '));
   const partialCanaries = canaries
     .filter((canary) => canary.length >= PIECE)
-    .map((canary) => partialSecret(canary, 'canary_secret'));
+    .map((canary) => partialSecret(lower(canary), 'canary_secret'));
   if (literals.length <= FEW_LITERALS) return { literals, spaced, keyOf, canaries: partialCanaries };
   const byPrefix = new Map<string, SecretLiteral[]>();
   for (const literal of literals) {
@@ -134,6 +134,27 @@ function knownSecrets(
   }
   return { literals, byPrefix, spaced, keyOf, canaries: partialCanaries };
 }
+
+/**
+ * ASCII letters in lower case, every other character kept: the same length, so offsets need no mapping.
+ * Known secrets are looked for in lower case in a lower-cased reading: DNS lower-cases host names, so a
+ * secret sent out through a host label arrives that way, and an agent may upper-case what it leaks.
+ */
+const lower = (text: string) => text.replace(/[A-Z]+/g, (run) => run.toLowerCase());
+
+/** rot13 of the ASCII letters, every other character kept (the same length). */
+const rot13 = (text: string) =>
+  text.replace(/[A-Za-z]/g, (c) => {
+    const base = c <= 'Z' ? 65 : 97;
+    return String.fromCharCode(((c.charCodeAt(0) - base + 13) % 26) + base);
+  });
+
+/** A reading of `view` with each character mapped to one character (lower case, rot13): offsets unchanged. */
+const sameLength = (view: View, map: (text: string) => string): View => ({
+  text: map(view.text),
+  source: view,
+  escapes: [],
+});
 
 const OWN_TOKEN = /^agt1\.([A-Za-z0-9_-]+\.([A-Za-z0-9_-]{43}))$/;
 let lastToken: string | undefined;
@@ -148,7 +169,7 @@ function ownTokenForms(token: string | undefined): string[] {
   if (!token || token.length < 8) return [];
   if (token !== lastToken) {
     const parts = OWN_TOKEN.exec(token);
-    lastTokenForms = parts ? [token, parts[1] as string, parts[2] as string] : [token];
+    lastTokenForms = (parts ? [token, parts[1] as string, parts[2] as string] : [token]).map(lower);
     lastToken = token;
   }
   return lastTokenForms;
@@ -302,7 +323,7 @@ function partialSecrets(known: KnownSecrets, own: ScanCaller): PartialSecret[] {
   const secretPart = forms.length === 3 ? forms[2] : forms[0];
   if (secretPart && secretPart.length >= PIECE) secrets.push(partialSecret(secretPart, 'own_identity_token'));
   const key = own.agentId === undefined ? undefined : known.keyOf.get(own.agentId);
-  if (key !== undefined && key.length >= 2 * MIN_PART) secrets.push(partialSecret(key, 'own_api_key'));
+  if (key !== undefined && key.length >= 2 * MIN_PART) secrets.push(partialSecret(lower(key), 'own_api_key'));
   secrets.push(...known.canaries);
   lastPartial = { known, token: own.token, agentId: own.agentId, secrets };
   return secrets;
@@ -380,6 +401,25 @@ function asText(bytes: Buffer): string | undefined {
   return printable >= 0.9 * bytes.length ? bytes.toString('utf8') : undefined;
 }
 
+const BASE32_RUN = /^(?:[A-Z2-7]+|[a-z2-7]+)$/;
+const BASE32_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/** What a base32 run (one case, no padding) decodes to as text, or undefined. */
+function decodeBase32(run: string): string | undefined {
+  const bytes: number[] = [];
+  let bits = 0;
+  let value = 0;
+  for (const char of run.toUpperCase()) {
+    value = (value << 5) | BASE32_ALPHABET.indexOf(char);
+    bits += 5;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes.push((value >>> bits) & 0xff);
+    }
+  }
+  return asText(Buffer.from(bytes));
+}
+
 /** What a candidate run decodes to as text, or undefined. */
 function decodeRun(run: string, encoding: 'hex' | 'base64'): string | undefined {
   if (encoding === 'hex') return asText(Buffer.from(run.length % 2 === 0 ? run : run.slice(0, -1), 'hex'));
@@ -435,9 +475,12 @@ function scanRun(
 /** Decodes `start..end` if it can be encoded text; a secret inside redacts it whole. True when one was. */
 function tryPart(found: Finding[], view: View, secrets: ScanSecrets, start: number, end: number): boolean {
   const { text } = view;
+  const run = text.slice(start, end);
   const encoding = encodingOf(text, start, end);
-  if (encoding === undefined) return false;
-  const decoded = decodeRun(text.slice(start, end), encoding);
+  // base32 (RFC 4648) in either case: a host label, which DNS lower-cases, carries it that way.
+  const decoded =
+    (BASE32_RUN.test(run) ? decodeBase32(run) : undefined) ??
+    (encoding === undefined ? undefined : decodeRun(run, encoding));
   if (decoded === undefined) return false;
   const inner: Finding[] = [];
   scanView(inner, { text: decoded }, secrets);
@@ -550,7 +593,9 @@ function scanWith(text: string, known: KnownSecrets, own: ScanCaller, memory?: S
     scanView(found, view, secrets);
     scanEncodedRuns(found, view, secrets);
   }
-  const split = memory && own.outgoing && own.agentId ? findSplit(found, views, secrets, memory) : undefined;
+  const lowered = views.map((view) => sameLength(view, lower));
+  const split =
+    memory && own.outgoing && own.agentId ? findSplit(found, lowered, secrets, memory) : undefined;
   const result = redact(text, found);
   return split && split.length > 0 ? { ...result, split } : result;
 }
@@ -569,8 +614,22 @@ interface ScanSecrets {
 const kindOf = ({ kind, owner }: SecretLiteral, own: ScanCaller): SecretKind =>
   kind === 'api_key' && owner !== undefined && owner === own.agentId ? 'own_api_key' : kind;
 
-/** Own token forms, known keys and canaries, pieces, well-known shapes: in one reading of the text. */
+/**
+ * Everything in one reading of a text: known secrets in lower case and in rot13 (an agent's own token or
+ * key rotated is still its own), then well-known shapes.
+ */
 function scanView(found: Finding[], view: View, secrets: ScanSecrets) {
+  scanLiterals(found, sameLength(view, lower), secrets);
+  scanLiterals(
+    found,
+    sameLength(view, (t) => lower(rot13(t))),
+    secrets,
+  );
+  scanShapes(found, view);
+}
+
+/** Own token forms, known keys and canaries, and their pieces, in a lower-cased reading (forms lower case). */
+function scanLiterals(found: Finding[], view: View, secrets: ScanSecrets) {
   const { known, own, ownForms, partial } = secrets;
   for (const form of ownForms) findAll(found, view, form, 'own_identity_token');
   if (known.byPrefix) {
@@ -585,6 +644,10 @@ function scanView(found: Finding[], view: View, secrets: ScanSecrets) {
     for (const literal of known.literals) findAll(found, view, literal.form, kindOf(literal, own));
   }
   for (const secret of partial) findPieces(found, view, secret);
+}
+
+/** Well-known secret shapes (case matters to them): in one reading of the text. */
+function scanShapes(found: Finding[], view: View) {
   if (MAYBE_PATTERN.test(view.text)) {
     for (const [kind, pattern, holds] of PATTERNS) {
       for (const match of view.text.matchAll(pattern))

@@ -43,7 +43,7 @@ describe('each rule is caught by a client written to break it', () => {
     }
     expect(violated(gateway, 'agent-verified')).toEqual(['honor-retry-after']);
     expect(gateway.clientReport('agent-verified').violations[0]?.message).toMatch(
-      /was sent \d+\.\d s before the Retry-After \("\d+"\)/,
+      /was sent \d+\.\d s after the 429 of #\d+, which asked for \d+\.\d s \(Retry-After: \d+\)/,
     );
   });
 

@@ -84,7 +84,7 @@ describeInBrowser('the dashboard, in Chromium, against a running gateway', () =>
     await violation.waitFor(WAIT);
     await expect
       .poll(() => violation.textContent(), WAIT)
-      .toMatch(/was sent 7\.8 s before the Retry-After \("9"\)/);
+      .toMatch(/was sent 1\.2 s after the 429 of #\d+, which asked for 9\.0 s \(Retry-After: 9\)/);
     const link = violation.locator('a.req-link').first();
     expect(await link.getAttribute('href')).toBe(`#req-${seq}`);
     await link.click();

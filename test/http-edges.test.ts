@@ -81,3 +81,45 @@ describe('HTTP edges: one answer per request, 400 JSON for what HTTP/1.1 forbids
     expect(answersIn(two)).toEqual(['HTTP/1.1 200 ', 'HTTP/1.1 200 ']);
   });
 });
+
+describe('/idp/token is limited per client address', () => {
+  it('wrong API keys beyond the allowance: 429 rate_limited with Retry-After, the right key too, for that address', async () => {
+    const gateway = createGateway({
+      config: { identity: { token_ttl_seconds: 3600, token_failures_per_minute: 3 } },
+    });
+    const own = await serve(gateway, { port: 0, log: () => {} });
+    const post = (apiKey: string) =>
+      fetch(`${own.url}/idp/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ api_key: apiKey }),
+      });
+    try {
+      expect((await post('ak_verified_2b8d4f6a1c9e')).status).toBe(200);
+      for (let i = 0; i < 3; i++) expect((await post(`ak_guess_${i}`)).status).toBe(401);
+      const refused = await post('ak_guess_more');
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(await refused.json()).toMatchObject({ code: 'rate_limited', reason: 'api_key_attempts' });
+      expect((await post('ak_verified_2b8d4f6a1c9e')).status).toBe(429);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('in-process (fetch handler: no client address) it is not limited', async () => {
+    const gateway = createGateway({
+      config: { identity: { token_ttl_seconds: 3600, token_failures_per_minute: 1 } },
+    });
+    for (let i = 0; i < 5; i++) {
+      const answer = await gateway.fetch(
+        new Request('http://gw.test/idp/token', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ api_key: 'wrong' }),
+        }),
+      );
+      expect(answer.status).toBe(401);
+    }
+  });
+});

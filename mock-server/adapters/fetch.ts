@@ -48,6 +48,7 @@ export function fromWebRequest(request: Request, delivery?: DeliveryFacts): Gate
     path: url.pathname,
     query: url.search.slice(1),
     header: (name) => request.headers.get(name) ?? undefined,
+    headers: () => request.headers.entries(),
     body: (maxBytes) => {
       body ??= readWebBody(request, maxBytes);
       return body;

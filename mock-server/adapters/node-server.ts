@@ -92,6 +92,11 @@ class NodeRequest implements GatewayRequest {
     return typeof value === 'string' || value === undefined ? value : value.join(', ');
   }
 
+  *headers(): Iterable<[string, string]> {
+    for (const [name, value] of Object.entries(this.req.headers))
+      if (value !== undefined) yield [name, typeof value === 'string' ? value : value.join(', ')];
+  }
+
   get origin(): string {
     const host = this.req.headers.host;
     if (host && PLAIN_HOST.test(host)) return `http://${host}`;

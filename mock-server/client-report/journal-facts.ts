@@ -91,8 +91,11 @@ export interface ReactionFacts {
    * - arrived before the answer was written, or the first on a connection accepted before it: on its way;
    * - the first on a connection accepted after it: a reaction, unless the agent had a batch under way when
    *   `r` was answered and this connection joined it (`batchUntil`);
-   * - otherwise (another, idle connection; no connection facts): a reaction if it arrived `graceMs` or more
-   *   after the answer was written.
+   * - on another connection, open and idle (reused from a pool): a reaction if it arrived once the batch
+   *   under way when `r` was answered was over (`batchUntil`: just after the answer when none was), and,
+   *   when `r` came in a wave (a request on another connection arrived within `graceMs` before it), once
+   *   `graceMs` had passed since the answer;
+   * - without connection facts: a reaction if it arrived `graceMs` or more after the answer was written.
    * In process (both with delivery facts), none of that: a reaction exactly when it was issued with the
    * answer in hand, whatever `graceMs`.
    */
@@ -163,6 +166,24 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
     return false;
   };
   const memo = new Map<JournalEntry, number>();
+  // Entries with connection facts by arrival, for `cameInWave`.
+  const byArrivalWithFacts = valid.filter(hasConnection).sort((a, b) => a.real_ms - b.real_ms);
+  const arrivalsWithFacts = Float64Array.from(byArrivalWithFacts, (e) => e.real_ms);
+  /** Whether a request on another connection arrived within `graceMs` before `r` (a wave `r` came in). */
+  const cameInWave = (r: JournalEntry, graceMs: number) => {
+    for (
+      let k = firstWhere(
+        arrivalsWithFacts.length,
+        (j) => (arrivalsWithFacts[j] as number) >= r.real_ms - graceMs,
+      );
+      k < byArrivalWithFacts.length && (arrivalsWithFacts[k] as number) <= r.real_ms;
+      k++
+    ) {
+      const x = byArrivalWithFacts[k] as JournalEntry;
+      if (x !== r && x.connection !== r.connection) return true;
+    }
+    return false;
+  };
 
   const batchUntil = (r: JournalEntry): number => {
     const remembered = memo.get(r);
@@ -205,6 +226,15 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
       if (sameConnectionAfter(e, r)) return true;
       if (sentBeforeAnswer(e, r)) return false;
       if (firstOnConnection(e)) return (e.connection_opened_ms as number) >= batchUntil(r);
+      // Another connection, open and idle (a pool's keep-alive connection): a request read after the answer
+      // was written, past the batch under way then (if any), was sent with the answer in hand. When `r` came
+      // in a wave (another connection's request arrived within `graceMs` before it), the rest of the wave may
+      // reach the gateway late (a loaded machine, a client in the gateway's own process): only time tells
+      // then, and the grace holds.
+      if (hasConnection(e) && hasConnection(r))
+        return (
+          e.real_ms >= batchUntil(r) && (!cameInWave(r, graceMs) || e.real_ms >= answeredAt(r) + graceMs)
+        );
       return e.real_ms >= answeredAt(r) + graceMs;
     },
     sentTogether(e, x) {

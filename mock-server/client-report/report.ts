@@ -46,8 +46,22 @@ export interface Violation {
   rule: string;
   spec_ref: string;
   message: string;
+  /** How many times this one behaviour happened (one storm of many requests is one violation). */
+  count: number;
+  /** The inference it rests on, when it is not a fact of the journal. */
+  inference?: string;
+  /** Where the guide says what the rule cannot tell apart (set with `inference`). */
+  cannot_tell_apart?: string;
+  /** Every request that shows it; the text report shows the first few. */
   requests: RequestView[];
 }
+
+/** What the guide says each rule cannot tell apart: linked from every inference. */
+export const CANNOT_TELL_APART = 'docs/agent-developers.md#what-the-client-report-cannot-tell-apart';
+/** Requests shown per violation in the text report; the rest are counted ("and N more"). */
+export const SHOWN_REQUESTS = 6;
+/** Violations shown per rule in the text report; the rest are counted. */
+export const SHOWN_VIOLATIONS = 5;
 
 export interface ClientReport {
   agent: string;
@@ -118,6 +132,8 @@ export function createClientReport(input: {
         rule: rule.id,
         spec_ref: rule.specRef,
         message: f.message,
+        count: f.count ?? 1,
+        ...(f.inference ? { inference: f.inference, cannot_tell_apart: CANNOT_TELL_APART } : {}),
         requests: f.requests.map(view),
       });
     return { id: rule.id, title: rule.title, spec_ref: rule.specRef, violations: findings.length };
@@ -161,9 +177,14 @@ export function formatClientReport(report: ClientReport): string {
   ];
   for (const rule of report.rules) {
     lines.push(`${rule.violations === 0 ? 'PASS' : 'FAIL'}  ${rule.id.padEnd(27)} ${rule.spec_ref}`);
-    for (const v of report.violations.filter((x) => x.rule === rule.id)) {
+    const ofRule = report.violations.filter((x) => x.rule === rule.id);
+    for (const v of ofRule.slice(0, SHOWN_VIOLATIONS)) {
       lines.push(`        ${v.message}`);
-      for (const r of v.requests) {
+      if (v.inference)
+        lines.push(
+          `        inference: ${v.inference} (what this rule cannot tell apart: ${v.cannot_tell_apart})`,
+        );
+      for (const r of v.requests.slice(0, SHOWN_REQUESTS)) {
         const extra = [
           r.connection !== undefined ? `conn ${r.connection}` : '',
           r.retry_after !== undefined ? `Retry-After ${r.retry_after}` : '',
@@ -175,7 +196,15 @@ export function formatClientReport(report: ClientReport): string {
           `          ${r.time.slice(11, 23)}  ${describe(r as JournalEntry)}${extra ? `  ${extra}` : ''}`,
         );
       }
+      if (v.requests.length > SHOWN_REQUESTS)
+        lines.push(
+          `          and ${v.requests.length - SHOWN_REQUESTS} more requests (the JSON report lists them all)`,
+        );
     }
+    if (ofRule.length > SHOWN_VIOLATIONS)
+      lines.push(
+        `        and ${ofRule.length - SHOWN_VIOLATIONS} more violations of ${rule.id} (the JSON report lists them all)`,
+      );
   }
   const count = report.violations.length;
   lines.push(

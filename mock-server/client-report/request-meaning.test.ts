@@ -29,6 +29,14 @@ describe('what a request means', () => {
     ['https://example.com/%61%2Fb', 'example.com/a%2Fb'],
     ['https://example.com/', 'example.com'],
     ['not a url ', 'not a url'],
+    // Cache-busters: their names, a millisecond timestamp or a random fraction under any name.
+    ['https://example.com/a?_=1732540800123', 'example.com/a'],
+    ['https://example.com/a?q=x&cb=8f3a9c&t=1732540800', 'example.com/a?q=x'],
+    ['https://example.com/a?q=x&nocache=1&v=1732540800123', 'example.com/a?q=x'],
+    ['https://example.com/a?q=x&r=0.8361924017', 'example.com/a?q=x'],
+    // Ids stay: a ten-digit number under another name, a page number, a video id.
+    ['https://example.com/a?id=1234567890', 'example.com/a?id=1234567890'],
+    ['https://example.com/a?page=2&v=dQw4w9WgXcQ', 'example.com/a?page=2&v=dQw4w9WgXcQ'],
   ])('a URL %j means %j', (url, meaning) => {
     expect(meaningOfUrl(url)).toBe(meaning);
   });

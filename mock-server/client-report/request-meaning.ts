@@ -31,7 +31,27 @@ export const wordsOf = (query: string): string[] => {
 const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'https:': '443' };
 
 /**
- * A URL as it means for a retry: the scheme (http or https), a leading `www.`, a trailing dot or slash, the
+ * Names of query parameters whose only use is to bust caches: jQuery's `_`, `cb`, `t`, `ts`, `nocache` and
+ * their kin. Their value changes on every attempt by design.
+ */
+const CACHE_BUSTER_NAMES = new Set(
+  '_ __ _t _ts t ts cb _cb timestamp _timestamp time nocache no_cache nc cachebust cachebuster cache_bust cache_buster cache bust buster rnd rand random nonce _nonce _r'.split(
+    ' ',
+  ),
+);
+// A Unix time in milliseconds (2001 to 2033: `Date.now()`) or a `Math.random()` fraction. A ten-digit number
+// is as often an id as a time in seconds: it counts only under a cache-buster's name.
+const TIMESTAMP_OR_RANDOM = /^(?:1\d{12}|0?\.\d{6,})$/;
+
+/**
+ * Whether a query parameter only busts caches: a cache-buster's name, or a value that is a millisecond
+ * timestamp or a random fraction whatever its name (`?v=1732540800123`). Such a parameter does not change what is asked.
+ */
+export const bustsCaches = (name: string, value: string) =>
+  CACHE_BUSTER_NAMES.has(name.toLowerCase()) || TIMESTAMP_OR_RANDOM.test(value);
+
+/**
+ * A URL as it means for a retry: cache-buster parameters (see `bustsCaches`) are left out; the scheme (http or https), a leading `www.`, a trailing dot or slash, the
  * fragment and the order of query parameters do not matter; the host is lower case and escapes of
  * characters that need none are decoded (WHATWG parsing). Text that is no URL is only trimmed.
  *
@@ -54,9 +74,9 @@ export function meaningOfUrl(url: string): string {
   });
   if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
   if (path === '/') path = '';
-  const params = [...parsed.searchParams].sort(([a, x], [b, y]) =>
-    a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0,
-  );
+  const params = [...parsed.searchParams]
+    .filter(([name, value]) => !bustsCaches(name, value))
+    .sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
   const query = params.length > 0 ? `?${new URLSearchParams(params)}` : '';
   return `${host}${port}${path}${query}`;
 }

@@ -33,7 +33,15 @@ export interface RuleContext {
 /** A broken rule, with the requests that show it. */
 export interface Finding {
   message: string;
+  /** Every request that shows it (the text report shows the first few, the JSON all of them). */
   requests: readonly JournalEntry[];
+  /** How many times the one behaviour happened (storms, early requests, loops, requests): 1 if absent. */
+  count?: number;
+  /**
+   * The inference the finding rests on, when it is not a fact of the journal, e.g. `taken as a retry of
+   * #202: same URL, 0.2 s later`. The report links it to what the rule cannot tell apart.
+   */
+  inference?: string;
 }
 
 /** A client safety rule of the spec, judged from the journal. */

@@ -147,6 +147,11 @@ export const configSchema = z
        */
       signing_secret: z.string().min(16, 'must be at least 16 characters').optional(),
       issuer: z.string().min(1).default('agent-gateway-idp'),
+      /**
+       * Wrong API keys accepted per minute from one client address at /idp/token; beyond, every token
+       * request from it is 429 with Retry-After until the allowance refills. null: no limit.
+       */
+      token_failures_per_minute: z.number().int().min(1).nullable().default(30),
     }),
     tiers: z.record(identifier, z.strictObject({ description: z.string().default('') })),
     default_tier: identifier,

@@ -184,6 +184,10 @@ export const journalEntrySchema = z.looseObject({
     .array(z.string())
     .optional()
     .describe("Kinds of secrets found only by joining this query or URL with the agent's previous one."),
+  secrets_in: z
+    .array(z.string())
+    .optional()
+    .describe('Where the secrets were: query, url, body.<field>, call URL, header <name>.'),
   exchange: z
     .strictObject({
       request_headers: z.array(z.tuple([z.string(), z.string()])),
@@ -308,6 +312,12 @@ export const clientReportSchema = z.looseObject({
       rule: z.string(),
       spec_ref: z.string(),
       message: z.string(),
+      count: z.number().int().describe('How many times this one behaviour happened.'),
+      inference: z.string().optional().describe('The inference the violation rests on, if any.'),
+      cannot_tell_apart: z
+        .string()
+        .optional()
+        .describe('Where the guide says what the rule cannot tell apart.'),
       requests: z.array(requestView),
     }),
   ),

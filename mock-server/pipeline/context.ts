@@ -17,6 +17,8 @@ export interface GatewayRequest {
   readonly query: string;
   /** A header's value by lower-case name; repeated headers joined with `, `. */
   header(name: string): string | undefined;
+  /** Every header as `[lower-case name, value]`, when the adapter can list them (for the secret scan). */
+  headers?(): Iterable<[string, string]>;
   /**
    * The body bytes as sent (Content-Encoding is the core's business), at most `maxBytes`: beyond them a 413,
    * whatever Content-Length said; a client that hangs up mid-body is a 400. Read at most once.

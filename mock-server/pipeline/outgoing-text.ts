@@ -15,8 +15,53 @@ export function noteOutgoingText(ctx: CallContext, identity: Identity, field: 'q
     outgoing: true,
   });
   ctx.note[field] = redacted;
-  if (kinds.length > 0) ctx.note.secrets = kinds;
+  if (kinds.length > 0) noteFound(ctx, field, kinds);
   if (split) ctx.note.secrets_split = split;
+}
+
+/** Adds kinds of secrets found at a place to the journal note. */
+function noteFound(ctx: CallContext, place: string, kinds: readonly string[]) {
+  const known = ctx.note.secrets ?? [];
+  ctx.note.secrets = [...known, ...kinds.filter((kind) => !known.includes(kind))];
+  ctx.note.secrets_in = [...(ctx.note.secrets_in ?? []), place];
+}
+
+// No secret the scan knows is shorter than this (its literals and pieces have 8 characters or more).
+const SHORTEST_SECRET = 8;
+// Strings of one body scanned at most (a body is at most max_body_bytes; this bounds the work on odd ones).
+const MOST_BODY_STRINGS = 256;
+
+/**
+ * Secrets in any other text the call sent (spec section 1, client rule 2: every text an agent sends leaves
+ * it): `place` names it in the journal (`header user-agent`, `call URL`). Not remembered for secrets split
+ * across requests; nothing is redacted (the journal keeps none of these texts but the path).
+ */
+export function noteSecretsIn(ctx: CallContext, place: string, text: string): void {
+  if (text.length < SHORTEST_SECRET) return;
+  const { kinds } = ctx.runtime.scanSecrets(text, { token: tokenOf(ctx), agentId: ctx.note.agent });
+  if (kinds.length > 0) noteFound(ctx, place, kinds);
+}
+
+/**
+ * Secrets in every string of a parsed body but the tool's own field (scanned as the query or URL): nested
+ * fields, array items and object keys alike, each named `body.<path>`.
+ */
+export function noteBodySecrets(ctx: CallContext, body: unknown, field: string): void {
+  let budget = MOST_BODY_STRINGS;
+  const walk = (value: unknown, path: string, depth: number) => {
+    if (budget <= 0 || depth > 16) return;
+    if (typeof value === 'string') {
+      budget--;
+      if (path !== `body.${field}`) noteSecretsIn(ctx, path, value);
+    } else if (Array.isArray(value)) {
+      for (const [k, item] of value.entries()) walk(item, `${path}[${k}]`, depth + 1);
+    } else if (value !== null && typeof value === 'object')
+      for (const [key, item] of Object.entries(value)) {
+        walk(key, `${path} (a key)`, depth + 1);
+        walk(item, `${path}.${key}`, depth + 1);
+      }
+  };
+  walk(body, 'body', 0);
 }
 
 /**
@@ -32,7 +77,9 @@ export async function noteRefusedCall(
 ): Promise<void> {
   try {
     const raw = bytes ?? (await ctx.request.body(ctx.runtime.config.server.max_body_bytes));
-    const value = (JSON.parse(Buffer.from(raw).toString('utf8')) as Record<string, unknown>)?.[field];
+    const body = JSON.parse(Buffer.from(raw).toString('utf8')) as Record<string, unknown>;
+    const value = body?.[field];
+    noteBodySecrets(ctx, body, field);
     if (typeof value === 'string') {
       noteOutgoingText(ctx, identity, field, value);
       // Its meaning, for the rules that recognise a repeat of it; the fields it was refused for are unknown.

@@ -2,7 +2,7 @@ import { requestKey } from '../client-report/request-meaning.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { CallContext, ToolSpec } from './context.ts';
-import { noteOutgoingText, noteRefusedCall } from './outgoing-text.ts';
+import { noteBodySecrets, noteOutgoingText, noteRefusedCall } from './outgoing-text.ts';
 import { parseJsonBody, readBody } from './read-body.ts';
 
 /** A tool call's body: as sent (for fingerprints) and as validated. */
@@ -47,5 +47,17 @@ function toolBody<T>(
   ctx.note.request_fingerprint = journalFingerprint(spec.tool, bytes);
   ctx.note.request_key = requestKey(spec.tool, value as Record<string, unknown>);
   noteOutgoingText(ctx, identity, spec.field, (value as Record<string, string>)[spec.field] as string);
+  // The schema keeps the fields it knows: every string of the body as sent is scanned.
+  noteBodySecrets(ctx, bodyAsSent(bytes), spec.field);
   return { bytes, value };
+}
+
+/** The body as sent, every field kept (it parsed once already; a leading byte order mark dropped). */
+function bodyAsSent(bytes: Uint8Array): unknown {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  try {
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch {
+    return undefined;
+  }
 }

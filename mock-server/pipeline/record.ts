@@ -1,7 +1,21 @@
 import { bodyStart, deferExchange, type ExchangePieces, redactExchange } from '../exchange-capture.ts';
 import type { JournalEntry } from '../journal.ts';
 import type { Answer, CallContext } from './context.ts';
-import { tokenOf } from './identify.ts';
+import { IDENTITY_HEADER, tokenOf } from './identify.ts';
+import { noteSecretsIn } from './outgoing-text.ts';
+
+const IDENTITY_HEADER_KEY = IDENTITY_HEADER.toLowerCase();
+
+/**
+ * Secrets in what every call sends besides its body: its own path and query string, and its header values
+ * but the identity header's (which carries the token by design).
+ */
+function noteCallSecrets(ctx: CallContext) {
+  const { request } = ctx;
+  noteSecretsIn(ctx, 'call URL', request.query ? `${request.path}?${request.query}` : request.path);
+  for (const [name, value] of request.headers?.() ?? [])
+    if (name !== IDENTITY_HEADER_KEY) noteSecretsIn(ctx, `header ${name}`, value);
+}
 
 /**
  * The record stage: the journal entry of a finished request, once its adapter has written the answer.
@@ -19,6 +33,7 @@ export function recordCall(
   const { runtime, request, note } = ctx;
   const operation = note.operation ?? 'other';
   const connection = request.connection;
+  noteCallSecrets(ctx);
   // seq and time first, as the journal lists them; the journal sets them.
   const entry: JournalEntry = {
     seq: 0,

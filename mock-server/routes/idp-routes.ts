@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import { GatewayError } from '../errors.ts';
 import {
   parseInstructionParams,
   renderInstructionHtml,
   renderInstructionMarkdown,
 } from '../identity/instruction-page.ts';
+import { createTokenThrottle } from '../identity/token-throttle.ts';
 import { toVerifyResponse } from '../identity/verifier.ts';
 import type { Handler } from '../pipeline/context.ts';
 import { IDENTITY_HEADER } from '../pipeline/identify.ts';
@@ -52,8 +54,20 @@ export function preferredType(accept: string | undefined, supports: readonly str
 export function registerIdpRoutes(router: Router, runtime: Runtime) {
   const { idp } = runtime;
 
+  const throttle = createTokenThrottle({ perMinute: runtime.config.identity.token_failures_per_minute });
+  let throttleLimit = runtime.config.identity.token_failures_per_minute;
+
   const token: Handler = async (ctx) => {
     ctx.note.operation = 'idp.token';
+    // Per client address: wrong API keys are counted, and a guesser is 429 (Retry-After) before reading.
+    const limit = runtime.config.identity.token_failures_per_minute;
+    if (limit !== throttleLimit) {
+      throttleLimit = limit;
+      throttle.configure(limit);
+    }
+    const address = ctx.request.connection?.remoteAddress;
+    const throttled = throttle.check(address);
+    if (throttled) throw throttled;
     const { api_key } = await readJsonBody(
       ctx.request,
       tokenRequestSchema,
@@ -62,7 +76,13 @@ export function registerIdpRoutes(router: Router, runtime: Runtime) {
     // Never mint with a secret the other instances may not hold (shared store in conflict: 503).
     const refusal = runtime.shared?.connection.refusal;
     if (refusal) throw refusal;
-    const minted = idp.mintForApiKey(api_key);
+    let minted: ReturnType<typeof idp.mintForApiKey>;
+    try {
+      minted = idp.mintForApiKey(api_key);
+    } catch (error) {
+      if (error instanceof GatewayError && error.code === 'invalid_api_key') throttle.failed(address);
+      throw error;
+    }
     ctx.note.agent = minted.agentId;
     const body = {
       token: minted.token,

@@ -1,5 +1,11 @@
 import { createBoundedMap } from '../bounded-map.ts';
-import { CONNECTIONS_COUNTED, type JournalEntry } from '../journal.ts';
+import {
+  CONNECTIONS_COUNTED,
+  type JournalEntry,
+  type JournalFilter,
+  type JournalPageOf,
+  MAX_JOURNAL_PAGE,
+} from '../journal.ts';
 import type { RedisConnection } from './redis-connection.ts';
 
 /** Appends entries (ARGV[2..]) with the next sequence numbers as their stream ids, capped at ARGV[1]. */
@@ -19,11 +25,10 @@ return 1
 `;
 
 /** A page of the journal as the admin API and the client report read it. */
-export interface JournalPage {
-  capacity: number;
-  dropped: number;
-  entries: JournalEntry[];
-}
+export type JournalPage = JournalPageOf;
+
+/** Entries read from the stream per round trip. */
+export const JOURNAL_SLICE = 1000;
 
 /**
  * The journal as a capped Redis Stream shared by every instance: one sequence, so `since` paging, the
@@ -94,42 +99,84 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
       if (batch.length >= 500) flush();
     },
 
-    /** Entries oldest first; filtered like the in-memory journal. Redis errors reject (503 for the caller). */
-    async page(filter: { agent?: string; since?: number; limit?: number } = {}): Promise<JournalPage> {
+    /**
+     * A page of the journal, as the in-memory journal's `page` gives it: at most `max` entries, read from
+     * the stream in slices of JOURNAL_SLICE (each a round trip: the event loop is free between them).
+     * Redis errors reject (503 for the caller), within one store.timeout_ms per slice.
+     */
+    async page(filter: JournalFilter = {}, max = MAX_JOURNAL_PAGE): Promise<JournalPage> {
       // This instance's entries not yet written go first (another instance's are written within a tick).
       flush();
-      let raw: [string, string[]][];
-      let seq: string | null;
-      let cleared: string | null;
-      let length: number;
       try {
-        // One deadline for the wait on this instance's last write and the reads.
-        [raw, seq, cleared, length] = await connection.bounded(
-          written.then(() =>
-            Promise.all([
-              redis.xrange(stream, filter.since !== undefined ? `${filter.since + 1}-0` : '-', '+'),
-              redis.get(seqKey),
-              redis.get(clearedKey),
-              redis.xlen(stream),
-            ]),
-          ),
+        const [seq, cleared, length] = await connection.bounded(
+          written.then(() => Promise.all([redis.get(seqKey), redis.get(clearedKey), redis.xlen(stream)])),
         );
+        const last = Number(seq ?? 0);
+        const since = filter.since ?? 0;
+        const entries: JournalEntry[] = [];
+        const matches = (entry: JournalEntry) => filter.agent === undefined || entry.agent === filter.agent;
+        const take = (raw: [string, string[]][], into: JournalEntry[], wanted: number) => {
+          let looked = 0;
+          for (const [id, fields] of raw) {
+            if (into.length >= wanted) break;
+            looked += 1;
+            const entry = JSON.parse(fields[1] as string) as JournalEntry;
+            entry.seq = Number.parseInt(id, 10);
+            if (!matches(entry)) continue;
+            entry.time = new Date(entry.at).toISOString();
+            into.push(entry);
+          }
+          return looked;
+        };
+        const base = { capacity, dropped: Math.max(0, last - Number(cleared ?? 0) - length) };
+        if (filter.limit !== undefined) {
+          // The newest: backwards from the end, down to `since`.
+          const wanted = Math.min(filter.limit, max);
+          let upper = '+';
+          while (entries.length < wanted) {
+            const raw = await connection.bounded(
+              redis.xrevrange(stream, upper, `${since + 1}-0`, 'COUNT', JOURNAL_SLICE),
+            );
+            take(raw, entries, wanted);
+            if (raw.length < JOURNAL_SLICE) break;
+            upper = `${Number.parseInt((raw[raw.length - 1] as [string, string[]])[0], 10) - 1}-0`;
+          }
+          entries.reverse();
+          return { ...base, entries, more: false, next_since: Math.max(last, since) };
+        }
+        let lower = `${since + 1}-0`;
+        let lastLooked = since;
+        let more = false;
+        for (;;) {
+          const raw = await connection.bounded(redis.xrange(stream, lower, '+', 'COUNT', JOURNAL_SLICE));
+          const looked = take(raw, entries, max);
+          if (looked > 0) lastLooked = Number.parseInt((raw[looked - 1] as [string, string[]])[0], 10);
+          if (looked < raw.length) {
+            more = true;
+            break;
+          }
+          if (raw.length < JOURNAL_SLICE) break;
+          if (entries.length >= max) {
+            more = lastLooked < last;
+            break;
+          }
+          lower = `${lastLooked + 1}-0`;
+        }
+        return { ...base, entries, more, next_since: more ? lastLooked : Math.max(last, since) };
       } catch (error) {
         throw connection.unavailable(error);
       }
-      const entries: JournalEntry[] = [];
-      for (const [id, fields] of raw) {
-        const entry = JSON.parse(fields[1] as string) as JournalEntry;
-        if (filter.agent !== undefined && entry.agent !== filter.agent) continue;
-        entry.seq = Number.parseInt(id, 10);
-        entry.time = new Date(entry.at).toISOString();
-        entries.push(entry);
+    },
+
+    /** Every matching entry, page by page (the client report of one agent). */
+    async readAll(filter: { agent?: string } = {}): Promise<JournalPage> {
+      let page = await this.page(filter);
+      const entries = [...page.entries];
+      while (page.more) {
+        page = await this.page({ ...filter, since: page.next_since });
+        for (const entry of page.entries) entries.push(entry);
       }
-      return {
-        capacity,
-        dropped: Math.max(0, Number(seq ?? 0) - Number(cleared ?? 0) - length),
-        entries: filter.limit !== undefined ? entries.slice(-filter.limit) : entries,
-      };
+      return { ...page, entries };
     },
 
     async clear(): Promise<void> {

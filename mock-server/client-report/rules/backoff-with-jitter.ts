@@ -1,3 +1,24 @@
+/*
+ * backoff-with-jitter (spec section 7: 429 without Retry-After, exponential backoff with jitter; 5xx,
+ * retry with backoff).
+ *
+ * The same request: the same `request_key` (its meaning: case, spacing, punctuation, ignored fields and
+ * cache-buster parameters do not count). A retry: a request with the key of an attempt that failed (429
+ * without Retry-After, 5xx without Retry-After, dropped) sent in reaction to that failure (connection facts,
+ * see journal-facts.ts); attempts so linked make a retry chain. Its wait: its arrival minus the failure's
+ * answer, as the gateway measured it (scheduling noise included).
+ * Broken when, over the agent's retries:
+ * - no wait at all: retries that came within NO_WAIT_MS of the failure are more than a client backing off
+ *   could send by chance. Any backoff's first step is taken to be at least FIRST_STEP_MS (the smallest among
+ *   common libraries), doubling per retry; its chance of waiting NO_WAIT_MS or less at the k-th retry of a
+ *   chain is then at most NO_WAIT_MS / (FIRST_STEP_MS x 2^(k-1)) (full jitter, the most spread). When the
+ *   chance of so many quick retries is under 1 in 1000, the client does not wait: however short its chains
+ *   (six calls each retried twice at once are as clear as one call retried six times);
+ * - per chain, in a third or more of the chains long enough to show it: 3+ retries none over NO_WAIT_MS,
+ *   3+ at identical intervals, 5+ that never grew past 1.5x the first;
+ * - across chains: four or more sequences, a third of all, on one schedule (no jitter).
+ * One behaviour: each schedule is one violation, with the chains that show it counted.
+ */
 import type { JournalEntry } from '../../journal.ts';
 import { describe, firstWhere, intervalsOf, isFailure, retryChains } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
@@ -19,11 +40,51 @@ const alikeWait = (a: number, b: number) => Math.abs(a - b) <= Math.max(5, ALIKE
  * scheduling noise, which is tens of milliseconds on a loaded machine, never a backoff step.
  */
 export const NO_WAIT_MS = 50;
+/** The smallest first step of a backoff a client could mean (exponential-backoff's default is 100 ms). */
+export const FIRST_STEP_MS = 100;
+/** How unlikely quick retries must be for a client that backs off before they are taken as no wait at all. */
+export const NO_WAIT_CHANCE = 0.001;
+// Retries looked at for the no-wait count (bounds the work on huge journals).
+const MOST_RETRIES_COUNTED = 2000;
+
+/**
+ * The chance that a client backing off (first step FIRST_STEP_MS or more, doubling, full jitter) sends at
+ * least `quick` of its retries within NO_WAIT_MS, given each retry's place in its chain (1 for a first
+ * retry): the tail of the sum of independent chances NO_WAIT_MS / (FIRST_STEP_MS x 2^(k-1)).
+ */
+export function chanceOfQuickRetries(places: readonly number[], quick: number): number {
+  // probability[j]: chance that exactly j retries so far were quick, for j < quick; `tail` for quick or more.
+  let probability = new Float64Array(quick + 1);
+  probability[0] = 1;
+  for (const place of places) {
+    const p = Math.min(1, NO_WAIT_MS / (FIRST_STEP_MS * 2 ** (place - 1)));
+    const next = new Float64Array(quick + 1);
+    for (let j = 0; j <= quick; j++) {
+      const here = probability[j] as number;
+      if (here === 0) continue;
+      if (j === quick) next[j] = (next[j] as number) + here;
+      else {
+        next[j] = (next[j] as number) + here * (1 - p);
+        next[j + 1] = (next[j + 1] as number) + here * p;
+      }
+    }
+    probability = next;
+  }
+  return probability[quick] as number;
+}
 export interface Sequence {
   chain: JournalEntry[];
   intervals: number[];
 }
-const ms = (values: number[]) => values.map((v) => `${Math.round(v)}`).join(', ');
+// The first waits of a list, `…` for the rest: a chain of forty retries reads in one line.
+const ms = (values: number[]) =>
+  `${values
+    .slice(0, 8)
+    .map((v) => `${Math.round(v)}`)
+    .join(', ')}${values.length > 8 ? ', …' : ''}`;
+
+const RETRIES_OF_ONE_REQUEST =
+  'taken as retries of one request: the same meaning (request_key), each sent after the previous attempt’s failure was answered';
 
 /** What one retry chain's waits can show, and how many retries it takes to show it. */
 const SCHEDULES = [
@@ -59,8 +120,27 @@ export function scheduleFinding({ chain, intervals }: Sequence): Finding | undef
     ? {
         message: `${intervals.length} retries of ${describe(chain[0] as JournalEntry)} ${schedule.says(intervals)}`,
         requests: chain,
+        inference: RETRIES_OF_ONE_REQUEST,
       }
     : undefined;
+}
+
+/**
+ * The chance of so many quick retries for a client backing off, over all its retries and over its retries at
+ * each place in their chains (a client whose first retry never waits and whose later ones do, as urllib3's
+ * Retry, shows it at place 1 only): the least of those chances times their number (each is one test).
+ */
+function chanceOfQuickRetriesAnywhere(
+  places: readonly number[],
+  quick: readonly { place: number }[],
+): number {
+  const tests = [chanceOfQuickRetries(places, quick.length)];
+  for (const place of new Set(places)) {
+    const here = places.filter((p) => p === place);
+    const quickHere = quick.filter((q) => q.place === place).length;
+    if (quickHere > 0) tests.push(chanceOfQuickRetries(here, quickHere));
+  }
+  return Math.min(1, Math.min(...tests) * tests.length);
 }
 
 /**
@@ -73,8 +153,16 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
   const sequences: Sequence[] = [];
   const flagged = SCHEDULES.map(() => [] as Finding[]);
   const eligible = SCHEDULES.map(() => 0);
+  // Every retry's place in its chain, and the quick ones (no wait at all).
+  const places: number[] = [];
+  const quick: { chain: JournalEntry[]; retry: JournalEntry; wait: number; place: number }[] = [];
   for (const chain of retryChains(entries, unguided)) {
     const intervals = intervalsOf(chain);
+    intervals.forEach((wait, k) => {
+      if (places.length >= MOST_RETRIES_COUNTED) return;
+      places.push(k + 1);
+      if (wait <= NO_WAIT_MS) quick.push({ chain, retry: chain[k + 1] as JournalEntry, wait, place: k + 1 });
+    });
     if (intervals.length >= 3) sequences.push({ chain, intervals });
     SCHEDULES.forEach((s, k) => {
       if (intervals.length >= s.retries) eligible[k] = (eligible[k] as number) + 1;
@@ -82,7 +170,33 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
     const k = SCHEDULES.findIndex((s) => intervals.length >= s.retries && s.shows(intervals));
     if (k >= 0) flagged[k]?.push(scheduleFinding({ chain, intervals }) as Finding);
   }
-  const findings = flagged.flatMap((list, k) => (3 * list.length >= (eligible[k] as number) ? list : []));
+  // One finding per schedule: the chains that show it are one behaviour of the client, counted.
+  const findings = flagged.flatMap((list, k): Finding[] => {
+    const first = list[0];
+    if (!first || 3 * list.length < (eligible[k] as number)) return [];
+    return [
+      list.length === 1
+        ? first
+        : {
+            message: `${list.length} retry chains: ${first.message}${list.length > 1 ? ` (the first of them; ${list.length - 1} more alike)` : ''}`,
+            requests: list.flatMap((f) => f.requests),
+            count: list.length,
+            inference: RETRIES_OF_ONE_REQUEST,
+          },
+    ];
+  });
+  const chance = quick.length > 0 ? chanceOfQuickRetriesAnywhere(places, quick) : 1;
+  if (chance < NO_WAIT_CHANCE && findings.length === 0) {
+    const chains = new Set(quick.map((q) => q.chain));
+    const first = quick[0] as (typeof quick)[number];
+    const waits = quick.slice(0, 8).map((q) => q.wait);
+    findings.push({
+      message: `${quick.length} of ${places.length} retries after a failure without Retry-After came without any wait (${ms(waits)}${quick.length > waits.length ? ', …' : ''} ms after the failure's answer, none over ${NO_WAIT_MS} ms), over ${chains.size} request(s), first ${describe(first.retry)} after ${describe(first.chain[0] as JournalEntry)}: no backoff`,
+      requests: [...new Set(quick.flatMap((q) => q.chain))],
+      count: quick.length,
+      inference: `taken as retries: the same request (same meaning) sent again after its failure was answered; a client backing off from ${FIRST_STEP_MS} ms or more would send this many that quickly with a chance of ${chance < 1e-6 ? 'under 1 in a million' : `1 in ${Math.round(1 / chance)}`}`,
+    });
+  }
   return { findings, sequences };
 }
 

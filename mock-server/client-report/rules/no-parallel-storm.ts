@@ -3,18 +3,91 @@ import {
   answeredAt,
   createReactionFacts,
   describe,
+  firstOnConnection,
+  hasConnection,
   honouringOwnRetryAfter,
   parallelismPeaks,
   retryAfterDelay,
+  TOGETHER_MS,
 } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
+
+/**
+ * The most reactions on open, idle connections (reused from a pool) that arrived within TOGETHER_MS of each
+ * other on distinct connections: sent at once. A client sends one request at a time per connection, and a
+ * sequential one reuses the connection just freed (undici's pool takes its first idle connection, Node's
+ * agent and urllib3 the last freed), so distinct connections within a few milliseconds are a batch, however
+ * a loaded machine staggers when the gateway reads them.
+ */
+export function idleBurst(reactions: readonly JournalEntry[]): { count: number; at?: JournalEntry } {
+  const reused = reactions
+    .filter((e) => hasConnection(e) && !firstOnConnection(e))
+    .sort((a, b) => a.real_ms - b.real_ms);
+  const inWindow = new Map<number, number>();
+  let best: { count: number; at?: JournalEntry } = { count: 0 };
+  let from = 0;
+  reused.forEach((e) => {
+    inWindow.set(e.connection as number, (inWindow.get(e.connection as number) ?? 0) + 1);
+    for (; e.real_ms - (reused[from] as JournalEntry).real_ms > TOGETHER_MS; from++) {
+      const c = (reused[from] as JournalEntry).connection as number;
+      const left = (inWindow.get(c) as number) - 1;
+      if (left === 0) inWindow.delete(c);
+      else inWindow.set(c, left);
+    }
+    if (inWindow.size > best.count) best = { count: inWindow.size, at: e };
+  });
+  return best;
+}
+
+/** A storm as found after one 429: how many at once (at which request), and the reactions counted. */
+export interface Storm {
+  refusal: JournalEntry;
+  count: number;
+  at: JournalEntry;
+  members: JournalEntry[];
+}
+
+/**
+ * One violation per storm: storms found after several 429s that share requests (the storm's own requests
+ * refused in turn, each opening a window the same storm fills) are one behaviour, counted by its 429s.
+ */
+export function stormFindings(found: readonly Storm[], most: number): Finding[] {
+  const groups: Storm[][] = [];
+  let seen = new Set<JournalEntry>();
+  for (const storm of found) {
+    const last = groups.at(-1);
+    if (last && (seen.has(storm.refusal) || storm.members.some((e) => seen.has(e)))) last.push(storm);
+    else {
+      groups.push([storm]);
+      seen = new Set();
+    }
+    seen.add(storm.refusal);
+    for (const e of storm.members) seen.add(e);
+  }
+  return groups.map((group): Finding => {
+    const first = group[0] as Storm;
+    const worst = group.reduce((a, b) => (b.count > a.count ? b : a));
+    const requests = [...new Set(group.flatMap((g) => [g.refusal, ...g.members]))].sort(
+      (a, b) => a.seq - b.seq,
+    );
+    return {
+      message:
+        `${worst.count} requests were in flight at once (at #${worst.at.seq}) while the 429 of ${describe(first.refusal)} was in force (at most ${most})` +
+        (group.length > 1 ? `; one storm, over ${group.length} 429s in all` : ''),
+      requests,
+      count: group.length,
+      inference:
+        'taken as sent at once: on the wire together, or arriving within 10 ms of each other on distinct connections; and as reactions to the 429 (sent with it in hand, by the connection facts)',
+    };
+  });
+}
 
 export const noParallelStorm: ClientRule = {
   id: 'no-parallel-storm',
   title: 'After a 429, concurrency is reduced: no parallel storm while the limit is in force',
   specRef: '§7 (429: reduce concurrency)',
   judge({ entries, options }) {
-    const findings: Finding[] = [];
+    const found: Storm[] = [];
     // Retries that waited out their own Retry-After are not part of a storm.
     const honouring = honouringOwnRetryAfter(entries);
     const parallelism = parallelismPeaks(entries);
@@ -30,18 +103,19 @@ export const noParallelStorm: ClientRule = {
         i,
         (e) => !honouring.has(e) && facts.isReaction(e, refusal, options.graceMs),
       );
-      if (worst.count > options.maxConcurrencyAfter429) {
-        // The first of them in list order.
-        const storm = [...worst.members]
-          .sort((a, b) => a - b)
-          .slice(0, 8)
-          .map((k) => entries[k] as JournalEntry);
-        findings.push({
-          message: `${worst.count} requests were in flight at once (at #${(entries[worst.position] as JournalEntry).seq}) while the 429 of ${describe(refusal)} was in force (at most ${options.maxConcurrencyAfter429})`,
-          requests: [refusal, ...storm],
-        });
+      const burst = idleBurst(worst.members.map((k) => entries[k] as JournalEntry));
+      if (burst.count > worst.count && burst.at) {
+        worst.count = burst.count;
+        worst.position = entries.indexOf(burst.at);
       }
+      if (worst.count > options.maxConcurrencyAfter429)
+        found.push({
+          refusal,
+          count: worst.count,
+          at: entries[worst.position] as JournalEntry,
+          members: [...worst.members].sort((a, b) => a - b).map((k) => entries[k] as JournalEntry),
+        });
     });
-    return findings;
+    return stormFindings(found, options.maxConcurrencyAfter429);
   },
 };
