@@ -153,11 +153,15 @@ describe('agent-gateway proxy in front of agent-gateway serve (two processes)', 
       await fetch(`${proxy.url}/__admin/report?agent=agent-verified`, { headers: admin })
     ).json()) as { violations: { rule: string }[]; requests: number };
     expect(report.requests).toBe(2);
-    const journal = await (await fetch(`${proxy.url}/__admin/journal`, { headers: admin })).text();
-    expect(
-      report.violations.map((v) => v.rule),
-      journal,
-    ).toContain('honor-retry-after');
+    // The report grades both on the facts its rules read: the refusal's Retry-After, the retry's key.
+    const { entries } = (await (await fetch(`${proxy.url}/__admin/journal`, { headers: admin })).json()) as {
+      entries: JournalEntry[];
+    };
+    expect(entries.map((e) => [e.status, e.retry_after_ms, e.fault !== undefined])).toEqual([
+      [503, 2000, true],
+      [200, undefined, false],
+    ]);
+    expect(entries[0]?.request_key).toBe(entries[1]?.request_key);
   });
 
   it("never keeps a token: journal, HAR export and both processes' output", async () => {
