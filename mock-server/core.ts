@@ -30,7 +30,7 @@ export interface GatewayCore {
 
 /** The record stage of one answer, for its adapter to call once the answer is written. */
 const recorder = (ctx: CallContext, answer: Answer, answeredAt: number) => (writtenAt: number) =>
-  recordCall(ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt);
+  recordCall(ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt, answer);
 
 /**
  * The request's id: the caller's `X-Request-Id` when it is plain and holds nothing the client report's

@@ -1,4 +1,5 @@
 import { createBoundedMap } from './bounded-map.ts';
+import { settleExchange } from './exchange-capture.ts';
 
 /** One request as the journal remembers it. Secrets never appear: tokens are fingerprints, keys absent. */
 export interface JournalEntry {
@@ -89,6 +90,28 @@ export interface JournalEntry {
    * header).
    */
   secrets_in?: string[];
+  /**
+   * The exchange as seen on the wire, when the journal keeps bodies (`journal.body_bytes` > 0): headers with
+   * the identity header, credentials and secrets redacted, and the first `body_bytes` of each body as text
+   * (secrets redacted); `*_body_bytes` is the whole body's size. For the dashboard and HAR export.
+   */
+  exchange?: JournalExchange;
+  /** Spec rules this answer breaks, as one answer can show (proxy mode: the target's answers). */
+  findings?: { rule: string; detail: string }[];
+  /** Proxy mode: the target's own request id (X-Request-Id of its answer), when it sent one. */
+  target_request_id?: string;
+}
+
+/** Headers and the start of the bodies of one exchange, redacted (see `JournalEntry.exchange`). */
+export interface JournalExchange {
+  request_headers: [string, string][];
+  request_body?: string;
+  request_body_bytes: number;
+  response_headers: [string, string][];
+  response_body?: string;
+  response_body_bytes: number;
+  /** HTTP version of the request, e.g. `1.1`. */
+  http_version?: string;
 }
 
 /**
@@ -160,6 +183,7 @@ export function createJournal(initialCapacity: number) {
         if (!entry) continue;
         if (filter.agent !== undefined && entry.agent !== filter.agent) continue;
         if (filter.since !== undefined && entry.seq <= filter.since) continue;
+        settleExchange(entry);
         out.push({ ...entry, time: new Date(entry.at).toISOString() });
       }
       return filter.limit !== undefined ? out.slice(-filter.limit) : out;
@@ -177,7 +201,10 @@ export function createJournal(initialCapacity: number) {
       const firstSeq = size > 0 ? (ring[oldest] as JournalEntry).seq : seq + 1;
       const at = (i: number) => ring[(oldest + i) % capacity] as JournalEntry;
       const matches = (entry: JournalEntry) => filter.agent === undefined || entry.agent === filter.agent;
-      const shown = (entry: JournalEntry) => ({ ...entry, time: new Date(entry.at).toISOString() });
+      const shown = (entry: JournalEntry) => {
+        settleExchange(entry);
+        return { ...entry, time: new Date(entry.at).toISOString() };
+      };
       const start = Math.max(0, Math.min(size, (filter.since ?? 0) + 1 - firstSeq));
       const entries: JournalEntry[] = [];
       if (filter.limit !== undefined) {

@@ -74,6 +74,7 @@ const options = new Command()
     'write V8 CPU profiles of the 1-agent gateway and the bare like-for-like server into DIR, and print their top frames',
   )
   .option('--stages', 'print the cost of each pipeline stage instead (no HTTP load)')
+  .option('--proxy', 'measure proxy mode instead: the gateway alone and through `agent-gateway proxy`')
   .option(
     '--store <url>',
     'measure shared state on this Redis instead (redis://HOST:PORT; keys under agw-bench-*)',
@@ -92,6 +93,7 @@ const options = new Command()
     fixedOnly?: boolean;
     cpuProf?: string;
     stages?: boolean;
+    proxy?: boolean;
     store?: string;
     workers: number;
     json?: boolean;
@@ -372,6 +374,11 @@ async function main() {
   if (options.stages) {
     const { runStageBenchmark } = await import('./bench-stages.ts');
     await runStageBenchmark({ json: Boolean(options.json) });
+    return;
+  }
+  if (options.proxy) {
+    const { runProxyBenchmark } = await import('./bench-proxy.ts');
+    await runProxyBenchmark({ ...options, json: Boolean(options.json) });
     return;
   }
   if (options.store) {

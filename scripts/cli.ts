@@ -3,6 +3,7 @@ import { CliError, EXIT } from './cli-options.ts';
 import { registerAdminCommand } from './commands/admin.ts';
 import { registerCheckCommand } from './commands/check.ts';
 import { registerOpenApiCommand } from './commands/openapi.ts';
+import { registerProxyCommand } from './commands/proxy.ts';
 import { registerReportCommand } from './commands/report.ts';
 import { registerServeCommand } from './commands/serve.ts';
 import { registerTokenCommand } from './commands/token.ts';
@@ -17,6 +18,7 @@ const program = new Command()
   .exitOverride();
 
 registerServeCommand(program);
+registerProxyCommand(program);
 registerTokenCommand(program);
 registerCheckCommand(program);
 registerReportCommand(program);

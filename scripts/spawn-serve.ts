@@ -21,10 +21,17 @@ export interface ServeProcess {
  */
 export function spawnServe(
   args: string[] = [],
-  options: { timeoutMs?: number; entry?: string; env?: Record<string, string>; nodeArgs?: string[] } = {},
+  options: {
+    timeoutMs?: number;
+    entry?: string;
+    env?: Record<string, string>;
+    nodeArgs?: string[];
+    /** Another command that prints `listening on URL` (e.g. `proxy`). */
+    command?: string;
+  } = {},
 ): Promise<ServeProcess> {
   const entry = [...(options.nodeArgs ?? []), options.entry ?? CLI_ENTRY];
-  const child = spawn(process.execPath, [...entry, 'serve', '--port', '0', ...args], {
+  const child = spawn(process.execPath, [...entry, options.command ?? 'serve', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...options.env },
   });

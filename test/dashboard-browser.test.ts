@@ -123,9 +123,36 @@ describeInBrowser('the dashboard, in Chromium, against a running gateway', () =>
     await page.screenshot({ path: join(SCREENSHOTS, 'dashboard.png'), fullPage: true });
   }, 60_000);
 
+  it('shows one exchange in full, redacted, and sets and freezes the clock in one step from a shared link', async () => {
+    const token = gateway.mintToken('agent-verified');
+    gateway.clock.advance(20_000);
+    expect((await search(server.url, token, 'exchange in full')).status).toBe(200);
+    const mark = page.locator('#timeline rect.req.s2xx', { hasText: 'exchange in full' });
+    await mark.waitFor(WAIT);
+    await mark.click();
+    const request = page.locator('#exchange-request');
+    await request.filter({ hasText: 'exchange in full' }).waitFor(WAIT);
+    const shown = (await request.textContent()) ?? '';
+    expect(shown).toMatch(/^POST \/v1\/web\/search HTTP\/1\.1/);
+    expect(shown).toMatch(/x-agent-identity: \[REDACTED:tok_[0-9a-f]{8}\]/i);
+    expect(shown).not.toContain(token);
+    expect(await page.locator('#exchange-response').textContent()).toMatch(/^200\n[\s\S]*"results"/);
+
+    // A link to the clock form, as QA shares it: a key put in it is dropped, never read.
+    await page.goto(`${server.url}/__admin/ui#clock-set?time=2026-07-01T00:00:00Z&frozen=1&key=${KEY}`);
+    await page.locator('#app').waitFor({ state: 'visible', ...WAIT });
+    expect(page.url()).not.toContain(KEY);
+    expect(await page.locator('#clock-set-time').inputValue()).toBe('2026-07-01T00:00:00Z');
+    await page.getByRole('button', { name: 'Set', exact: true }).click();
+    await page.locator('#clock-time', { hasText: '2026-07-01T00:00:00.000Z' }).waitFor(WAIT);
+    expect(gateway.clock.frozen).toBe(true);
+    expect(gateway.clock.now()).toBe(Date.parse('2026-07-01T00:00:00Z'));
+  }, 90_000);
+
   it('every data call sends the key in X-Admin-Key; no URL ever carries it', () => {
     expect(requested.length).toBeGreaterThan(10);
-    expect(requested.filter((r) => r.url.includes(KEY))).toEqual([]);
+    // The one URL with the key is the test's own navigation to a link carrying it, which the page drops.
+    expect(requested.filter((r) => r.url.includes(KEY) && !r.url.includes('#clock-set'))).toEqual([]);
     const data = requested.filter(
       (r) =>
         new URL(r.url).pathname.startsWith('/__admin/') && !new URL(r.url).pathname.startsWith('/__admin/ui'),

@@ -21,6 +21,17 @@ export interface FetchHandler {
   fetch(request: Request): Promise<Response>;
 }
 
+/**
+ * A handler that writes its own answers on Node's response, with the same connection facts, caps and JSON
+ * refusals as the gateway (the proxy: it streams a target's answers through). `refuse` answers what the
+ * adapter refuses before the handler (and journals it, when given the request).
+ */
+export interface NodeHandler {
+  handleNode(request: GatewayRequest, req: IncomingMessage, res: ServerResponse): Promise<void>;
+  refuse(error: GatewayError, request?: GatewayRequest): GatewayResponse;
+  config?: { server: ServerSettings };
+}
+
 export interface RunningServer {
   /** Base URL, e.g. `http://127.0.0.1:8787`. */
   url: string;
@@ -70,6 +81,10 @@ class NodeRequest implements GatewayRequest {
     this.path = q === -1 ? target : target.slice(0, q);
     this.query = q === -1 ? '' : target.slice(q + 1);
     this.connection = (req.socket as TrackedSocket)[CONNECTION]?.facts;
+  }
+
+  rawHeaders(): readonly string[] {
+    return this.req.rawHeaders;
   }
 
   header(name: string): string | undefined {
@@ -297,6 +312,31 @@ function handleOnCore(
       guard.finished(socket, request);
     },
   );
+}
+
+/** A handler writing its own answers (the proxy), with the connection facts and refusals of `coreListener`. */
+function nodeListener(handler: NodeHandler, guard: ConnectionGuard, log: (line: string) => void) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const request = new NodeRequest(req, res);
+    const socket = req.socket as TrackedSocket;
+    const state = guard.started(socket, request);
+    const refusal = state?.refused
+      ? guard.refusal()
+      : (missingHost(req) ?? http2Preface(req) ?? edgeRefusal(req));
+    if (refusal) {
+      if (state) state.closeAfter = true;
+      writeAnswer(res, handler.refuse(refusal, request), true);
+      guard.finished(socket, request);
+      return;
+    }
+    handler.handleNode(request, req, res).then(
+      () => guard.finished(socket, request),
+      (error: unknown) => {
+        writeFailed(res, error, log);
+        guard.finished(socket, request);
+      },
+    );
+  };
 }
 
 /** A fetch handler served through @hono/node-server; `Response.error()` destroys the socket. */
@@ -536,7 +576,7 @@ const checkingInterval = (settings: ServerSettings) =>
  * await server.close();
  */
 export async function serve(
-  handler: FetchHandler | { core: GatewayCore; config?: { server: ServerSettings } },
+  handler: FetchHandler | NodeHandler | { core: GatewayCore; config?: { server: ServerSettings } },
   options: {
     port?: number;
     host?: string;
@@ -549,14 +589,21 @@ export async function serve(
   const core = 'core' in handler ? handler.core : undefined;
   const settings: ServerSettings = {
     ...DEFAULT_SERVER_SETTINGS,
-    ...('core' in handler ? handler.config?.server : undefined),
+    ...('core' in handler || 'handleNode' in handler ? handler.config?.server : undefined),
     ...options.server,
   };
   const guard = createConnectionGuard(settings.max_connections_per_client);
-  const refuse = core ? (error: GatewayError) => core.refuse(error) : plainRefusal;
+  const own = 'handleNode' in handler ? handler : undefined;
+  const refuse = core
+    ? (error: GatewayError) => core.refuse(error)
+    : own
+      ? (error: GatewayError) => own.refuse(error)
+      : plainRefusal;
   const listener = core
     ? coreListener(core, guard, log)
-    : fetchListener(handler as FetchHandler, guard, refuse);
+    : own
+      ? nodeListener(own, guard, log)
+      : fetchListener(handler as FetchHandler, guard, refuse);
   const server: Server = createServer(
     {
       headersTimeout: settings.headers_timeout_ms,

@@ -217,8 +217,13 @@ export const configSchema = z
       .strictObject({
         /** Most recent requests kept in memory for the admin API and client reports. */
         capacity: z.number().int().min(1).max(1_000_000).default(1000),
+        /**
+         * Bytes of each request and response body the journal keeps (with their headers, secrets redacted),
+         * to see and export (HAR) an exchange in full; 0 keeps no headers or bodies.
+         */
+        body_bytes: z.number().int().min(0).max(1_048_576).default(2048),
       })
-      .default({ capacity: 1000 }),
+      .default({ capacity: 1000, body_bytes: 2048 }),
   })
   .superRefine((config, ctx) => {
     const tiers = Object.keys(config.tiers);

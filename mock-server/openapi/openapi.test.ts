@@ -182,6 +182,8 @@ describe('the document against the gateway it describes', () => {
     disarmFault: { headers: admin, path: '/__admin/faults/fault-1' },
     clearFaults: { headers: admin },
     getJournal: { headers: admin, query: 'limit=5' },
+    exportJournal: { headers: admin, query: 'format=har&limit=5' },
+    getFindings: { headers: admin },
     getClientReport: { headers: admin, query: 'agent=agent-verified' },
     clearJournal: { headers: admin },
     listScenarios: { headers: admin },

@@ -188,6 +188,77 @@ export const journalEntrySchema = z.looseObject({
     .array(z.string())
     .optional()
     .describe('Where the secrets were: query, url, body.<field>, call URL, header <name>.'),
+  exchange: z
+    .strictObject({
+      request_headers: z.array(z.tuple([z.string(), z.string()])),
+      request_body: z.string().optional(),
+      request_body_bytes: z.number().int(),
+      response_headers: z.array(z.tuple([z.string(), z.string()])),
+      response_body: z.string().optional(),
+      response_body_bytes: z.number().int(),
+      http_version: z.string().optional(),
+    })
+    .optional()
+    .describe(
+      'Headers and the first journal.body_bytes of each body, the identity header, credentials and secrets redacted.',
+    ),
+  findings: z
+    .array(z.strictObject({ rule: z.string(), detail: z.string() }))
+    .optional()
+    .describe("Spec rules this answer broke (proxy mode: the target's answers)."),
+  target_request_id: z.string().optional().describe("Proxy mode: the target's X-Request-Id."),
+});
+
+const nameValue = z.strictObject({ name: z.string(), value: z.string() });
+/** HAR 1.2 (the fields this gateway writes; `_`-prefixed ones are its own, as HAR allows). */
+export const harSchema = z.strictObject({
+  log: z.looseObject({
+    version: z.literal('1.2'),
+    creator: z.strictObject({ name: z.string(), version: z.string() }),
+    entries: z.array(
+      z.looseObject({
+        startedDateTime: isoTime,
+        time: z.number(),
+        request: z.looseObject({
+          method: z.string(),
+          url: z.string(),
+          httpVersion: z.string(),
+          headers: z.array(nameValue),
+        }),
+        response: z.looseObject({
+          status: z.number().int(),
+          statusText: z.string(),
+          headers: z.array(nameValue),
+          content: z.looseObject({ size: z.number(), mimeType: z.string(), text: z.string().optional() }),
+        }),
+        timings: z.strictObject({ send: z.number(), wait: z.number(), receive: z.number() }),
+      }),
+    ),
+  }),
+});
+
+export const findingsSchema = z.strictObject({
+  judged: z.number().int().describe("Answers of the spec's endpoints judged (proxy mode)."),
+  dropped: z.number().int(),
+  rules: z.array(
+    z.strictObject({
+      id: z.string(),
+      specRef: z.string(),
+      level: z.enum(['MUST', 'SHOULD']),
+      title: z.string(),
+      count: z.number().int(),
+      exchanges: z.array(
+        z.looseObject({
+          seq: z.number().int(),
+          request_id: z.string(),
+          method: z.string(),
+          path: z.string(),
+          status: z.number().int(),
+          detail: z.string(),
+        }),
+      ),
+    }),
+  ),
 });
 
 export const journalSchema = z.strictObject({

@@ -35,6 +35,11 @@ export interface GatewayRequest {
   readonly origin: string;
   /** The connection it came on, when the adapter has one (node:http); msw and direct fetch calls have none. */
   readonly connection?: ConnectionFacts;
+  /**
+   * The headers as sent, `[name, value, name, value, ...]` (Node's `rawHeaders`), for the journal to keep
+   * (`journal.body_bytes`); adapters that cannot give them cheaply leave it out.
+   */
+  rawHeaders?(): readonly string[];
   /** In process (msw, direct fetch calls): which answers the caller had when it issued the request. */
   readonly delivery?: DeliveryFacts;
 }
@@ -84,6 +89,8 @@ export interface CallContext {
   /** Arrival on the gateway clock (ms since the epoch) and on the real monotonic clock. */
   readonly at: number;
   readonly started: number;
+  /** The body bytes a stage read (tool calls), for the journal to keep (`journal.body_bytes`). */
+  requestBody?: Uint8Array;
 }
 
 /** A route handler: the stages of one endpoint, ending in an answer (errors are thrown GatewayErrors). */

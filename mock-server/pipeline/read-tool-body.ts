@@ -35,6 +35,7 @@ function toolBody<T>(
   spec: ToolSpec<T>,
   bytes: Uint8Array,
 ): ToolBody<T> | Promise<never> {
+  ctx.requestBody = bytes;
   let value: T;
   try {
     value = parseJsonBody(bytes, spec.schema);

@@ -1,5 +1,6 @@
+import { bodyStart, deferExchange, type ExchangePieces, redactExchange } from '../exchange-capture.ts';
 import type { JournalEntry } from '../journal.ts';
-import type { CallContext } from './context.ts';
+import type { Answer, CallContext } from './context.ts';
 import { IDENTITY_HEADER, tokenOf } from './identify.ts';
 import { noteSecretsIn } from './outgoing-text.ts';
 
@@ -22,7 +23,13 @@ function noteCallSecrets(ctx: CallContext) {
  * journaled redacted; an X-Request-Id holding a secret was never taken as the request's id (the core gave it
  * a fresh one). Routed paths are the endpoints' own.
  */
-export function recordCall(ctx: CallContext, status: number, answeredAt: number, writtenAt: number): void {
+export function recordCall(
+  ctx: CallContext,
+  status: number,
+  answeredAt: number,
+  writtenAt: number,
+  exchange?: Answer | ExchangePieces,
+): void {
   const { runtime, request, note } = ctx;
   const operation = note.operation ?? 'other';
   const connection = request.connection;
@@ -51,7 +58,47 @@ export function recordCall(ctx: CallContext, status: number, answeredAt: number,
   }
   Object.assign(entry, note);
   entry.operation = operation;
+  const keep = runtime.config.journal.body_bytes;
+  if (exchange && keep > 0) keepExchange(ctx, entry, exchange, keep);
   (runtime.shared?.journal ?? runtime.journal).record(entry);
+}
+
+/**
+ * The exchange's headers and the start of its bodies (`journal.body_bytes`): the pieces are taken now (a
+ * slice of each body), the redaction runs when the entry is first read; at once when the journal is shared
+ * (it is serialised into the store, which must never hold anything unredacted).
+ */
+function keepExchange(
+  ctx: CallContext,
+  entry: JournalEntry,
+  exchange: Answer | ExchangePieces,
+  keep: number,
+): void {
+  const { runtime } = ctx;
+  let pieces: ExchangePieces;
+  if ('requestHeaders' in exchange) pieces = exchange;
+  else {
+    const body = ctx.requestBody;
+    // The answer's headers are not changed once it is written: flattened when redacted.
+    const headers = exchange.headers;
+    pieces = {
+      requestHeaders: ctx.request.rawHeaders?.() ?? [],
+      requestBody: body && bodyStart(body, keep),
+      requestBodyBytes: body?.length ?? 0,
+      get responseHeaders() {
+        return Object.entries(headers).flat();
+      },
+      responseBody: bodyStart(exchange.body, keep),
+      // Counted now only when the body is cut (the whole of a short one is kept: counted when redacted).
+      responseBodyBytes: exchange.body.length > keep ? Buffer.byteLength(exchange.body) : undefined,
+    };
+  }
+  const token = tokenOf(ctx);
+  const agentId = ctx.note.agent;
+  const build = () =>
+    redactExchange(pieces, keep, (text) => runtime.scanSecrets(text, { token, agentId }).redacted);
+  if (runtime.shared) entry.exchange = build();
+  else deferExchange(entry, build);
 }
 
 /** Text the caller chose, with any token or API key in it redacted. */

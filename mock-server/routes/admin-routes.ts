@@ -7,10 +7,12 @@ import { ConfigError } from '../config/load-config.ts';
 import { agentFields, TOOL_NAMES, type ToolName, toolFields } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import { type FaultSpec, faultSpecSchema } from '../faults.ts';
+import { harOf } from '../har.ts';
 import type { Agent } from '../identity/agent-registry.ts';
 import type { CallContext, Handler } from '../pipeline/context.ts';
 import { readJsonBody } from '../pipeline/read-body.ts';
 import { respondJson } from '../pipeline/respond.ts';
+import { findingsOf } from '../proxy/findings.ts';
 import type { Runtime } from '../runtime.ts';
 import { isBundledScenario, listScenarios, type Scenario, type ScenarioInput } from '../scenarios.ts';
 import type { Router } from './router.ts';
@@ -61,6 +63,25 @@ export const setSchema = z.strictObject({
     z.iso.datetime({ offset: true }),
     z.number().int().min(0).max(MAX_CLOCK_MS, 'must be at most 9999-12-31T23:59:59.999Z in epoch ms'),
   ]),
+  /**
+   * true: the clock stops at exactly `time` (set and frozen in one step: no time runs between the two);
+   * false: it runs on from `time`; absent: it keeps running or stays frozen as it was.
+   */
+  frozen: z.boolean().optional(),
+});
+
+/** Query parameters of GET /__admin/export. */
+export const exportQuery = z.strictObject({
+  format: z.literal('har', { error: 'must be har' }).default('har'),
+  agent: z.string().optional(),
+  since: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).max(1_000_000).optional(),
+});
+
+/** Query parameters of GET /__admin/findings. */
+export const findingsQuery = z.strictObject({
+  agent: z.string().optional(),
+  per_rule: z.coerce.number().int().min(1).max(1000).optional(),
 });
 
 /** Runs a clock change; a time past the clock's range is the caller's mistake (400), not a crash. */
@@ -128,12 +149,14 @@ const ENDPOINTS = [
   'GET    /__admin/clock',
   'POST   /__admin/clock/freeze | /resume | /reset',
   'POST   /__admin/clock/advance             {ms} or {seconds}',
-  'POST   /__admin/clock/set                 {time: ISO 8601 or epoch ms}',
+  'POST   /__admin/clock/set                 {time: ISO 8601 or epoch ms, frozen?: true (set and freeze at once) | false}',
   'GET    /__admin/faults',
   'POST   /__admin/faults                    arm {match?: {operation?, agent?}, kind, status?, retry_after?, delay_ms?, count?, every?}',
   'DELETE /__admin/faults[/:id]',
   'GET    /__admin/journal?agent=&since=&limit=',
   'DELETE /__admin/journal',
+  'GET    /__admin/export?format=har&agent=&since=&limit=  the journal as a HAR 1.2 file (headers, bodies, redacted)',
+  'GET    /__admin/findings?agent=&per_rule=  spec rules the answers broke, per rule with the exchanges (proxy mode)',
   'GET    /__admin/scenarios                 bundled scenarios',
   'GET    /__admin/scenario                  the scenario in force',
   'POST   /__admin/scenario                  load {name} or {scenario: {...}} (resets first)',
@@ -290,8 +313,14 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     return ok(ctx, clockState());
   });
   route('POST', '/clock/set', async (ctx) => {
-    const { time } = await readJsonBody(ctx.request, setSchema, maxBody());
-    changeClock('time', () => clock.set(typeof time === 'number' ? time : Date.parse(time)));
+    const { time, frozen } = await readJsonBody(ctx.request, setSchema, maxBody());
+    const epoch = typeof time === 'number' ? time : Date.parse(time);
+    changeClock('time', () => {
+      // Frozen first, then set: the clock shows exactly `time`, with no real time run in between.
+      if (frozen === true) clock.freeze();
+      clock.set(epoch);
+      if (frozen === false) clock.resume();
+    });
     return ok(ctx, clockState());
   });
 
@@ -321,6 +350,26 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     runtime.journal.clear();
     await runtime.shared?.journal.clear();
     return ok(ctx, { entries: [] });
+  });
+
+  /** The journal's entries a query asks for: every instance's with a shared store. */
+  const entriesOf = async (query: { agent?: string; since?: number; limit?: number }) =>
+    runtime.shared
+      ? await runtime.shared.journal.page(query)
+      : { entries: runtime.journal.list(query), dropped: runtime.journal.dropped };
+  route('GET', '/export', async (ctx) => {
+    const { format: _format, ...query } = parseQuery(exportQuery, queryOf(ctx));
+    const { entries, dropped } = await entriesOf(query);
+    return ok(ctx, harOf(entries, ctx.request.origin, dropped));
+  });
+  route('GET', '/findings', async (ctx) => {
+    const q = parseQuery(findingsQuery, queryOf(ctx));
+    const { entries, dropped } = await entriesOf({ agent: q.agent });
+    return ok(ctx, {
+      judged: entries.filter((e) => e.operation !== 'other' && !e.fault).length,
+      dropped,
+      rules: findingsOf(entries, q.per_rule),
+    });
   });
 
   route('GET', '/scenarios', (ctx) =>

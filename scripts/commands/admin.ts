@@ -4,22 +4,23 @@ import type { Fault } from '../../mock-server/faults.ts';
 import type { JournalEntry } from '../../mock-server/journal.ts';
 import { type AdminTarget, adminCall } from '../admin-client.ts';
 import { baseUrlOption, CliError, EXIT, intOption } from '../cli-options.ts';
+import { registerExchangeCommands } from './admin-exchanges.ts';
 
-interface ConnectionOptions {
+export interface ConnectionOptions {
   baseUrl: string;
   adminKey?: string;
   json?: boolean;
 }
 
 /** The options every admin command takes: where, the key, and JSON output. */
-function connected(command: Command): Command {
+export function connected(command: Command): Command {
   return command
     .option('--base-url <url>', 'the gateway', baseUrlOption, 'http://127.0.0.1:8787')
     .option('--admin-key <key>', "the gateway's admin key (default: $AGENT_GATEWAY_ADMIN_KEY)")
     .option('--json', 'print the admin API answer as JSON');
 }
 
-function targetOf(options: ConnectionOptions): AdminTarget {
+export function targetOf(options: ConnectionOptions): AdminTarget {
   const adminKey = options.adminKey ?? (process.env.AGENT_GATEWAY_ADMIN_KEY || undefined);
   if (!adminKey)
     throw new CliError(
@@ -29,14 +30,14 @@ function targetOf(options: ConnectionOptions): AdminTarget {
 }
 
 /** Prints the answer: as JSON with --json, else as the text `describe` makes of it. */
-function print<T>(options: ConnectionOptions, answer: T, describe: (answer: T) => string): void {
+export function print<T>(options: ConnectionOptions, answer: T, describe: (answer: T) => string): void {
   process.stdout.write(options.json ? `${JSON.stringify(answer, null, 2)}\n` : `${describe(answer)}\n`);
 }
 
 // Text from agents (queries, URLs, names) goes to a terminal: control characters are shown, not obeyed.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
-const plain = (text: string) =>
+export const plain = (text: string) =>
   text.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 
 const table = (rows: string[][]) => {
@@ -205,12 +206,21 @@ function registerClock(admin: Command) {
     );
   });
   connected(
-    clock.command('set <time>').description('set it: ISO 8601 (2026-01-01T00:00:00Z) or epoch ms'),
-  ).action(async (time: string, options: ConnectionOptions) => {
+    clock
+      .command('set <time>')
+      .description('set it: ISO 8601 (2026-01-01T00:00:00Z) or epoch ms')
+      .option('--frozen', 'and freeze it there, in the same step (no time runs between set and freeze)')
+      .option('--running', 'and let it run on from there'),
+  ).action(async (time: string, options: ConnectionOptions & { frozen?: boolean; running?: boolean }) => {
+    if (options.frozen && options.running) throw new CliError('Give --frozen or --running, not both.');
     const value = /^\d+$/.test(time) ? Number(time) : time;
+    const frozen = options.frozen ? true : options.running ? false : undefined;
     print(
       options,
-      await adminCall<ClockState>(targetOf(options), 'POST', '/__admin/clock/set', { time: value }),
+      await adminCall<ClockState>(targetOf(options), 'POST', '/__admin/clock/set', {
+        time: value,
+        ...(frozen === undefined ? {} : { frozen }),
+      }),
       clockLine,
     );
   });
@@ -471,6 +481,7 @@ export function registerAdminCommand(program: Command) {
   registerFaults(admin);
   registerAgents(admin);
   registerJournal(admin);
+  registerExchangeCommands(admin);
 
   connected(
     admin

@@ -92,6 +92,7 @@ async function openWithKey(key) {
   $('app').hidden = false;
   $('forget-key').hidden = false;
   await Promise.all([loadScenarios(), slowPoll(), poll()]);
+  openFromHash();
   state.timer = setInterval(poll, POLL_MS);
   state.slowTimer = setInterval(slowPoll, SLOW_POLL_MS);
 }
@@ -105,11 +106,13 @@ async function poll() {
   try {
     // Ask from the last entry held: if it is not in the answer, the journal was cleared (reset) or wrapped.
     const since = Math.max(0, state.lastSeq - 1);
-    const [journal, clock, faults] = await Promise.all([
+    const [journal, clock, faults, findings] = await Promise.all([
       api('GET', `/__admin/journal?since=${since}`),
       api('GET', '/__admin/clock'),
       api('GET', '/__admin/faults'),
+      api('GET', '/__admin/findings?per_rule=10'),
     ]);
+    renderFindings(findings);
     mergeJournal(journal);
     state.clock = clock;
     renderClock(clock);
@@ -459,6 +462,115 @@ function renderReports() {
   }
 }
 
+function renderFindings(findings) {
+  const holder = $('findings');
+  holder.replaceChildren();
+  if (findings.rules.length === 0) {
+    holder.append(el('p', { class: 'hint' }, `No finding in ${findings.judged} judged answer(s).`));
+    return;
+  }
+  for (const rule of findings.rules) {
+    const block = el('div', { class: 'finding', 'data-rule': rule.id });
+    block.append(el('h3', {}, `${rule.level} ${rule.id} (${rule.specRef}): ${rule.count} answer(s)`));
+    block.append(el('p', {}, rule.title));
+    for (const x of rule.exchanges) {
+      const line = el('div', {});
+      const link = el('a', { href: `#req-${x.seq}`, class: 'req-link', 'data-seq': x.seq }, describe(x));
+      link.addEventListener('click', (event) => {
+        event.preventDefault();
+        select(x.seq, true);
+      });
+      line.append(link, document.createTextNode(` ${x.detail}`));
+      block.append(line);
+    }
+    holder.append(block);
+  }
+}
+
+const headerLines = (pairs) => (pairs ?? []).map(([name, value]) => `${name}: ${value}`).join('\n');
+const bodyText = (text, size) =>
+  text === undefined
+    ? size > 0
+      ? `(${size} bytes, not kept)`
+      : ''
+    : `${text}${utf8Length(text) < size ? `\n... (${size} bytes in all; the journal kept the start)` : ''}`;
+const utf8Length = (text) => new TextEncoder().encode(text).length;
+
+/** One exchange in full, as the journal keeps it (set as text: nothing of it is markup). */
+function renderExchange(entry) {
+  const section = $('exchange');
+  if (!entry) {
+    section.hidden = true;
+    return;
+  }
+  section.hidden = false;
+  $('exchange-title').textContent =
+    `${describe(entry)} at ${entry.time}${entry.agent ? ` by ${entry.agent}` : ''}`;
+  const x = entry.exchange;
+  $('exchange-request').textContent = x
+    ? `${entry.method} ${entry.path} HTTP/${x.http_version ?? '1.1'}\n${headerLines(x.request_headers)}\n\n${bodyText(x.request_body, x.request_body_bytes)}`
+    : `${entry.method} ${entry.path}\n\n(no headers or bodies kept: journal.body_bytes is 0)`;
+  $('exchange-response').textContent = x
+    ? `${entry.status === 0 ? '(connection dropped)' : entry.status}\n${headerLines(x.response_headers)}\n\n${bodyText(x.response_body, x.response_body_bytes)}`
+    : String(entry.status);
+  const list = $('exchange-findings');
+  list.replaceChildren(
+    ...(entry.findings ?? []).map((f) => el('li', { 'data-rule': f.rule }, `${f.rule}: ${f.detail}`)),
+  );
+}
+
+async function downloadHar() {
+  $('action-error').textContent = '';
+  try {
+    const har = await api('GET', '/__admin/export?format=har');
+    const url = URL.createObjectURL(new Blob([JSON.stringify(har, null, 2)], { type: 'application/json' }));
+    const link = el('a', { href: url, download: 'agent-gateway.har' });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  } catch (error) {
+    $('action-error').textContent = error.message;
+  }
+}
+
+/**
+ * `#clock-set` (optionally `#clock-set?time=...&frozen=0`) opens the clock form, filled in. A key in the
+ * address is never read: it is dropped from it at once, and the page asks for the key as always.
+ */
+function openFromHash() {
+  const hash = location.hash.slice(1);
+  const [name, query = ''] = hash.split('?');
+  const params = new URLSearchParams(query);
+  if (params.has('key') || params.has('admin_key')) {
+    params.delete('key');
+    params.delete('admin_key');
+    history.replaceState(
+      null,
+      '',
+      `${location.pathname}${location.search}#${name}${params.size ? `?${params}` : ''}`,
+    );
+  }
+  if (name !== 'clock-set') return;
+  const time = params.get('time');
+  if (time) /** @type {HTMLInputElement} */ ($('clock-set-time')).value = time;
+  if (params.has('frozen'))
+    /** @type {HTMLInputElement} */ ($('clock-set-frozen')).checked = params.get('frozen') !== '0';
+  if (!$('app').hidden) {
+    $('clock-set-form').scrollIntoView({ block: 'center' });
+    $('clock-set-time').focus();
+  }
+}
+
+function updateClockLink() {
+  const time = /** @type {HTMLInputElement} */ ($('clock-set-time')).value.trim();
+  const frozen = /** @type {HTMLInputElement} */ ($('clock-set-frozen')).checked;
+  const params = new URLSearchParams();
+  if (time) params.set('time', time);
+  params.set('frozen', frozen ? '1' : '0');
+  $('clock-set-link').setAttribute('href', `#clock-set?${params}`);
+}
+
 function highlight(seq) {
   for (const node of document.querySelectorAll('#timeline .selected')) node.classList.remove('selected');
   for (const id of [`req-${seq}`, `band-${seq}`]) document.getElementById(id)?.classList.add('selected');
@@ -472,6 +584,7 @@ function select(seq, scroll = false) {
   $('selection').textContent = entry
     ? `Selected ${describe(entry)} at ${entry.time}${entry.retry_after ? `, Retry-After ${entry.retry_after}` : ''}${entry.query || entry.url ? `: ${entry.query ?? entry.url}` : ''}`
     : `Request #${seq} is no longer in the journal.`;
+  renderExchange(entry);
   if (scroll) $('timeline-box').scrollIntoView({ block: 'center' });
 }
 
@@ -513,6 +626,16 @@ function wire() {
     act('POST', '/__admin/clock/advance', { ms: Math.round(seconds * 1000) });
   });
   $('freeze').addEventListener('click', () => act('POST', '/__admin/clock/freeze'));
+  $('clock-set-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const raw = /** @type {HTMLInputElement} */ ($('clock-set-time')).value.trim();
+    const frozen = /** @type {HTMLInputElement} */ ($('clock-set-frozen')).checked;
+    // Set and frozen in one call: no time runs between the two.
+    act('POST', '/__admin/clock/set', { time: /^\d+$/.test(raw) ? Number(raw) : raw, frozen });
+  });
+  for (const id of ['clock-set-time', 'clock-set-frozen']) $(id).addEventListener('input', updateClockLink);
+  window.addEventListener('hashchange', openFromHash);
+  $('export-har').addEventListener('click', downloadHar);
   $('resume').addEventListener('click', () => act('POST', '/__admin/clock/resume'));
   $('window').addEventListener('change', () => {
     renderTimeline();
@@ -533,5 +656,6 @@ function wire() {
 }
 
 wire();
+openFromHash();
 if (state.key) openWithKey(state.key);
 else forgetKey();

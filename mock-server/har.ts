@@ -1,0 +1,148 @@
+import { STATUS_CODES } from 'node:http';
+import type { JournalEntry } from './journal.ts';
+
+/**
+ * The journal as a HAR 1.2 log (http://www.softwareishard.com/blog/har-12-spec/), which browsers' devtools,
+ * proxies (Charles, Fiddler, mitmproxy) and HAR viewers open. Headers and bodies are the journal's: redacted,
+ * and bodies cut at `journal.body_bytes` (then `content.comment` says so). Entries journaled without them
+ * (`body_bytes: 0`) have empty header lists. A dropped connection is status 0, as browsers write it.
+ */
+export interface Har {
+  log: {
+    version: '1.2';
+    creator: { name: string; version: string };
+    entries: HarEntry[];
+    comment?: string;
+  };
+}
+
+interface NameValue {
+  name: string;
+  value: string;
+}
+
+export interface HarEntry {
+  startedDateTime: string;
+  time: number;
+  request: {
+    method: string;
+    url: string;
+    httpVersion: string;
+    cookies: never[];
+    headers: NameValue[];
+    queryString: NameValue[];
+    postData?: { mimeType: string; text: string; comment?: string };
+    headersSize: -1;
+    bodySize: number;
+  };
+  response: {
+    status: number;
+    statusText: string;
+    httpVersion: string;
+    cookies: never[];
+    headers: NameValue[];
+    content: { size: number; mimeType: string; text?: string; comment?: string };
+    redirectURL: string;
+    headersSize: -1;
+    bodySize: number;
+  };
+  cache: Record<string, never>;
+  timings: { send: number; wait: number; receive: number };
+  comment?: string;
+  _request_id: string;
+  _agent?: string;
+  _operation: string;
+  _fault?: string;
+  _findings?: { rule: string; detail: string }[];
+}
+
+const pairs = (list: readonly [string, string][] | undefined): NameValue[] =>
+  (list ?? []).map(([name, value]) => ({ name, value }));
+
+const headerIn = (list: readonly [string, string][] | undefined, name: string) =>
+  list?.find(([n]) => n.toLowerCase() === name)?.[1];
+
+const cut = (kept: string | undefined, size: number) =>
+  kept !== undefined && Buffer.byteLength(kept) < size
+    ? `the journal kept the first ${Buffer.byteLength(kept)} of ${size} bytes (journal.body_bytes), secrets redacted`
+    : undefined;
+
+const round = (ms: number) => Math.max(0, Math.round(ms * 100) / 100);
+
+/** One journal entry as a HAR entry; `origin` (e.g. `http://127.0.0.1:8787`) when the entry has no Host. */
+export function harEntryOf(entry: JournalEntry, origin: string): HarEntry {
+  const x = entry.exchange;
+  const host = headerIn(x?.request_headers, 'host');
+  const url = `${host ? `http://${host}` : origin}${entry.path}`;
+  const version = `HTTP/${x?.http_version ?? '1.1'}`;
+  const requestType = headerIn(x?.request_headers, 'content-type');
+  const responseType = headerIn(x?.response_headers, 'content-type') ?? '';
+  const written = entry.written_ms ?? entry.real_ms + entry.duration_ms;
+  const requestCut = cut(x?.request_body, x?.request_body_bytes ?? 0);
+  const responseCut = cut(x?.response_body, x?.response_body_bytes ?? 0);
+  return {
+    startedDateTime: new Date(entry.at).toISOString(),
+    time: round(written - entry.real_ms),
+    request: {
+      method: entry.method,
+      url,
+      httpVersion: version,
+      cookies: [],
+      headers: pairs(x?.request_headers),
+      queryString: [],
+      ...(x?.request_body !== undefined
+        ? {
+            postData: {
+              mimeType: requestType ?? 'application/octet-stream',
+              text: x.request_body,
+              ...(requestCut ? { comment: requestCut } : {}),
+            },
+          }
+        : {}),
+      headersSize: -1,
+      bodySize: x?.request_body_bytes ?? -1,
+    },
+    response: {
+      status: entry.status,
+      statusText: entry.status === 0 ? '' : (STATUS_CODES[entry.status] ?? ''),
+      httpVersion: version,
+      cookies: [],
+      headers: pairs(x?.response_headers),
+      content: {
+        size: x?.response_body_bytes ?? -1,
+        mimeType: responseType,
+        ...(x?.response_body !== undefined ? { text: x.response_body } : {}),
+        ...(responseCut ? { comment: responseCut } : {}),
+      },
+      redirectURL: headerIn(x?.response_headers, 'location') ?? '',
+      headersSize: -1,
+      bodySize: x?.response_body_bytes ?? -1,
+    },
+    cache: {},
+    timings: {
+      send: 0,
+      wait: round(entry.duration_ms),
+      receive: round(written - entry.real_ms - entry.duration_ms),
+    },
+    ...(entry.status === 0 ? { comment: 'the connection was dropped (no answer)' } : {}),
+    _request_id: entry.request_id,
+    ...(entry.agent ? { _agent: entry.agent } : {}),
+    _operation: entry.operation,
+    ...(entry.fault ? { _fault: entry.fault } : {}),
+    ...(entry.findings ? { _findings: entry.findings } : {}),
+  };
+}
+
+/** The journal's entries (oldest first) as a HAR 1.2 log. */
+export function harOf(entries: readonly JournalEntry[], origin: string, dropped = 0): Har {
+  return {
+    log: {
+      version: '1.2',
+      creator: { name: 'agent-gateway', version: '0.1.0' },
+      entries: entries.map((e) => harEntryOf(e, origin)),
+      ...(dropped > 0
+        ? { comment: `${dropped} older exchanges were dropped from the journal (journal.capacity)` }
+        : {}),
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import type { Command } from 'commander';
+import { baseUrlOption, CliError, EXIT, intOption } from '../cli-options.ts';
+
+interface ProxyCommandOptions {
+  target: string;
+  port: number;
+  host: string;
+  config?: string;
+  adminKey?: string;
+  journalBodyBytes?: number;
+}
+
+/**
+ * `agent-gateway proxy --target URL`: sits between an agent and a real gateway, forwards every request and
+ * streams every answer back unchanged (hop-by-hop headers apart), journals each exchange with the facts the
+ * client report grades, judges the target's answers passively, and applies armed faults.
+ */
+export function registerProxyCommand(program: Command) {
+  program
+    .command('proxy')
+    .description(
+      'forward to a real gateway (--target), grade the agent and judge the gateway from the traffic',
+    )
+    .requiredOption(
+      '-t, --target <url>',
+      "the target gateway's base URL (http:// or https://)",
+      baseUrlOption,
+    )
+    .option('-p, --port <port>', 'port to listen on (0 picks a free port)', intOption(0, 65535), 8788)
+    .option('-H, --host <host>', 'interface to listen on', '127.0.0.1')
+    .option(
+      '-c, --config <file>',
+      'YAML or JSON config laid over the bundled default: journal (capacity, body_bytes) and server hardening',
+    )
+    .option(
+      '--journal-body-bytes <n>',
+      'bytes of each request and response body the journal keeps, with headers (0: none; default journal.body_bytes, 2048)',
+      intOption(0, 1_048_576),
+    )
+    .option(
+      '--admin-key <key>',
+      'enable the admin API (journal, report, findings, faults, clock, export) under /__admin; prefer $AGENT_GATEWAY_ADMIN_KEY',
+    )
+    .action(async (options: ProxyCommandOptions) => {
+      const adminKey = options.adminKey ?? process.env.AGENT_GATEWAY_ADMIN_KEY;
+      if (adminKey !== undefined && adminKey.length < 8)
+        throw new CliError('The admin key must be at least 8 characters.');
+      const [{ serve }, { createProxy }, { DEFAULT_CONFIG_FILE, loadConfig }] = await Promise.all([
+        import('../../mock-server/adapters/node-server.ts'),
+        import('../../mock-server/proxy/proxy.ts'),
+        import('../../mock-server/config/load-config.ts'),
+      ]);
+      const config = loadConfig({
+        file: options.config ?? DEFAULT_CONFIG_FILE,
+        config:
+          options.journalBodyBytes === undefined
+            ? undefined
+            : { journal: { body_bytes: options.journalBodyBytes } },
+      });
+      const proxy = createProxy({ target: options.target, adminKey, config });
+      const server = await serve(proxy, { port: options.port, host: options.host }).catch(
+        (error: NodeJS.ErrnoException) => {
+          if (error.code === 'EADDRINUSE')
+            throw new CliError(
+              `Port ${options.port} on ${options.host} is in use: pass --port with a free port (or 0).`,
+            );
+          throw error;
+        },
+      );
+      const target = proxy.target.href.replace(/\/$/, '');
+      process.stdout.write(
+        [
+          `Agent Tool Gateway proxy listening on ${server.url}`,
+          `  forwarding to: ${target} (answers passed through unchanged, hop-by-hop headers apart)`,
+          `  journal: the last ${config.journal.capacity} exchanges, ${config.journal.body_bytes} bytes of each body kept (redacted)`,
+          adminKey
+            ? `  admin API: ${server.url}/__admin (send X-Admin-Key): journal, report, findings, faults, clock, export; dashboard ${server.url}/__admin/ui`
+            : '  admin API: off (pass --admin-key or set AGENT_GATEWAY_ADMIN_KEY to read reports and findings)',
+          '',
+          'Point your agent at the proxy instead of the gateway, then:',
+          `  npx agent-gateway report --agent <agent id> --base-url ${server.url}`,
+          `  npx agent-gateway admin findings --base-url ${server.url}`,
+          '',
+          'Press Ctrl+C to stop.',
+          '',
+        ].join('\n'),
+      );
+      const stop = async () => {
+        process.stdout.write('\nStopping.\n');
+        await server.close();
+        proxy.close();
+        process.exit(EXIT.ok);
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+}
