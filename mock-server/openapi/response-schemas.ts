@@ -265,6 +265,8 @@ export const journalSchema = z.strictObject({
   capacity: z.number().int(),
   dropped: z.number().int().describe('Older entries no longer held.'),
   entries: z.array(journalEntrySchema),
+  more: z.boolean().describe('Entries after next_since may match: ask again with since=next_since.'),
+  next_since: z.number().int().describe('The seq to page on from (the last entry looked at).'),
 });
 
 const scenarioView = z.strictObject({ name: z.string(), description: z.string(), source: z.string() });
