@@ -67,8 +67,10 @@ export function createRuntime(
     signingSecret: config.identity.signing_secret ?? parts.shared?.signingSecret ?? processSigningSecret(),
     issuer: config.identity.issuer,
     ttlSeconds: config.identity.token_ttl_seconds,
+    // With a shared store: once a token is signed with the secret, this instance never gives it up.
+    onSigned: parts.shared?.guard.signed,
   });
-  return {
+  const runtime: Runtime = {
     config,
     clock: parts.clock,
     registry,
@@ -94,6 +96,16 @@ export function createRuntime(
     log: parts.log,
     shared: parts.shared,
   };
+  // This instance drew a secret while the running ones were stalled, and adopted theirs (store-guard.ts).
+  parts.shared?.guard.onSecret(() => {
+    if (runtime.config.identity.signing_secret !== undefined) return;
+    runtime.idp.configure({
+      signingSecret: runtime.shared?.signingSecret ?? processSigningSecret(),
+      issuer: runtime.config.identity.issuer,
+      ttlSeconds: runtime.config.identity.token_ttl_seconds,
+    });
+  });
+  return runtime;
 }
 
 /**

@@ -62,6 +62,24 @@ async function until(what: string, condition: () => Promise<boolean> | boolean, 
   }
 }
 
+/** Resolves once an instance holds the fleet's secret: it found it at start, or adopted it after drawing. */
+const settled = (instance: ServeProcess) =>
+  until(
+    "the newcomer takes the running instances' secret",
+    () => !/this instance drew one/.test(instance.output()) || /adopted theirs/.test(instance.output()),
+  );
+
+/** Stops a process (SIGSTOP) for the length of `during`, then lets it go on (SIGCONT), whatever happens. */
+async function stalled<T>(instance: ServeProcess, during: () => Promise<T>): Promise<T> {
+  const pid = instance.child.pid as number;
+  process.kill(pid, 'SIGSTOP');
+  try {
+    return await during();
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+}
+
 describeWithRedis('a store that loses its data: no split brain (real processes)', () => {
   const started: ServeProcess[] = [];
   beforeAll(async () => {
@@ -115,6 +133,9 @@ describeWithRedis('a store that loses its data: no split brain (real processes)'
     await client.flushall();
     const c = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
     started.push(c);
+    // Should A and B have been slower than C's start grace, C drew a secret of its own: it takes theirs
+    // (older) once they write it back, as long as it signed nothing; so it gets load only once it agrees.
+    await settled(c);
     urls.push(c.url);
     await servedAfter(served() + 100);
     // 3. A worker of B killed: the primary starts another, which joins after the wipes.
@@ -153,6 +174,65 @@ describeWithRedis('a store that loses its data: no split brain (real processes)'
     expect(await client.get(`${prefix}:signing_secret`)).toBeTruthy();
     client.disconnect();
   }, 240_000);
+
+  it("the running instance stalled (SIGSTOP) across a wipe and a newcomer's start: the newcomer gives way, no bad_signature, no lasting 503", async () => {
+    const { file, prefix } = configFile();
+    const a = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
+    started.push(a);
+    const before = (await mintAt(a.url, API_KEYS[0] as string)) as string;
+    expect((await whoamiAt(a.url, before)).status).toBe(200);
+    const client = new Redis(redis.url);
+    // A cannot write its secret back while stopped, however long C's grace: C draws its own, for sure.
+    const c = await stalled(a, async () => {
+      await client.flushall();
+      const newcomer = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
+      started.push(newcomer);
+      return newcomer;
+    });
+    expect(c.output()).toMatch(/held no signing secret .*this instance drew one/);
+    // A wakes, finds a secret drawn after its own and writes its own back; C, having signed nothing, adopts it.
+    await until("the newcomer adopts the running instance's secret", () => /adopted theirs/.test(c.output()));
+    const outcomes: Outcome[] = [];
+    const minted = (await mintAt(c.url, API_KEYS[1] as string)) as string;
+    expect(minted).toBeTruthy();
+    for (const url of [a.url, c.url])
+      for (const token of [before, minted]) outcomes.push(await whoamiAt(url, token));
+    expect(outcomes.filter((o) => o.reason === 'bad_signature')).toEqual([]);
+    expect(outcomes.map((o) => o.status)).toEqual([200, 200, 200, 200]);
+    // The older instance never refused: it kept its secret and served throughout.
+    expect(a.output()).not.toMatch(/state_store_conflict/);
+    expect(c.output()).not.toMatch(/state_store_conflict/);
+    expect((await client.get(`${prefix}:signing_secret_drawn`))?.split(' ')[1]).toBeTruthy();
+    client.disconnect();
+  }, 120_000);
+
+  it('a newcomer that signed tokens with its own secret before the stalled instance woke: it refuses (503), the older one keeps serving', async () => {
+    const { file } = configFile();
+    const a = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
+    started.push(a);
+    const before = (await mintAt(a.url, API_KEYS[0] as string)) as string;
+    const client = new Redis(redis.url);
+    const { c, minted } = await stalled(a, async () => {
+      await client.flushall();
+      const newcomer = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
+      started.push(newcomer);
+      // Signed with the newcomer's own secret while A is stopped: it can no longer give that secret up.
+      return { c: newcomer, minted: (await mintAt(newcomer.url, API_KEYS[1] as string)) as string };
+    });
+    expect(minted).toBeTruthy();
+    let outcome: Outcome = { status: 0 };
+    await until('the newcomer refuses', async () => {
+      outcome = await whoamiAt(c.url, minted);
+      return outcome.status !== 200;
+    });
+    expect(outcome).toMatchObject({ status: 503, code: 'state_store_conflict' });
+    expect(c.output()).not.toMatch(/adopted theirs/);
+    // One secret signs and verifies wherever anything is answered: A's, and A never refuses.
+    expect(await whoamiAt(a.url, before)).toMatchObject({ status: 200 });
+    expect((await whoamiAt(c.url, before)).status).toBe(503);
+    expect(a.output()).not.toMatch(/holds another signing secret/);
+    client.disconnect();
+  }, 120_000);
 
   it('a store that holds another signing secret than a running instance: 503 state_store_conflict, loudly, until they agree again', async () => {
     const { file, prefix } = configFile();

@@ -87,8 +87,11 @@ export function createIdentityProvider(options: {
   signingSecret: string;
   issuer: string;
   ttlSeconds: number;
+  /** Told whenever a token is signed, or accepted as signed, with the secret (a shared store's guard). */
+  onSigned?: () => void;
 }) {
   const { registry, clock } = options;
+  const signed = options.onSigned ?? (() => {});
   let codec = createTokenCodec(options.signingSecret);
   let issuer = options.issuer;
   let ttlSeconds = options.ttlSeconds;
@@ -100,7 +103,10 @@ export function createIdentityProvider(options: {
     const known = signedClaims.get(token);
     if (known) return { ok: true as const, claims: known };
     const decoded = codec.decode(token);
-    if (decoded.ok) signedClaims.set(token, decoded.claims);
+    if (decoded.ok) {
+      signed();
+      signedClaims.set(token, decoded.claims);
+    }
     return decoded;
   };
 
@@ -112,6 +118,7 @@ export function createIdentityProvider(options: {
     }
     const issuedAt = clock.now();
     const expiresAt = issuedAt + ttlSeconds * 1000;
+    signed();
     const token = codec.encode({
       sub: agent.id,
       jti: randomUUID(),

@@ -53,6 +53,10 @@ export function identify(ctx: CallContext): Identity | Promise<Identity> {
     });
   }
   ctx.note.token = tokenFingerprint(token);
+  // An instance whose shared store holds another signing secret judges no signature (a 401 bad_signature
+  // for a token the other instances accept would be the split brain the refusal exists to prevent).
+  const refusal = ctx.runtime.shared?.connection.refusal;
+  if (refusal) throw refusal;
   const pending = verifier.verify(token);
   return pending instanceof Promise
     ? pending.then((result) => accepted(ctx, result, verifier))

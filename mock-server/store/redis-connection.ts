@@ -1,5 +1,8 @@
 import { Redis } from 'ioredis';
 import { GatewayError } from '../errors.ts';
+import { displayUrl } from './display-url.ts';
+
+export { displayUrl };
 
 /** How to reach the shared state store (the config's `store:` section). */
 export interface RedisConnectionOptions {
@@ -61,12 +64,13 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
     retryStrategy: (times: number) => Math.min(100 * times, 1000),
   } as const;
   const redis = new Redis(options.url, settings);
+  const where = displayUrl(options.url);
   let down = false;
   // Reported once per outage (a lost connection or a failed attempt); every request meanwhile gets its 503.
   const lost = (why: string) => {
     if (down || !connected) return;
     down = true;
-    options.log(`state store ${options.url} unavailable: ${why}; reconnecting`);
+    options.log(`state store ${where} unavailable: ${why}; reconnecting`);
   };
   let connected = false;
   redis.on('error', (error) => lost(reasonOf(error)));
@@ -74,7 +78,7 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
   redis.on('ready', () => {
     if (!down) return;
     down = false;
-    options.log(`state store ${options.url} is back`);
+    options.log(`state store ${where} is back`);
   });
   try {
     await redis.connect();
@@ -82,7 +86,7 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
   } catch (error) {
     redis.disconnect();
     throw new Error(
-      `Cannot reach the state store at ${options.url}: ${reasonOf(error)}. Start Redis there, or use --store memory (one instance).`,
+      `Cannot reach the state store at ${where}: ${reasonOf(error)}. Start Redis there, or use --store memory (one instance).`,
     );
   }
   const subscribers: Redis[] = [];

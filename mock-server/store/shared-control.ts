@@ -1,4 +1,5 @@
 import type { ClockState } from '../clock.ts';
+import { GatewayError } from '../errors.ts';
 import type { Fault } from '../faults.ts';
 import type { Agent } from '../identity/agent-registry.ts';
 import type { ToolSettings } from '../policy/policy.ts';
@@ -93,13 +94,21 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
      * Publishes this instance's state after an admin change; `reset` also starts every count over and
      * empties the shared journal (reset, scenario). Resolves once the store has it: from then on every
      * instance that re-reads sees it (revocations are in force everywhere at once).
+     * Past the deadline the answer is a 503 but the writes already sent are not called back: the change
+     * is in force on this instance and may still reach the store and the other instances afterwards; the
+     * 503's message says so (a retry publishes this instance's whole state again; it does not undo it).
      */
     async changed(kind: 'state' | 'reset' = 'state') {
+      // One deadline for the whole change (several round trips).
+      const writing = publish(kind);
       try {
-        // One deadline for the whole change (several round trips).
-        await connection.bounded(publish(kind));
+        await connection.bounded(writing);
       } catch (error) {
-        throw connection.unavailable(error);
+        const refusal = connection.unavailable(error);
+        if (refusal.code !== 'state_store_unavailable') throw refusal;
+        throw new GatewayError('state_store_unavailable', {
+          message: `${refusal.message} The change is in force on this instance, and the shared store and the other instances may still get it after this answer (its writes are not called back): read the state back (GET on the admin API) before repeating it.`,
+        });
       }
     },
 

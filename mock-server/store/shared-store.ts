@@ -22,7 +22,9 @@ export interface SharedStore {
   readonly faults: RedisFaults;
   /**
    * The signing secret every instance agrees on when the config sets none: the store's when this instance
-   * started (or drawn by it into an empty store); kept for the instance's life and written back after a wipe.
+   * started (or drawn by it into an empty store); kept for the instance's life and written back after a wipe,
+   * except that an instance that drew its own and signed nothing with it adopts an older one it finds in
+   * the store later (`guard.onSecret`).
    */
   readonly signingSecret: string;
   /** Keeps the secret, config and marker in the store; refuses (503) while the store disagrees. */
@@ -79,7 +81,9 @@ export async function connectSharedStore(
         await redis.incr(connection.key('instances')),
       ),
       faults: createRedisFaults(connection),
-      signingSecret: guard.secret,
+      get signingSecret() {
+        return guard.secret;
+      },
       guard,
       instanceId: randomUUID(),
       async close() {

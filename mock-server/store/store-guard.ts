@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.ts';
+import { displayUrl } from './display-url.ts';
 import type { RedisConnection } from './redis-connection.ts';
 
 /**
@@ -7,29 +8,55 @@ import type { RedisConnection } from './redis-connection.ts';
  * signing secret, the config fingerprint, and a marker naming the store's incarnation (written when the
  * store is first used, so an emptied store is told apart from a store that holds our state).
  *
- * One script, atomically: each of the three is written only where the store lost it (SET NX), and what the
- * store holds afterwards is returned. An instance runs it at start, on every reconnect and every
- * `GUARD_INTERVAL_MS`: a restart without persistence, a FLUSHALL, an eviction or a failover to an empty
- * replica is repaired with this instance's values within one interval, before any instance starting after it
- * can have drawn a secret of its own (an instance that finds no secret waits `startGraceMs` for a running
- * one to write it back). Signing and verifying never read the store: every instance keeps the secret it
- * started with, so a token valid before a wipe stays valid after it on every instance.
+ * One script, atomically: the marker and config are written only where the store lost them (SET NX); the
+ * secret is written where the store lost it, or where the store holds one drawn later than this
+ * instance's (KEYS[5] records who drew the store's secret and when): the oldest secret wins, so a newcomer
+ * that drew its own after a wipe, because the running instances were stalled past its start grace, never
+ * pushes its secret onto them. What the store holds afterwards is returned. An instance runs it at start,
+ * on every reconnect and every `GUARD_INTERVAL_MS`: a restart without persistence, a FLUSHALL, an eviction
+ * or a failover to an empty replica is repaired with this instance's values within one interval (an
+ * instance that finds no secret at start waits `startGraceMs` for a running one to write it back).
+ * An instance that drew its own secret at start and has signed nothing with it (no token minted or
+ * accepted) adopts an older secret it then finds in the store; otherwise signing and verifying never
+ * change secret: a token valid before a wipe stays valid after it on every instance.
  * Every instance also keeps a key of its own alive (KEYS[4]), so each instance notices a wipe, not only the
  * first one to repair it.
- * KEYS: marker, secret, config, this instance's key. ARGV: marker, secret, config ('' : none), its ttl ms.
+ * KEYS: marker, secret, config, this instance's key, who drew the secret. ARGV: marker, secret, config
+ * ('' : none), its ttl ms, who drew this instance's secret (`drawnRecord`).
  * Returns {1 if the marker or this instance's key was missing (a wipe, or a start), marker, secret,
- * config or ''}.
+ * config or '', who drew the secret or ''}.
  */
 export const GUARD_SCRIPT = `
 local fresh = redis.call('SET', KEYS[1], ARGV[1], 'NX')
 local seen = redis.call('SET', KEYS[4], '1', 'PX', ARGV[4], 'XX')
 if not seen then redis.call('SET', KEYS[4], '1', 'PX', ARGV[4]) end
-redis.call('SET', KEYS[2], ARGV[2], 'NX')
+local held = redis.call('GET', KEYS[2])
+local drawn = redis.call('GET', KEYS[5])
+if not held or (held ~= ARGV[2] and drawn and ARGV[5] < drawn) then
+  redis.call('SET', KEYS[2], ARGV[2])
+  redis.call('SET', KEYS[5], ARGV[5])
+elseif held == ARGV[2] and not drawn then
+  redis.call('SET', KEYS[5], ARGV[5])
+end
 if ARGV[3] ~= '' then redis.call('SET', KEYS[3], ARGV[3], 'NX') end
 local wiped = 0
 if fresh or not seen then wiped = 1 end
-return {wiped, redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]) or ''}
+return {wiped, redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]) or '', redis.call('GET', KEYS[5]) or ''}
 `;
+
+/** When a drawn record says the secret was drawn, for logs. */
+function drawnAt(record: string): string {
+  const at = new Date(Number(record.slice(0, 15)));
+  return Number.isNaN(at.getTime()) ? 'at an unknown time' : `at ${at.toISOString()}`;
+}
+
+/**
+ * Who drew a secret and when, as the store keeps it next to the secret: the time first (zero-padded, so
+ * an older draw sorts first as text), then the instance that drew it.
+ */
+export function drawnRecord(atMs: number, by: string): string {
+  return `${String(Math.max(0, Math.floor(atMs))).padStart(15, '0')} ${by}`;
+}
 
 /** How often a running instance re-asserts its secret, config and marker (and so notices a wipe). */
 export const GUARD_INTERVAL_MS = 500;
@@ -60,14 +87,19 @@ export interface StoreGuardOptions {
 export async function startStoreGuard(connection: RedisConnection, options: StoreGuardOptions) {
   const { redis } = connection;
   const log = connection.options.log;
+  const where = displayUrl(connection.options.url);
+  const instance = randomUUID();
   const keys = [
     connection.key('marker'),
     connection.key('signing_secret'),
     connection.key('config'),
-    connection.key(`instance:${randomUUID()}`),
+    connection.key(`instance:${instance}`),
+    connection.key('signing_secret_drawn'),
   ] as const;
-  redis.defineCommand('agwGuard', { numberOfKeys: 4, lua: GUARD_SCRIPT });
-  const call = redis as unknown as { agwGuard(...args: string[]): Promise<[number, string, string, string]> };
+  redis.defineCommand('agwGuard', { numberOfKeys: 5, lua: GUARD_SCRIPT });
+  const call = redis as unknown as {
+    agwGuard(...args: string[]): Promise<[number, string, string, string, string]>;
+  };
   const intervalMs = options.intervalMs ?? GUARD_INTERVAL_MS;
   const startGraceMs = options.startGraceMs ?? START_GRACE_MS;
   const fingerprint = options.configFingerprint ?? '';
@@ -75,7 +107,8 @@ export async function startStoreGuard(connection: RedisConnection, options: Stor
   const instanceTtl = String(Math.max(60_000, intervalMs * 100));
 
   // A starting instance takes the secret the store holds. None there: the first start, or a wipe that the
-  // running instances will repair within one interval; wait for them before drawing a new secret.
+  // running instances will repair within one interval; wait for them before drawing a new secret (should
+  // they be stalled longer, this instance gives way later: see `check`).
   // With a configured secret the store's is never used: a placeholder keeps the comparison meaningful
   // (the config fingerprint already says whether every instance has the same configured secret).
   const configured = options.configuredSecret !== undefined;
@@ -87,16 +120,32 @@ export async function startStoreGuard(connection: RedisConnection, options: Stor
       held = await redis.get(keys[1]);
     }
   }
-  const [, marker, secret, config] = await call.agwGuard(
+  const drawnSecret = held ?? randomBytes(32).toString('base64url');
+  const ownDraw = drawnRecord(Date.now(), instance);
+  const [, marker, storeSecret, config, storeDrawn] = await call.agwGuard(
     ...keys,
     (await redis.get(keys[0])) ?? randomUUID(),
-    held ?? randomBytes(32).toString('base64url'),
+    drawnSecret,
     fingerprint,
     instanceTtl,
+    // Configured: every instance holds the same placeholder, nothing to order.
+    configured ? drawnRecord(0, CONFIGURED) : ownDraw,
   );
   if (fingerprint && config !== fingerprint)
     throw new Error(
-      `The state store at ${connection.options.url} holds the state of a gateway with another config under the key prefix "${connection.options.keyPrefix}". Give every instance the same config, use another store.key_prefix, or clear the old state (redis-cli --scan --pattern '${connection.options.keyPrefix}:*' | xargs redis-cli del).`,
+      `The state store at ${where} holds the state of a gateway with another config under the key prefix "${connection.options.keyPrefix}". Give every instance the same config, use another store.key_prefix, or clear the old state (redis-cli --scan --pattern '${connection.options.keyPrefix}:*' | xargs redis-cli del).`,
+    );
+  /** The secret this instance signs and verifies with, and who drew it when (written back after a wipe). */
+  let secret = storeSecret;
+  let drawn = storeDrawn;
+  // Drawn by this instance at this start (not found in the store): it may still give way to an older one.
+  let ownSecret = !configured && held === null && storeSecret === drawnSecret;
+  // Whether a token was minted, or accepted, with this secret here: then giving it up would break tokens.
+  let signed = false;
+  const secretListeners: ((secret: string) => void)[] = [];
+  if (ownSecret)
+    log(
+      `state store ${where} held no signing secret (a first start, or a wipe the running instances have not repaired within ${startGraceMs} ms): this instance drew one; it adopts an older one found later as long as it has signed nothing with its own`,
     );
 
   let heldMarker = marker;
@@ -107,19 +156,31 @@ export async function startStoreGuard(connection: RedisConnection, options: Stor
     if (checking) return;
     checking = true;
     try {
-      const [wiped, nowMarker, nowSecret, nowConfig] = await call.agwGuard(
+      const [wiped, nowMarker, nowSecret, nowConfig, nowDrawn] = await call.agwGuard(
         ...keys,
         heldMarker,
         secret,
         fingerprint,
         instanceTtl,
+        drawn,
       );
       if (wiped === 1 || nowMarker !== heldMarker) {
         heldMarker = nowMarker;
         log(
-          `state store ${connection.options.url} was emptied (restart without persistence, FLUSHALL, eviction or failover); ${WIPE_LOST}`,
+          `state store ${where} was emptied (restart without persistence, FLUSHALL, eviction or failover); ${WIPE_LOST}`,
         );
         for (const listener of wipeListeners) listener();
+      }
+      // The store holds an older secret than the one this instance drew at start (the running instances
+      // were stalled past its grace): nothing was signed with ours, so taking theirs breaks no token.
+      if (nowSecret !== secret && ownSecret && !signed) {
+        secret = nowSecret;
+        drawn = nowDrawn;
+        ownSecret = false;
+        log(
+          `state store ${where} holds the signing secret of instances running before this one (drawn ${drawnAt(nowDrawn)}); this instance had signed nothing with its own and adopted theirs`,
+        );
+        for (const listener of secretListeners) listener(secret);
       }
       const why =
         nowSecret !== secret
@@ -129,14 +190,14 @@ export async function startStoreGuard(connection: RedisConnection, options: Stor
             : undefined;
       if (why && !connection.refusal) {
         connection.refusal = new GatewayError('state_store_conflict', {
-          message: `The shared state store holds ${why} than this instance (instances started apart while the store was emptied or unreachable): this instance refuses rather than let tokens and limits differ between instances. Restart this instance.`,
+          message: `The shared state store holds ${why} than this instance (instances started apart while the store was emptied or unreachable, and this one has signed tokens with its own): this instance refuses rather than let tokens and limits differ between instances. Restart this instance.`,
         });
         log(
-          `state store ${connection.options.url} holds ${why} than this instance: answering 503 state_store_conflict until they agree again (restart this instance to take the store's)`,
+          `state store ${where} holds ${why} than this instance: answering 503 state_store_conflict until they agree again (restart this instance to take the store's)`,
         );
       } else if (!why && connection.refusal) {
         connection.refusal = undefined;
-        log(`state store ${connection.options.url} agrees with this instance again`);
+        log(`state store ${where} agrees with this instance again`);
       }
     } catch {
       // The store is away: the connection reports it, and requests get 503 state_store_unavailable.
@@ -150,8 +211,21 @@ export async function startStoreGuard(connection: RedisConnection, options: Stor
   redis.on('ready', onReady);
 
   return {
-    /** The signing secret every instance shares (the store's, as found or written at start). */
-    secret,
+    /**
+     * The signing secret every instance shares: the store's as found or written at start, or, for an
+     * instance that drew its own and signed nothing with it, the older one it adopted later (`onSecret`).
+     */
+    get secret() {
+      return secret;
+    },
+    /** Called when this instance adopts the store's (older) secret in place of the one it drew. */
+    onSecret(listener: (secret: string) => void) {
+      secretListeners.push(listener);
+    },
+    /** Tells the guard a token was minted or accepted with the secret: from then on it is never given up. */
+    signed() {
+      signed = true;
+    },
     /** Set while the store disagrees with this instance: the 503 every shared-state request gets. */
     get refusal() {
       return connection.refusal;

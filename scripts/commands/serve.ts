@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { GatewayConfigOverlay } from '../../mock-server/config/schema.ts';
 import { bundledScenarioNames } from '../../mock-server/fixtures-dir.ts';
 import type { Gateway } from '../../mock-server/gateway.ts';
+import { displayUrl } from '../../mock-server/store/display-url.ts';
 import { baseUrlOption, CliError, EXIT, envConfigOverrides, intOption } from '../cli-options.ts';
 
 interface ServeOptions {
@@ -54,7 +55,7 @@ function describeStartup(
     `  token lifetime: ${gateway.idp.ttlSeconds} s`,
     options.store === 'memory'
       ? '  state: in this process (--store redis://... to share it between instances)'
-      : `  state: shared in ${options.store} (limits, revocations, idempotency keys, admin changes, journal)`,
+      : `  state: shared in ${displayUrl(options.store)} (limits, revocations, idempotency keys, admin changes, journal)`,
     ...(idpUrl
       ? []
       : [
@@ -233,7 +234,7 @@ function runWorkers(cluster: Cluster, count: number, store: string): Promise<voi
       process.stdout.write(
         `${message.description.replace(
           /\n/,
-          `\n  workers: ${count} processes sharing the port (node:cluster), state shared in ${store}\n`,
+          `\n  workers: ${count} processes sharing the port (node:cluster), state shared in ${displayUrl(store)}\n`,
         )}\n`,
       );
     });
