@@ -445,10 +445,15 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
       } finally {
         process.kill(redis.pid, 'SIGCONT');
       }
+      const bodies: { code: string; message: string }[] = [];
       for (const answer of answers) {
         expect(answer.status).toBe(503);
-        expect(((await answer.json()) as { code: string }).code).toBe('state_store_unavailable');
+        bodies.push((await answer.json()) as { code: string; message: string });
       }
+      expect(bodies.map((b) => b.code)).toEqual(Array(4).fill('state_store_unavailable'));
+      // The admin change's 503 says what a client must know: its writes are not called back.
+      expect(bodies[3]?.message).toMatch(/in force on this instance.*may still get it after this answer/);
+      expect(bodies[0]?.message).not.toMatch(/in force on this instance/);
       let after = await whoami(a, token);
       for (let tries = 0; after.status === 503 && tries < 300; tries++) {
         await new Promise((r) => setTimeout(r, 50));
