@@ -49,6 +49,7 @@ describe('check --report-html', () => {
       'reproduction',
       'duration_ms',
       'requests',
+      'shared_with',
     ]);
     expect(failed.reproduction.exchange.response.status).toBe(500);
     expect(failed.reproduction.exchange.request.headers).toContainEqual([
