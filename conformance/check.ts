@@ -65,6 +65,11 @@ export type CheckOutcome = {
   unobserved?: Unobserved;
   /** For a property check: the cases it observed, and those it did not send for want of time. */
   cases?: { held: number; notSent: number };
+  /**
+   * The failure was a repeated call refused as a duplicate (409 or a duplicate code): a break of retry
+   * safety (§4 rule 4), not of this check's rule. The runner reports it under retry.sequential too.
+   */
+  repeatRefused?: Exchange;
 };
 
 /** A conformance check: a small named unit tied to a spec section. */
@@ -129,6 +134,12 @@ export function isRepeatRefusal(exchange: Exchange): boolean {
   return status === 409 || (status >= 400 && /duplicate|conflict|already/i.test(String(code ?? '')));
 }
 
+/** The answer of a failure that is a repeat refused as a duplicate, when its check is not about repeats. */
+export function repeatRefusalOf(failure: CheckFailure): Exchange | undefined {
+  const exchange = failure.exchange;
+  return exchange && !failure.aboutRepeats && isRepeatRefusal(exchange) ? exchange : undefined;
+}
+
 /** Whether an answer is a server error or no answer at all. */
 export const isServerError = (status: number) => status === 0 || status >= 500;
 
@@ -138,7 +149,7 @@ export const isServerError = (status: number) => status === 0 || status >= 500;
  */
 export function failureMessage(failure: CheckFailure): string {
   const exchange = failure.exchange;
-  if (exchange && !failure.aboutRepeats && isRepeatRefusal(exchange)) {
+  if (exchange && repeatRefusalOf(failure)) {
     return `Expected ${failure.expected}; got ${failure.actual}: a repeated call refused as a duplicate (spec §4 rule 4, retry safety). Fix: ${REPEAT_REFUSED_FIX}`;
   }
   if (!exchange || !isServerError(exchange.response.status)) {
@@ -311,10 +322,12 @@ export async function checkProperty<T>(
   });
   if (details.failed && details.errorInstance instanceof CheckFailure) {
     const failure = details.errorInstance;
+    const repeatRefused = repeatRefusalOf(failure);
     return {
       verdict: 'fail',
       message: failureMessage(failure),
       ...(failure.unobserved && { unobserved: failure.unobserved }),
+      ...(repeatRefused && { repeatRefused }),
       reproduction: {
         ...(failure.exchange ? reproductionOf(failure.exchange) : { curl: undefined }),
         seed: details.seed,
@@ -408,10 +421,12 @@ export async function checkOnce(ctx: CheckContext, body: () => Promise<string>):
     return { verdict: 'pass', message: await body() };
   } catch (error) {
     if (error instanceof CheckFailure) {
+      const repeatRefused = repeatRefusalOf(error);
       return {
         verdict: 'fail',
         message: failureMessage(error),
         ...(error.unobserved && { unobserved: error.unobserved }),
+        ...(repeatRefused && { repeatRefused }),
         ...(error.exchange && { reproduction: reproductionOf(error.exchange) }),
       };
     }

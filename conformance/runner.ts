@@ -1,7 +1,16 @@
-import type { Check, CheckContext, Endpoint, ToolName } from './check.ts';
+import {
+  type Check,
+  type CheckContext,
+  type CheckOutcome,
+  describeCall,
+  describeResponse,
+  type Endpoint,
+  type ToolName,
+} from './check.ts';
 import { CHECKS } from './checks/index.ts';
 import { DENIED_TOKEN, TOOLS, VALID_TOKEN } from './checks/support.ts';
-import { createSuiteClient, REAL_CLOCK, type SuiteClock } from './http-client.ts';
+import { reproductionOf } from './exchange-record.ts';
+import { createSuiteClient, type Exchange, REAL_CLOCK, type SuiteClock } from './http-client.ts';
 import { redactTokens } from './redact.ts';
 import { staticToken, TokenCommandError, type TokenSource } from './token-source.ts';
 import type { CheckResult, ExchangeRecord, Reproduction, Unobserved } from './types.ts';
@@ -337,17 +346,36 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     }
 
     const results: CheckResult[] = [];
+    /** Repeats refused as duplicates that checks of other rules met, for the check of that rule. */
+    const repeatRefusals: { by: string; exchange: Exchange }[] = [];
     for (const [index, check] of checks.entries()) {
       // Each check's share of what is left of the budget; the rate-limit checks (last) share one burst.
       const left = deadline - clock.now();
       const share = left / Math.max(1, checks.length - index);
       running = check.id;
       sharedFrom = new Set();
-      const result = await runOne(check, { ...ctx, caseDeadline: clock.now() + share }, [
-        tokens.valid,
-        tokens.denied,
-        tokens.expired,
-      ]);
+      const sources = [tokens.valid, tokens.denied, tokens.expired];
+      let { result, repeatRefused } = await runOne(
+        check,
+        { ...ctx, caseDeadline: clock.now() + share },
+        sources,
+      );
+      // A repeat refused as a duplicate breaks retry safety (spec §4 rule 4), whichever check met it: when
+      // retry.sequential is still to run, it is reported there, and the check that met it says so.
+      const judgedLater = checks.slice(index + 1).some((c) => c.id === REPEAT_RULE) && ctx.has.token;
+      if (repeatRefused && judgedLater) {
+        repeatRefusals.push({ by: check.id, exchange: repeatRefused });
+        result.message += ` Blamed on ${REPEAT_RULE} (spec §4 rule 4), the check of that rule, which reports this exchange.`;
+      }
+      if (
+        check.id === REPEAT_RULE &&
+        repeatRefusals.length > 0 &&
+        result.verdict !== 'fail' &&
+        result.verdict !== 'skipped'
+      ) {
+        const { unobserved: _notNow, ...own } = result;
+        result = { ...own, ...(await withoutTokens(blamedRepeat(result, repeatRefusals), sources)) };
+      }
       // Requests and time are told where they were spent: a check that read an observation an earlier
       // one made (the burst) says so, rather than "0 requests" as if it had observed nothing.
       if (sharedFrom.size > 0) result.sharedWith = [...sharedFrom];
@@ -382,20 +410,46 @@ const MISSING_OPTION = {
   tier: '--tier (the tier whoami must show for --token; optional)',
 };
 
+/** The check of retry safety (spec §4 rule 4): a repeat refused as a duplicate is its failure. */
+const REPEAT_RULE = 'retry.sequential';
+
+/**
+ * retry.sequential's verdict when its own repeats held (or could not all be observed), but other checks
+ * met repeats refused as duplicates: a failure, naming the first such exchange and the check that met it.
+ */
+function blamedRepeat(own: CheckResult, met: { by: string; exchange: Exchange }[]): CheckOutcome {
+  const [first] = met as [{ by: string; exchange: Exchange }];
+  const others =
+    met.length > 1
+      ? ` (and ${met.length - 1} more, met by ${[...new Set(met.slice(1).map((m) => m.by))].join(', ')})`
+      : '';
+  const ownly =
+    own.verdict === 'pass'
+      ? `its own repeats held (${own.message})`
+      : `its own repeats were not all observed (${own.message})`;
+  return {
+    verdict: 'fail',
+    message: `Expected every repeat of a call to answer as the first (spec §4 rule 4: whoami, search and fetch are safe to repeat); got ${describeResponse(first.exchange)} to ${describeCall(first.exchange)}, a call the gateway had answered before in this run, met by ${first.by}${others}; ${ownly}. Fix: make whoami, search and fetch safe to retry: no conflict or duplicate errors for a repeated request`,
+    reproduction: reproductionOf(first.exchange),
+  };
+}
+
 async function runOne(
   check: Check,
   ctx: CheckContext,
   tokenSources: (TokenSource | undefined)[],
-): Promise<CheckResult> {
+): Promise<{ result: CheckResult; repeatRefused?: Exchange }> {
   const base = { id: check.id, title: check.title, specRef: check.specRef, level: check.level };
   const missing = (check.needs ?? []).filter((need) => !ctx.has[need]);
   if (missing.length > 0) {
     return {
-      ...base,
-      verdict: 'skipped',
-      message: `needs ${missing.map((m) => MISSING_OPTION[m]).join(' and ')}`,
-      durationMs: 0,
-      requests: 0,
+      result: {
+        ...base,
+        verdict: 'skipped',
+        message: `needs ${missing.map((m) => MISSING_OPTION[m]).join(' and ')}`,
+        durationMs: 0,
+        requests: 0,
+      },
     };
   }
   const started = ctx.now();
@@ -411,11 +465,15 @@ async function runOne(
       message: `the check could not run: ${error instanceof Error ? error.message : String(error)}`,
     };
   }
+  const { repeatRefused, ...told } = outcome;
   return {
-    ...base,
-    ...(await withoutTokens(outcome, tokenSources)),
-    durationMs: ctx.now() - started,
-    requests: ctx.client.requests - before,
+    result: {
+      ...base,
+      ...(await withoutTokens(told, tokenSources)),
+      durationMs: ctx.now() - started,
+      requests: ctx.client.requests - before,
+    },
+    ...(repeatRefused && { repeatRefused }),
   };
 }
 

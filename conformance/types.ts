@@ -21,7 +21,6 @@ export type Verdict = 'pass' | 'fail' | 'skipped' | 'inconclusive';
  *   judges that rule); no budget of the user's would help.
  * - `rate-limit-budget`: no 429 within --rate-limit-budget requests: the limit is higher than the budget.
  * - `token-refused`: the valid token stopped being accepted during the run (it expired?).
- * - `time-limit`: the check's share of the time budget ran out before it observed a single case.
  * - `time-budget`: waiting out the gateway's limits would overrun the run's time budget (--time-budget-seconds).
  * - `suite-error`: the check itself could not run (a bug in the suite: please report it).
  */
@@ -31,7 +30,6 @@ export type Unobserved =
   | 'retry-after-untruthful'
   | 'rate-limit-budget'
   | 'token-refused'
-  | 'time-limit'
   | 'time-budget'
   | 'suite-error';
 

@@ -25,11 +25,6 @@ export const UNOBSERVED_REMEDY: Record<Unobserved, { option?: string; input?: st
     input: 'token-command',
     text: 'the valid token stopped being accepted mid-run: give --token-command so the suite can mint a fresh one',
   },
-  'time-limit': {
-    option: '--time-budget-seconds',
-    input: 'time-budget-seconds',
-    text: "the check's share of the time budget ran out before it saw a single case: raise --time-budget-seconds",
-  },
   'time-budget': {
     option: '--time-budget-seconds',
     input: 'time-budget-seconds',

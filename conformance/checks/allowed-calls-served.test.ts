@@ -30,17 +30,25 @@ const limited = (retryAfter: string): Reply => ({
 });
 const ok: Reply = { status: 200, body: { agent: 'a' } };
 
-/** Runs only authz.allowed-calls-served, with time injected: nothing really waits. */
+/**
+ * Runs only authz.allowed-calls-served on a virtual clock: nothing really waits, and the time budget
+ * and deadlines are measured on that clock alone, so a slow (loaded) machine sees the same run.
+ */
 async function run(baseUrl: string, options: { allowedTools?: ('web.search' | 'web.fetch')[] } = {}) {
   const sleeps: number[] = [];
   const log: string[] = [];
+  let now = 1_700_000_000_000;
   const report = await runConformance({
     baseUrl,
     token: 'valid-token-valid-token',
     only: ['authz.allowed-calls-served'],
     seed: 1,
-    sleep: async (ms) => {
-      sleeps.push(ms);
+    clock: {
+      now: () => now,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        now += ms;
+      },
     },
     log: (line) => log.push(line),
     ...options,

@@ -182,12 +182,17 @@ export function burstScript(burst: BurstObservation): string {
     '{',
   ];
   for (const [call, { curl, count }] of byCall) {
-    lines.push(
-      `  # ${count} x ${call}`,
-      `  for wave in $(seq 1 ${Math.ceil(count / WAVE)}); do`,
-      `    for i in $(seq 1 ${Math.min(WAVE, count)}); do ${curl} & done; wait`,
-      '  done',
-    );
+    // Full waves of WAVE, then the rest in a last, smaller wave: exactly `count` requests, as sent.
+    const full = Math.floor(count / WAVE);
+    const rest = count - full * WAVE;
+    lines.push(`  # ${count} x ${call}`);
+    if (full > 0)
+      lines.push(
+        `  for wave in $(seq 1 ${full}); do`,
+        `    for i in $(seq 1 ${WAVE}); do ${curl} & done; wait`,
+        '  done',
+      );
+    if (rest > 0) lines.push(`  for i in $(seq 1 ${rest}); do ${curl} & done; wait`);
   }
   lines.push('} | sort | uniq -c');
   return lines.join('\n');

@@ -26,7 +26,6 @@ export const UNOBSERVED_LABEL: Record<Unobserved, string> = {
   'retry-after-untruthful': 'Retry-After not truthful',
   'rate-limit-budget': 'no 429 within --rate-limit-budget',
   'token-refused': 'token refused mid-run',
-  'time-limit': 'time limit',
   'time-budget': 'beyond --time-budget-seconds',
   'suite-error': 'suite error',
 };

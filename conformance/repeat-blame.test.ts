@@ -1,0 +1,86 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runConformance } from './runner.ts';
+
+const servers: ReturnType<typeof createServer>[] = [];
+afterEach(() => Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve)))));
+
+/**
+ * A gateway serving every call, except that the `refuseFetch`-th fetch of the run (if any) is refused as a
+ * duplicate: a repeat refused once, where retry.sequential's own repeats do not meet it.
+ */
+async function gateway(refuseFetch?: number) {
+  let fetches = 0;
+  const server = createServer((req, res) => {
+    let status = 200;
+    let body: unknown = { ok: true };
+    if (req.url === '/v1/whoami') body = { agent_id: 'a', tier: 'free' };
+    if (req.url === '/v1/web/fetch') {
+      fetches += 1;
+      if (fetches === refuseFetch) {
+        status = 409;
+        body = { code: 'duplicate_request', message: 'seen before' };
+      }
+    }
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function run(baseUrl: string, only: string[]) {
+  let now = 1_700_000_000_000;
+  const report = await runConformance({
+    baseUrl,
+    token: 'valid-token-valid-token',
+    only,
+    allowedTools: ['web.fetch'],
+    seed: 1,
+    numRuns: 3,
+    clock: {
+      now: () => now,
+      sleep: async (ms) => {
+        now += ms;
+      },
+    },
+  });
+  return Object.fromEntries(report.checks.map((c) => [c.id, c]));
+}
+
+const BOTH = ['auth.header-name-case-insensitive', 'retry.sequential'];
+
+describe('a repeat refused as a duplicate is blamed on retry.sequential (spec §4 rule 4), whichever check met it', () => {
+  it('retry.sequential fails with the exchange another check met, naming that check; that check says where it was blamed', async () => {
+    const checks = await run(await gateway(2), BOTH);
+    const met = checks['auth.header-name-case-insensitive'];
+    const rule = checks['retry.sequential'];
+    expect(met?.verdict).toBe('fail');
+    expect(met?.message).toMatch(/Blamed on retry\.sequential \(spec §4 rule 4\)/);
+    expect(rule?.verdict).toBe('fail');
+    expect(rule?.message).toMatch(
+      /^Expected every repeat of a call to answer as the first \(spec §4 rule 4.*got 409 .*duplicate_request.* to POST \/v1\/web\/fetch with the valid token, .*met by auth\.header-name-case-insensitive; its own repeats held/,
+    );
+    expect(rule?.reproduction?.exchange?.response.status).toBe(409);
+    expect(rule?.reproduction?.curl).toMatch(/\/v1\/web\/fetch/);
+  });
+
+  it('without that refusal retry.sequential passes on the same gateway (its own repeats never meet it)', async () => {
+    const checks = await run(await gateway(), BOTH);
+    expect(checks['retry.sequential']?.verdict).toBe('pass');
+    expect(checks['auth.header-name-case-insensitive']?.verdict).toBe('pass');
+  });
+
+  it('without retry.sequential in the run, the check that met it keeps the retry-safety message and blames no other', async () => {
+    const checks = await run(await gateway(2), ['auth.header-name-case-insensitive']);
+    const met = checks['auth.header-name-case-insensitive'];
+    expect(met?.verdict).toBe('fail');
+    expect(met?.message).toMatch(/a repeated call refused as a duplicate \(spec §4 rule 4, retry safety\)/);
+    expect(met?.message).not.toMatch(/Blamed on/);
+  });
+});
