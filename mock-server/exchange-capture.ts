@@ -1,5 +1,5 @@
 import type { JournalEntry, JournalExchange } from './journal.ts';
-import { tokenFingerprint } from './pipeline/identify.ts';
+import { tokenFingerprint } from './token-fingerprint.ts';
 
 /**
  * What the journal keeps of an exchange's headers and bodies (`journal.body_bytes`), redacted: the identity

@@ -1,8 +1,7 @@
 import { GatewayError } from '../errors.ts';
-import { fingerprint } from '../hash.ts';
 import type { Identity, InvalidTokenReason, VerifyResult } from '../identity/identity-provider.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
-import { createTokenMemo } from '../token-memo.ts';
+import { tokenFingerprint } from '../token-fingerprint.ts';
 import type { CallContext } from './context.ts';
 
 /** The identity header of spec section 5. Header names are case-insensitive; lookups use lower case. */
@@ -10,13 +9,6 @@ export const IDENTITY_HEADER = 'X-Agent-Identity';
 const IDENTITY_HEADER_KEY = 'x-agent-identity';
 
 // Agents resend the same token many times: its fingerprint is remembered (bounded; many agents at once fit).
-const tokenFingerprints = createTokenMemo<string>();
-
-/** The journal's fingerprint of a token: `tok_` and 8 hex digits; the token cannot be recovered from it. */
-export function tokenFingerprint(token: string): string {
-  return tokenFingerprints.get(token) ?? tokenFingerprints.set(token, fingerprint('tok', token));
-}
-
 /** The token a request carries in the identity header, trimmed; undefined when absent or blank. */
 export const tokenOf = (ctx: CallContext): string | undefined =>
   ctx.request.header(IDENTITY_HEADER_KEY)?.trim() || undefined;

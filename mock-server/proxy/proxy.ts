@@ -19,7 +19,6 @@ import { createGateway, type Gateway } from '../gateway.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { Answer, CallContext, GatewayRequest, GatewayResponse } from '../pipeline/context.ts';
-import { tokenFingerprint } from '../pipeline/identify.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
 import { noteOutgoingText } from '../pipeline/outgoing-text.ts';
 import { recordCall } from '../pipeline/record.ts';
@@ -27,6 +26,7 @@ import { requestIdFor } from '../pipeline/request-id.ts';
 import { respondError } from '../pipeline/respond.ts';
 import { ADMIN_PREFIX } from '../routes/admin-routes.ts';
 import { routingPath } from '../routes/router.ts';
+import { tokenFingerprint } from '../token-fingerprint.ts';
 import { judgeAnswer } from './findings.ts';
 
 /**

@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander';
 import type { RuleFindings } from '../../mock-server/proxy/findings.ts';
 import { adminCall } from '../admin-client.ts';
 import { CliError, EXIT, intOption } from '../cli-options.ts';
-import { type ConnectionOptions, connected, plain, print, targetOf } from './admin.ts';
+import { type ConnectionOptions, connected, plain, print, targetOf } from './admin-connection.ts';
 
 interface FindingsAnswer {
   judged: number;

@@ -2,43 +2,10 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ClientReport } from '../../mock-server/client-report/report.ts';
 import type { Fault } from '../../mock-server/faults.ts';
 import type { JournalEntry } from '../../mock-server/journal.ts';
-import { type AdminTarget, adminCall } from '../admin-client.ts';
-import { baseUrlOption, CliError, EXIT, intOption } from '../cli-options.ts';
+import { adminCall } from '../admin-client.ts';
+import { CliError, EXIT, intOption } from '../cli-options.ts';
+import { type ConnectionOptions, connected, plain, print, targetOf } from './admin-connection.ts';
 import { registerExchangeCommands } from './admin-exchanges.ts';
-
-export interface ConnectionOptions {
-  baseUrl: string;
-  adminKey?: string;
-  json?: boolean;
-}
-
-/** The options every admin command takes: where, the key, and JSON output. */
-export function connected(command: Command): Command {
-  return command
-    .option('--base-url <url>', 'the gateway', baseUrlOption, 'http://127.0.0.1:8787')
-    .option('--admin-key <key>', "the gateway's admin key (default: $AGENT_GATEWAY_ADMIN_KEY)")
-    .option('--json', 'print the admin API answer as JSON');
-}
-
-export function targetOf(options: ConnectionOptions): AdminTarget {
-  const adminKey = options.adminKey ?? (process.env.AGENT_GATEWAY_ADMIN_KEY || undefined);
-  if (!adminKey)
-    throw new CliError(
-      'Give --admin-key (or set AGENT_GATEWAY_ADMIN_KEY): the admin commands use the admin API.',
-    );
-  return { baseUrl: options.baseUrl, adminKey };
-}
-
-/** Prints the answer: as JSON with --json, else as the text `describe` makes of it. */
-export function print<T>(options: ConnectionOptions, answer: T, describe: (answer: T) => string): void {
-  process.stdout.write(options.json ? `${JSON.stringify(answer, null, 2)}\n` : `${describe(answer)}\n`);
-}
-
-// Text from agents (queries, URLs, names) goes to a terminal: control characters are shown, not obeyed.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
-export const plain = (text: string) =>
-  text.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 
 const table = (rows: string[][]) => {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
