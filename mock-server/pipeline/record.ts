@@ -2,19 +2,24 @@ import { bodyStart, deferExchange, type ExchangePieces, redactExchange } from '.
 import type { JournalEntry } from '../journal.ts';
 import type { Answer, CallContext } from './context.ts';
 import { IDENTITY_HEADER, tokenOf } from './identify.ts';
-import { noteSecretsIn } from './outgoing-text.ts';
+import { noteSecretsIn, placeName } from './outgoing-text.ts';
 
 const IDENTITY_HEADER_KEY = IDENTITY_HEADER.toLowerCase();
 
 /**
  * Secrets in what every call sends besides its body: its own path and query string, and its header values
- * but the identity header's (which carries the token by design).
+ * but the identity header's (which carries the token by design). A header is named by its name when that is
+ * a short plain name holding no secret, otherwise by its position (`header #4`).
  */
 function noteCallSecrets(ctx: CallContext) {
   const { request } = ctx;
   noteSecretsIn(ctx, 'call URL', request.query ? `${request.path}?${request.query}` : request.path);
-  for (const [name, value] of request.headers?.() ?? [])
-    if (name !== IDENTITY_HEADER_KEY) noteSecretsIn(ctx, `header ${name}`, value);
+  let position = 0;
+  for (const [name, value] of request.headers?.() ?? []) {
+    if (name !== IDENTITY_HEADER_KEY)
+      noteSecretsIn(ctx, () => `header ${placeName(ctx, name, position)}`, value);
+    position++;
+  }
 }
 
 /**

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { createGateway } from '../mock-server/gateway.ts';
+
+/*
+ * Client rule 2 (spec section 1): the journal names where a secret was sent (`secrets_in`), never what. A
+ * body key or a header name is text the agent chose: one holding the token must not carry it into the
+ * journal or the client report.
+ */
+describe('secret places never hold the text they name', () => {
+  it('a body key and a header name holding the token leave it nowhere in the journal or the report', async () => {
+    const gateway = createGateway({ log: () => {} });
+    const token = gateway.mintToken('agent-verified');
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      gateway.fetch(
+        new Request('http://gateway.test/v1/web/search', {
+          method: 'POST',
+          headers: { 'x-agent-identity': token, 'content-type': 'application/json', ...headers },
+          body: JSON.stringify(body),
+        }),
+      );
+    // The key holds the token, and so does a string under it (found, so the place is named).
+    await post({ query: 'weather', [token]: { [`note-${token}`]: `again ${token}` } });
+    await post({ query: 'weather', [token]: [`again ${token}`] });
+    // A header named after the token (a header name takes the token's characters), its value the token too.
+    await post({ query: 'weather' }, { [`x-${token}`]: token });
+    const entries = gateway.journal.list({ agent: 'agent-verified' });
+    expect(entries).toHaveLength(3);
+    // Seen: each request's leak was found and placed.
+    for (const entry of entries) expect(entry.secrets_in?.length ?? 0).toBeGreaterThan(0);
+    const report = gateway.clientReport('agent-verified');
+    expect(report.violations.map((v) => v.rule)).toContain('no-secrets-in-requests');
+    // A header name arrives in lower case: the token is looked for in any case, and its signature alone.
+    for (const text of [JSON.stringify(entries), JSON.stringify(report)].map((t) => t.toLowerCase())) {
+      expect(text).not.toContain(token.toLowerCase());
+      expect(text).not.toContain(token.split('.')[2].toLowerCase());
+    }
+  });
+});
