@@ -115,7 +115,10 @@ export async function noteRefusedCall(
     if (typeof value === 'string') {
       noteOutgoingText(ctx, identity, field, value);
       // Its meaning, for the rules that recognise a repeat of it; the fields it was refused for are unknown.
-      ctx.note.request_key = requestKey(ctx.note.operation ?? 'other', { [field]: value });
+      ctx.note.request_key = requestKey(ctx.note.operation ?? 'other', { [field]: value }, [
+        ctx.at,
+        Date.now(),
+      ]);
     }
   } catch {
     // Unreadable or not JSON: nothing was sent that the journal could show.

@@ -45,7 +45,8 @@ function toolBody<T>(
     });
   }
   ctx.note.request_fingerprint = journalFingerprint(spec.tool, bytes);
-  ctx.note.request_key = requestKey(spec.tool, value as Record<string, unknown>);
+  // A timestamp cache-buster is the time the request was sent: the gateway's clock or the real one.
+  ctx.note.request_key = requestKey(spec.tool, value as Record<string, unknown>, [ctx.at, Date.now()]);
   noteOutgoingText(ctx, identity, spec.field, (value as Record<string, string>)[spec.field] as string);
   // The schema keeps the fields it knows: every string of the body as sent is scanned.
   noteBodySecrets(ctx, bodyAsSent(bytes), spec.field);
