@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createGateway } from '../mock-server/gateway.ts';
 
 /*
@@ -34,5 +34,28 @@ describe('secret places never hold the text they name', () => {
       expect(text).not.toContain(token.toLowerCase());
       expect(text).not.toContain(token.split('.')[2].toLowerCase());
     }
+  });
+});
+
+describe('a tool call body is parsed once', () => {
+  it('the secret scan walks the body as parsed for validation (JSON.parse runs once per call)', async () => {
+    const gateway = createGateway({ log: () => {} });
+    const token = gateway.mintToken('agent-verified');
+    const request = new Request('http://gateway.test/v1/web/search', {
+      method: 'POST',
+      headers: { 'x-agent-identity': token, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'weather', note: { deep: 'ak_verified_2b8d4f6a1c9e' } }),
+    });
+    const parse = vi.spyOn(JSON, 'parse');
+    let parses: number;
+    try {
+      expect((await gateway.fetch(request)).status).toBe(200);
+      parses = parse.mock.calls.filter(([text]) => String(text).includes('"weather"')).length;
+    } finally {
+      parse.mockRestore();
+    }
+    expect(parses).toBe(1);
+    // And the nested field was still scanned.
+    expect(gateway.journal.list({ agent: 'agent-verified' })[0]?.secrets_in).toEqual(['body.note.deep']);
   });
 });
