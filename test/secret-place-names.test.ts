@@ -59,3 +59,41 @@ describe('a tool call body is parsed once', () => {
     expect(gateway.journal.list({ agent: 'agent-verified' })[0]?.secrets_in).toEqual(['body.note.deep']);
   });
 });
+
+describe('headers scanned for secrets', () => {
+  const AWS = 'AKIAABCDEFGHIJKLMNOP';
+  const call = async (headers: Record<string, string>) => {
+    const gateway = createGateway({ log: () => {} });
+    const token = gateway.mintToken('agent-verified');
+    const scan = vi.spyOn(gateway.runtime, 'scanSecrets');
+    await gateway.fetch(
+      new Request('http://gateway.test/v1/whoami', { headers: { 'x-agent-identity': token, ...headers } }),
+    );
+    // What the request itself scanned (reading the journal later redacts its kept exchange: not the hot path).
+    const scanned = scan.mock.calls.map(([text]) => text);
+    return { scanned, entry: gateway.journal.list({ agent: 'agent-verified' })[0] };
+  };
+
+  it('skips header values that are protocol tokens (no secret can be one)', async () => {
+    const { scanned, entry } = await call({
+      accept: 'application/json',
+      'accept-encoding': 'gzip, deflate, br',
+      connection: 'keep-alive',
+      'content-type': 'application/json; charset=utf-8',
+    });
+    expect(scanned.filter((t) => /json|gzip|keep-alive/.test(t))).toEqual([]);
+    expect(entry?.secrets_in).toBeUndefined();
+  });
+
+  it('still finds a secret in user-agent, a custom header, or an odd value of a fixed-format header', async () => {
+    const { entry } = await call({
+      'user-agent': `agent/1.0 (${AWS})`,
+      'x-trace': AWS,
+      accept: `application/json; key=${AWS}`,
+      connection: AWS,
+    });
+    expect(entry?.secrets_in).toEqual(
+      expect.arrayContaining(['header user-agent', 'header x-trace', 'header accept', 'header connection']),
+    );
+  });
+});
