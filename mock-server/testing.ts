@@ -26,7 +26,7 @@ import type { JournalEntry } from './journal.ts';
  */
 function answersInHand(entries: readonly JournalEntry[]): Map<JournalEntry, JournalEntry> {
   // Answer orders count per adapter (delivery instance): a shared journal holds several counts.
-  const byInstance = new Map<string | undefined, JournalEntry[]>();
+  const byInstance = new Map<JournalEntry['delivery_instance'], JournalEntry[]>();
   for (const e of entries) {
     if (!hasDeliveryFacts(e)) continue;
     const group = byInstance.get(e.delivery_instance);

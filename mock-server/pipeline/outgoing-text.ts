@@ -81,9 +81,9 @@ export function noteBodySecrets(ctx: CallContext, body: unknown, field: string):
   const walk = (value: unknown, steps: Step[], depth: number) => {
     if (budget <= 0 || depth > 16) return;
     if (typeof value === 'string') {
-      if (!(steps.length === 1 && typeof steps[0] !== 'number' && steps[0].key === field))
-        scan(value, steps, false);
-      else budget--;
+      const [top] = steps;
+      if (steps.length === 1 && typeof top === 'object' && top.key === field) budget--;
+      else scan(value, steps, false);
     } else if (Array.isArray(value)) {
       for (const [k, item] of value.entries()) walk(item, [...steps, k], depth + 1);
     } else if (value !== null && typeof value === 'object')
