@@ -4,8 +4,9 @@ import ky from 'ky';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { gatewayHandlers } from '../mock-server/adapters/msw.ts';
-import { createGateway, type Gateway } from '../mock-server/gateway.ts';
+import { createGateway } from '../mock-server/gateway.ts';
 import '../mock-server/testing-vitest.ts';
+import { flagged, runFaked, sleep } from './support/fake-time.ts';
 
 /*
  * Agents graded in process (msw and gateway.fetch), as an agent developer runs them: verdicts from what the
@@ -50,20 +51,6 @@ async function search(send: Send, token: string, query: string) {
 }
 
 /** A sleep on the global timers, which fake timers replace (node:timers/promises would not be). */
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Runs an agent under fake timers to the end: time jumps from one timer to the next. */
-async function runFaked<T>(agent: Promise<T>): Promise<T> {
-  let done = false;
-  const settled = agent.finally(() => {
-    done = true;
-  });
-  while (!done) await vi.advanceTimersToNextTimerAsync();
-  return settled;
-}
-
-const flagged = (g: Gateway, agent: string) =>
-  [...new Set(g.clientReport(agent).violations.map((v) => v.rule))].sort();
 
 describe('causality in process: what the agent had in hand, not how soon it came', () => {
   for (const [how, send] of [
