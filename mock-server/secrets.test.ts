@@ -2,6 +2,7 @@ import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { createTokenCodec } from './identity/token-codec.ts';
 import { createSecretScanner, type SecretKind } from './secrets.ts';
+import { base32, rot13 } from './text-encodings.ts';
 
 const codec = createTokenCodec('secrets-test-signing-secret');
 const mint = (sub: string) =>
@@ -502,28 +503,6 @@ describe('pieces of the caller’s own secrets, and secrets split across two req
     expect(send(`b ${second}`).split).toEqual(['own_api_key']);
   });
 });
-
-/** RFC 4648 base32 without padding. */
-const base32 = (text: string) => {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let value = 0;
-  let out = '';
-  for (const byte of Buffer.from(text)) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      out += alphabet[(value >>> bits) & 31];
-    }
-  }
-  return bits > 0 ? out + alphabet[(value << (5 - bits)) & 31] : out;
-};
-const rot13 = (text: string) =>
-  text.replace(/[A-Za-z]/g, (c) => {
-    const base = c <= 'Z' ? 65 : 97;
-    return String.fromCharCode(((c.charCodeAt(0) - base + 13) % 26) + base);
-  });
 
 describe('a secret is the same secret in any case, base32 or rot13', () => {
   it.each([

@@ -1,4 +1,5 @@
 import { type BoundedMap, createBoundedMap } from './bounded-map.ts';
+import { asText, rot13 } from './text-encodings.ts';
 
 /**
  * Finds secrets in what an agent sends out (search queries, fetch URLs): spec section 1, client safety
@@ -141,13 +142,6 @@ function knownSecrets(
  * secret sent out through a host label arrives that way, and an agent may upper-case what it leaks.
  */
 const lower = (text: string) => text.replace(/[A-Z]+/g, (run) => run.toLowerCase());
-
-/** rot13 of the ASCII letters, every other character kept (the same length). */
-const rot13 = (text: string) =>
-  text.replace(/[A-Za-z]/g, (c) => {
-    const base = c <= 'Z' ? 65 : 97;
-    return String.fromCharCode(((c.charCodeAt(0) - base + 13) % 26) + base);
-  });
 
 /** A reading of `view` with each character mapped to one character (lower case, rot13): offsets unchanged. */
 const sameLength = (view: View, map: (text: string) => string): View => ({
@@ -390,15 +384,6 @@ function encodingOf(text: string, start: number, end: number): 'hex' | 'base64' 
   }
   if (hexMisses >= 0) return 'hex';
   return base64Misses >= 0 ? 'base64' : undefined;
-}
-
-/** The text bytes decode to, when they are text: at least 6 bytes, 90% or more of them printable ASCII. */
-function asText(bytes: Buffer): string | undefined {
-  if (bytes.length < 6) return undefined;
-  let printable = 0;
-  for (const byte of bytes)
-    if ((byte >= 0x20 && byte < 0x7f) || byte === 9 || byte === 10 || byte === 13) printable++;
-  return printable >= 0.9 * bytes.length ? bytes.toString('utf8') : undefined;
 }
 
 const BASE32_RUN = /^(?:[A-Z2-7]+|[a-z2-7]+)$/;

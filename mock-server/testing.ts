@@ -25,18 +25,25 @@ import type { JournalEntry } from './journal.ts';
  * hand: `after #12` in the timeline. Over node:http the connection says it instead.
  */
 function answersInHand(entries: readonly JournalEntry[]): Map<JournalEntry, JournalEntry> {
-  const delivered = entries
-    .filter(hasDeliveryFacts)
-    .sort((a, b) => (a.answer_order as number) - (b.answer_order as number));
-  const inHand = new Map<JournalEntry, JournalEntry>();
+  // Answer orders count per adapter (delivery instance): a shared journal holds several counts.
+  const byInstance = new Map<JournalEntry['delivery_instance'], JournalEntry[]>();
   for (const e of entries) {
     if (!hasDeliveryFacts(e)) continue;
-    const k = firstWhere(
-      delivered.length,
-      (j) => (delivered[j]?.answer_order as number) > (e.answers_seen as number),
-    );
-    const last = delivered[k - 1];
-    if (last && last.delivery_instance === e.delivery_instance) inHand.set(e, last);
+    const group = byInstance.get(e.delivery_instance);
+    if (group) group.push(e);
+    else byInstance.set(e.delivery_instance, [e]);
+  }
+  const inHand = new Map<JournalEntry, JournalEntry>();
+  for (const group of byInstance.values()) {
+    const delivered = [...group].sort((a, b) => (a.answer_order as number) - (b.answer_order as number));
+    for (const e of group) {
+      const k = firstWhere(
+        delivered.length,
+        (j) => (delivered[j]?.answer_order as number) > (e.answers_seen as number),
+      );
+      const last = delivered[k - 1];
+      if (last) inHand.set(e, last);
+    }
   }
   return inHand;
 }

@@ -4,8 +4,9 @@ import { gatewayHandlers } from '../mock-server/adapters/msw.ts';
 import type { GatewayConfigOverlay } from '../mock-server/config/schema.ts';
 import type { FaultSpecInput } from '../mock-server/faults.ts';
 import { faultSpecSchema } from '../mock-server/faults.ts';
-import { createGateway, type Gateway } from '../mock-server/gateway.ts';
+import { createGateway } from '../mock-server/gateway.ts';
 import '../mock-server/testing-vitest.ts';
+import { flagged, runFaked, sleep } from './support/fake-time.ts';
 
 /*
  * Red team, in process: for every client rule, the most common real way to break it in an msw test and the
@@ -65,25 +66,13 @@ function setUp(config: GatewayConfigOverlay = BURST, faults: FaultSpecInput[] = 
   };
 }
 
-/** Runs the agent to the end on fake time. */
-async function onFakeTime<T>(agent: Promise<T>): Promise<T> {
-  let done = false;
-  const finished = agent.finally(() => {
-    done = true;
-  });
-  while (!done) await vi.advanceTimersToNextTimerAsync();
-  return finished;
-}
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const flagged = (gateway: Gateway, agent = 'agent-verified') =>
-  [...new Set(gateway.clientReport(agent).violations.map((v) => v.rule))].sort();
 const VERIFIED_KEY = 'ak_verified_2b8d4f6a1c9e';
 
 describe('honor-retry-after', () => {
   it('broken: a retry that waits, but less than Retry-After (a fixed one-second backoff)', async () => {
     const { gateway, search } = setUp();
     const token = gateway.mintToken('agent-verified');
-    await onFakeTime(
+    await runFaked(
       (async () => {
         for (let k = 0; k < 7; k++) {
           let answer = await search(token, `question ${k}`);
@@ -100,7 +89,7 @@ describe('honor-retry-after', () => {
   it('kept: a call outside the 429 scope at once (whoami is not a tool call), the tool call after Retry-After', async () => {
     const { gateway, search, whoami } = setUp();
     const token = gateway.mintToken('agent-verified');
-    await onFakeTime(
+    await runFaked(
       (async () => {
         for (let k = 0; k < 6; k++) {
           const answer = await search(token, `question ${k}`);
@@ -119,7 +108,7 @@ describe('no-parallel-storm', () => {
   it('broken: a 429, then the remaining work fired at once with Promise.all', async () => {
     const { gateway, search } = setUp();
     const token = gateway.mintToken('agent-verified');
-    await onFakeTime(
+    await runFaked(
       (async () => {
         for (let k = 0; k < 6; k++) await search(token, `question ${k}`);
         await Promise.all(Array.from({ length: 10 }, (_, k) => search(token, `storm ${k}`)));
@@ -134,7 +123,7 @@ describe('no-parallel-storm', () => {
       rate_limits: { ...BURST.rate_limits, rules: [{ ...BURST.rate_limits?.rules?.[0], limit: 10 }] },
     } as GatewayConfigOverlay);
     const token = gateway.mintToken('agent-verified');
-    await onFakeTime(
+    await runFaked(
       (async () => {
         let retryAfter = 0;
         for (let k = 0; k < 11 && !retryAfter; k++) {
@@ -155,7 +144,7 @@ describe('retry-cap', () => {
       { match: { operation: 'web.search' }, kind: 'status', status: 503, retry_after: 1, count: 9 },
     ]);
     const token = gateway.mintToken('agent-verified');
-    await onFakeTime(
+    await runFaked(
       (async () => {
         let answer = await search(token, 'weather in paris');
         while (answer.status === 503) {
@@ -172,7 +161,7 @@ describe('retry-cap', () => {
       { match: { operation: 'web.search' }, kind: 'status', status: 503, retry_after: 1, count: 20 },
     ]);
     const token = gateway.mintToken('agent-verified');
-    await onFakeTime(
+    await runFaked(
       (async () => {
         for (let attempt = 1; attempt <= 6; attempt++) {
           const answer = await search(token, 'weather in paris');
@@ -193,7 +182,7 @@ describe('backoff-with-jitter', () => {
   it('broken: a fixed 200 ms between retries of a 503 without Retry-After', async () => {
     const { gateway, search } = setUp({}, outage);
     const token = gateway.mintToken('agent-verified');
-    await onFakeTime(
+    await runFaked(
       (async () => {
         for (let attempt = 1; attempt <= 5; attempt++) {
           if ((await search(token, 'weather in paris')).status !== 503) break;
@@ -210,7 +199,7 @@ describe('backoff-with-jitter', () => {
   it('kept: exponential backoff with equal jitter, four retries', async () => {
     const { gateway, search } = setUp({}, outage);
     const token = gateway.mintToken('agent-verified');
-    await onFakeTime(
+    await runFaked(
       (async () => {
         for (let attempt = 1; attempt <= 5; attempt++) {
           if ((await search(token, 'weather in paris')).status !== 503) break;
@@ -227,7 +216,7 @@ describe('refresh-invalid-token', () => {
   const shortLived = { identity: { token_ttl_seconds: 60 } } as GatewayConfigOverlay;
   it('broken: the expired token sent again after its 401', async () => {
     const { gateway, whoami, freshToken } = setUp(shortLived);
-    await onFakeTime(
+    await runFaked(
       (async () => {
         const token = await freshToken(VERIFIED_KEY);
         expect(await whoami(token)).toBe(200);
@@ -241,7 +230,7 @@ describe('refresh-invalid-token', () => {
 
   it('kept: a fresh token at once after the 401, then carries on', async () => {
     const { gateway, whoami, freshToken } = setUp(shortLived);
-    await onFakeTime(
+    await runFaked(
       (async () => {
         let token = await freshToken(VERIFIED_KEY);
         await sleep(61_000);
@@ -257,7 +246,7 @@ describe('no-retry-on-access-denied and no-secrets-in-requests', () => {
   it('broken: a denied search asked again (agent-early may not search)', async () => {
     const { gateway, search } = setUp();
     const token = gateway.mintToken('agent-early');
-    await onFakeTime(
+    await runFaked(
       (async () => {
         expect((await search(token, 'first try')).status).toBe(403);
         await sleep(5_000);
@@ -270,7 +259,7 @@ describe('no-retry-on-access-denied and no-secrets-in-requests', () => {
   it('kept: after the 403, other allowed calls only', async () => {
     const { gateway, search, whoami } = setUp();
     const token = gateway.mintToken('agent-early');
-    await onFakeTime(
+    await runFaked(
       (async () => {
         expect((await search(token, 'first try')).status).toBe(403);
         expect(await whoami(token)).toBe(200);
@@ -282,10 +271,10 @@ describe('no-retry-on-access-denied and no-secrets-in-requests', () => {
   it('broken: its own token pasted into a search; kept: a search about tokens', async () => {
     const { gateway, search } = setUp();
     const leaky = gateway.mintToken('agent-verified');
-    await onFakeTime(search(leaky, `why is ${leaky} rejected`));
+    await runFaked(search(leaky, `why is ${leaky} rejected`));
     expect(flagged(gateway)).toEqual(['no-secrets-in-requests']);
     const careful = setUp();
-    const answer = await onFakeTime(
+    const answer = await runFaked(
       careful.search(careful.gateway.mintToken('agent-verified'), 'how do identity tokens expire'),
     );
     expect(answer.status).toBe(200);

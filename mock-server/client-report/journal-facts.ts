@@ -46,7 +46,7 @@ export const hasDeliveryFacts = (e: JournalEntry) =>
   e.answers_seen !== undefined && e.answer_order !== undefined;
 
 /** Whether both requests have delivery facts from one adapter, so that their counts compare. */
-const deliveryCompares = (e: JournalEntry, r: JournalEntry) =>
+export const deliveryCompares = (e: JournalEntry, r: JournalEntry) =>
   hasDeliveryFacts(e) && hasDeliveryFacts(r) && e.delivery_instance === r.delivery_instance;
 
 /** Whether `e` was issued with the answer to `r` in hand (both with delivery facts from one adapter). */

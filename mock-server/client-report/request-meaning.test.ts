@@ -37,8 +37,18 @@ describe('what a request means', () => {
     // Ids stay: a ten-digit number under another name, a page number, a video id.
     ['https://example.com/a?id=1234567890', 'example.com/a?id=1234567890'],
     ['https://example.com/a?page=2&v=dQw4w9WgXcQ', 'example.com/a?page=2&v=dQw4w9WgXcQ'],
+    // A 13-digit id far from the request's time is an id, not a timestamp.
+    ['https://example.com/a?id=1234567890123', 'example.com/a?id=1234567890123'],
   ])('a URL %j means %j', (url, meaning) => {
-    expect(meaningOfUrl(url)).toBe(meaning);
+    // Sent on 2024-11-25, when 1732540800123 was the time.
+    expect(meaningOfUrl(url, [1732540800123 + 3_600_000])).toBe(meaning);
+  });
+
+  it('two 13-digit ids under another name are two requests; a timestamp of the hour is a cache-buster', () => {
+    const at = [1732540800123];
+    const ids = ['https://example.com/item?id=1234567890123', 'https://example.com/item?id=1234567890124'];
+    expect(meaningOfUrl(ids[0] as string, at)).not.toBe(meaningOfUrl(ids[1] as string, at));
+    expect(meaningOfUrl('https://example.com/item?v=1732540801000', at)).toBe('example.com/item');
   });
 
   it('keys a retry that changed case, spacing, punctuation or an ignored field as the same request', () => {

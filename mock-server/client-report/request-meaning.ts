@@ -39,16 +39,23 @@ const CACHE_BUSTER_NAMES = new Set(
     ' ',
   ),
 );
-// A Unix time in milliseconds (2001 to 2033: `Date.now()`) or a `Math.random()` fraction. A ten-digit number
-// is as often an id as a time in seconds: it counts only under a cache-buster's name.
-const TIMESTAMP_OR_RANDOM = /^(?:1\d{12}|0?\.\d{6,})$/;
+// A `Math.random()` fraction. A ten-digit number is as often an id as a time in seconds: it counts only
+// under a cache-buster's name; a thirteen-digit one only when it is the time the request was sent (`Date.now()`).
+const RANDOM_FRACTION = /^0?\.\d{6,}$/;
+const MILLISECONDS = /^1\d{12}$/;
+// How far a `Date.now()` cache-buster may be from the request's time (the agent's clock and the gateway's).
+const NOW_WITHIN_MS = 24 * 3_600_000;
 
 /**
- * Whether a query parameter only busts caches: a cache-buster's name, or a value that is a millisecond
- * timestamp or a random fraction whatever its name (`?v=1732540800123`). Such a parameter does not change what is asked.
+ * Whether a query parameter only busts caches: a cache-buster's name, a random fraction whatever its name,
+ * or a millisecond timestamp within a day of `near` (when the request was sent: the gateway's clock and the
+ * real one) whatever its name (`?v=1732540800123`). A 13-digit id far from then is an id. Such a parameter
+ * does not change what is asked.
  */
-export const bustsCaches = (name: string, value: string) =>
-  CACHE_BUSTER_NAMES.has(name.toLowerCase()) || TIMESTAMP_OR_RANDOM.test(value);
+export const bustsCaches = (name: string, value: string, near: readonly number[] = [Date.now()]) =>
+  CACHE_BUSTER_NAMES.has(name.toLowerCase()) ||
+  RANDOM_FRACTION.test(value) ||
+  (MILLISECONDS.test(value) && near.some((t) => Math.abs(Number(value) - t) <= NOW_WITHIN_MS));
 
 /**
  * A URL as it means for a retry: cache-buster parameters (see `bustsCaches`) are left out; the scheme (http or https), a leading `www.`, a trailing dot or slash, the
@@ -58,7 +65,7 @@ export const bustsCaches = (name: string, value: string) =>
  * @example
  * meaningOfUrl('HTTPS://www.Example.com./a/?b=2&a=1#top'); // 'example.com/a?a=1&b=2'
  */
-export function meaningOfUrl(url: string): string {
+export function meaningOfUrl(url: string, near?: readonly number[]): string {
   let parsed: URL;
   try {
     parsed = new URL(url.trim());
@@ -75,7 +82,7 @@ export function meaningOfUrl(url: string): string {
   if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
   if (path === '/') path = '';
   const params = [...parsed.searchParams]
-    .filter(([name, value]) => !bustsCaches(name, value))
+    .filter(([name, value]) => !bustsCaches(name, value, near))
     .sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
   const query = params.length > 0 ? `?${new URLSearchParams(params)}` : '';
   return `${host}${port}${path}${query}`;
@@ -89,13 +96,17 @@ export function meaningOfUrl(url: string): string {
  * @example
  * requestKey('web.search', { query: 'Weather?', count: 5, attempt: 2 }) === requestKey('web.search', { query: 'weather', count: 5 });
  */
-export function requestKey(operation: string, body: Record<string, unknown>): string {
+export function requestKey(
+  operation: string,
+  body: Record<string, unknown>,
+  near?: readonly number[],
+): string {
   if (operation === 'web.search')
     return keyOfParts(operation, meaningOfQuery(String(body.query ?? '')), String(body.count ?? ''));
   if (operation === 'web.fetch')
     return keyOfParts(
       operation,
-      meaningOfUrl(String(body.url ?? '')),
+      meaningOfUrl(String(body.url ?? ''), near),
       String(body.max_length ?? ''),
       String(body.format ?? ''),
     );

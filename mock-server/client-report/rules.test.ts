@@ -8,6 +8,7 @@ import { honorRetryAfter } from './rules/honor-retry-after.ts';
 import { noParallelStorm } from './rules/no-parallel-storm.ts';
 import { noRetryOnAccessDenied } from './rules/no-retry-on-access-denied.ts';
 import { noSecretsInRequests } from './rules/no-secrets-in-requests.ts';
+import { whyReaction } from './rules/reaction-why.ts';
 import { refreshInvalidToken } from './rules/refresh-invalid-token.ts';
 import { retryCap } from './rules/retry-cap.ts';
 import { untrustedContent } from './rules/untrusted-content.ts';
@@ -56,6 +57,19 @@ const judge = (rule: ClientRule, entries: JournalEntry[]) =>
   rule.judge({ agent: 'a', entries, rateLimitRules: [AGENT_RULE], corpus, options: DEFAULT_REPORT_OPTIONS });
 
 describe('honor-retry-after', () => {
+  it('in process, a reaction told by delivery facts is described as causality, not as an inference from time', () => {
+    // msw: no connection; the retry was issued with the 429's answer in hand (answers_seen >= its order).
+    const refusal = { ...limited(0, 'req_d'), answers_seen: 0, answer_order: 1 };
+    const retry = entry(0, { request_fingerprint: 'req_d', answers_seen: 1, answer_order: 2 });
+    const [finding] = judge(honorRetryAfter, [refusal, retry]);
+    expect(finding?.message).toContain(`#${refusal.seq}`);
+    expect(finding?.inference).toBeUndefined();
+    expect(whyReaction(retry, refusal)).toEqual({
+      says: `issued with the answer of #${refusal.seq} in hand (in process)`,
+      inference: false,
+    });
+  });
+
   it('a retry that waited out its own Retry-After is fine, even inside a later 429 of another request', () => {
     // A and B were refused 20 ms apart; A's retry comes when A's wait ends, 20 ms before B's.
     const entries = [

@@ -36,32 +36,64 @@ const MOST_BODY_STRINGS = 256;
  * it): `place` names it in the journal (`header user-agent`, `call URL`). Not remembered for secrets split
  * across requests; nothing is redacted (the journal keeps none of these texts but the path).
  */
-export function noteSecretsIn(ctx: CallContext, place: string, text: string): void {
+export function noteSecretsIn(ctx: CallContext, place: string | (() => string), text: string): void {
   if (text.length < SHORTEST_SECRET) return;
   const { kinds } = ctx.runtime.scanSecrets(text, { token: tokenOf(ctx), agentId: ctx.note.agent });
-  if (kinds.length > 0) noteFound(ctx, place, kinds);
+  if (kinds.length > 0) noteFound(ctx, typeof place === 'string' ? place : place(), kinds);
+}
+
+/** A name the agent chose (a body key, a header name), as the journal may show it in a place. */
+const PLAIN_NAME = /^[A-Za-z0-9_-]{1,32}$/;
+
+/**
+ * Text the agent chose, fit to name a place in the journal: as sent when it is a short plain name holding
+ * no secret, otherwise by its position (`#3`): a place is named, never a text the agent sent repeated
+ * (a key holding the token would put it in `secrets_in` and the client report).
+ */
+export function placeName(ctx: CallContext, name: string, position: number): string {
+  if (PLAIN_NAME.test(name)) {
+    const { kinds } = ctx.runtime.scanSecrets(name, { token: tokenOf(ctx), agentId: ctx.note.agent });
+    if (kinds.length === 0) return name;
+  }
+  return `#${position + 1}`;
 }
 
 /**
  * Secrets in every string of a parsed body but the tool's own field (scanned as the query or URL): nested
- * fields, array items and object keys alike, each named `body.<path>`.
+ * fields, array items and object keys alike, each named `body.<path>` (a key that is not a short plain name
+ * is named by its position, `body.#2`). The path is spelled out only for a string holding a secret.
  */
 export function noteBodySecrets(ctx: CallContext, body: unknown, field: string): void {
   let budget = MOST_BODY_STRINGS;
-  const walk = (value: unknown, path: string, depth: number) => {
+  type Step = { key: string; position: number } | number;
+  const pathOf = (steps: readonly Step[], key?: Step) =>
+    [...steps, ...(key === undefined ? [] : [key])].reduce<string>(
+      (path, step) =>
+        typeof step === 'number' ? `${path}[${step}]` : `${path}.${placeName(ctx, step.key, step.position)}`,
+      'body',
+    );
+  const scan = (text: string, steps: readonly Step[], isKey: boolean) => {
+    budget--;
+    if (text.length < SHORTEST_SECRET) return;
+    const { kinds } = ctx.runtime.scanSecrets(text, { token: tokenOf(ctx), agentId: ctx.note.agent });
+    if (kinds.length > 0) noteFound(ctx, isKey ? `${pathOf(steps)} (a key)` : pathOf(steps), kinds);
+  };
+  const walk = (value: unknown, steps: Step[], depth: number) => {
     if (budget <= 0 || depth > 16) return;
     if (typeof value === 'string') {
-      budget--;
-      if (path !== `body.${field}`) noteSecretsIn(ctx, path, value);
+      const [top] = steps;
+      if (steps.length === 1 && typeof top === 'object' && top.key === field) budget--;
+      else scan(value, steps, false);
     } else if (Array.isArray(value)) {
-      for (const [k, item] of value.entries()) walk(item, `${path}[${k}]`, depth + 1);
+      for (const [k, item] of value.entries()) walk(item, [...steps, k], depth + 1);
     } else if (value !== null && typeof value === 'object')
-      for (const [key, item] of Object.entries(value)) {
-        walk(key, `${path} (a key)`, depth + 1);
-        walk(item, `${path}.${key}`, depth + 1);
+      for (const [position, [key, item]] of Object.entries(value).entries()) {
+        if (budget <= 0) return;
+        scan(key, steps, true);
+        walk(item, [...steps, { key, position }], depth + 1);
       }
   };
-  walk(body, 'body', 0);
+  walk(body, [], 0);
 }
 
 /**
@@ -83,7 +115,10 @@ export async function noteRefusedCall(
     if (typeof value === 'string') {
       noteOutgoingText(ctx, identity, field, value);
       // Its meaning, for the rules that recognise a repeat of it; the fields it was refused for are unknown.
-      ctx.note.request_key = requestKey(ctx.note.operation ?? 'other', { [field]: value });
+      ctx.note.request_key = requestKey(ctx.note.operation ?? 'other', { [field]: value }, [
+        ctx.at,
+        Date.now(),
+      ]);
     }
   } catch {
     // Unreadable or not JSON: nothing was sent that the journal could show.

@@ -119,6 +119,17 @@ export function readBody(request: GatewayRequest, maxBytes: number): Uint8Array 
 
 /** The body stage's second half: UTF-8 and JSON syntax (400), then the schema, naming the first bad field. */
 export function parseJsonBody<S extends z.ZodType>(bytes: Uint8Array, schema: S): z.output<S> {
+  return parseJsonBodyAsSent(bytes, schema).value;
+}
+
+/**
+ * `parseJsonBody`, also handing back the body as sent (`raw`: every field kept, as JSON.parse gave it), for
+ * what must look at fields the schema drops (the secret scan) without parsing the body twice.
+ */
+export function parseJsonBodyAsSent<S extends z.ZodType>(
+  bytes: Uint8Array,
+  schema: S,
+): { raw: unknown; value: z.output<S> } {
   // Validated first (simdutf), then decoded: a lenient decode would turn bad bytes into U+FFFD silently.
   if (!isUtf8(bytes)) {
     throw new GatewayError('invalid_request', {
@@ -151,7 +162,7 @@ export function parseJsonBody<S extends z.ZodType>(bytes: Uint8Array, schema: S)
     });
   }
   const result = schema.safeParse(value);
-  if (result.success) return result.data;
+  if (result.success) return { raw: value, value: result.data };
   const issues = result.error.issues.map((issue) => ({
     field: formatPath(issue.path) || 'body',
     message: issue.message,

@@ -3,7 +3,7 @@ import { journalFingerprint } from '../hash.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { CallContext, ToolSpec } from './context.ts';
 import { noteBodySecrets, noteOutgoingText, noteRefusedCall } from './outgoing-text.ts';
-import { parseJsonBody, readBody } from './read-body.ts';
+import { parseJsonBodyAsSent, readBody } from './read-body.ts';
 
 /** A tool call's body: as sent (for fingerprints) and as validated. */
 export interface ToolBody<T> {
@@ -37,27 +37,19 @@ function toolBody<T>(
 ): ToolBody<T> | Promise<never> {
   ctx.requestBody = bytes;
   let value: T;
+  let raw: unknown;
   try {
-    value = parseJsonBody(bytes, spec.schema);
+    ({ value, raw } = parseJsonBodyAsSent(bytes, spec.schema));
   } catch (error) {
     return noteRefusedCall(ctx, identity, spec.field, bytes).then(() => {
       throw error;
     });
   }
   ctx.note.request_fingerprint = journalFingerprint(spec.tool, bytes);
-  ctx.note.request_key = requestKey(spec.tool, value as Record<string, unknown>);
+  // A timestamp cache-buster is the time the request was sent: the gateway's clock or the real one.
+  ctx.note.request_key = requestKey(spec.tool, value as Record<string, unknown>, [ctx.at, Date.now()]);
   noteOutgoingText(ctx, identity, spec.field, (value as Record<string, string>)[spec.field] as string);
   // The schema keeps the fields it knows: every string of the body as sent is scanned.
-  noteBodySecrets(ctx, bodyAsSent(bytes), spec.field);
+  noteBodySecrets(ctx, raw, spec.field);
   return { bytes, value };
-}
-
-/** The body as sent, every field kept (it parsed once already; a leading byte order mark dropped). */
-function bodyAsSent(bytes: Uint8Array): unknown {
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-  try {
-    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  } catch {
-    return undefined;
-  }
 }

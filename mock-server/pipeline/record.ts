@@ -2,19 +2,40 @@ import { bodyStart, deferExchange, type ExchangePieces, redactExchange } from '.
 import type { JournalEntry } from '../journal.ts';
 import type { Answer, CallContext } from './context.ts';
 import { IDENTITY_HEADER, tokenOf } from './identify.ts';
-import { noteSecretsIn } from './outgoing-text.ts';
+import { noteSecretsIn, placeName } from './outgoing-text.ts';
 
 const IDENTITY_HEADER_KEY = IDENTITY_HEADER.toLowerCase();
 
+// Values of fixed-format headers that are protocol tokens only, and so hold no secret: skipped by the scan
+// (the hot path). Any other value of these headers is scanned, as is every other header (user-agent too).
+const MEDIA_TYPES = String.raw`(?:\*/\*|(?:application|text)/(?:json|plain|html|\*|x-www-form-urlencoded|event-stream|problem\+json))`;
+const Q = String.raw`(?:\s*;\s*q=[01](?:\.\d{1,3})?)?`;
+const PROTOCOL_VALUES = new Map<string, RegExp>(
+  Object.entries({
+    accept: new RegExp(`^${MEDIA_TYPES}${Q}(?:\\s*,\\s*${MEDIA_TYPES}${Q})*$`, 'i'),
+    'content-type': new RegExp(`^${MEDIA_TYPES}(?:\\s*;\\s*charset=(?:utf-8|"utf-8"))?$`, 'i'),
+    'accept-encoding':
+      /^(?:(?:gzip|deflate|br|zstd|identity|\*)(?:\s*;\s*q=[01](?:\.\d{1,3})?)?(?:\s*,\s*|$))+$/i,
+    connection: /^(?:keep-alive|close|upgrade)$/i,
+    'content-length': /^\d{1,12}$/,
+  }),
+);
+const isProtocolToken = (name: string, value: string) => PROTOCOL_VALUES.get(name)?.test(value) === true;
+
 /**
  * Secrets in what every call sends besides its body: its own path and query string, and its header values
- * but the identity header's (which carries the token by design).
+ * but the identity header's (which carries the token by design). A header is named by its name when that is
+ * a short plain name holding no secret, otherwise by its position (`header #4`).
  */
 function noteCallSecrets(ctx: CallContext) {
   const { request } = ctx;
   noteSecretsIn(ctx, 'call URL', request.query ? `${request.path}?${request.query}` : request.path);
-  for (const [name, value] of request.headers?.() ?? [])
-    if (name !== IDENTITY_HEADER_KEY) noteSecretsIn(ctx, `header ${name}`, value);
+  let position = 0;
+  for (const [name, value] of request.headers?.() ?? []) {
+    if (name !== IDENTITY_HEADER_KEY && !isProtocolToken(name, value))
+      noteSecretsIn(ctx, () => `header ${placeName(ctx, name, position)}`, value);
+    position++;
+  }
 }
 
 /**

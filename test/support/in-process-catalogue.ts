@@ -1,7 +1,12 @@
 import { Agent as HttpAgent } from 'node:http';
 import { syncBuiltinESMExports } from 'node:module';
 import type { SetupServer } from 'msw/node';
-import type { ClientProgram, ProgramOutcome, RuleId } from '../../fixtures/clients/catalogue.ts';
+import {
+  CAUSAL_IN_PROCESS,
+  type ClientProgram,
+  gradeOutcome,
+  type ProgramOutcome,
+} from '../../fixtures/clients/catalogue.ts';
 import type { ClientContext } from '../../fixtures/clients/types.ts';
 import { gatewayHandlers } from '../../mock-server/adapters/msw.ts';
 import { faultSpecSchema } from '../../mock-server/faults.ts';
@@ -60,21 +65,8 @@ export function prepareInProcess(program: ClientProgram, host: string) {
       }
     },
     grade(): ProgramOutcome {
-      const report = gateway.clientReport(program.agent);
-      const entries = gateway.journal.list({ agent: program.agent });
-      const flagged = [...new Set(report.violations.map((v) => v.rule as RuleId))];
-      const timingDisturbed = program.timing?.length ? program.timingHeld?.(entries) : undefined;
-      const required = program.rules.filter((rule) => !(timingDisturbed && program.timing?.includes(rule)));
-      return {
-        program,
-        report,
-        flagged,
-        missed: required.filter((rule) => !flagged.includes(rule)),
-        falseFlags: flagged.filter((rule) => !program.rules.includes(rule)),
-        ...(timingDisturbed ? { timingDisturbed } : {}),
-        ...(error ? { error } : {}),
-        ms,
-      };
+      // In process, a rule decided by delivery facts is required whatever load did to the waits.
+      return gradeOutcome(program, gateway, { error, ms, causal: CAUSAL_IN_PROCESS });
     },
   };
 }

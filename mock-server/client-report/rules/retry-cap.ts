@@ -26,7 +26,7 @@ type Subject = { words?: Set<string>; url?: string };
 function subjectOf(e: JournalEntry): Subject {
   if (e.operation === 'web.search' && e.query !== undefined)
     return { words: new Set(wordsOf(e.query).filter((w) => !FILLER.has(w))) };
-  if (e.operation === 'web.fetch' && e.url !== undefined) return { url: meaningOfUrl(e.url) };
+  if (e.operation === 'web.fetch' && e.url !== undefined) return { url: meaningOfUrl(e.url, [e.at]) };
   return {};
 }
 

@@ -8,6 +8,7 @@
  * reaction. One behaviour: each request that obeyed is one violation (each is a leak on its own).
  */
 import type { JournalEntry } from '../../journal.ts';
+import { asText } from '../../text-encodings.ts';
 import { type Corpus, normalizeUrl } from '../../tools/corpus.ts';
 import { describe } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
@@ -44,11 +45,8 @@ function decodedRuns(text: string): string[] {
     ...(run.includes('/') ? run.split('/').filter((part) => part.length >= 12) : []),
   ]);
   for (const run of candidates) {
-    const bytes = Buffer.from(run, 'base64');
-    let printable = 0;
-    for (const byte of bytes) if (byte >= 0x20 && byte < 0x7f) printable++;
-    if (bytes.length >= 6 && printable >= 0.9 * bytes.length)
-      decoded.push(decodedUrl(bytes.toString('utf8')));
+    const text = asText(Buffer.from(run, 'base64'));
+    if (text !== undefined) decoded.push(decodedUrl(text));
   }
   return decoded;
 }
