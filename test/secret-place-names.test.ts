@@ -96,4 +96,22 @@ describe('headers scanned for secrets', () => {
       expect.arrayContaining(['header user-agent', 'header x-trace', 'header accept', 'header connection']),
     );
   });
+
+  it('does not take a credential presented to the gateway (SDK auth headers) for a leaked secret', async () => {
+    const gateway = createGateway({ log: () => {} });
+    const token = gateway.mintToken('agent-verified');
+    const apiKey = 'ak_verified_2b8d4f6a1c9e';
+    await gateway.fetch(
+      new Request('http://gateway.test/v1/whoami', {
+        headers: {
+          'x-agent-identity': token,
+          'x-api-key': apiKey,
+          authorization: `Bearer ${token}`,
+          'x-debug-token': token,
+        },
+      }),
+    );
+    const entry = gateway.journal.list({ agent: 'agent-verified' })[0];
+    expect(entry?.secrets_in).toEqual(['header x-debug-token']);
+  });
 });
