@@ -1,4 +1,3 @@
-import type { JournalEntry, JournalExchange } from './journal.ts';
 import { tokenFingerprint } from './token-fingerprint.ts';
 
 /**
@@ -12,8 +11,26 @@ import { tokenFingerprint } from './token-fingerprint.ts';
  * bounded by the journal's capacity; nothing unredacted is ever listed, exported or written to a shared store.
  */
 
-/** Headers whose value is a credential whatever it looks like: never kept. */
-const CREDENTIAL_HEADERS = new Set([
+/** Headers and the start of the bodies of one exchange, redacted (see `JournalEntry.exchange`). */
+export interface JournalExchange {
+  request_headers: [string, string][];
+  request_body?: string;
+  request_body_bytes: number;
+  response_headers: [string, string][];
+  response_body?: string;
+  response_body_bytes: number;
+  /** HTTP version of the request, e.g. `1.1`. */
+  http_version?: string;
+}
+
+/** A journal entry as the capture sees it: where the redacted exchange goes. */
+type WithExchange = { exchange?: JournalExchange };
+
+/**
+ * Headers whose value is a credential whatever it looks like: never kept here, and never scanned as a leaked
+ * secret by the record stage (a credential presented to the gateway is its credential channel).
+ */
+export const CREDENTIAL_HEADERS = new Set([
   'authorization',
   'proxy-authorization',
   'cookie',
@@ -107,15 +124,15 @@ export function redactExchange(pieces: ExchangePieces, keep: number, redact: Red
 }
 
 // Entries whose exchange is still to be redacted (a WeakMap: the entry's shape is left alone).
-const pending = new WeakMap<JournalEntry, () => JournalExchange>();
+const pending = new WeakMap<WithExchange, () => JournalExchange>();
 
 /** Leaves the exchange to be redacted when the entry is first read (not copied, listed or serialised). */
-export function deferExchange(entry: JournalEntry, build: () => JournalExchange): void {
+export function deferExchange(entry: WithExchange, build: () => JournalExchange): void {
   pending.set(entry, build);
 }
 
 /** Redacts a deferred exchange into the entry, once, and lets go of its pieces. */
-export function settleExchange(entry: JournalEntry): void {
+export function settleExchange(entry: WithExchange): void {
   const build = pending.get(entry);
   if (!build) return;
   pending.delete(entry);

@@ -1,7 +1,9 @@
 import { createBoundedMap } from './bounded-map.ts';
-import { settleExchange } from './exchange-capture.ts';
+import { type JournalExchange, settleExchange } from './exchange-capture.ts';
 
 /** One request as the journal remembers it. Secrets never appear: tokens are fingerprints, keys absent. */
+export type { JournalExchange };
+
 export interface JournalEntry {
   /** Increases by one per recorded request; use it to page (`since`). */
   seq: number;
@@ -100,18 +102,6 @@ export interface JournalEntry {
   findings?: { rule: string; detail: string }[];
   /** Proxy mode: the target's own request id (X-Request-Id of its answer), when it sent one. */
   target_request_id?: string;
-}
-
-/** Headers and the start of the bodies of one exchange, redacted (see `JournalEntry.exchange`). */
-export interface JournalExchange {
-  request_headers: [string, string][];
-  request_body?: string;
-  request_body_bytes: number;
-  response_headers: [string, string][];
-  response_body?: string;
-  response_body_bytes: number;
-  /** HTTP version of the request, e.g. `1.1`. */
-  http_version?: string;
 }
 
 /**

@@ -1,4 +1,10 @@
-import { bodyStart, deferExchange, type ExchangePieces, redactExchange } from '../exchange-capture.ts';
+import {
+  bodyStart,
+  CREDENTIAL_HEADERS,
+  deferExchange,
+  type ExchangePieces,
+  redactExchange,
+} from '../exchange-capture.ts';
 import type { JournalEntry } from '../journal.ts';
 import type { Answer, CallContext } from './context.ts';
 import { IDENTITY_HEADER, tokenOf } from './identify.ts';
@@ -23,23 +29,12 @@ const PROTOCOL_VALUES = new Map<string, RegExp>(
 const isProtocolToken = (name: string, value: string) => PROTOCOL_VALUES.get(name)?.test(value) === true;
 
 /**
- * Headers that present a credential to the gateway itself: the credential channel, not a secret "placed in a
- * search query or URL" (spec section 1, rule 2). SDK clients always send their key there (the Anthropic SDK's
- * `x-api-key`, the OpenAI SDK's `Authorization: Bearer`), so scanning them would flag every such agent. A
- * secret in any other header (a debug or trace header, user-agent) is still found.
- */
-const CREDENTIAL_HEADERS = new Set([
-  'authorization',
-  'proxy-authorization',
-  'x-api-key',
-  'api-key',
-  'cookie',
-]);
-
-/**
  * Secrets in what every call sends besides its body: its own path and query string, and its header values
- * but the identity header's (which carries the token by design) and the credential headers'. A header is
- * named by its name when that is a short plain name holding no secret, otherwise by its position (`header #4`).
+ * but the identity header's (which carries the token by design) and the credential headers' (`Authorization`,
+ * `X-Api-Key`, ...): a credential presented to the gateway is its credential channel, not a secret "placed in
+ * a search query or URL" (spec section 1, rule 2), and SDK clients always send their key there (the Anthropic
+ * SDK's `x-api-key`, the OpenAI SDK's `Authorization: Bearer`). A secret in any other header is still found.
+ * A header is named by its name when that is a short plain name holding no secret, otherwise by its position.
  */
 function noteCallSecrets(ctx: CallContext) {
   const { request } = ctx;
