@@ -180,6 +180,8 @@ export function createSuiteClient(options: ClientOptions) {
   let requests = 0;
   let waitedMs = 0;
   const answered = new Set<string>();
+  /** Every 429 the run met, retried or not (ratelimit.retry-after-format judges them all). */
+  const seen429: Exchange[] = [];
   /** Per scope, until when the gateway asked not to be called (a 429's wait, or no request left). */
   const gates = new Map<string, { until: number; why: string }>();
   /** Per scope, the requests the gateway last said were left (its rate-limit headers), when it says. */
@@ -319,6 +321,11 @@ export function createSuiteClient(options: ClientOptions) {
     /** Waits as the gateway asked (logged, counted, on the suite's clock). */
     pause,
 
+    /** Every 429 the run has met so far, in order. */
+    seen429(): readonly Exchange[] {
+      return seen429;
+    },
+
     /** Whether the gateway has answered this call (see `callKey`) with anything but a 429 or a 5xx yet. */
     answered(key: string): boolean {
       return answered.has(key);
@@ -387,6 +394,7 @@ export function createSuiteClient(options: ClientOptions) {
           transientRetries,
           ...(transientStatus !== undefined && { transientStatus }),
         });
+        if (response.status === 429) seen429.push(exchange(false));
         const code = (response.json as { code?: unknown } | undefined)?.code;
         if (
           response.status === 401 &&

@@ -84,3 +84,14 @@ describe('a repeat refused as a duplicate is blamed on retry.sequential (spec §
     expect(met?.message).not.toMatch(/Blamed on/);
   });
 });
+
+describe('a limit signalled as 403 during repeats', () => {
+  it('is blamed on the limit (spec §8), not on retry safety', async () => {
+    const { limitSignalled } = await import('./checks/retry-sequential.ts');
+    const exchange = (status: number, headers: Record<string, string>) =>
+      ({ response: { status, headers } }) as unknown as Parameters<typeof limitSignalled>[0];
+    expect(limitSignalled(exchange(403, { 'retry-after': '15', 'ratelimit-remaining': '0' }))).toBe(true);
+    expect(limitSignalled(exchange(403, {}))).toBe(false);
+    expect(limitSignalled(exchange(200, { 'ratelimit-remaining': '3' }))).toBe(false);
+  });
+});

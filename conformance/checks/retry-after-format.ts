@@ -21,9 +21,13 @@ export const retryAfterFormat: Check = {
         message: 'the 429s carried no Retry-After (it is optional): nothing to check',
       };
     }
-    const bad = withHeader.find(
-      ({ exchange }) => !parseRetryAfter(exchange.response.headers['retry-after'] as string),
+    const all = [...withHeader.map(({ exchange }) => exchange), ...(ctx.client.seen429?.() ?? [])];
+    const badExchange = all.find(
+      (exchange) =>
+        exchange.response.headers['retry-after'] !== undefined &&
+        !parseRetryAfter(exchange.response.headers['retry-after'] as string),
     );
+    const bad = badExchange && { exchange: badExchange };
     if (bad) {
       const value = bad.exchange.response.headers['retry-after'];
       return {

@@ -12,6 +12,13 @@ export const outcomeOf = (exchange: Exchange) =>
     ? `${exchange.response.status} ${String(codeOf(exchange) ?? '')}`.trim()
     : String(exchange.response.status);
 
+/** A refusal that carries Retry-After or RateLimit headers: a limit acting, whatever its status. */
+export const limitSignalled = (exchange: Exchange): boolean =>
+  exchange.response.status >= 400 &&
+  Object.keys(exchange.response.headers).some((name) =>
+    /^(retry-after|ratelimit|ratelimit-policy|x-ratelimit-.*|ratelimit-.*)$/i.test(name),
+  );
+
 /** Fails when repeats disagree, or when any of them is a 5xx, a conflict (409) or a "duplicate". */
 export function expectSameOutcome(exchanges: Exchange[], what: string): void {
   for (const exchange of exchanges) {
@@ -32,6 +39,16 @@ export function expectSameOutcome(exchanges: Exchange[], what: string): void {
   const first = exchanges[0] as Exchange;
   const different = exchanges.find((e) => outcomeOf(e) !== outcomeOf(first));
   if (different) {
+    const limit = limitSignalled(different);
+    if (limit) {
+      throw new CheckFailure({
+        expected: `every repeat of ${what} to answer like the first (${outcomeOf(first)}), or a 429 if a rate limit acts (spec §8)`,
+        actual: `${describeResponse(different)}: a limit signalled as ${different.response.status} (it carries rate-limit headers), not a retry-safety fault`,
+        fix: `signal the rate limit as 429 with Retry-After (spec §8), not as ${different.response.status}; ratelimit.burst-429 names this fault`,
+        exchange: different,
+        aboutRepeats: true,
+      });
+    }
     throw new CheckFailure({
       expected: `every repeat of ${what} to answer like the first (${outcomeOf(first)})`,
       actual: describeResponse(different),
