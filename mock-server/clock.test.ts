@@ -2,6 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { createClock, MAX_CLOCK_MS } from './clock.ts';
 
 describe('clock', () => {
+  it('a frozen clock made with startAt stands exactly at startAt, however the real clock moves meanwhile', () => {
+    let real = 1_000;
+    // Each reading of the real clock moves it on by a millisecond, as on a loaded machine.
+    const clock = createClock({ frozen: true, startAt: 50_000, realNow: () => real++ });
+    expect(clock.now()).toBe(50_000);
+  });
+
   it('runs at real time by default', () => {
     let real = 1_000;
     const clock = createClock({ realNow: () => real });

@@ -51,8 +51,11 @@ export function createClock(
   // (vi.useFakeTimers(), jest's modern timers) move a gateway created at module scope too.
   const realNow = options.realNow ?? (() => Date.now());
   // Running: now = realNow() + offset. Frozen: now = frozenAt.
-  let offset = options.startAt === undefined ? 0 : options.startAt - realNow();
-  let frozenAt: number | undefined = options.frozen ? realNow() + offset : undefined;
+  // One reading of the real clock: two could differ by a millisecond, and a frozen clock would then start
+  // a millisecond past `startAt`.
+  const createdAt = realNow();
+  let offset = options.startAt === undefined ? 0 : options.startAt - createdAt;
+  let frozenAt: number | undefined = options.frozen ? createdAt + offset : undefined;
 
   const now = () => (frozenAt === undefined ? realNow() + offset : frozenAt);
 
