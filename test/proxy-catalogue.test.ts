@@ -1,11 +1,13 @@
-import { Agent as HttpAgent } from 'node:http';
-import { Agent, fetch as undiciFetch } from 'undici';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CLIENT_CATALOGUE, type ClientProgram, type RuleId } from '../fixtures/clients/catalogue.ts';
+import {
+  CLIENT_CATALOGUE,
+  type ClientProgram,
+  type RuleId,
+  runProgramAt,
+  scenarioGateway,
+} from '../fixtures/clients/catalogue.ts';
 import { serve } from '../mock-server/adapters/node-server.ts';
 import { formatClientReport } from '../mock-server/client-report/report.ts';
-import { faultSpecSchema } from '../mock-server/faults.ts';
-import { createGateway } from '../mock-server/gateway.ts';
 import { createProxy } from '../mock-server/proxy/proxy.ts';
 
 /*
@@ -32,7 +34,7 @@ const SAMPLE =
         'api-key-split-across-queries',
       ];
 
-const API_KEYS: Record<ClientProgram['agent'], string> = {
+const _API_KEYS: Record<ClientProgram['agent'], string> = {
   'agent-verified': 'ak_verified_2b8d4f6a1c9e',
   'agent-early': 'ak_early_7c3e9a1b5d2f',
 };
@@ -46,27 +48,14 @@ interface Outcome {
 }
 
 async function throughProxy(program: ClientProgram): Promise<Outcome> {
-  const gateway = createGateway({ config: program.scenario?.config ?? {}, log: () => {} });
-  for (const fault of program.scenario?.faults ?? []) gateway.faults.add(faultSpecSchema.parse(fault));
+  const gateway = scenarioGateway(program);
   const target = await serve(gateway, { port: 0, log: () => {} });
   const proxy = createProxy({ target: target.url, log: () => {} });
   const front = await serve(proxy, { port: 0, log: () => {} });
-  const pool = new Agent();
-  const httpAgent = new HttpAgent({ keepAlive: true });
   let error: string | undefined;
   try {
-    await program.run({
-      baseUrl: front.url,
-      apiKey: API_KEYS[program.agent],
-      token: gateway.mintToken(program.agent),
-      fetch: (input, init) => undiciFetch(input, { ...init, dispatcher: pool }),
-      httpAgent,
-    });
-  } catch (thrown) {
-    error = thrown instanceof Error ? thrown.message : String(thrown);
+    error = await runProgramAt(program, gateway, front.url);
   } finally {
-    httpAgent.destroy();
-    await pool.close();
     await front.close();
     proxy.close();
     await target.close();

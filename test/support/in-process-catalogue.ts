@@ -6,11 +6,10 @@ import {
   type ClientProgram,
   gradeOutcome,
   type ProgramOutcome,
+  scenarioGateway,
 } from '../../fixtures/clients/catalogue.ts';
 import type { ClientContext } from '../../fixtures/clients/types.ts';
 import { gatewayHandlers } from '../../mock-server/adapters/msw.ts';
-import { faultSpecSchema } from '../../mock-server/faults.ts';
-import { createGateway } from '../../mock-server/gateway.ts';
 
 const API_KEYS: Record<ClientProgram['agent'], string> = {
   'agent-verified': 'ak_verified_2b8d4f6a1c9e',
@@ -34,8 +33,7 @@ export const NOT_IN_PROCESS: Partial<Record<string, string>> = {
  * them, then `grade` each as `runClientProgram` grades the HTTP run.
  */
 export function prepareInProcess(program: ClientProgram, host: string) {
-  const gateway = createGateway({ config: program.scenario?.config ?? {}, log: () => {} });
-  for (const fault of program.scenario?.faults ?? []) gateway.faults.add(faultSpecSchema.parse(fault));
+  const gateway = scenarioGateway(program);
   const baseUrl = `http://${host}`;
   const handlers = gatewayHandlers(gateway, { baseUrl });
   const token = gateway.mintToken(program.agent);
