@@ -6,7 +6,8 @@ export default defineConfig({
     include: [
       'mock-server/**/*.test.ts',
       'conformance/**/*.test.ts',
-      'scripts/**/*.test.ts',
+      'cli/**/*.test.ts',
+      'dev/**/*.test.ts',
       'test/**/*.test.ts',
     ],
     // The consumer examples run in scratch projects against the packed package: npm run test:consumers.

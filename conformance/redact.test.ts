@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fronted } from '../fixtures/gateways/proof-target.ts';
+import { fronted } from '../test/gateways/proof-target.ts';
 import { printable, redactTokens, UNPRINTABLE } from './redact.ts';
 import { formatCheckLine, formatSummary } from './reporters/console.ts';
 import { runConformance } from './runner.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createBoundedMap } from './bounded-map.ts';
-import { createTokenMemo } from './token-memo.ts';
+import { createTokenMemo } from './identity/token-memo.ts';
 
 describe('bounded map', () => {
   it('keeps at most max entries, dropping the oldest insertion', () => {

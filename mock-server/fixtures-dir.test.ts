@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG_FILE } from './config/load-config.ts';
 import { bundledScenarioNames, FIXTURES_DIR, SCENARIOS_DIR } from './fixtures-dir.ts';
-import { listScenarios } from './scenarios.ts';
+import { listScenarios } from './scenarios/scenarios.ts';
 
 describe('the bundled fixtures folder', () => {
   it('is found from the sources: the default config, corpus and scenarios are in it', () => {

@@ -8,14 +8,14 @@ import { createCore, type GatewayCore } from './core.ts';
 import { GatewayError } from './errors.ts';
 import { fingerprint } from './hash.ts';
 import type { IdentityVerifier } from './identity/verifier.ts';
-import type { JournalEntry } from './journal.ts';
+import type { JournalEntry } from './journal/journal.ts';
+import { loadCorpus } from './providers/corpus.ts';
+import { createFixtureFetchProvider, type FetchProvider } from './providers/web-fetch.ts';
+import { createFixtureSearchProvider, type SearchProvider } from './providers/web-search.ts';
 import { applyConfig, createRuntime, type Runtime } from './runtime.ts';
-import { loadScenario, parseScenario, type Scenario, type ScenarioInput } from './scenarios.ts';
+import { loadScenario, parseScenario, type Scenario, type ScenarioInput } from './scenarios/scenarios.ts';
 import { createSharedControl } from './store/shared-control.ts';
 import { connectSharedStore, type SharedStore } from './store/shared-store.ts';
-import { loadCorpus } from './tools/corpus.ts';
-import { createFixtureFetchProvider, type FetchProvider } from './tools/web-fetch.ts';
-import { createFixtureSearchProvider, type SearchProvider } from './tools/web-search.ts';
 
 export interface GatewayOptions {
   /** A config object laid over the bundled default, or one already returned by `loadConfig`. */

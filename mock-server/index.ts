@@ -17,11 +17,11 @@ export {
 } from './config/schema.ts';
 export { ERROR_CATALOGUE, ERROR_CODES, type ErrorCode, GatewayError } from './errors.ts';
 export { createGateway, type Gateway, type GatewayOptions } from './gateway.ts';
-export { type Har, harOf } from './har.ts';
 export type { Identity, InvalidTokenReason, VerifyResult } from './identity/identity-provider.ts';
 export { createLocalVerifier, createRemoteVerifier, type IdentityVerifier } from './identity/verifier.ts';
+export { type Har, harOf } from './journal/har.ts';
 export { IDENTITY_HEADER } from './pipeline/identify.ts';
+export type { FetchProvider, FetchRequest, FetchResponse } from './providers/web-fetch.ts';
+export type { SearchProvider, SearchRequest, SearchResponse } from './providers/web-search.ts';
 export { ANSWER_RULES, findingsOf, judgeAnswer } from './proxy/findings.ts';
 export { createProxy, type Proxy, type ProxyOptions } from './proxy/proxy.ts';
-export type { FetchProvider, FetchRequest, FetchResponse } from './tools/web-fetch.ts';
-export type { SearchProvider, SearchRequest, SearchResponse } from './tools/web-search.ts';

@@ -1,20 +1,20 @@
 import type { VirtualClock } from './clock.ts';
 import type { ResolvedConfig } from './config/load-config.ts';
-import { createFaultInjector } from './faults.ts';
 import { createIdempotencyStore } from './idempotency.ts';
 import { createAgentRegistry } from './identity/agent-registry.ts';
 import { createIdentityProvider } from './identity/identity-provider.ts';
 import { processSigningSecret } from './identity/signing-secret.ts';
 import { createLocalVerifier, type IdentityVerifier } from './identity/verifier.ts';
-import { createJournal } from './journal.ts';
+import { createJournal } from './journal/journal.ts';
 import { createConcurrencyTracker } from './limits/concurrency.ts';
 import { createRateLimiter } from './limits/rate-limiter.ts';
 import { createPolicy } from './policy/policy.ts';
-import { createSecretScanner, type ScanCaller, type ScanResult } from './secrets.ts';
+import type { Corpus } from './providers/corpus.ts';
+import type { FetchProvider } from './providers/web-fetch.ts';
+import type { SearchProvider } from './providers/web-search.ts';
+import { createFaultInjector } from './scenarios/faults.ts';
+import { createSecretScanner, type ScanCaller, type ScanResult } from './secrets/secrets.ts';
 import type { SharedStore } from './store/shared-store.ts';
-import type { Corpus } from './tools/corpus.ts';
-import type { FetchProvider } from './tools/web-fetch.ts';
-import type { SearchProvider } from './tools/web-search.ts';
 
 /**
  * Everything behind the gateway's handler. Components keep their identity for the gateway's lifetime and

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JournalEntry } from './journal.ts';
+import type { JournalEntry } from './journal/journal.ts';
 import { timelineOf } from './testing.ts';
 
 let seq = 0;

@@ -18,7 +18,7 @@ import { describe, firstWhere, hasDeliveryFacts } from './client-report/journal-
 import { type ClientReport, formatClientReport, nothingToGrade } from './client-report/report.ts';
 import type { ClientReportOptions } from './client-report/types.ts';
 import type { Gateway } from './gateway.ts';
-import type { JournalEntry } from './journal.ts';
+import type { JournalEntry } from './journal/journal.ts';
 
 /**
  * For each in-process entry (delivery facts), the latest of the agent's own answers it was issued with in

@@ -2,10 +2,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDuration } from '../cli/commands/admin.ts';
 import { type RunningServer, serve } from '../mock-server/adapters/node-server.ts';
 import { createClock } from '../mock-server/clock.ts';
 import { createGateway, type Gateway } from '../mock-server/gateway.ts';
-import { parseDuration } from '../scripts/commands/admin.ts';
 import { search } from './support/call.ts';
 import { runCli } from './support/cli.ts';
 

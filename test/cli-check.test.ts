@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECKS } from '../conformance/checks/index.ts';
-import { FAULTY_GATEWAYS } from '../fixtures/gateways/faulty-gateways.ts';
-import type { RunningTarget } from '../fixtures/gateways/proof-target.ts';
-import { VALID_VARIANTS } from '../fixtures/gateways/valid-variants.ts';
+import { FAULTY_GATEWAYS } from './gateways/faulty-gateways.ts';
+import type { RunningTarget } from './gateways/proof-target.ts';
+import { VALID_VARIANTS } from './gateways/valid-variants.ts';
 import { runCli } from './support/cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'cli-check-'));

@@ -1,14 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  CLIENT_CATALOGUE,
-  confusionMatrix,
-  type ProgramOutcome,
-  runCatalogue,
-} from '../fixtures/clients/catalogue.ts';
 import { CLIENT_RULES, formatClientReport } from '../mock-server/client-report/report.ts';
+import { CLIENT_CATALOGUE, confusionMatrix, type ProgramOutcome, runCatalogue } from './clients/catalogue.ts';
 
 /*
- * The client catalogue (fixtures/clients/) against the reference gateway over HTTP: every good program
+ * The client catalogue (test/clients/) against the reference gateway over HTTP: every good program
  * passes every rule, every bad one trips exactly its rules. Only what holds on a loaded machine is asserted:
  * a good program is never flagged, however slow the run; a bad one is caught by what does not depend on
  * timing (connection facts, what a request means, streaks, what it carried). A rule that can only be

@@ -1,13 +1,8 @@
 import { syncBuiltinESMExports } from 'node:module';
 import { setupServer } from 'msw/node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  CLIENT_CATALOGUE,
-  type ProgramOutcome,
-  type RuleId,
-  runCatalogue,
-} from '../fixtures/clients/catalogue.ts';
 import { formatClientReport } from '../mock-server/client-report/report.ts';
+import { CLIENT_CATALOGUE, type ProgramOutcome, type RuleId, runCatalogue } from './clients/catalogue.ts';
 import { NOT_IN_PROCESS, runCatalogueInProcess } from './support/in-process-catalogue.ts';
 
 /*

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type ClientProgram, gradeOutcome } from '../fixtures/clients/catalogue.ts';
 import { createGateway } from '../mock-server/gateway.ts';
+import { type ClientProgram, gradeOutcome } from './clients/catalogue.ts';
 import { prepareInProcess } from './support/in-process-catalogue.ts';
 
 /*

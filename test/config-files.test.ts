@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_ENTRY } from '../dev/spawn-serve.ts';
 import { ConfigError, MAX_CONFIG_FILE_BYTES, readYamlFile } from '../mock-server/config/load-config.ts';
-import { CLI_ENTRY } from '../scripts/spawn-serve.ts';
 
 /** A billion laughs: each level doubles nine times over; expanded it would not fit in memory. */
 const ALIAS_BOMB = [

@@ -6,24 +6,18 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { registerCheckCommand } from '../cli/commands/check.ts';
+import { checkArguments, OWN_INPUTS, PASSED_INPUTS, readInputs, splitArgs } from '../cli/github-action.ts';
 import { toMarkdownSummary } from '../conformance/reporters/markdown.ts';
-import { FAULTY_GATEWAYS } from '../fixtures/gateways/faulty-gateways.ts';
-import type { RunningTarget } from '../fixtures/gateways/proof-target.ts';
+import type { ServeProcess } from '../dev/spawn-serve.ts';
 import { loadConfig } from '../mock-server/config/load-config.ts';
-import { registerCheckCommand } from '../scripts/commands/check.ts';
-import {
-  checkArguments,
-  OWN_INPUTS,
-  PASSED_INPUTS,
-  readInputs,
-  splitArgs,
-} from '../scripts/github-action.ts';
-import type { ServeProcess } from '../scripts/spawn-serve.ts';
+import { FAULTY_GATEWAYS } from './gateways/faulty-gateways.ts';
+import type { RunningTarget } from './gateways/proof-target.ts';
 import { startServe } from './support/cli.ts';
 import { checkResult, runReport } from './support/conformance-report.ts';
 
 /**
- * The GitHub Action's script, run as action.yml runs it (node --import tsx scripts/github-action.ts in the
+ * The GitHub Action's script, run as action.yml runs it (node --import tsx cli/github-action.ts in the
  * harness's folder, inputs and GitHub's files in the environment), against a real `serve` process and a
  * faulty gateway.
  */
@@ -50,7 +44,7 @@ function runAction(inputs: Record<string, string>, env: Record<string, string> =
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'scripts/github-action.ts'],
+      ['--import', 'tsx', 'cli/github-action.ts'],
       {
         cwd: ROOT,
         env: {
@@ -95,7 +89,7 @@ describe('action.yml', () => {
   it('is a composite action whose check step passes every input to the script, which reads each one', () => {
     expect(action.runs.using).toBe('composite');
     const step = action.runs.steps.find((s) => s.id === 'check');
-    expect(step?.run).toBe('node --import tsx scripts/github-action.ts');
+    expect(step?.run).toBe('node --import tsx cli/github-action.ts');
     const passed = Object.keys(action.inputs).filter((name) => name !== 'node-version');
     expect(Object.keys(step?.env ?? {}).sort()).toEqual(
       passed.map((name) => `INPUT_${name.toUpperCase().replace(/-/g, '_')}`).sort(),

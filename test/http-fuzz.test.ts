@@ -1,7 +1,5 @@
 import { fc, test } from '@fast-check/vitest';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { type RunningServer, serve } from '../mock-server/adapters/node-server.ts';
-import { createGateway } from '../mock-server/gateway.ts';
 import {
   fetchRequestArb,
   outcomeViolations,
@@ -9,7 +7,9 @@ import {
   sendFetch,
   sendRaw,
   showRequest,
-} from '../scripts/http-fuzz.ts';
+} from '../dev/http-fuzz.ts';
+import { type RunningServer, serve } from '../mock-server/adapters/node-server.ts';
+import { createGateway } from '../mock-server/gateway.ts';
 
 /**
  * The reference gateway under fuzzing, over raw sockets and fetch: bounded, about 3,000 generated requests

@@ -2,9 +2,9 @@ import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { gatewayHandlers } from '../mock-server/adapters/msw.ts';
 import type { GatewayConfigOverlay } from '../mock-server/config/schema.ts';
-import type { FaultSpecInput } from '../mock-server/faults.ts';
-import { faultSpecSchema } from '../mock-server/faults.ts';
 import { createGateway } from '../mock-server/gateway.ts';
+import type { FaultSpecInput } from '../mock-server/scenarios/faults.ts';
+import { faultSpecSchema } from '../mock-server/scenarios/faults.ts';
 import '../mock-server/testing-vitest.ts';
 import { flagged, runFaked, sleep } from './support/fake-time.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, serve } from '../mock-server/adapters/node-server.ts';
 import { createGateway, type Gateway } from '../mock-server/gateway.ts';
-import { MAX_JOURNAL_PAGE } from '../mock-server/journal.ts';
+import { MAX_JOURNAL_PAGE } from '../mock-server/journal/journal.ts';
 import { runCli } from './support/cli.ts';
 
 const KEY = 'qa-journal-export-key';

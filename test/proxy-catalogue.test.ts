@@ -1,14 +1,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { serve } from '../mock-server/adapters/node-server.ts';
+import { formatClientReport } from '../mock-server/client-report/report.ts';
+import { createProxy } from '../mock-server/proxy/proxy.ts';
 import {
   CLIENT_CATALOGUE,
   type ClientProgram,
   type RuleId,
   runProgramAt,
   scenarioGateway,
-} from '../fixtures/clients/catalogue.ts';
-import { serve } from '../mock-server/adapters/node-server.ts';
-import { formatClientReport } from '../mock-server/client-report/report.ts';
-import { createProxy } from '../mock-server/proxy/proxy.ts';
+} from './clients/catalogue.ts';
 
 /*
  * The client catalogue's agents through the proxy: each program talks to the proxy, which forwards to a

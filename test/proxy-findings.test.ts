@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { FAULTY_GATEWAYS } from '../fixtures/gateways/faulty-gateways.ts';
-import type { ProofTarget, RunningTarget } from '../fixtures/gateways/proof-target.ts';
-import { VALID_VARIANTS } from '../fixtures/gateways/valid-variants.ts';
 import { serve } from '../mock-server/adapters/node-server.ts';
 import type { RuleFindings } from '../mock-server/proxy/findings.ts';
 import { createProxy } from '../mock-server/proxy/proxy.ts';
+import { FAULTY_GATEWAYS } from './gateways/faulty-gateways.ts';
+import type { ProofTarget, RunningTarget } from './gateways/proof-target.ts';
+import { VALID_VARIANTS } from './gateways/valid-variants.ts';
 
 /*
- * The proxy in front of the proof catalogue's gateways (fixtures/gateways/): the same ordinary traffic (what
+ * The proxy in front of the proof catalogue's gateways (test/gateways/): the same ordinary traffic (what
  * agents meet: health, calls without a token or with a bad one, a bad body, a burst) goes through the proxy
  * to each. A faulty gateway whose broken rule one answer can show is listed under that rule; a valid variant
  * (the unusual legal ways: problem+json, HTTP-date Retry-After, 429 before identity, bodies validated first,

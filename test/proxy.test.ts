@@ -6,14 +6,14 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECKS } from '../conformance/index.ts';
+import { CLI_ENTRY, type ServeProcess, spawnServe } from '../dev/spawn-serve.ts';
 import { serve } from '../mock-server/adapters/node-server.ts';
 import { createClock } from '../mock-server/clock.ts';
 import { createGateway } from '../mock-server/gateway.ts';
-import type { Har } from '../mock-server/har.ts';
-import type { JournalEntry } from '../mock-server/journal.ts';
+import type { Har } from '../mock-server/journal/har.ts';
+import type { JournalEntry } from '../mock-server/journal/journal.ts';
 import { ANSWER_RULES, type RuleFindings } from '../mock-server/proxy/findings.ts';
 import { createProxy } from '../mock-server/proxy/proxy.ts';
-import { CLI_ENTRY, type ServeProcess, spawnServe } from '../scripts/spawn-serve.ts';
 
 /*
  * Proxy mode with real processes: `agent-gateway proxy` in front of `agent-gateway serve`. What the agent

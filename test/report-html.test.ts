@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAULTY_GATEWAYS } from '../fixtures/gateways/faulty-gateways.ts';
-import type { RunningTarget } from '../fixtures/gateways/proof-target.ts';
+import { FAULTY_GATEWAYS } from './gateways/faulty-gateways.ts';
+import type { RunningTarget } from './gateways/proof-target.ts';
 import { describeInBrowser, launchBrowser, SCREENSHOTS } from './support/browser.ts';
 import { runCli } from './support/cli.ts';
 

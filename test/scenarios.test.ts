@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createClock } from '../mock-server/clock.ts';
 import { createGateway } from '../mock-server/gateway.ts';
-import { listScenarios } from '../mock-server/scenarios.ts';
+import { listScenarios } from '../mock-server/scenarios/scenarios.ts';
 import { call, search } from './support/call.ts';
 
 const START = Date.parse('2026-05-01T10:00:00Z');

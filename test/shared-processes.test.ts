@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { CLI_ENTRY, type ServeProcess, spawnServe } from '../scripts/spawn-serve.ts';
+import { CLI_ENTRY, type ServeProcess, spawnServe } from '../dev/spawn-serve.ts';
 import { describeWithRedis, type RedisProcess, startRedis } from './support/redis.ts';
 
 const ADMIN = 'admin-key-for-tests';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createJournal, type JournalFilter } from '../mock-server/journal.ts';
+import { createJournal, type JournalFilter } from '../mock-server/journal/journal.ts';
 import { connectRedis, type RedisConnection } from '../mock-server/store/redis-connection.ts';
 import { createRedisJournal, JOURNAL_SLICE } from '../mock-server/store/redis-journal.ts';
 import { describeWithRedis, type RedisProcess, startRedis } from './support/redis.ts';

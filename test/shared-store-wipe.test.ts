@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type ServeProcess, spawnServe } from '../dev/spawn-serve.ts';
 import type { GatewayConfigOverlay } from '../mock-server/config/schema.ts';
 import { createSharedGateway } from '../mock-server/gateway.ts';
-import { type ServeProcess, spawnServe } from '../scripts/spawn-serve.ts';
 import { describeWithRedis, type RedisProcess, startRedis } from './support/redis.ts';
 
 const ADMIN = 'admin-key-for-tests';

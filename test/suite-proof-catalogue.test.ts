@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../conformance/checks/index.ts';
-import { FAULTY_GATEWAYS } from '../fixtures/gateways/faulty-gateways.ts';
-import { VALID_VARIANTS } from '../fixtures/gateways/valid-variants.ts';
+import { FAULTY_GATEWAYS } from './gateways/faulty-gateways.ts';
+import { VALID_VARIANTS } from './gateways/valid-variants.ts';
 import { part } from './support/proof.ts';
 
 describe('the proof catalogue', () => {

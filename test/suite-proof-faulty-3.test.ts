@@ -1,4 +1,4 @@
-import { FAULTY_GATEWAYS } from '../fixtures/gateways/faulty-gateways.ts';
+import { FAULTY_GATEWAYS } from './gateways/faulty-gateways.ts';
 import { part } from './support/proof.ts';
 import { proveFaulty } from './support/prove-faulty.ts';
 

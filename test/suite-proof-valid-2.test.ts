@@ -1,4 +1,4 @@
-import { VALID_VARIANTS } from '../fixtures/gateways/valid-variants.ts';
+import { VALID_VARIANTS } from './gateways/valid-variants.ts';
 import { part } from './support/proof.ts';
 import { proveValid } from './support/prove-valid.ts';
 

@@ -1,6 +1,6 @@
 import { parseRetryAfter, retryAfterDelayMs } from '../../conformance/retry-after.ts';
 import type { RateLimitRule } from '../config/schema.ts';
-import type { JournalEntry } from '../journal.ts';
+import type { JournalEntry } from '../journal/journal.ts';
 
 /** A failed attempt: rate-limited, a server error, or a dropped connection. */
 export const isFailure = (e: JournalEntry) => e.status === 429 || e.status === 0 || e.status >= 500;

@@ -2,8 +2,8 @@ import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config/load-config.ts';
 import type { RateLimitRule } from '../config/schema.ts';
-import type { JournalEntry } from '../journal.ts';
-import { loadCorpus } from '../tools/corpus.ts';
+import type { JournalEntry } from '../journal/journal.ts';
+import { loadCorpus } from '../providers/corpus.ts';
 import {
   answeredAt,
   describe as describeEntry,

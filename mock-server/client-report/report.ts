@@ -1,7 +1,7 @@
 import { printable } from '../../conformance/redact.ts';
 import type { RateLimitRule } from '../config/schema.ts';
-import type { JournalEntry } from '../journal.ts';
-import type { Corpus } from '../tools/corpus.ts';
+import type { JournalEntry } from '../journal/journal.ts';
+import type { Corpus } from '../providers/corpus.ts';
 import { describe, hasCausalFacts } from './journal-facts.ts';
 import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
 import { honorRetryAfter } from './rules/honor-retry-after.ts';

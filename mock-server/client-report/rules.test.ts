@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config/load-config.ts';
 import type { RateLimitRule } from '../config/schema.ts';
-import type { JournalEntry } from '../journal.ts';
-import { loadCorpus } from '../tools/corpus.ts';
+import type { JournalEntry } from '../journal/journal.ts';
+import { loadCorpus } from '../providers/corpus.ts';
 import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
 import { honorRetryAfter } from './rules/honor-retry-after.ts';
 import { noParallelStorm } from './rules/no-parallel-storm.ts';

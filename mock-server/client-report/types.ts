@@ -1,6 +1,6 @@
 import type { RateLimitRule } from '../config/schema.ts';
-import type { JournalEntry } from '../journal.ts';
-import type { Corpus } from '../tools/corpus.ts';
+import type { JournalEntry } from '../journal/journal.ts';
+import type { Corpus } from '../providers/corpus.ts';
 
 /** Thresholds of the client rules; every one can be changed per report. */
 export interface ClientReportOptions {

@@ -9,7 +9,7 @@ import type { Router } from '../routes/router.ts';
 export const DASHBOARD_PATH = '/__admin/ui';
 
 // The same code runs from three places: the sources (mock-server/dashboard/), the built library
-// (dist/mock-server/dashboard/, where scripts/build.mjs copies assets/ beside it) and the CLI bundle
+// (dist/mock-server/dashboard/, where dev/build.mjs copies assets/ beside it) and the CLI bundle
 // (dist/cli/, one chunk for many modules), which finds them in the library's copy.
 const CANDIDATES = ['./assets/', '../mock-server/dashboard/assets/'].map((relative) =>
   fileURLToPath(new URL(relative, import.meta.url)),

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { ToolName } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
-import { createTokenMemo } from '../token-memo.ts';
 import type { Agent, AgentRegistry } from './agent-registry.ts';
 import { createTokenCodec, type TokenClaims } from './token-codec.ts';
+import { createTokenMemo } from './token-memo.ts';
 
 /** Who a valid token speaks for: what the gateway needs for policy and whoami. */
 export interface Identity {

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
-import { faultSpecSchema } from '../faults.ts';
 import { INVALID_TOKEN_REASONS } from '../identity/identity-provider.ts';
 import { verifyResponseSchema } from '../identity/verifier.ts';
+import { fetchRequestSchema } from '../providers/web-fetch.ts';
+import { searchRequestSchema } from '../providers/web-search.ts';
 import {
   advanceSchema,
   agentCreateSchema,
@@ -16,8 +17,7 @@ import {
   toolPatchSchema,
 } from '../routes/admin-routes.ts';
 import { tokenRequestSchema, verifyRequestSchema } from '../routes/idp-routes.ts';
-import { fetchRequestSchema } from '../tools/web-fetch.ts';
-import { searchRequestSchema } from '../tools/web-search.ts';
+import { faultSpecSchema } from '../scenarios/faults.ts';
 import * as answers from './response-schemas.ts';
 
 /** The version of the package (and of the reference profile it documents). */

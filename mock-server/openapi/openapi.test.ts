@@ -8,8 +8,8 @@ import { z } from 'zod';
 import { createClock } from '../clock.ts';
 import { ERROR_CATALOGUE, ERROR_CODES } from '../errors.ts';
 import { createGateway } from '../gateway.ts';
-import { fetchRequestSchema } from '../tools/web-fetch.ts';
-import { searchRequestSchema } from '../tools/web-search.ts';
+import { fetchRequestSchema } from '../providers/web-fetch.ts';
+import { searchRequestSchema } from '../providers/web-search.ts';
 import { createOpenApiDocument, documentedOperations } from './document.ts';
 import { errorSchema } from './response-schemas.ts';
 

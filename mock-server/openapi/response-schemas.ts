@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { configSchema, TOOL_NAMES } from '../config/schema.ts';
 import { ERROR_CODES } from '../errors.ts';
-import { faultSpecSchema } from '../faults.ts';
+import { faultSpecSchema } from '../scenarios/faults.ts';
 
 // The answers' shapes, for the OpenAPI document. Request bodies are described by the schemas that validate
 // them (tools/, routes/); answers are built in code, so these are checked against real answers instead

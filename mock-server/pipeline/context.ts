@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { ToolName } from '../config/schema.ts';
-import type { JournalNote } from '../journal.ts';
+import type { JournalNote } from '../journal/journal.ts';
 import type { Runtime } from '../runtime.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors.ts';
 import type { Identity, InvalidTokenReason, VerifyResult } from '../identity/identity-provider.ts';
+import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
-import { tokenFingerprint } from '../token-fingerprint.ts';
 import type { CallContext } from './context.ts';
 
 /** The identity header of spec section 5. Header names are case-insensitive; lookups use lower case. */

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ERROR_CATALOGUE, type ErrorCode, GatewayError } from '../errors.ts';
-import type { Fault, FaultTarget } from '../faults.ts';
 import { formatRetryAfter } from '../limits/rate-limiter.ts';
+import type { Fault, FaultTarget } from '../scenarios/faults.ts';
 import type { Answer, CallContext } from './context.ts';
 import { dropConnection, httpDate } from './respond.ts';
 

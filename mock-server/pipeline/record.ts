@@ -4,8 +4,8 @@ import {
   deferExchange,
   type ExchangePieces,
   redactExchange,
-} from '../exchange-capture.ts';
-import type { JournalEntry } from '../journal.ts';
+} from '../journal/exchange-capture.ts';
+import type { JournalEntry } from '../journal/journal.ts';
 import type { Answer, CallContext } from './context.ts';
 import { IDENTITY_HEADER, tokenOf } from './identify.ts';
 import { noteSecretsIn, placeName } from './outgoing-text.ts';

@@ -1,6 +1,6 @@
 import { parseRetryAfter } from '../../conformance/retry-after.ts';
 import { ERROR_CATALOGUE } from '../errors.ts';
-import type { JournalEntry } from '../journal.ts';
+import type { JournalEntry } from '../journal/journal.ts';
 
 /**
  * Passive judgement of a gateway's answers (proxy mode): the spec rules that ONE answer can show broken,

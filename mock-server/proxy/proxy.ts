@@ -13,11 +13,11 @@ import { requestKey } from '../client-report/request-meaning.ts';
 import type { VirtualClock } from '../clock.ts';
 import type { GatewayConfigOverlay } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
-import { bodyStart, type ExchangePieces } from '../exchange-capture.ts';
-import { FAULT_TARGETS, type FaultTarget } from '../faults.ts';
 import { createGateway, type Gateway } from '../gateway.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { Identity } from '../identity/identity-provider.ts';
+import { tokenFingerprint } from '../identity/token-fingerprint.ts';
+import { bodyStart, type ExchangePieces } from '../journal/exchange-capture.ts';
 import type { Answer, CallContext, GatewayRequest, GatewayResponse } from '../pipeline/context.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
 import { noteOutgoingText } from '../pipeline/outgoing-text.ts';
@@ -26,7 +26,7 @@ import { requestIdFor } from '../pipeline/request-id.ts';
 import { respondError } from '../pipeline/respond.ts';
 import { ADMIN_PREFIX } from '../routes/admin-routes.ts';
 import { routingPath } from '../routes/router.ts';
-import { tokenFingerprint } from '../token-fingerprint.ts';
+import { FAULT_TARGETS, type FaultTarget } from '../scenarios/faults.ts';
 import { judgeAnswer } from './findings.ts';
 
 /**

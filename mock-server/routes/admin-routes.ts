@@ -6,15 +6,20 @@ import { MAX_CLOCK_MS } from '../clock.ts';
 import { ConfigError } from '../config/load-config.ts';
 import { agentFields, TOOL_NAMES, type ToolName, toolFields } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
-import { type FaultSpec, faultSpecSchema } from '../faults.ts';
-import { harOf } from '../har.ts';
 import type { Agent } from '../identity/agent-registry.ts';
+import { harOf } from '../journal/har.ts';
 import type { CallContext, Handler } from '../pipeline/context.ts';
 import { readJsonBody } from '../pipeline/read-body.ts';
 import { respondJson } from '../pipeline/respond.ts';
 import { findingsOf } from '../proxy/findings.ts';
 import type { Runtime } from '../runtime.ts';
-import { isBundledScenario, listScenarios, type Scenario, type ScenarioInput } from '../scenarios.ts';
+import { type FaultSpec, faultSpecSchema } from '../scenarios/faults.ts';
+import {
+  isBundledScenario,
+  listScenarios,
+  type Scenario,
+  type ScenarioInput,
+} from '../scenarios/scenarios.ts';
 import type { Router } from './router.ts';
 
 /** The admin API's reserved prefix. */

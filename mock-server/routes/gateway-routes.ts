@@ -10,9 +10,9 @@ import { injectFault } from '../pipeline/inject-fault.ts';
 import { readToolBody } from '../pipeline/read-tool-body.ts';
 import { NO_STORE, respondJson, respondJsonText } from '../pipeline/respond.ts';
 import { runTool } from '../pipeline/run-tool.ts';
+import { fetchRequestSchema } from '../providers/web-fetch.ts';
+import { searchRequestSchema } from '../providers/web-search.ts';
 import type { Runtime } from '../runtime.ts';
-import { fetchRequestSchema } from '../tools/web-fetch.ts';
-import { searchRequestSchema } from '../tools/web-search.ts';
 import type { Router } from './router.ts';
 
 const WHOAMI_FINGERPRINT = journalFingerprint('whoami');

@@ -1,4 +1,4 @@
-import type { Fault } from '../faults.ts';
+import type { Fault } from '../scenarios/faults.ts';
 import type { RedisConnection } from './redis-connection.ts';
 
 /**

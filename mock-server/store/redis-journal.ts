@@ -5,7 +5,7 @@ import {
   type JournalFilter,
   type JournalPageOf,
   MAX_JOURNAL_PAGE,
-} from '../journal.ts';
+} from '../journal/journal.ts';
 import type { RedisConnection } from './redis-connection.ts';
 
 /** Appends entries (ARGV[2..]) with the next sequence numbers as their stream ids, capped at ARGV[1]. */

@@ -1,9 +1,9 @@
 import type { ClockState } from '../clock.ts';
 import { GatewayError } from '../errors.ts';
-import type { Fault } from '../faults.ts';
 import type { Agent } from '../identity/agent-registry.ts';
 import type { ToolSettings } from '../policy/policy.ts';
-import type { ScenarioInput } from '../scenarios.ts';
+import type { Fault } from '../scenarios/faults.ts';
+import type { ScenarioInput } from '../scenarios/scenarios.ts';
 import type { SharedStore } from './shared-store.ts';
 
 /** The admin-controlled state every instance holds a copy of: what the admin API and scenarios change. */

@@ -239,7 +239,7 @@ describe('the packed package', () => {
         'dist/mock-server/index.d.ts',
         'dist/mock-server/index.js.map',
         'dist/cli/agent-gateway.js',
-        'scripts/agent-gateway.mjs',
+        'cli/agent-gateway.mjs',
         'fixtures/config/default.yaml',
         'README.md',
         'LICENSE',

@@ -4,7 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
-export { AccessDeniedError, wellBehavedAgent } from '../../fixtures/clients/well-behaved-agent.ts';
+export { AccessDeniedError, wellBehavedAgent } from '../clients/well-behaved-agent.ts';
 export { sleep };
 
 /** Sends one request with a fixed token; for agents that break rules on purpose. */

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { CLI_ENTRY as CLI, spawnServe } from '../../scripts/spawn-serve.ts';
+import { CLI_ENTRY as CLI, spawnServe } from '../../dev/spawn-serve.ts';
 
 export interface CliResult {
   code: number;

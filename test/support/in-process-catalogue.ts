@@ -1,15 +1,15 @@
 import { Agent as HttpAgent } from 'node:http';
 import { syncBuiltinESMExports } from 'node:module';
 import type { SetupServer } from 'msw/node';
+import { gatewayHandlers } from '../../mock-server/adapters/msw.ts';
 import {
   CAUSAL_IN_PROCESS,
   type ClientProgram,
   gradeOutcome,
   type ProgramOutcome,
   scenarioGateway,
-} from '../../fixtures/clients/catalogue.ts';
-import type { ClientContext } from '../../fixtures/clients/types.ts';
-import { gatewayHandlers } from '../../mock-server/adapters/msw.ts';
+} from '../clients/catalogue.ts';
+import type { ClientContext } from '../clients/types.ts';
 
 const API_KEYS: Record<ClientProgram['agent'], string> = {
   'agent-verified': 'ak_verified_2b8d4f6a1c9e',

@@ -1,5 +1,5 @@
-import type { ProofTarget } from '../../fixtures/gateways/proof-target.ts';
-import { type ProofResult, proveAgainst as prove } from '../../fixtures/gateways/prove.ts';
+import type { ProofTarget } from '../gateways/proof-target.ts';
+import { type ProofResult, proveAgainst as prove } from '../gateways/prove.ts';
 
 /** Cases per property in the proof tests: enough to catch every fault (each category runs at least once). */
 export const PROOF_RUNS = 8;

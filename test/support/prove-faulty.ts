@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ProofTarget } from '../../fixtures/gateways/proof-target.ts';
+import type { ProofTarget } from '../gateways/proof-target.ts';
 import { EXPECTED_MESSAGE, proveAgainst } from './proof.ts';
 
 /** Registers one test per faulty gateway: the suite must fail it, on the check of its broken rule. */

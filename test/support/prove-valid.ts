@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../../conformance/checks/index.ts';
 import { exitCodeFor } from '../../conformance/runner.ts';
-import type { ProofTarget } from '../../fixtures/gateways/proof-target.ts';
+import type { ProofTarget } from '../gateways/proof-target.ts';
 import { proveAgainst } from './proof.ts';
 
 /**

@@ -19,7 +19,7 @@
  * - across chains: four or more sequences, a third of all, on one schedule (no jitter).
  * One behaviour: each schedule is one violation, with the chains that show it counted.
  */
-import type { JournalEntry } from '../../journal.ts';
+import type { JournalEntry } from '../../journal/journal.ts';
 import { describe, firstWhere, intervalsOf, isFailure, retryChains } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 

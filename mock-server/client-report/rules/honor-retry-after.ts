@@ -13,7 +13,7 @@
  * Retry-After does it every time. A 429 binds every request of its scope, whoever sent it: no inference.
  * One behaviour: early requests after 429s are one violation, early retries after 5xx another, counted.
  */
-import type { JournalEntry } from '../../journal.ts';
+import type { JournalEntry } from '../../journal/journal.ts';
 import {
   createReactionFacts,
   describe,

@@ -1,4 +1,4 @@
-import type { JournalEntry } from '../../journal.ts';
+import type { JournalEntry } from '../../journal/journal.ts';
 import {
   answeredAt,
   createReactionFacts,

@@ -1,4 +1,4 @@
-import type { JournalEntry } from '../../journal.ts';
+import type { JournalEntry } from '../../journal/journal.ts';
 import { createReactionFacts, describe } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 

@@ -7,9 +7,9 @@
  * target), or a search for it however it is written. The same request before the page was read is no
  * reaction. One behaviour: each request that obeyed is one violation (each is a leak on its own).
  */
-import type { JournalEntry } from '../../journal.ts';
+import type { JournalEntry } from '../../journal/journal.ts';
+import { type Corpus, normalizeUrl } from '../../providers/corpus.ts';
 import { asText } from '../../text-encodings.ts';
-import { type Corpus, normalizeUrl } from '../../tools/corpus.ts';
 import { describe } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 

@@ -1,0 +1,164 @@
+/**
+ * Admin reads under load: does reading a big journal hold the gateway's event loop? A gateway process with a
+ * synthetic journal of `--entries` (default 1,000,000) entries serves; this process runs `--exports` (default
+ * 5) full exports of it at once, each paging through GET /__admin/journal as `admin journal export` does,
+ * while it probes GET /v1/health one request at a time. Prints the health latency seen meanwhile, how long
+ * the exports took, and the gateway's own event-loop delay (the longest block) and memory.
+ *
+ *   npx tsx dev/admin-read-load.ts [--entries 1000000] [--exports 5]
+ *
+ * Figures depend on the machine: this prints them, it asserts nothing.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+const KEY = 'admin-read-load-key';
+const argValue = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(name);
+  return at === -1 ? fallback : Number(process.argv[at + 1]);
+};
+
+interface Ready {
+  type: 'ready';
+  url: string;
+  rssMb: number;
+}
+interface Figures {
+  type: 'figures';
+  maxDelayMs: number;
+  p99DelayMs: number;
+  rssMb: number;
+}
+
+/** The gateway: fills its journal, serves, and reports its event-loop delay when asked. */
+async function child(entries: number) {
+  const { createGateway } = await import('../mock-server/gateway.ts');
+  const { serve } = await import('../mock-server/adapters/node-server.ts');
+  const gateway = createGateway({ adminKey: KEY, config: { journal: { capacity: entries } } });
+  for (let i = 0; i < entries; i++)
+    gateway.journal.record({
+      request_id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      at: 1_700_000_000_000 + i,
+      duration_ms: 0.42,
+      real_ms: i,
+      written_ms: i + 0.5,
+      connection: Math.floor(i / 100),
+      connection_opened_ms: i,
+      method: 'POST',
+      path: '/v1/web/search',
+      operation: 'web.search',
+      status: i % 10 === 0 ? 429 : 200,
+      agent: `agent-${i % 50}`,
+      token: 'tok_3f9a2c1b',
+      in_flight: 1,
+      request_fingerprint: 'fp_1234567890abcdef',
+      request_key: 'rk_1234567890abcdef',
+      query: `what is item ${i}`,
+      quota: [{ rule: 'per-agent', key: `agent-${i % 50}`, limit: 100, remaining: i % 100 }],
+    });
+  const server = await serve(gateway, { port: 0, log: () => {} });
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
+  const rssMb = () => Math.round(process.memoryUsage().rss / 1e6);
+  process.on('message', (message: { type: string }) => {
+    if (message.type === 'figures')
+      process.send?.({
+        type: 'figures',
+        maxDelayMs: Math.round(delay.max / 1e5) / 10,
+        p99DelayMs: Math.round(delay.percentile(99) / 1e5) / 10,
+        rssMb: rssMb(),
+      } satisfies Figures);
+    if (message.type === 'reset') delay.reset();
+    if (message.type === 'stop') void server.close().then(() => process.exit(0));
+  });
+  // Never outlive the measuring process.
+  process.on('disconnect', () => process.exit(0));
+  process.send?.({ type: 'ready', url: server.url, rssMb: rssMb() } satisfies Ready);
+}
+
+const ask = <T>(gateway: ChildProcess, type: string, answer: string) =>
+  new Promise<T>((resolve) => {
+    const on = (message: { type: string }) => {
+      if (message.type !== answer) return;
+      gateway.off('message', on);
+      resolve(message as T);
+    };
+    gateway.on('message', on);
+    gateway.send({ type });
+  });
+
+async function exportAll(url: string): Promise<{ entries: number; pages: number }> {
+  let since: number | undefined;
+  let entries = 0;
+  let pages = 0;
+  for (;;) {
+    const answer = await fetch(`${url}/__admin/journal${since === undefined ? '' : `?since=${since}`}`, {
+      headers: { 'x-admin-key': KEY },
+    }).catch(() => undefined);
+    // A kept-alive connection closed as it was reused: ask for the same page again.
+    if (!answer) continue;
+    const page = (await answer.json()) as { entries: unknown[]; more: boolean; next_since: number };
+    entries += page.entries.length;
+    pages += 1;
+    if (!page.more) return { entries, pages };
+    since = page.next_since;
+  }
+}
+
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+
+async function main() {
+  const entries = argValue('--entries', 1_000_000);
+  const exports = argValue('--exports', 5);
+  const gateway = fork(fileURLToPath(import.meta.url), ['--child', String(entries)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ready = await new Promise<Ready>((resolve, reject) => {
+    gateway.once('message', (message: Ready) => resolve(message));
+    gateway.once('exit', (code) => reject(new Error(`the gateway exited (${code})`)));
+  });
+  console.log(`gateway ready: ${entries} journal entries, RSS ${ready.rssMb} MB`);
+  // Warm up (the first request of each kind loads and compiles code), then measure from a clean slate.
+  await (await fetch(`${ready.url}/v1/health`)).text();
+  await (await fetch(`${ready.url}/__admin/journal?limit=10`, { headers: { 'x-admin-key': KEY } })).text();
+  gateway.send({ type: 'reset' });
+  const latencies: number[] = [];
+  const failures: string[] = [];
+  let exporting = true;
+  const probe = (async () => {
+    while (exporting) {
+      const started = performance.now();
+      try {
+        await (await fetch(`${ready.url}/v1/health`)).text();
+        latencies.push(performance.now() - started);
+      } catch (error) {
+        // Counted and said, not fatal: a kept-alive connection closed as it was reused is retried.
+        failures.push(String((error as Error).cause ?? error));
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  const started = performance.now();
+  const results = await Promise.all(Array.from({ length: exports }, () => exportAll(ready.url)));
+  const seconds = (performance.now() - started) / 1000;
+  exporting = false;
+  await probe;
+  const figures = await ask<Figures>(gateway, 'figures', 'figures');
+  gateway.send({ type: 'stop' });
+  latencies.sort((a, b) => a - b);
+  const ms = (n: number) => `${n.toFixed(1)} ms`;
+  console.log(
+    `${exports} exports in parallel: ${results.map((r) => `${r.entries} entries/${r.pages} pages`).join(', ')} in ${seconds.toFixed(1)} s`,
+  );
+  console.log(
+    `GET /v1/health meanwhile: ${latencies.length} probes answered, ${failures.length} failed${failures.length ? ` (${[...new Set(failures)].join('; ')})` : ''}, p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}, max ${ms(latencies.at(-1) ?? Number.NaN)}`,
+  );
+  console.log(
+    `gateway event loop: longest block ${ms(figures.maxDelayMs)}, p99 ${ms(figures.p99DelayMs)}; RSS ${ready.rssMb} MB before, ${figures.rssMb} MB after`,
+  );
+}
+
+if (process.argv[2] === '--child') await child(Number(process.argv[3]));
+else await main();

@@ -1,0 +1,101 @@
+/**
+ * `npm run client-matrix`: runs the client catalogue (test/clients/) against the reference gateway and
+ * prints each program's verdict and the confusion matrix: bad programs caught (exactly their rules), good
+ * programs passed (no rule at all). Options: `--only <name,...>`, `--parallel <n>` (default 6), `--json`.
+ * Exit 0 when every program got its verdict, 1 otherwise.
+ */
+import { parseArgs } from 'node:util';
+import {
+  CLIENT_CATALOGUE,
+  confusionMatrix,
+  type ProgramOutcome,
+  runCatalogue,
+} from '../test/clients/catalogue.ts';
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    parallel: { type: 'string', default: '6' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  process.stdout.write(
+    'npm run client-matrix -- [--only name,name] [--parallel 6] [--json]\n' +
+      `Programs: ${CLIENT_CATALOGUE.map((p) => p.name).join(', ')}\n`,
+  );
+  process.exit(0);
+}
+const wanted = values.only?.split(',').map((name) => name.trim());
+const unknown = wanted?.filter((name) => !CLIENT_CATALOGUE.some((p) => p.name === name)) ?? [];
+if (unknown.length > 0) {
+  process.stderr.write(`Unknown program(s): ${unknown.join(', ')}. See --help.\n`);
+  process.exit(2);
+}
+const parallel = Number(values.parallel);
+if (!Number.isInteger(parallel) || parallel < 1 || parallel > 64) {
+  process.stderr.write('--parallel must be an integer from 1 to 64.\n');
+  process.exit(2);
+}
+
+const programs = wanted ? CLIENT_CATALOGUE.filter((p) => wanted.includes(p.name)) : CLIENT_CATALOGUE;
+const started = performance.now();
+const outcomes = await runCatalogue(programs, parallel);
+const seconds = ((performance.now() - started) / 1000).toFixed(1);
+const matrix = confusionMatrix(outcomes);
+
+const verdictOf = (o: ProgramOutcome) =>
+  o.error
+    ? `ERROR ${o.error}`
+    : o.falseFlags.length > 0
+      ? `FALSE FLAG ${o.falseFlags.join(', ')}`
+      : o.missed.length > 0
+        ? `MISSED ${o.missed.join(', ')}`
+        : o.program.verdict === 'bad'
+          ? `caught ${o.flagged.join(', ')}`
+          : 'passed';
+
+if (values.json) {
+  process.stdout.write(
+    `${JSON.stringify(
+      {
+        seconds: Number(seconds),
+        matrix,
+        programs: outcomes.map((o) => ({
+          name: o.program.name,
+          verdict: o.program.verdict,
+          expected: o.program.rules,
+          flagged: o.flagged,
+          missed: o.missed,
+          false_flags: o.falseFlags,
+          timing_disturbed: o.timingDisturbed,
+          error: o.error,
+          ms: o.ms,
+        })),
+      },
+      null,
+      2,
+    )}\n`,
+  );
+} else {
+  const width = Math.max(...outcomes.map((o) => o.program.name.length));
+  for (const o of outcomes) {
+    process.stdout.write(
+      `${o.program.verdict.toUpperCase().padEnd(4)}  ${o.program.name.padEnd(width)}  ${verdictOf(o)}${o.timingDisturbed ? `  (timing not judged: ${o.timingDisturbed})` : ''}\n`,
+    );
+  }
+  const pct = (n: number, of: number) => (of === 0 ? '-' : `${Math.round((100 * n) / of)}%`);
+  process.stdout.write(
+    [
+      '',
+      '                 flagged   not flagged',
+      `bad  (${String(matrix.bad).padStart(2)})        ${String(matrix.badCaught).padStart(3)}       ${String(matrix.bad - matrix.badCaught).padStart(3)}`,
+      `good (${String(matrix.good).padStart(2)})        ${String(matrix.good - matrix.goodPassed).padStart(3)}       ${String(matrix.goodPassed).padStart(3)}`,
+      '',
+      `Bad caught (exactly their rules): ${matrix.badCaught}/${matrix.bad} (${pct(matrix.badCaught, matrix.bad)}); good passed: ${matrix.goodPassed}/${matrix.good} (${pct(matrix.goodPassed, matrix.good)}); false flags: ${matrix.falseFlags}; timing disturbed by load: ${matrix.disturbed}. ${programs.length} programs in ${seconds} s.`,
+      '',
+    ].join('\n'),
+  );
+}
+process.exitCode = matrix.badCaught === matrix.bad && matrix.goodPassed === matrix.good ? 0 : 1;

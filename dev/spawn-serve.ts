@@ -1,0 +1,79 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The `agent-gateway` entry point, for running the CLI as a separate process. */
+export const CLI_ENTRY = fileURLToPath(new URL('../cli/agent-gateway.mjs', import.meta.url));
+/** The built CLI (`npm run build`), as the installed package runs it. */
+export const BUILT_CLI_ENTRY = fileURLToPath(new URL('../dist/cli/agent-gateway.js', import.meta.url));
+
+export interface ServeProcess {
+  url: string;
+  child: ChildProcess;
+  /** Everything the process printed so far. */
+  output(): string;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts `agent-gateway serve --port 0 <args>` as a child process and resolves once it prints its URL.
+ * Used by the benchmark (the server must not share an event loop with the load generator) and by tests.
+ */
+export function spawnServe(
+  args: string[] = [],
+  options: {
+    timeoutMs?: number;
+    entry?: string;
+    env?: Record<string, string>;
+    nodeArgs?: string[];
+    /** Another command that prints `listening on URL` (e.g. `proxy`). */
+    command?: string;
+  } = {},
+): Promise<ServeProcess> {
+  const entry = [...(options.nodeArgs ?? []), options.entry ?? CLI_ENTRY];
+  const child = spawn(process.execPath, [...entry, options.command ?? 'serve', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...options.env },
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`agent-gateway serve did not start:\n${output}`));
+    }, options.timeoutMs ?? 30_000);
+    const onExit = (code: number | null) => {
+      clearTimeout(timer);
+      reject(new Error(`agent-gateway serve exited with ${code}:\n${output}`));
+    };
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
+      if (!url) return;
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      child.stdout?.off('data', onData);
+      child.stderr?.off('data', onData);
+      child.stdout?.on('data', (more: Buffer) => {
+        output += more.toString();
+      });
+      child.stderr?.on('data', (more: Buffer) => {
+        output += more.toString();
+      });
+      resolve({
+        url,
+        child,
+        output: () => output,
+        stop: () =>
+          new Promise((done) => {
+            // Already gone (exited, or killed by a signal: then exitCode stays null): no exit event to wait for.
+            if (child.exitCode !== null || child.signalCode !== null) return done(child.exitCode);
+            child.once('exit', (code) => done(code));
+            child.kill('SIGTERM');
+          }),
+      });
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', onExit);
+  });
+}

@@ -1,0 +1,24 @@
+import { createBoundedMap } from '../bounded-map.ts';
+
+/**
+ * Remembers one value per token, for at most `max` tokens (oldest dropped first). Agents resend the same
+ * token on every call; keying by its last 43 characters (the signature, in this IdP's tokens) with the
+ * whole token compared on a hit is cheaper than hashing a 240-character header string per request.
+ *
+ * @example
+ * const claims = createTokenMemo<Claims>();
+ * claims.get(token) ?? claims.set(token, decode(token));
+ */
+export function createTokenMemo<V>(max = 65_536) {
+  const entries = createBoundedMap<string, { token: string; value: V }>(max);
+  return {
+    get(token: string): V | undefined {
+      const known = entries.get(token.slice(-43));
+      return known?.token === token ? known.value : undefined;
+    },
+    set(token: string, value: V): V {
+      entries.set(token.slice(-43), { token, value });
+      return value;
+    },
+  };
+}
