@@ -15,7 +15,7 @@ export { escapeHtml, toHtmlReport } from './reporters/html.ts';
 export { toJsonReport } from './reporters/json.ts';
 export { toJunitXml } from './reporters/junit.ts';
 export { toMarkdownSummary } from './reporters/markdown.ts';
-export { parseRetryAfter, retryAfterDelayMs } from './retry-after.ts';
+export { parseRetryAfter, retryAfterDelayMs } from '../spec/retry-after.ts';
 export {
   CannotRunError,
   type ConformanceOptions,

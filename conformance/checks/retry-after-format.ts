@@ -1,6 +1,6 @@
 import { type Check, describeResponse } from '../check.ts';
 import { reproductionOf } from '../exchange-record.ts';
-import { parseRetryAfter } from '../retry-after.ts';
+import { parseRetryAfter } from '../../spec/retry-after.ts';
 import { noRateLimitSeen, observeBurst } from './burst.ts';
 
 export const retryAfterFormat: Check = {

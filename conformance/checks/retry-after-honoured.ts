@@ -1,6 +1,6 @@
 import { type Check, describeResponse } from '../check.ts';
 import { reproductionOf } from '../exchange-record.ts';
-import { parseRetryAfter, retryAfterDelayMs } from '../retry-after.ts';
+import { parseRetryAfter, retryAfterDelayMs } from '../../spec/retry-after.ts';
 import { noRateLimitSeen, observeBurst } from './burst.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 

@@ -1,4 +1,4 @@
-import { parseRetryAfter, retryAfterDelayMs } from '../../conformance/retry-after.ts';
+import { parseRetryAfter, retryAfterDelayMs } from '../../spec/retry-after.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 

@@ -1,4 +1,4 @@
-import { parseRetryAfter } from '../../conformance/retry-after.ts';
+import { parseRetryAfter } from '../../spec/retry-after.ts';
 import { ERROR_CATALOGUE } from '../errors.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 

@@ -6,7 +6,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { parseRetryAfter, retryAfterDelayMs } from '../../conformance/retry-after.ts';
+import { parseRetryAfter, retryAfterDelayMs } from '../../spec/retry-after.ts';
 import type { NodeHandler } from '../adapters/node-server.ts';
 import { createBoundedMap } from '../bounded-map.ts';
 import { requestKey } from '../client-report/request-meaning.ts';
