@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import type { SpecRef } from '../spec/spec-ref.ts';
 import { reproductionOf } from './exchange-record.ts';
 import type { Exchange, SuiteClient } from './http-client.ts';
 import type { Level, Reproduction, Unobserved, Verdict } from './types.ts';
@@ -77,8 +78,8 @@ export interface Check {
   /** Stable id, e.g. `auth.missing-token`: CI filters and reports use it. */
   id: string;
   title: string;
-  /** The spec section it enforces, e.g. `§5.3`. */
-  specRef: string;
+  /** The spec sections and rules it enforces, e.g. `[{ section: 5, rules: [3] }]` (§5 rule 3). */
+  specRef: SpecRef;
   level: Level;
   /** What the target must provide; without it the check is skipped, naming the missing option. */
   needs?: ('token' | 'deniedToken' | 'expiredToken' | 'tier')[];

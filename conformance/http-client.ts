@@ -2,8 +2,8 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { setTimeout as realSleep } from 'node:timers/promises';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
-import { exhaustedWaitMs, rateLimitHint } from './rate-limit-headers.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../spec/retry-after.ts';
+import { exhaustedWaitMs, rateLimitHint } from './rate-limit-headers.ts';
 import type { TokenSource } from './token-source.ts';
 import { applyTransform, type ResolvedTransform, type TokenValue } from './token-value.ts';
 

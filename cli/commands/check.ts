@@ -8,6 +8,7 @@ import { toMarkdownSummary } from '../../conformance/reporters/markdown.ts';
 import { commandToken, staticToken, type TokenSource } from '../../conformance/token-source.ts';
 import { shellQuote } from '../../conformance/token-value.ts';
 import type { CheckResult, Reproduction } from '../../conformance/types.ts';
+import { formatSpecRef } from '../../spec/spec-ref.ts';
 import { baseUrlOption, CliError, EXIT, intOption } from '../cli-options.ts';
 
 interface CheckOptions {
@@ -118,9 +119,9 @@ function replayCommand(options: CheckOptions) {
 // The checks and the runner (fast-check, every property) load when the command runs, not at start.
 async function listChecks(): Promise<string> {
   const { CHECKS } = await import('../../conformance/checks/index.ts');
-  return CHECKS.map((c) => `${c.id.padEnd(36)} ${c.level.padEnd(6)} ${c.specRef.padEnd(24)} ${c.title}`).join(
-    '\n',
-  );
+  return CHECKS.map(
+    (c) => `${c.id.padEnd(36)} ${c.level.padEnd(6)} ${formatSpecRef(c.specRef).padEnd(24)} ${c.title}`,
+  ).join('\n');
 }
 
 /**
