@@ -24,7 +24,7 @@ describeWithRedis('the shared journal pages as the in-memory one does (slices of
         real_ms: i,
         method: 'GET',
         path: '/v1/whoami',
-        operation: 'whoami',
+        operation: 'whoami' as const,
         status: 200,
         agent: AGENTS[i % AGENTS.length],
       });

@@ -10,7 +10,7 @@ const entry = (i: number, agent?: string) => ({
   real_ms: i,
   method: 'GET',
   path: '/v1/whoami',
-  operation: 'whoami',
+  operation: 'whoami' as const,
   status: 200,
   agent,
 });
