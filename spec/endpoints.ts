@@ -1,5 +1,3 @@
-import { TOOL_NAMES, TOOLS } from './tools.ts';
-
 /**
  * Spec section 4 (and section 9: every path under `/v1/`): the endpoints, each with the id the harness
  * names it by (journal `operation`, fault targets, conformance calls). Beside them, the endpoints of the
@@ -7,12 +5,22 @@ import { TOOL_NAMES, TOOLS } from './tools.ts';
  * its path `/idp/auth.md` is ours; token minting and verification are not shown in the spec) and the
  * OpenAPI document. The conformance suite calls only the spec's.
  */
+
+import { TOOL_NAMES, TOOLS } from './tools.ts';
+
+/** The endpoints of section 4, in its order: `health`, `whoami`, `web.search`, `web.fetch`. */
+export const SPEC_ENDPOINT_IDS = ['health', 'whoami', ...TOOL_NAMES] as const;
+
+/** An endpoint of section 4. */
+export type SpecEndpointId = (typeof SPEC_ENDPOINT_IDS)[number];
+
+/** How each endpoint of section 4 is called. */
 export const SPEC_ENDPOINTS = {
   health: { method: 'GET', path: '/v1/health', auth: 'none' },
   whoami: { method: 'GET', path: '/v1/whoami', auth: 'token' },
   'web.search': { ...TOOLS['web.search'], auth: 'token' },
   'web.fetch': { ...TOOLS['web.fetch'], auth: 'token' },
-} as const;
+} as const satisfies Record<SpecEndpointId, { method: string; path: string; auth: string }>;
 
 /** The reference profile's endpoints outside section 4 (never required of other gateways). */
 export const PROFILE_ENDPOINTS = {
@@ -24,9 +32,6 @@ export const PROFILE_ENDPOINTS = {
 
 /** Every endpoint by id. */
 export const ENDPOINTS = { ...SPEC_ENDPOINTS, ...PROFILE_ENDPOINTS } as const;
-
-/** An endpoint of section 4: `health`, `whoami`, `web.search`, `web.fetch`. */
-export type SpecEndpointId = keyof typeof SPEC_ENDPOINTS;
 
 /** Any endpoint the reference gateway answers (the admin API aside). */
 export type EndpointId = keyof typeof ENDPOINTS;

@@ -506,7 +506,11 @@ const codeOf = (text: string | undefined): string | undefined => {
 };
 
 /** What the journal learns of a request from its body: as the gateway's tool stages note it. */
-function noteRequest(ctx: CallContext, operation: string, body: ReturnType<typeof collector>): void {
+function noteRequest(
+  ctx: CallContext,
+  operation: JournalOperation,
+  body: ReturnType<typeof collector>,
+): void {
   const field = TOOL_FIELD[operation];
   if (operation === 'whoami') ctx.note.request_fingerprint = journalFingerprint('whoami');
   if (!field) return;
