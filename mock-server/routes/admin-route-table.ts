@@ -35,7 +35,8 @@ const admin = (
   path: string,
   id: string,
   summary: string,
-  ok: NamedSchema,
+  /** The success answer's JSON schema, or the media types of a text answer. */
+  ok: NamedSchema | { text: string[] },
   extras: AdminExtras = {},
 ): RouteDeclaration => ({
   method,
@@ -46,7 +47,11 @@ const admin = (
   security: 'admin',
   ...(extras.body && { body: extras.body }),
   ...(extras.query && { query: extras.query }),
-  ok: { status: extras.status ?? 200, description: extras.answer ?? summary, schema: ok },
+  ok: {
+    status: extras.status ?? 200,
+    description: extras.answer ?? summary,
+    ...('text' in ok ? { text: ok.text } : { schema: ok }),
+  },
   errors: [...ADMIN, ...(extras.body ? BODY : []), ...(extras.errors ?? [])],
 });
 
