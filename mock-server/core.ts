@@ -1,3 +1,4 @@
+import { IDENTITY_HEADER_KEY } from '../spec/identity-header.ts';
 import { isDashboardAsset, registerDashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { GatewayError } from './errors.ts';
 import { registerOpenApiRoute } from './openapi/openapi-route.ts';
@@ -42,7 +43,7 @@ const recorder = (ctx: CallContext, answer: Answer, answeredAt: number) => (writ
 function requestIdOf(request: GatewayRequest, runtime: Runtime): string {
   const given = request.header('x-request-id');
   if (given === undefined) return requestIdFor(undefined);
-  const token = request.header('x-agent-identity')?.trim() || undefined;
+  const token = request.header(IDENTITY_HEADER_KEY)?.trim() || undefined;
   return runtime.scanSecrets(given, { token }).kinds.length > 0
     ? requestIdFor(undefined)
     : requestIdFor(given);

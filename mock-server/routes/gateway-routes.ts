@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TOOLS } from '../../spec/tools.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { StoredResponse } from '../idempotency.ts';
 import { admit } from '../pipeline/admit.ts';
@@ -101,15 +102,15 @@ const fetchBody = z.compile(fetchRequestSchema);
 export function toolSpecs(runtime: Runtime) {
   const search: ToolSpec<z.output<typeof searchRequestSchema>> = {
     tool: 'web.search',
-    path: '/v1/web/search',
-    field: 'query',
+    path: TOOLS['web.search'].path,
+    field: TOOLS['web.search'].field,
     schema: searchBody,
     run: (body) => runtime.search.search(body),
   };
   const fetch: ToolSpec<z.output<typeof fetchRequestSchema>> = {
     tool: 'web.fetch',
-    path: '/v1/web/fetch',
-    field: 'url',
+    path: TOOLS['web.fetch'].path,
+    field: TOOLS['web.fetch'].field,
     schema: fetchBody,
     run: (body) => runtime.fetchPage.fetch(body),
   };
