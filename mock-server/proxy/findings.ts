@@ -1,5 +1,6 @@
 import { PROTECTED_ENDPOINTS } from '../../spec/endpoints.ts';
 import { parseRetryAfter } from '../../spec/retry-after.ts';
+import { formatSpecRef, type SpecRef } from '../../spec/spec-ref.ts';
 import { TOOL_NAMES, TOOLS } from '../../spec/tools.ts';
 import { ERROR_CATALOGUE } from '../errors.ts';
 import type { JournalEntry } from '../journal/journal.ts';
@@ -12,7 +13,8 @@ import type { JournalEntry } from '../journal/journal.ts';
  */
 export interface AnswerRule {
   id: string;
-  specRef: string;
+  /** The spec sections and rules it enforces (the answers print it with `formatSpecRef`). */
+  specRef: SpecRef;
   level: 'MUST' | 'SHOULD';
   title: string;
 }
@@ -20,43 +22,43 @@ export interface AnswerRule {
 export const ANSWER_RULES = [
   {
     id: 'errors.json-body',
-    specRef: '§7',
+    specRef: [{ section: 7 }],
     level: 'MUST',
     title: 'Every error is JSON (JSON content type) with a string code that matches its status',
   },
   {
     id: 'auth.missing-token',
-    specRef: '§5.3',
+    specRef: [{ section: 5, rules: [3] }],
     level: 'MUST',
     title: 'A protected endpoint called without a token answers 401 missing_identity_token',
   },
   {
     id: 'auth.invalid-token',
-    specRef: '§5.3',
+    specRef: [{ section: 5, rules: [3] }],
     level: 'MUST',
     title: 'A 401 for a request that carried a token has code invalid_identity_token',
   },
   {
     id: 'ratelimit.rate-limited-code',
-    specRef: '§8',
+    specRef: [{ section: 8 }],
     level: 'MUST',
     title: 'A 429 has code rate_limited',
   },
   {
     id: 'ratelimit.retry-after-format',
-    specRef: '§8 (RFC 9110 §10.2.3)',
+    specRef: [{ section: 8, note: 'RFC 9110 §10.2.3' }],
     level: 'MUST',
     title: 'Retry-After, when present on a 429, is delay-seconds or an HTTP-date',
   },
   {
     id: 'health.without-token',
-    specRef: '§4 rule 1',
+    specRef: [{ section: 4, rules: [1] }],
     level: 'MUST',
     title: 'GET /v1/health succeeds without any identity token',
   },
   {
     id: 'health.ignores-bad-token',
-    specRef: '§4 rule 1',
+    specRef: [{ section: 4, rules: [1] }],
     level: 'MUST',
     title: 'GET /v1/health does not refuse a request for the token it carries',
   },
@@ -223,7 +225,9 @@ export function judgeAnswer(answer: JudgedAnswer): Finding[] {
 }
 
 /** One rule's findings in a journal: how many answers showed it, and the most recent of them. */
-export interface RuleFindings extends AnswerRule {
+export interface RuleFindings extends Omit<AnswerRule, 'specRef'> {
+  /** The rule's spec reference as prose, e.g. `§5 rule 3`. */
+  specRef: string;
   count: number;
   exchanges: {
     seq: number;
@@ -247,7 +251,7 @@ export function findingsOf(entries: readonly JournalEntry[], perRule = 20): Rule
       if (!rule) continue;
       let group = byRule.get(rule.id);
       if (!group) {
-        group = { ...rule, count: 0, exchanges: [] };
+        group = { ...rule, specRef: formatSpecRef(rule.specRef), count: 0, exchanges: [] };
         byRule.set(rule.id, group);
       }
       group.count += 1;
