@@ -7,6 +7,8 @@
  */
 
 export { parseRetryAfter, retryAfterDelayMs } from '../spec/retry-after.ts';
+// A check's and a result's `specRef` is data: `formatSpecRef` prints it as the reports do (`§5 rule 3, §7`).
+export { formatSpecRef, type SpecCitation, type SpecRef, type SpecSection } from '../spec/spec-ref.ts';
 export type { Check, CheckContext, CheckOutcome, Endpoint, ToolName } from './check.ts';
 export { CheckFailure, Inconclusive } from './check.ts';
 export { CHECKS } from './checks/index.ts';
