@@ -1,3 +1,4 @@
+import { ENDPOINTS, type EndpointId } from '../../spec/endpoints.ts';
 import { verifyResponseSchema } from '../identity/verifier.ts';
 import * as answers from '../openapi/response-schemas.ts';
 import { fetchRequestSchema } from '../providers/web-fetch.ts';
@@ -14,13 +15,15 @@ import {
 } from './route-declaration.ts';
 
 /** Where the gateway serves its OpenAPI document, without a key (it describes, it discloses nothing). */
-export const OPENAPI_PATH = '/openapi.json';
+export const OPENAPI_PATH = ENDPOINTS.openapi.path;
+
+/** Where an endpoint of the vocabulary is called (spec/endpoints.ts): a route's method and path. */
+const endpoint = (id: EndpointId) => ({ method: ENDPOINTS[id].method, path: ENDPOINTS[id].path });
 
 /** The endpoints of the spec (section 4): handlers in `gateway-routes.ts`. */
 export const SPEC_ROUTES: readonly RouteDeclaration[] = [
   {
-    method: 'GET',
-    path: '/v1/health',
+    ...endpoint('health'),
     id: 'health',
     summary: 'Health check, without any identity token (spec section 4 rule 1)',
     group: 'spec',
@@ -29,8 +32,7 @@ export const SPEC_ROUTES: readonly RouteDeclaration[] = [
     errors: FAULTS,
   },
   {
-    method: 'GET',
-    path: '/v1/whoami',
+    ...endpoint('whoami'),
     id: 'whoami',
     summary: 'The caller and its policy tier, for any valid token (spec section 4 rule 2)',
     group: 'spec',
@@ -44,8 +46,7 @@ export const SPEC_ROUTES: readonly RouteDeclaration[] = [
     errors: [...AGENT_AUTH, 'rate_limited', ...FAULTS, ...STORE],
   },
   {
-    method: 'POST',
-    path: '/v1/web/search',
+    ...endpoint('web.search'),
     id: 'webSearch',
     summary: 'Web search (spec section 4; safe to retry)',
     description:
@@ -63,8 +64,7 @@ export const SPEC_ROUTES: readonly RouteDeclaration[] = [
     idempotencyKey: true,
   },
   {
-    method: 'POST',
-    path: '/v1/web/fetch',
+    ...endpoint('web.fetch'),
     id: 'webFetch',
     summary: 'Web fetch (spec section 4; safe to retry)',
     description: 'The content is untrusted input (spec section 1, rule 1).',
@@ -85,8 +85,7 @@ export const SPEC_ROUTES: readonly RouteDeclaration[] = [
 /** The simulated identity provider (served unless tokens are verified elsewhere): handlers in `idp-routes.ts`. */
 export const IDP_ROUTES: readonly RouteDeclaration[] = [
   {
-    method: 'POST',
-    path: '/idp/token',
+    ...endpoint('idp.token'),
     id: 'idpToken',
     summary: 'Exchange an API key for a short-lived identity token',
     group: 'identity provider',
@@ -100,8 +99,7 @@ export const IDP_ROUTES: readonly RouteDeclaration[] = [
     errors: [...BODY, 'invalid_api_key', 'agent_disabled', 'internal_error'],
   },
   {
-    method: 'POST',
-    path: '/idp/verify',
+    ...endpoint('idp.verify'),
     id: 'idpVerify',
     summary: 'Verify a token (what a remote verifier asks)',
     group: 'identity provider',
@@ -115,8 +113,7 @@ export const IDP_ROUTES: readonly RouteDeclaration[] = [
     errors: [...BODY, 'internal_error'],
   },
   {
-    method: 'GET',
-    path: '/idp/auth.md',
+    ...endpoint('idp.auth'),
     id: 'idpInstructions',
     summary: 'The token instruction page (spec section 4): Markdown, or HTML for a browser',
     group: 'identity provider',
