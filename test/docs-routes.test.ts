@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { adminIndex } from '../mock-server/routes/route-index.ts';
 import { ROUTES } from '../mock-server/routes/route-table.ts';
 import { routerFromTable } from '../mock-server/routes/router.ts';
 
@@ -45,5 +46,40 @@ describe('the guides name only routes the gateway has', () => {
       'GET /v1/whoami',
       'DELETE /__admin/faults/:id',
     ]);
+  });
+});
+
+/** The rows of the first Markdown table after a heading. */
+function tableAfter(text: string, heading: string): string[] {
+  const from = text.indexOf(`\n${heading}\n`);
+  if (from < 0) throw new Error(`no heading ${heading}`);
+  const lines = text.slice(from).split('\n');
+  const start = lines.findIndex((line) => line.startsWith('|'));
+  const end = lines.findIndex((line, i) => i > start && !line.startsWith('|'));
+  return lines.slice(start + 2, end);
+}
+
+const sorted = (list: string[]) => [...new Set(list)].sort();
+
+describe('the guides that list routes list those of the route table, both ways', () => {
+  it("the reference's endpoints table is the table's routes outside the admin API", () => {
+    const rows = tableAfter(readFileSync(new URL('docs/reference.md', ROOT), 'utf8'), '### Endpoints');
+    const listed = rows.map((row) => {
+      const [, method = '', path = ''] = row.split('|').map((cell) => cell.trim());
+      return `${method} ${path.replace(/`/g, '').replace(/\?.*$/, '')}`;
+    });
+    const routes = ROUTES.filter((route) => route.group !== 'admin' && route.group !== 'dashboard');
+    expect(sorted(listed)).toEqual(sorted(routes.map((route) => `${route.method} ${route.path}`)));
+    expect(listed).toHaveLength(routes.length);
+  });
+
+  it("the QA guide's admin API table is the admin index (GET /__admin)", () => {
+    const rows = tableAfter(readFileSync(new URL('docs/qa.md', ROOT), 'utf8'), '### The admin API');
+    const listed = rows.flatMap((row) => mentions(row.split('|')[1] ?? ''));
+    const index = adminIndex(ROUTES).map((line) =>
+      line.split(/\s+/).slice(0, 2).join(' ').replace(/\?.*$/, ''),
+    );
+    expect(index.length).toBeGreaterThan(25);
+    expect(sorted(listed)).toEqual(sorted(index));
   });
 });
