@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { IDENTITY_HEADER } from '../spec/identity-header.ts';
 import {
   askedWaitOf,
   backoffMs,
@@ -268,7 +269,7 @@ export function createSuiteClient(options: ClientOptions) {
         let redactedHeaders = headers;
         if (request.token) {
           const { value, redacted } = await materialise(request.token);
-          const name = request.tokenHeader ?? 'X-Agent-Identity';
+          const name = request.tokenHeader ?? IDENTITY_HEADER;
           // node:http sends a string's characters as latin1 bytes: UTF-8 text must be pre-encoded.
           headers.push([name, Buffer.from(value, 'utf8').toString('latin1')]);
           tokenTransform = redacted;

@@ -1,3 +1,5 @@
+import { ENDPOINTS, type JournalOperation } from '../../spec/endpoints.ts';
+import { TOOL_NAMES, TOOLS } from '../../spec/tools.ts';
 import { requestKey } from '../client-report/request-meaning.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { Identity } from '../identity/identity-provider.ts';
@@ -10,23 +12,21 @@ import type { Collector } from './wire.ts';
  * a whoami names, the code of an error.
  */
 
-const OPERATIONS: Readonly<Record<string, string>> = {
-  '/v1/health': 'health',
-  '/v1/whoami': 'whoami',
-  '/v1/web/search': 'web.search',
-  '/v1/web/fetch': 'web.fetch',
-  '/idp/token': 'idp.token',
-  '/idp/verify': 'idp.verify',
-};
-export const TOOL_FIELD: Readonly<Record<string, 'query' | 'url'>> = {
-  'web.search': 'query',
-  'web.fetch': 'url',
-};
+// The endpoints the proxy names by path (the instruction page by its prefix, below; anything else is other).
+const OPERATIONS: ReadonlyMap<string, JournalOperation> = new Map(
+  (['health', 'whoami', ...TOOL_NAMES, 'idp.token', 'idp.verify'] as const).map((id) => [
+    ENDPOINTS[id].path,
+    id,
+  ]),
+);
+export const TOOL_FIELD: Readonly<Record<string, 'query' | 'url'>> = Object.fromEntries(
+  TOOL_NAMES.map((tool) => [tool, TOOLS[tool].field]),
+);
 /** Bytes of a request body read for its meaning (fingerprint, key, query/url), and of an error body judged. */
 export const ANALYSED_BYTES = 65_536;
 
-export const operationOf = (path: string): string =>
-  OPERATIONS[path] ?? (path === '/idp/auth' || path.startsWith('/idp/auth.') ? 'idp.auth' : 'other');
+export const operationOf = (path: string): JournalOperation =>
+  OPERATIONS.get(path) ?? (path === '/idp/auth' || path.startsWith('/idp/auth.') ? 'idp.auth' : 'other');
 
 /** The agent id in a whoami body, whatever the gateway names the field (the spec does not show it). */
 export function agentIdOf(text: string): string | undefined {
@@ -60,7 +60,7 @@ export const codeOf = (text: string | undefined): string | undefined => {
 };
 
 /** What the journal learns of a request from its body: as the gateway's tool stages note it. */
-export function noteRequest(ctx: CallContext, operation: string, body: Collector): void {
+export function noteRequest(ctx: CallContext, operation: JournalOperation, body: Collector): void {
   const field = TOOL_FIELD[operation];
   if (operation === 'whoami') ctx.note.request_fingerprint = journalFingerprint('whoami');
   if (!field) return;

@@ -6,7 +6,9 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { parseRetryAfter, retryAfterDelayMs } from '../../conformance/retry-after.ts';
+import { ENDPOINTS } from '../../spec/endpoints.ts';
+import { IDENTITY_HEADER_KEY } from '../../spec/identity-header.ts';
+import { parseRetryAfter, retryAfterDelayMs } from '../../spec/retry-after.ts';
 import type { NodeHandler } from '../adapters/node-server.ts';
 import type { VirtualClock } from '../clock.ts';
 import type { GatewayConfigOverlay } from '../config/schema.ts';
@@ -14,6 +16,7 @@ import { GatewayError } from '../errors.ts';
 import { createGateway, type Gateway } from '../gateway.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 import { bodyStart, type ExchangePieces } from '../journal/exchange-capture.ts';
+import type { TargetErrorCode } from '../journal/journal.ts';
 import type { Answer, CallContext, GatewayRequest, GatewayResponse } from '../pipeline/context.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
 import { recordCall } from '../pipeline/record.ts';
@@ -108,9 +111,9 @@ export function createProxy(options: ProxyOptions): Proxy {
 
   const names = createAgentNames(
     (token) =>
-      upstream('GET', '/v1/whoami', {
+      upstream(ENDPOINTS.whoami.method, ENDPOINTS.whoami.path, {
         host: target.host,
-        'x-agent-identity': token,
+        [IDENTITY_HEADER_KEY]: token,
         accept: 'application/json',
       }),
     whoamiTimeout,
@@ -156,7 +159,7 @@ export function createProxy(options: ProxyOptions): Proxy {
       at: runtime.clock.now(),
       started,
     } satisfies CallContext as { -readonly [K in keyof CallContext]: CallContext[K] };
-    const token = request.header('x-agent-identity')?.trim() || undefined;
+    const token = request.header(IDENTITY_HEADER_KEY)?.trim() || undefined;
     // A token first seen on a whoami is named by that whoami's own answer: no extra request to the target
     // (which would count against the agent's rate limit there).
     let namedByThis: ((name: string) => void) | undefined;
@@ -207,7 +210,7 @@ export function createProxy(options: ProxyOptions): Proxy {
       noteRequest(ctx, operation, requestBody);
       if (status >= 400) {
         const code = codeOf(responseText);
-        if (code) note.code = code;
+        if (code) note.code = code as TargetErrorCode;
       }
       const retryAfter = headerOf(answer.raw, 'retry-after');
       if (retryAfter !== undefined && note.retry_after === undefined) {
@@ -234,7 +237,7 @@ export function createProxy(options: ProxyOptions): Proxy {
           token:
             token !== undefined
               ? 'present'
-              : request.header('x-agent-identity') === undefined
+              : request.header(IDENTITY_HEADER_KEY) === undefined
                 ? 'absent'
                 : 'blank',
           requestBody: requestBody.whole ? requestBody.bytes().toString('utf8') : undefined,
