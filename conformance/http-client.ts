@@ -1,81 +1,52 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { setTimeout as realSleep } from 'node:timers/promises';
-import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { IDENTITY_HEADER } from '../spec/identity-header.ts';
-import { parseRetryAfter, retryAfterDelayMs } from '../spec/retry-after.ts';
+import {
+  askedWaitOf,
+  backoffMs,
+  isTransient,
+  MAX_TRANSIENT_RETRIES,
+  REAL_CLOCK,
+  retryAfterOf,
+  type SuiteClock,
+  scopeOf,
+} from './client-pacing.ts';
+import { decodeBody } from './decode-body.ts';
 import { exhaustedWaitMs, rateLimitHint } from './rate-limit-headers.ts';
+import {
+  callKey,
+  credentialOf,
+  type Exchange,
+  type SuiteRequest,
+  type SuiteResponse,
+} from './suite-request.ts';
 import type { TokenSource } from './token-source.ts';
-import { applyTransform, type ResolvedTransform, type TokenValue } from './token-value.ts';
+import { applyTransform, type TokenValue } from './token-value.ts';
 
-/** A request as a check describes it. Header names keep their case; values may carry raw bytes (latin1). */
-export interface SuiteRequest {
-  method: string;
-  path: string;
-  /** The identity token to send, if any, and under which header name spelling. */
-  token?: TokenValue;
-  tokenHeader?: string;
-  headers?: Record<string, string>;
-  body?: string;
-}
+/*
+ * The suite's HTTP client, by job: suite-request.ts (a request as a check describes it, the exchange it gets
+ * back), client-pacing.ts (what it retries and how long it waits), decode-body.ts (bodies as text). This file
+ * sends, paces and remembers.
+ */
 
-export interface SuiteResponse {
-  /** 0 when no HTTP response arrived (connection refused, reset, timeout). */
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-  json: unknown;
-  error?: string;
-}
-
-/** Which token a request carried: the two real ones unaltered, none, or anything else (a bad one). */
-export type Credential = 'valid' | 'denied' | 'expired' | 'none' | 'bad';
-
-/** One request and its final response, with what the client did in between. */
-export interface Exchange {
-  request: SuiteRequest;
-  url: string;
-  credential: Credential;
-  /** The call as the suite tracks whether the gateway ever served it: method, path and credential. */
-  key: string;
-  /** Headers as sent, token redacted. */
-  sentHeaders: [string, string][];
-  /** How the token was derived, for the curl reproduction. */
-  tokenTransform?: { variable: string; transform: ResolvedTransform };
-  response: SuiteResponse;
-  /** Attempts made (more than 1 after 429 backoff or a token refresh). */
-  attempts: number;
-  /** True when the gateway still answered 429 after the retry cap or beyond --max-wait-seconds. */
-  rateLimitExhausted: boolean;
-  /**
-   * With rateLimitExhausted, when the wait asked was within --max-wait-seconds but would have overrun the
-   * run's time budget (--time-budget-seconds).
-   */
-  timeBudgetExhausted?: boolean;
-  /** With rateLimitExhausted: the wait the last 429 asked for (ms), when it said (Retry-After). */
-  retryAfterMs?: number;
-  /**
-   * With rateLimitExhausted: the retry cap ran out although every retry waited the Retry-After its 429 asked
-   * for, within --max-wait-seconds: the gateway's Retry-After is not truthful (no budget of the user's to raise).
-   */
-  retryAfterUntruthful?: boolean;
-  /** Retries of a 502/503/504 before this answer (spec section 7: transient). */
-  transientRetries: number;
-  /** With transientRetries: the status of the first failed attempt. */
-  transientStatus?: number;
-}
-
-/** The credential class of a request's token. */
-export function credentialOf(request: SuiteRequest): Credential {
-  const { token } = request;
-  if (!token) return 'none';
-  if (token.kind === 'derived' && token.transform.op === 'none') return token.from;
-  return 'bad';
-}
-
-/** The key under which the client remembers whether the gateway ever answered a call. */
-export const callKey = (request: SuiteRequest) =>
-  `${request.method} ${request.path} (${credentialOf(request)} token)`;
+export {
+  askedWaitOf,
+  backoffMs,
+  isTransient,
+  MAX_TRANSIENT_RETRIES,
+  REAL_CLOCK,
+  retryAfterOf,
+  type SuiteClock,
+} from './client-pacing.ts';
+export { decodeBody } from './decode-body.ts';
+export {
+  type Credential,
+  callKey,
+  credentialOf,
+  type Exchange,
+  type SuiteRequest,
+  type SuiteResponse,
+} from './suite-request.ts';
 
 /** Whether an answer counts as the gateway serving the call: anything but a 429, a 5xx or no answer. */
 const isAnswer = (status: number) => status >= 200 && status < 500 && status !== 429;
@@ -97,70 +68,6 @@ export interface ClientOptions {
 }
 
 const MAX_BODY = 1024 * 1024;
-
-/**
- * A body as text: decoded from its Content-Encoding (gzip, deflate, br) when it has one, so a failure
- * never shows compressed bytes as mojibake; labelled instead when it cannot be decoded.
- */
-export function decodeBody(raw: Buffer, encoding: string | undefined): string {
-  const codings = (encoding ?? '')
-    .split(',')
-    .map((c) => c.trim().toLowerCase())
-    .filter((c) => c && c !== 'identity');
-  let body = raw;
-  try {
-    for (const coding of codings.reverse()) {
-      if (coding === 'gzip' || coding === 'x-gzip') body = gunzipSync(body);
-      else if (coding === 'deflate') body = inflateSync(body);
-      else if (coding === 'br') body = brotliDecompressSync(body);
-      else return `<${raw.length} bytes with Content-Encoding: ${encoding}, not decoded>`;
-    }
-  } catch (error) {
-    return `<${raw.length} bytes with Content-Encoding: ${encoding} that do not decode (${(error as Error).message})>`;
-  }
-  return body.toString('utf8');
-}
-/** Statuses that say "try again" (bad gateway, unavailable, gateway timeout), unlike a 500 (a bug). */
-const TRANSIENT = new Set([502, 503, 504]);
-/** Whether a status is a transient server failure (spec section 7: retry with backoff). */
-export const isTransient = (status: number) => TRANSIENT.has(status);
-
-/** The wait a response's Retry-After asks for (ms), or undefined without a usable one. */
-export function retryAfterOf(response: SuiteResponse, now = Date.now()): number | undefined {
-  const header = response.headers['retry-after'];
-  const parsed = header === undefined ? undefined : parseRetryAfter(header);
-  return parsed ? retryAfterDelayMs(parsed, response.headers.date, now) : undefined;
-}
-
-/**
- * The wait a 429 asks for (ms): its Retry-After, else the reset its RateLimit / X-RateLimit-* headers
- * tell; undefined when it says nothing (the client then backs off exponentially).
- */
-export function askedWaitOf(response: SuiteResponse, now = Date.now()): number | undefined {
-  return retryAfterOf(response, now) ?? exhaustedWaitMs(response.status, response.headers, now);
-}
-
-/** The suite's clock: real time by default; tests share a virtual one with the gateway they run. */
-export interface SuiteClock {
-  now(): number;
-  sleep(ms: number): Promise<void>;
-}
-
-export const REAL_CLOCK: SuiteClock = { now: () => Date.now(), sleep: (ms) => realSleep(ms) };
-
-/** Pacing scopes: a limit applies to an agent (each real token) or to anonymous traffic (an address). */
-const scopeOf = (credential: Credential) =>
-  credential === 'valid' || credential === 'denied' ? credential : 'anonymous';
-/**
- * Three, not two: a gateway failing 5% of requests at random would leave one in 8,000 still failing after
- * two retries, enough to fail one run in twenty on the suite's ~400 requests; after three, one in 160,000.
- */
-export const MAX_TRANSIENT_RETRIES = 3;
-/** Exponential backoff with "equal jitter": half the step fixed, half random, capped. */
-export const backoffMs = (attempt: number, random = Math.random) => {
-  const step = Math.min(8000, 250 * 2 ** attempt);
-  return step / 2 + random() * (step / 2);
-};
 
 /**
  * The suite's own HTTP client. It obeys the spec's client safety rules (section 7): on 429 it honours

@@ -6,32 +6,36 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { ENDPOINTS, type JournalOperation } from '../../spec/endpoints.ts';
+import { ENDPOINTS } from '../../spec/endpoints.ts';
 import { IDENTITY_HEADER_KEY } from '../../spec/identity-header.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../spec/retry-after.ts';
-import { TOOL_NAMES, TOOLS } from '../../spec/tools.ts';
 import type { NodeHandler } from '../adapters/node-server.ts';
-import { createBoundedMap } from '../bounded-map.ts';
-import { requestKey } from '../client-report/request-meaning.ts';
 import type { VirtualClock } from '../clock.ts';
 import type { GatewayConfigOverlay } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import { createGateway, type Gateway } from '../gateway.ts';
-import { journalFingerprint } from '../hash.ts';
-import type { Identity } from '../identity/identity-provider.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 import { bodyStart, type ExchangePieces } from '../journal/exchange-capture.ts';
 import type { TargetErrorCode } from '../journal/journal.ts';
 import type { Answer, CallContext, GatewayRequest, GatewayResponse } from '../pipeline/context.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
-import { noteOutgoingText } from '../pipeline/outgoing-text.ts';
 import { recordCall } from '../pipeline/record.ts';
 import { requestIdFor } from '../pipeline/request-id.ts';
 import { respondError } from '../pipeline/respond.ts';
 import { ADMIN_PREFIX } from '../routes/admin-routes.ts';
 import { routingPath } from '../routes/router.ts';
 import { FAULT_TARGETS, type FaultTarget } from '../scenarios/faults.ts';
+import { createAgentNames } from './agent-names.ts';
+import { ANALYSED_BYTES, agentIdOf, codeOf, noteRequest, operationOf, TOOL_FIELD } from './exchange-notes.ts';
 import { judgeAnswer } from './findings.ts';
+import { type Collector, collector, endToEnd, headerOf } from './wire.ts';
+
+/*
+ * The proxy, by job: wire.ts (hop-by-hop headers, bodies kept in part), agent-names.ts (which agent a token
+ * is, asked of the target), exchange-notes.ts (what the journal learns of an exchange). This file forwards.
+ */
+
+export { agentIdOf } from './exchange-notes.ts';
 
 /**
  * Proxy mode: every request is forwarded to a target gateway and its answer streamed back unchanged apart
@@ -55,81 +59,6 @@ export interface ProxyOptions {
   log?: (line: string) => void;
   /** How long the whoami asked of the target to name a token's agent may take (default 5 s). */
   whoamiTimeoutMs?: number;
-}
-
-/** Hop-by-hop headers (RFC 9110 section 7.6.1), never forwarded either way; plus Expect, which this hop answered. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'expect',
-]);
-
-// The endpoints the proxy names by path (the instruction page by its prefix, below; anything else is other).
-const OPERATIONS: ReadonlyMap<string, JournalOperation> = new Map(
-  (['health', 'whoami', ...TOOL_NAMES, 'idp.token', 'idp.verify'] as const).map((id) => [
-    ENDPOINTS[id].path,
-    id,
-  ]),
-);
-const TOOL_FIELD: Readonly<Record<string, 'query' | 'url'>> = Object.fromEntries(
-  TOOL_NAMES.map((tool) => [tool, TOOLS[tool].field]),
-);
-/** Bytes of a request body read for its meaning (fingerprint, key, query/url), and of an error body judged. */
-const ANALYSED_BYTES = 65_536;
-
-const operationOf = (path: string): JournalOperation =>
-  OPERATIONS.get(path) ?? (path === '/idp/auth' || path.startsWith('/idp/auth.') ? 'idp.auth' : 'other');
-
-/** Raw header pairs without hop-by-hop ones (and those the Connection header names). */
-function endToEnd(raw: readonly string[], drop?: (lower: string) => boolean): string[] {
-  const named = new Set<string>();
-  for (let i = 0; i < raw.length; i += 2)
-    if ((raw[i] as string).toLowerCase() === 'connection')
-      for (const token of (raw[i + 1] as string).split(',')) named.add(token.trim().toLowerCase());
-  const out: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const lower = (raw[i] as string).toLowerCase();
-    if (HOP_BY_HOP.has(lower) || named.has(lower) || drop?.(lower)) continue;
-    out.push(raw[i] as string, raw[i + 1] as string);
-  }
-  return out;
-}
-
-const headerOf = (raw: readonly string[], name: string): string | undefined => {
-  for (let i = 0; i + 1 < raw.length; i += 2)
-    if ((raw[i] as string).toLowerCase() === name) return raw[i + 1];
-  return undefined;
-};
-
-/** Collects the first `max` bytes of a stream's chunks, counting all of them. */
-function collector(max: number) {
-  const chunks: Buffer[] = [];
-  let kept = 0;
-  let total = 0;
-  return {
-    add(chunk: Buffer) {
-      total += chunk.length;
-      if (kept >= max) return;
-      const part = kept + chunk.length <= max ? chunk : chunk.subarray(0, max - kept);
-      chunks.push(part);
-      kept += part.length;
-    },
-    get total() {
-      return total;
-    },
-    /** What was kept; `whole` when it is all of it. */
-    bytes: () => Buffer.concat(chunks, kept),
-    get whole() {
-      return kept === total;
-    },
-  };
 }
 
 export interface Proxy extends NodeHandler {
@@ -167,8 +96,6 @@ export function createProxy(options: ProxyOptions): Proxy {
   const send = secure ? httpsRequest : httpRequest;
   const basePath = target.pathname.replace(/\/+$/, '');
   const whoamiTimeout = options.whoamiTimeoutMs ?? 5000;
-  // Token -> agent name, bounded; the token lives only here, in memory, as the key.
-  const agents = createBoundedMap<string, Promise<string>>(10_000);
 
   const upstream = (method: string, path: string, headers: string[] | OutgoingHttpHeaders) =>
     send({
@@ -182,49 +109,15 @@ export function createProxy(options: ProxyOptions): Proxy {
       setHost: false,
     });
 
-  // Connection id -> the agent whose accepted token it last carried (bounded).
-  const connectionAgents = createBoundedMap<number, string>(16_384);
-
-  /**
-   * The agent id the target's whoami gives for the token. A token it refuses (expired, revoked) is the
-   * agent's that last used this connection with a token the target accepted: an HTTP/1.1 connection is one
-   * client's, and that is how the report sees an agent resend its expired token. Else a stable fingerprint
-   * of the token (`tok_...`).
-   */
-  const askWhoami = (token: string, connection: number | undefined): Promise<string> =>
-    new Promise((resolve) => {
-      const fallback =
-        (connection !== undefined && connectionAgents.get(connection)) || tokenFingerprint(token);
-      const req = upstream(ENDPOINTS.whoami.method, ENDPOINTS.whoami.path, {
+  const names = createAgentNames(
+    (token) =>
+      upstream(ENDPOINTS.whoami.method, ENDPOINTS.whoami.path, {
         host: target.host,
         [IDENTITY_HEADER_KEY]: token,
         accept: 'application/json',
-      });
-      req.setTimeout(whoamiTimeout, () => req.destroy());
-      req.on('error', () => resolve(fallback));
-      req.on('response', (res) => {
-        const body = collector(ANALYSED_BYTES);
-        res.on('data', (chunk: Buffer) => body.add(chunk));
-        res.on('error', () => resolve(fallback));
-        res.on('end', () =>
-          resolve(
-            res.statusCode && res.statusCode < 300 && body.whole
-              ? (agentIdOf(body.bytes().toString('utf8')) ?? fallback)
-              : fallback,
-          ),
-        );
-      });
-      req.end();
-    });
-
-  const agentOf = (token: string, connection: number | undefined): Promise<string> => {
-    let known = agents.get(token);
-    if (!known) {
-      known = askWhoami(token, connection);
-      agents.set(token, known);
-    }
-    return known;
-  };
+      }),
+    whoamiTimeout,
+  );
 
   /** Writes an answer the proxy makes itself (admin API, fault, unreachable target). */
   /** Resolves, once written, with when it was handed to the socket (what the journal records). */
@@ -272,14 +165,14 @@ export function createProxy(options: ProxyOptions): Proxy {
     let namedByThis: ((name: string) => void) | undefined;
     if (token) {
       ctx.note.token = tokenFingerprint(token);
-      if (operation === 'whoami' && request.method === 'GET' && !agents.get(token))
-        agents.set(
+      if (operation === 'whoami' && request.method === 'GET' && !names.byToken.get(token))
+        names.byToken.set(
           token,
           new Promise<string>((resolve) => {
             namedByThis = resolve;
           }),
         );
-      else ctx.note.agent = await agentOf(token, request.connection?.id);
+      else ctx.note.agent = await names.of(token, request.connection?.id);
     }
     const keep = bodyBytes();
     const requestBody = collector(Math.max(keep, TOOL_FIELD[operation] ? ANALYSED_BYTES : 0));
@@ -289,7 +182,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     const record = (
       status: number,
       answeredAt: number,
-      answer: { raw: readonly string[]; body?: ReturnType<typeof collector>; text?: string },
+      answer: { raw: readonly string[]; body?: Collector; text?: string },
       writtenAt = performance.now(),
     ) => {
       const { note } = ctx;
@@ -300,7 +193,7 @@ export function createProxy(options: ProxyOptions): Proxy {
         const connection = request.connection?.id;
         note.agent =
           (ok && responseText !== undefined && agentIdOf(responseText)) ||
-          (connection !== undefined && connectionAgents.get(connection)) ||
+          (connection !== undefined && names.byConnection.get(connection)) ||
           tokenFingerprint(token);
         namedByThis(note.agent);
       }
@@ -313,7 +206,7 @@ export function createProxy(options: ProxyOptions): Proxy {
         request.connection &&
         note.fault === undefined
       )
-        connectionAgents.set(request.connection.id, note.agent);
+        names.byConnection.set(request.connection.id, note.agent);
       noteRequest(ctx, operation, requestBody);
       if (status >= 400) {
         const code = codeOf(responseText);
@@ -472,62 +365,4 @@ export function createProxy(options: ProxyOptions): Proxy {
     refuse: (error, request) => gateway.core.refuse(error, request),
     close: () => upstreamAgent.destroy(),
   };
-}
-
-/** The agent id in a whoami body, whatever the gateway names the field (the spec does not show it). */
-export function agentIdOf(text: string): string | undefined {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof body !== 'object' || body === null) return undefined;
-  const record = body as Record<string, unknown>;
-  for (const holder of [record.agent, record.identity, record.caller, record]) {
-    if (typeof holder !== 'object' || holder === null) continue;
-    const h = holder as Record<string, unknown>;
-    for (const key of ['id', 'agent_id', 'agentId', 'sub', 'client_id', 'name'])
-      if (typeof h[key] === 'string' && h[key] !== '' && (h[key] as string).length <= 200)
-        return h[key] as string;
-  }
-  if (typeof record.agent === 'string' && record.agent !== '') return record.agent;
-  return undefined;
-}
-
-const codeOf = (text: string | undefined): string | undefined => {
-  if (text === undefined) return undefined;
-  try {
-    const body = JSON.parse(text) as { code?: unknown };
-    return typeof body?.code === 'string' && body.code.length <= 100 ? body.code : undefined;
-  } catch {
-    return undefined;
-  }
-};
-
-/** What the journal learns of a request from its body: as the gateway's tool stages note it. */
-function noteRequest(
-  ctx: CallContext,
-  operation: JournalOperation,
-  body: ReturnType<typeof collector>,
-): void {
-  const field = TOOL_FIELD[operation];
-  if (operation === 'whoami') ctx.note.request_fingerprint = journalFingerprint('whoami');
-  if (!field) return;
-  const bytes = body.bytes();
-  ctx.note.request_fingerprint = body.whole
-    ? journalFingerprint(operation, bytes)
-    : journalFingerprint(operation);
-  if (!body.whole) return;
-  let value: unknown;
-  try {
-    value = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    return;
-  }
-  if (typeof value !== 'object' || value === null) return;
-  const text = (value as Record<string, unknown>)[field];
-  if (typeof text !== 'string') return;
-  ctx.note.request_key = requestKey(operation, value as Record<string, unknown>);
-  noteOutgoingText(ctx, { agentId: ctx.note.agent } as Identity, field, text);
 }

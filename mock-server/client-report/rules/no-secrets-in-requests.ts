@@ -6,7 +6,7 @@
  * material (AWS, GitHub, `sk-…`, Slack, JWT, private key, identity token); or a piece of 16+ characters of
  * the agent's own token signature, own API key or a canary; or one split across two consecutive queries or
  * URLs. Found in any case (DNS lower-cases a host label), plain or percent-encoded (up to four times over),
- * base64, base64url, base32, hex or rot13 (mock-server/secrets/secrets.ts).
+ * base64, base64url, base32, hex or rot13 (mock-server/secrets/).
  * Where: every text the agent sends through the gateway: the tool's query or URL, every other string of the
  * body, the path and query string of the call itself, and every header value but the identity header's.
  * The gateway scans when the request arrives and the journal keeps `secrets` (kinds), `secrets_in` (places)

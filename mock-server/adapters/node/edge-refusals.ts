@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { GatewayError } from '../errors.ts';
+import { GatewayError } from '../../errors.ts';
 
 /**
  * Requests the Node adapter refuses at the edge, before the core sees them: small named checks, each tied to
@@ -36,6 +36,30 @@ export function unsupportedVersion(req: IncomingMessage): GatewayError | undefin
   return new GatewayError('invalid_request', {
     message: `HTTP/${version} is not spoken here: send HTTP/1.1 (or HTTP/1.0) requests.`,
     details: { http_error: 'unsupported_version', http_version: version },
+  });
+}
+
+/**
+ * RFC 9112 section 3.2: an HTTP/1.1 request without Host is a 400. Node would answer it itself, without a
+ * body (`requireHostHeader`), so the adapter says it in the catalogue's format instead.
+ */
+export function missingHost(req: IncomingMessage): GatewayError | undefined {
+  if (req.headers.host !== undefined || req.httpVersion !== '1.1') return undefined;
+  return new GatewayError('invalid_request', {
+    message: 'An HTTP/1.1 request must carry a Host header (RFC 9112 section 3.2).',
+    details: { field: 'Host' },
+  });
+}
+
+/**
+ * A request with method PRI is how HTTP/2 starts (RFC 9113 section 3.4): Node destroys the connection as soon
+ * as the request listener returns, so the answer must be written before it does (`refuse` answers at once).
+ */
+export function http2Preface(req: IncomingMessage): GatewayError | undefined {
+  if (req.method !== 'PRI') return undefined;
+  return new GatewayError('invalid_request', {
+    message: 'PRI starts HTTP/2 (RFC 9113 section 3.4): this server speaks HTTP/1.1; send HTTP/1.1 requests.',
+    details: { http_error: 'PRI' },
   });
 }
 

@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import { type ServerResponse, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { GatewayError } from '../../errors.ts';
+import type { GatewayResponse } from '../../pipeline/context.ts';
+
+/** Writes the status line, headers and body straight to a socket that has no ServerResponse, then closes it. */
+export function writeRaw(socket: Socket, answer: GatewayResponse): void {
+  const body = Buffer.from(answer.body);
+  let head = `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? ''}\r\n`;
+  for (const [name, value] of Object.entries(answer.headers)) head += `${name}: ${value}\r\n`;
+  head += `content-length: ${body.length}\r\nconnection: close\r\n\r\n`;
+  // Destroyed once written: the server's sockets are half-open, and a client that never closes its side
+  // must not keep it.
+  socket.end(Buffer.concat([Buffer.from(head, 'latin1'), body]), () => socket.destroy());
+  answer.record(performance.now());
+}
+
+/** Writes the core's answer with one `writeHead` + `end` (or drops the connection), then records it. */
+export function writeAnswer(res: ServerResponse, answer: GatewayResponse, close: boolean): void {
+  if (answer.drop) {
+    // The "drop" fault: a TCP reset, as a real network failure would look. (The request's socket: a
+    // pipelined response is not attached to it yet.)
+    res.req.socket.destroy();
+    answer.record(performance.now());
+    return;
+  }
+  const headers = answer.headers;
+  headers['content-length'] = String(Buffer.byteLength(answer.body));
+  if (close) headers.connection = 'close';
+  res.writeHead(answer.status, headers);
+  res.end(answer.body);
+  answer.record(performance.now());
+}
+
+/** The core answers every error itself: this is a bug in writing an answer. Logged; the server lives on. */
+export function writeFailed(res: ServerResponse, error: unknown, log: (line: string) => void): void {
+  log(`gateway adapter: could not write an answer: ${error instanceof Error ? error.stack : String(error)}`);
+  if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+  res.end('{"code":"internal_error","message":"Internal error; it has been logged."}');
+}
+
+/** An answer built without a gateway (fetch handlers other than the gateway): the same JSON error format. */
+export function plainRefusal(error: GatewayError): GatewayResponse {
+  const requestId = randomUUID();
+  return {
+    status: error.status,
+    headers: {
+      'content-type': 'application/json',
+      'x-request-id': requestId,
+      date: new Date().toUTCString(),
+      ...error.headers,
+    },
+    body: JSON.stringify(error.toJSON(requestId)),
+    record() {},
+  };
+}

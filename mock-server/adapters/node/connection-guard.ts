@@ -1,0 +1,112 @@
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { GatewayError } from '../../errors.ts';
+import type { ConnectionFacts } from '../../pipeline/context.ts';
+import type { NodeRequest } from './request.ts';
+
+const CONNECTION = Symbol('gateway connection state');
+
+/** A served socket, carrying what the guard knows of its connection. */
+export type TrackedSocket = Socket & { [CONNECTION]?: ConnectionState };
+
+/** What the adapter knows of one connection, kept on its socket. */
+export interface ConnectionState {
+  readonly facts: ConnectionFacts;
+  /** Its client address's group while it counts against the cap (undefined once closed, or when refused). */
+  group: ClientGroup | undefined;
+  /** Over its client's cap with nothing idle to close: its requests are answered 429 and it closes. */
+  refused: boolean;
+  /** Requests in progress (core requests, or a fetch handler's responses): pipelined ones can overlap. */
+  readonly requests: Set<NodeRequest | ServerResponse>;
+  /** A parser error came while a request was in progress: the connection closes after that answer. */
+  closeAfter: boolean;
+}
+
+/** The connections of one client address; `idle` holds those without a request, longest idle first. */
+interface ClientGroup {
+  readonly address: string;
+  count: number;
+  readonly idle: Set<TrackedSocket>;
+}
+
+/** The state of a socket's connection, once the guard has seen it open. */
+export const connectionOf = (socket: Socket): ConnectionState | undefined =>
+  (socket as TrackedSocket)[CONNECTION];
+
+export type ConnectionGuard = ReturnType<typeof createConnectionGuard>;
+
+/**
+ * Caps the connections of each client address at `maxPerClient`. A connection beyond it makes room by closing
+ * the address's longest-idle connection (no request in progress: a socket that never sent a byte, or a
+ * kept-alive one between requests), so thousands of idle sockets from one address are shed while its busy
+ * connections and new ones keep working; only when every connection of the address has a request in progress
+ * is the new one refused. Costs a request two Set operations.
+ */
+export function createConnectionGuard(maxPerClient: number) {
+  const groups = new Map<string, ClientGroup>();
+  let ids = 0;
+  const release = (socket: TrackedSocket, state: ConnectionState) => {
+    const group = state.group;
+    if (!group) return;
+    state.group = undefined;
+    group.idle.delete(socket);
+    group.count -= 1;
+    if (group.count === 0) groups.delete(group.address);
+  };
+
+  return {
+    opened(socket: TrackedSocket): void {
+      const address = socket.remoteAddress ?? '';
+      const state: ConnectionState = {
+        facts: { id: ++ids, openedAt: performance.now(), remoteAddress: socket.remoteAddress },
+        group: undefined,
+        refused: false,
+        requests: new Set(),
+        closeAfter: false,
+      };
+      socket[CONNECTION] = state;
+      let group = groups.get(address);
+      if (group && group.count >= maxPerClient) {
+        const longestIdle: TrackedSocket | undefined = group.idle.values().next().value;
+        if (longestIdle) {
+          release(longestIdle, longestIdle[CONNECTION] as ConnectionState);
+          longestIdle.destroy();
+        } else state.refused = true;
+      }
+      if (!state.refused) {
+        if (!group) {
+          group = { address, count: 0, idle: new Set() };
+          groups.set(address, group);
+        }
+        group.count += 1;
+        group.idle.add(socket);
+        state.group = group;
+      }
+      socket.once('close', () => release(socket, state));
+    },
+
+    /** A request began on the socket: it is no longer idle. */
+    started(socket: TrackedSocket, request: NodeRequest | ServerResponse): ConnectionState | undefined {
+      const state = socket[CONNECTION];
+      if (!state) return undefined;
+      if (state.requests.size === 0) state.group?.idle.delete(socket);
+      state.requests.add(request);
+      return state;
+    },
+
+    /** Its answer is written (or the connection is gone): idle again, most recently, once nothing is left. */
+    finished(socket: TrackedSocket, request: NodeRequest | ServerResponse): void {
+      const state = socket[CONNECTION];
+      if (!state) return;
+      state.requests.delete(request);
+      if (state.requests.size === 0 && state.group && !socket.destroyed) state.group.idle.add(socket);
+    },
+
+    /** The answer of a refused connection's request. */
+    refusal: () =>
+      new GatewayError('rate_limited', {
+        message: `This client address already holds ${maxPerClient} connections, each with a request in progress (server.max_connections_per_client): send on those, or retry once one is done, with backoff.`,
+        details: { reason: 'connections', limit: maxPerClient },
+      }),
+  };
+}

@@ -1,0 +1,85 @@
+import type { JournalEntry } from '../../journal/journal.ts';
+import { answeredAt } from './entry.ts';
+
+/*
+ * Connection facts. Over node:http the journal knows each request's connection, when the gateway accepted
+ * it, and which request it was on it. HTTP/1.1 clients (fetch/undici, ky, got, axios) send one request at a
+ * time on a connection and open one only when they have a request to send and no idle connection. So,
+ * whatever the load on the machine (it delays when the gateway gets to a request, not what the client did):
+ * - a request on the same connection as an answer, after it, was sent once the client had that answer;
+ * - the first request on a connection accepted before an answer was written was on its way before it.
+ * A connection accepted after an answer was written proves nothing by itself: Node accepts about one
+ * connection per turn of its event loop, so the tail of a parallel batch the client opened at once is
+ * accepted while the first requests of the batch are being answered (measured: a batch of 8 fetches, the 8th
+ * connection accepted after the 4th answer, every time). What tells a batch from a reaction is whether a
+ * batch was under way: see `createReactionFacts`. A request on another connection that was open and idle
+ * (reused) is told apart by nothing but time.
+ */
+
+/** Whether the journal has the request's connection (node:http; msw and direct fetch calls have none). */
+export const hasConnection = (e: JournalEntry) =>
+  e.connection !== undefined && e.connection_opened_ms !== undefined;
+
+/*
+ * Delivery facts. In process (msw, direct fetch calls) there is no connection, but the adapter numbers the
+ * answers in the order it handed them back to the caller and notes, for each request, how many it had handed
+ * back when the request was issued. That is causality itself, with no time in it: whatever the machine's
+ * load, a request issued with a refusal's answer in hand reacted to it (0 ms later included), and one issued
+ * before it was on its way (however slowly it was served).
+ */
+
+/** Whether the journal has the request's delivery facts (in process: msw, direct fetch calls). */
+export const hasDeliveryFacts = (e: JournalEntry) =>
+  e.answers_seen !== undefined && e.answer_order !== undefined;
+
+/** Whether both requests have delivery facts from one adapter, so that their counts compare. */
+export const deliveryCompares = (e: JournalEntry, r: JournalEntry) =>
+  hasDeliveryFacts(e) && hasDeliveryFacts(r) && e.delivery_instance === r.delivery_instance;
+
+/** Whether `e` was issued with the answer to `r` in hand (both with delivery facts from one adapter). */
+export const issuedAfterAnswer = (e: JournalEntry, r: JournalEntry) =>
+  (e.answers_seen as number) >= (r.answer_order as number);
+
+/** Whether what the client had in hand is known for the request: connection facts or delivery facts. */
+export const hasCausalFacts = (e: JournalEntry) => hasConnection(e) || hasDeliveryFacts(e);
+
+// A connection accepted this long before its first request arrived was not opened for it (or the count of
+// its requests was lost): the request counts from its arrival only.
+const OPENED_FOR_IT_MS = 10_000;
+
+/** Whether the request was the first on its connection, which the client opened to send it. */
+export const firstOnConnection = (e: JournalEntry) =>
+  hasConnection(e) &&
+  e.connection_seq === 1 &&
+  e.real_ms - (e.connection_opened_ms as number) <= OPENED_FOR_IT_MS;
+
+/**
+ * From when the client certainly had the request on its way, on the real clock: the acceptance of its
+ * connection for the first request on one, its arrival otherwise.
+ */
+export const pendingFrom = (e: JournalEntry) =>
+  firstOnConnection(e) ? Math.min(e.connection_opened_ms as number, e.real_ms) : e.real_ms;
+
+/** Until when the client certainly had the request on its way: its answer (never before `pendingFrom`). */
+export const pendingUntil = (e: JournalEntry) => Math.max(answeredAt(e), pendingFrom(e));
+
+/** Whether `e` came on the same connection as `r`, after its answer: sent with that answer in hand. */
+export const sameConnectionAfter = (e: JournalEntry, r: JournalEntry) =>
+  hasConnection(e) && hasConnection(r) && e.connection === r.connection && e.real_ms >= answeredAt(r);
+
+/** Whether `e` was certainly on its way before the client had the answer to `r`. */
+export const sentBeforeAnswer = (e: JournalEntry, r: JournalEntry) => pendingFrom(e) < answeredAt(r);
+
+/**
+ * Requests arriving this close together were sent together (one attempt), even if each was answered at once,
+ * unless the connection facts show the later one reacted to the earlier one's answer (the same connection,
+ * or a new connection with no batch under way): a tight sequential loop is not a parallel batch.
+ */
+export const TOGETHER_MS = 10;
+
+/**
+ * Copies sent together on two idle connections are read by the gateway in one turn of its event loop, so the
+ * second arrives within this much of the first's answer; a sequential retry on the other connection comes a
+ * turn of the client's later (measured: about 2 ms on loopback, more under load).
+ */
+export const SAME_TURN_MS = 1;

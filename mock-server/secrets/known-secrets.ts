@@ -1,0 +1,116 @@
+import type { SecretKind } from './patterns.ts';
+import { MIN_PART, type PartialSecret, PIECE, partialSecret } from './pieces.ts';
+import { lower } from './readings.ts';
+
+/* The secrets the gateway knows (API keys, canaries) and the caller's own, ready to look for. */
+
+/** Who sent the text, for telling their own secrets from others'. */
+export interface ScanCaller {
+  /** The identity token the request carried. */
+  token?: string;
+  agentId?: string;
+  /**
+   * The text is what a tool call sends out (a query or URL): it is remembered per agent, in part, so that a
+   * secret split across this and the agent's next outgoing text is found. Other texts (request ids, paths)
+   * are scanned without touching that memory.
+   */
+  outgoing?: boolean;
+}
+
+/** A known secret, with its kind and, for API keys, its agent. */
+export interface SecretLiteral {
+  form: string;
+  kind: SecretKind;
+  owner?: string;
+}
+
+/** Known secrets ready to look for; built once per registry change. */
+export interface KnownSecrets {
+  literals: SecretLiteral[];
+  /**
+   * With many known secrets (thousands of agents' API keys), the literals by their first PREFIX characters:
+   * a scan then looks up each position of the text once instead of searching for every literal, so its
+   * cost does not grow with the number of agents. Absent for a few literals, where `indexOf` is cheaper.
+   */
+  byPrefix?: Map<string, SecretLiteral[]>;
+  /** Whether one holds a space, which a form-encoded query string may send as `+`. */
+  spaced: boolean;
+  /** Each agent's API key, for finding pieces of the caller's own key. */
+  keyOf: Map<string, string>;
+  /** The canaries long enough to be looked for in pieces. */
+  canaries: PartialSecret[];
+}
+
+// Every literal has at least this many characters (shorter ones are not looked for).
+export const PREFIX = 8;
+// Up to this many literals, one indexOf each is cheaper than a lookup per position of the text.
+const FEW_LITERALS = 32;
+
+export function knownSecrets(
+  apiKeys: Iterable<{ key: string; owner?: string }>,
+  canaries: readonly string[],
+): KnownSecrets {
+  const literals: SecretLiteral[] = [];
+  const keyOf = new Map<string, string>();
+  for (const { key, owner } of apiKeys) {
+    if (key.length >= PREFIX) literals.push({ form: lower(key), kind: 'api_key', owner });
+    if (owner !== undefined) keyOf.set(owner, key);
+  }
+  for (const canary of canaries)
+    if (canary.length >= PREFIX) literals.push({ form: lower(canary), kind: 'canary_secret' });
+  const spaced = literals.some((literal) => literal.form.includes(' '));
+  const partialCanaries = canaries
+    .filter((canary) => canary.length >= PIECE)
+    .map((canary) => partialSecret(lower(canary), 'canary_secret'));
+  if (literals.length <= FEW_LITERALS) return { literals, spaced, keyOf, canaries: partialCanaries };
+  const byPrefix = new Map<string, SecretLiteral[]>();
+  for (const literal of literals) {
+    const prefix = literal.form.slice(0, PREFIX);
+    const same = byPrefix.get(prefix);
+    if (same) same.push(literal);
+    else byPrefix.set(prefix, [literal]);
+  }
+  return { literals, byPrefix, spaced, keyOf, canaries: partialCanaries };
+}
+
+const OWN_TOKEN = /^agt1\.([A-Za-z0-9_-]+\.([A-Za-z0-9_-]{43}))$/;
+let lastToken: string | undefined;
+let lastTokenForms: string[] = [];
+
+/**
+ * The caller's own token as it may appear: whole, without its constant `agt1.` prefix, and its signature
+ * alone (the part that cannot be rebuilt: the payload is readable claims, the prefix a constant). The payload
+ * alone is not a secret and is left alone. Remembers the last token: an agent sends the same one for a while.
+ */
+export function ownTokenForms(token: string | undefined): string[] {
+  if (!token || token.length < 8) return [];
+  if (token !== lastToken) {
+    const parts = OWN_TOKEN.exec(token);
+    lastTokenForms = (parts ? [token, parts[1] as string, parts[2] as string] : [token]).map(lower);
+    lastToken = token;
+  }
+  return lastTokenForms;
+}
+
+// The caller's own partial secrets, remembered for the last caller (an agent sends the same token a while).
+let lastPartial: { known?: KnownSecrets; token?: string; agentId?: string; secrets: PartialSecret[] } = {
+  secrets: [],
+};
+
+/**
+ * The secrets whose pieces are secrets too: the signature of the caller's own token (the part that cannot be
+ * rebuilt; a token in another format whole), the caller's own API key, and the canaries.
+ */
+export function partialSecrets(known: KnownSecrets, own: ScanCaller): PartialSecret[] {
+  if (lastPartial.known === known && lastPartial.token === own.token && lastPartial.agentId === own.agentId)
+    return lastPartial.secrets;
+  const secrets: PartialSecret[] = [];
+  const forms = ownTokenForms(own.token);
+  const secretPart = forms.length === 3 ? forms[2] : forms[0];
+  if (secretPart && secretPart.length >= PIECE) secrets.push(partialSecret(secretPart, 'own_identity_token'));
+  const key = own.agentId === undefined ? undefined : known.keyOf.get(own.agentId);
+  if (key !== undefined && key.length >= 2 * MIN_PART) secrets.push(partialSecret(lower(key), 'own_api_key'));
+  secrets.push(...known.canaries);
+  lastPartial = { known, token: own.token, agentId: own.agentId, secrets };
+  return secrets;
+}

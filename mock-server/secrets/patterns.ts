@@ -1,0 +1,58 @@
+/**
+ * Finds secrets in what an agent sends out (search queries, fetch URLs): spec section 1, client safety
+ * rule 2. The journal stores the text with every finding replaced by `[REDACTED:<kind>]`.
+ */
+export type SecretKind =
+  | 'own_identity_token'
+  | 'identity_token'
+  | 'own_api_key'
+  | 'api_key'
+  | 'canary_secret'
+  | 'aws_access_key'
+  | 'github_token'
+  | 'openai_style_key'
+  | 'slack_token'
+  | 'jwt'
+  | 'private_key';
+
+/**
+ * Identity tokens are `agt1.<base64url payload>.<43-char base64url signature>`. The prefix is constant, so
+ * `<payload>.<signature>` alone is the whole token too. Without the prefix the shape is that of any long
+ * dotted word, so the signature must mix upper- and lower-case letters (a random 43-character base64url
+ * string lacks one of them with probability about 4e-10); ordinary words, slugs and host names do not.
+ * The look-behind lets the prefix-less branch start only where a run of base64url characters starts (a match
+ * starting inside a run also matches from its start), which keeps the scan linear in the text's length.
+ */
+const IDENTITY_TOKEN =
+  /agt1\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{43}|(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{10,}\.(?=[A-Za-z0-9_-]{0,42}[A-Z])(?=[A-Za-z0-9_-]{0,42}[a-z])[A-Za-z0-9_-]{43}/g;
+
+/**
+ * Whether a key-shaped match holds random material, not words: a run of 16+ letters and digits (between
+ * `-` and `_`) with both in it. `sk-learn-pipeline-tutorial` and `sk-hynix-posts-2024-10-24` (a URL slug)
+ * have none; a generated key has one with near certainty.
+ */
+const RANDOM_RUN = /[A-Za-z0-9]{16,}/g;
+const looksRandom = (match: string) =>
+  (match.match(RANDOM_RUN) ?? []).some((run) => /[0-9]/.test(run) && /[A-Za-z]/.test(run));
+
+/**
+ * Well-known secret shapes: a match is a secret whoever it belongs to. Where words can take the same
+ * shape, a third element tells a secret from prose.
+ */
+export const PATTERNS: [SecretKind, RegExp, ((match: string) => boolean)?][] = [
+  // Before identity tokens: an HS256 JWT ends in `<payload>.<43-character signature>` too.
+  ['jwt', /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g],
+  ['identity_token', IDENTITY_TOKEN],
+  ['aws_access_key', /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g],
+  ['github_token', /\bgh[pousr]_[A-Za-z0-9]{36,}\b/g],
+  ['openai_style_key', /\bsk-[A-Za-z0-9_-]{20,}/g, looksRandom],
+  // Slack tokens are numeric ids then a secret (`xoxb-123…-456…-AbC…`); `xoxb-your-bot-token-here` is not.
+  ['slack_token', /\bxox[abposr]-[0-9]+-[A-Za-z0-9-]{10,}/g],
+  // The header with key material after it (`+` for a space: a form-encoded query string sends it so);
+  // the header alone is what someone searching for an error message types.
+  ['private_key', /-----BEGIN[ +][A-Z +]*PRIVATE[ +]KEY-----(?:\s|\+|%0A|%0D|\\n)*[A-Za-z0-9+/=]{40,}/g],
+];
+
+// Cheap pre-filter: text without any of these cannot match a pattern above (every identity token, with or
+// without its prefix, has a dot followed by 43 base64url characters).
+export const MAYBE_PATTERN = /AKIA|ASIA|gh[pousr]_|sk-|xox|eyJ|-----BEGIN|\.[A-Za-z0-9_-]{43}/;
