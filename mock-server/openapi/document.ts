@@ -551,8 +551,12 @@ function operationObject(op: OperationDoc, schemas: Json): Json {
     parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string' } });
   if (op.query) {
     const shape = jsonSchema(op.query, 'input') as { properties?: Record<string, Json>; required?: string[] };
-    for (const [name, schema] of Object.entries(shape.properties ?? {}))
-      parameters.push({ name, in: 'query', required: shape.required?.includes(name) ?? false, schema });
+    for (const [name, schema] of Object.entries(shape.properties ?? {})) {
+      // A field's description (an option schema's) describes the parameter.
+      const { description } = schema as { description?: string };
+      const required = shape.required?.includes(name) ?? false;
+      parameters.push({ name, in: 'query', required, ...(description && { description }), schema });
+    }
   }
   for (const p of op.textQuery ?? [])
     parameters.push({
