@@ -140,7 +140,7 @@ export const SUITE_OPTION_ROWS: readonly OptionRow[] = [
     path: ['seed'],
     flag: 'seed',
     query: 'seed',
-    description: 'fast-check seed (default: $AGENT_GATEWAY_SEED, else random; always printed)',
+    description: 'the fast-check seed (default: $AGENT_GATEWAY_SEED, else random; always printed)',
     type: 'integer',
     required: false,
     min: 0,

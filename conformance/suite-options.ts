@@ -55,7 +55,7 @@ export const suiteOptionsSchema = z.strictObject({
     .min(0)
     .max(2 ** 31 - 1)
     .optional()
-    .describe('fast-check seed (default: $AGENT_GATEWAY_SEED, else random; always printed)'),
+    .describe('the fast-check seed (default: $AGENT_GATEWAY_SEED, else random; always printed)'),
   numRuns: z.number().int().min(1).max(100_000).default(25).describe('generated cases per property check'),
   path: z.string().optional().describe('with the seed and only: replay one shrunk counterexample'),
   only: z.array(z.string()).optional().describe('comma-separated check ids to run (default all)'),
