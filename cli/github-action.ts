@@ -146,7 +146,7 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
     args: splitArgs(input('args')),
     passed,
     strict: isTrue(passed.strict ?? ''),
-    deniedTool: passed['denied-tool'] ?? 'web.search',
+    deniedTool: passed['denied-tool'] ?? '',
     seed: passed.seed ?? '',
     numRuns: passed['num-runs'] ?? '',
     only: passed.only ?? '',
