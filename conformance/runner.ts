@@ -1,3 +1,5 @@
+import { SPEC_ENDPOINTS } from '../spec/endpoints.ts';
+import { TOOLS as TOOLS_OF_SPEC } from '../spec/tools.ts';
 import { CannotRunError } from './cannot-run-error.ts';
 import type { Check, CheckContext, Endpoint, ToolName } from './check.ts';
 import { CHECKS } from './checks/index.ts';
@@ -17,6 +19,9 @@ export { DEFAULT_FETCH_BODY, DEFAULT_SEARCH_BODY } from './suite-options.ts';
 export const DEFAULT_MAX_WAIT_SECONDS = SUITE_DEFAULTS.maxWaitSeconds;
 /** The run's time budget by default (s), waits included. */
 export const DEFAULT_TIME_BUDGET_SECONDS = SUITE_DEFAULTS.timeBudgetSeconds;
+
+/** The tool the denied token is tried on unless told otherwise: the spec's first, web.search. */
+export const DEFAULT_DENIED_TOOL: ToolName = SUITE_DEFAULTS.deniedTool;
 
 /**
  * What a run is given: the target, its tokens, the clock and callbacks, and the suite's tunable options
@@ -46,7 +51,7 @@ export interface ConformanceOptions {
   tier?: string;
   deniedTier?: string;
   /** The tool the denied token may not call (default in suite-options.ts, as every tunable option's). */
-  deniedTool?: 'web.search' | 'web.fetch';
+  deniedTool?: ToolName;
   /** Most requests the rate-limit burst may send. */
   rateLimitBudget?: number;
   /** Longest single wait the suite grants a 429 (its Retry-After or rate-limit reset). */
@@ -192,9 +197,19 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   let running = '';
   let sharedFrom = new Set<string>();
   const endpoints: Record<Endpoint['name'], Endpoint> = {
-    whoami: { name: 'whoami', method: 'GET', path: '/v1/whoami' },
-    'web.search': { name: 'web.search', method: 'POST', path: '/v1/web/search', body: searchBody },
-    'web.fetch': { name: 'web.fetch', method: 'POST', path: '/v1/web/fetch', body: fetchBody },
+    whoami: { name: 'whoami', method: SPEC_ENDPOINTS.whoami.method, path: SPEC_ENDPOINTS.whoami.path },
+    'web.search': {
+      name: 'web.search',
+      method: TOOLS_OF_SPEC['web.search'].method,
+      path: TOOLS_OF_SPEC['web.search'].path,
+      body: searchBody,
+    },
+    'web.fetch': {
+      name: 'web.fetch',
+      method: TOOLS_OF_SPEC['web.fetch'].method,
+      path: TOOLS_OF_SPEC['web.fetch'].path,
+      body: fetchBody,
+    },
   };
   const ctx: CheckContext = {
     client,
@@ -236,7 +251,10 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   };
 
   try {
-    const probe = await client.send({ method: 'GET', path: '/v1/health' });
+    const probe = await client.send({
+      method: SPEC_ENDPOINTS.health.method,
+      path: SPEC_ENDPOINTS.health.path,
+    });
     if (probe.response.status === 0) {
       throw new CannotRunError(`cannot reach the gateway at ${options.baseUrl}: ${probe.response.error}`);
     }
@@ -254,11 +272,15 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       [DENIED_TOKEN, tokens.denied, 'deniedToken'],
     ] as const) {
       if (!source || !checks.some((check) => check.needs?.includes(need))) continue;
-      const whoami = await client.send({ method: 'GET', path: '/v1/whoami', token });
+      const whoami = await client.send({
+        method: SPEC_ENDPOINTS.whoami.method,
+        path: SPEC_ENDPOINTS.whoami.path,
+        token,
+      });
       if (whoami.response.status !== 401) continue;
       const code = (whoami.response.json as { code?: unknown } | undefined)?.code;
       throw new CannotRunError(
-        `the gateway does not accept the token in ${source.variable}: GET /v1/whoami answered 401${typeof code === 'string' ? ` ${code}` : ''}. Give a current, valid token (or a --token-command that mints one).`,
+        `the gateway does not accept the token in ${source.variable}: ${SPEC_ENDPOINTS.whoami.method} ${SPEC_ENDPOINTS.whoami.path} answered 401${typeof code === 'string' ? ` ${code}` : ''}. Give a current, valid token (or a --token-command that mints one).`,
       );
     }
 

@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { TOOL_NAMES } from '../spec/tools.ts';
 
 /** The request bodies the tools are called with by default (their fields are "not shown" in the spec). */
 export const DEFAULT_SEARCH_BODY = JSON.stringify({ query: 'agent tool gateway conformance' });
 export const DEFAULT_FETCH_BODY = JSON.stringify({ url: 'https://example.com/' });
 
-const tool = z.enum(['web.search', 'web.fetch']);
+const tool = z.enum(TOOL_NAMES);
 
 /**
  * The conformance suite's tunable options, declared once: `runConformance`'s defaults, the flags of
@@ -18,7 +19,7 @@ export const suiteOptionsSchema = z.strictObject({
     .describe(
       'the tools the token may call, when not both: web.search, web.fetch or none (the others are skipped, never passed)',
     ),
-  deniedTool: tool.default('web.search').describe('the tool the denied token may not call'),
+  deniedTool: tool.default(TOOL_NAMES[0]).describe('the tool the denied token may not call'),
   tier: z
     .string()
     .optional()
