@@ -1,6 +1,4 @@
 import { z } from 'zod';
-import { SPEC_ENDPOINTS } from '../../spec/endpoints.ts';
-import { TOOLS } from '../../spec/tools.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { StoredResponse } from '../idempotency.ts';
 import { admit } from '../pipeline/admit.ts';
@@ -15,7 +13,7 @@ import { runTool } from '../pipeline/run-tool.ts';
 import { fetchRequestSchema } from '../providers/web-fetch.ts';
 import { searchRequestSchema } from '../providers/web-search.ts';
 import type { Runtime } from '../runtime.ts';
-import type { Router } from './router.ts';
+import type { Routes } from './route-declaration.ts';
 
 const WHOAMI_FINGERPRINT = journalFingerprint('whoami');
 
@@ -103,26 +101,26 @@ const fetchBody = z.compile(fetchRequestSchema);
 export function toolSpecs(runtime: Runtime) {
   const search: ToolSpec<z.output<typeof searchRequestSchema>> = {
     tool: 'web.search',
-    path: TOOLS['web.search'].path,
-    field: TOOLS['web.search'].field,
+    path: '/v1/web/search',
+    field: 'query',
     schema: searchBody,
     run: (body) => runtime.search.search(body),
   };
   const fetch: ToolSpec<z.output<typeof fetchRequestSchema>> = {
     tool: 'web.fetch',
-    path: TOOLS['web.fetch'].path,
-    field: TOOLS['web.fetch'].field,
+    path: '/v1/web/fetch',
+    field: 'url',
     schema: fetchBody,
     run: (body) => runtime.fetchPage.fetch(body),
   };
   return { search, fetch };
 }
 
-/** The /v1 endpoints of spec section 4. */
-export function registerGatewayRoutes(router: Router, runtime: Runtime) {
+/** The /v1 endpoints of spec section 4: the handlers of their routes in `public-route-table.ts`. */
+export function registerGatewayRoutes(routes: Routes, runtime: Runtime) {
   const tools = toolSpecs(runtime);
-  router.add(SPEC_ENDPOINTS.health.method, SPEC_ENDPOINTS.health.path, health);
-  router.add(SPEC_ENDPOINTS.whoami.method, SPEC_ENDPOINTS.whoami.path, whoami);
-  router.add('POST', tools.search.path, toolCall(tools.search));
-  router.add('POST', tools.fetch.path, toolCall(tools.fetch));
+  routes.bind('health', health);
+  routes.bind('whoami', whoami);
+  routes.bind('webSearch', toolCall(tools.search));
+  routes.bind('webFetch', toolCall(tools.fetch));
 }
