@@ -14,29 +14,38 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { shellQuote } from '../conformance/token-value.ts';
-import type { ToolName } from '../spec/tools.ts';
+import type { OptionRow } from '../mock-server/options/option-schema.ts';
+import { SUITE_OPTION_ROWS } from './option-tables.ts';
 
 const CLI = fileURLToPath(new URL('./agent-gateway.mjs', import.meta.url));
 
+/** Options of the suite left to the `args` input (a run's detail rather than a CI setting). */
+const ARGS_ONLY = new Set(['tier', 'deniedTier', 'path']);
+
+/** The suite's options (suiteOptionsSchema) the action has an input for, as rows. */
+export const PASSED_ROWS = SUITE_OPTION_ROWS.filter((row) => !ARGS_ONLY.has(row.key));
+
 /**
- * Inputs passed on to `agent-gateway check` as the option of the same name: a value, or for `strict` and
- * `report-html` a switch. Every other option of the CLI goes through the `args` input (a test checks that
- * action.yml, this table and the CLI's options agree, so they cannot drift apart).
+ * Inputs passed on to `agent-gateway check` as the option of the same name: a value, or for `strict` a
+ * switch. They are the suite's options (suiteOptionsSchema) but for ARGS_ONLY; every other option of the
+ * CLI goes through the `args` input (a test checks that action.yml, this table, the schema and the CLI's
+ * options agree, so they cannot drift apart).
  */
-export const PASSED_INPUTS = {
-  'denied-tool': 'value',
-  'allowed-tools': 'value',
-  'rate-limit-budget': 'value',
-  'max-wait-seconds': 'value',
-  'time-budget-seconds': 'value',
-  'allow-unobserved': 'value',
-  seed: 'value',
-  'num-runs': 'value',
-  only: 'value',
-  'search-body': 'value',
-  'fetch-body': 'value',
-  strict: 'switch',
-} as const;
+export const PASSED_INPUTS: Readonly<Record<string, 'value' | 'switch'>> = Object.fromEntries(
+  PASSED_ROWS.map((row) => [row.flag, row.type === 'boolean' ? 'switch' : 'value']),
+);
+
+/**
+ * An input's description and default in action.yml, from its option row: the option's description as a
+ * sentence, with its default when the input's own default is empty (empty: the CLI's default applies).
+ * A choice or a switch has its default as the input's. The description may go on with advice for CI.
+ */
+export function actionInputOf(row: OptionRow): { description: string; default: string } {
+  const own = row.choices || row.type === 'boolean' ? String(row.default ?? '') : '';
+  const shown = row.default !== undefined && own === '' ? ` (default ${row.default})` : '';
+  const sentence = `${row.description.charAt(0).toUpperCase()}${row.description.slice(1)}${shown}.`;
+  return { description: sentence, default: own };
+}
 
 /** Inputs the action reads itself (secrets, where reports go, the Node version, the pass-through). */
 export const OWN_INPUTS = [
@@ -52,7 +61,7 @@ export const OWN_INPUTS = [
   'args',
 ] as const;
 
-export type PassedInput = keyof typeof PASSED_INPUTS;
+export type PassedInput = string;
 
 /** The action's inputs, as action.yml passes them (empty means not given). */
 export interface ActionInputs {
@@ -120,7 +129,11 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
     const value = input(name);
     if (value) passed[name] = value;
   }
-  passed['denied-tool'] ??= 'web.search' satisfies ToolName;
+  // A choice's default, as action.yml gives it, also when the script runs without it (locally).
+  for (const row of PASSED_ROWS) {
+    const { default: fallback } = actionInputOf(row);
+    if (fallback && row.type !== 'boolean') passed[row.flag] ??= fallback;
+  }
   return {
     baseUrl: input('base-url'),
     tokenCommand: input('token-command'),
@@ -133,7 +146,7 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
     args: splitArgs(input('args')),
     passed,
     strict: isTrue(passed.strict ?? ''),
-    deniedTool: passed['denied-tool'] ?? 'web.search',
+    deniedTool: passed['denied-tool'] ?? '',
     seed: passed.seed ?? '',
     numRuns: passed['num-runs'] ?? '',
     only: passed.only ?? '',

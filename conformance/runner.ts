@@ -1,26 +1,32 @@
 import { SPEC_ENDPOINTS } from '../spec/endpoints.ts';
-import { TOOL_NAMES, TOOLS as TOOLS_OF_SPEC } from '../spec/tools.ts';
-import {
-  type Check,
-  type CheckContext,
-  type CheckOutcome,
-  describeCall,
-  describeResponse,
-  type Endpoint,
-  type ToolName,
-} from './check.ts';
+import { TOOLS as TOOLS_OF_SPEC } from '../spec/tools.ts';
+import { CannotRunError } from './cannot-run-error.ts';
+import type { Check, CheckContext, Endpoint, ToolName } from './check.ts';
 import { CHECKS } from './checks/index.ts';
 import { DENIED_TOKEN, TOOLS, VALID_TOKEN } from './checks/support.ts';
-import { reproductionOf } from './exchange-record.ts';
 import { createSuiteClient, type Exchange, REAL_CLOCK, type SuiteClock } from './http-client.ts';
-import { redactTokens } from './redact.ts';
-import { staticToken, TokenCommandError, type TokenSource } from './token-source.ts';
-import type { CheckResult, ExchangeRecord, Reproduction, Unobserved } from './types.ts';
-import { blockingUnobserved } from './unobserved.ts';
+import { type ConformanceReport, summariseResults } from './report-summary.ts';
+import { blamedRepeat, REPEAT_RULE, runOne, withoutTokens } from './run-check.ts';
+import { SUITE_DEFAULTS } from './suite-options.ts';
+import { staticToken, type TokenSource } from './token-source.ts';
+import type { CheckResult, Reproduction } from './types.ts';
+
+export { CannotRunError } from './cannot-run-error.ts';
+export { type ConformanceReport, exitCodeFor, summariseResults } from './report-summary.ts';
+export { DEFAULT_FETCH_BODY, DEFAULT_SEARCH_BODY } from './suite-options.ts';
+
+/** Longest single wait granted a 429 by default (s): a 15 s block or a minute's window is waited out. */
+export const DEFAULT_MAX_WAIT_SECONDS = SUITE_DEFAULTS.maxWaitSeconds;
+/** The run's time budget by default (s), waits included. */
+export const DEFAULT_TIME_BUDGET_SECONDS = SUITE_DEFAULTS.timeBudgetSeconds;
 
 /** The tool the denied token is tried on unless told otherwise: the spec's first, web.search. */
-export const DEFAULT_DENIED_TOOL: ToolName = TOOL_NAMES[0];
+export const DEFAULT_DENIED_TOOL: ToolName = SUITE_DEFAULTS.deniedTool;
 
+/**
+ * What a run is given: the target, its tokens, the clock and callbacks, and the suite's tunable options
+ * (declared once, with their defaults and bounds, in suite-options.ts).
+ */
 export interface ConformanceOptions {
   /** The gateway's base URL, e.g. `https://staging.example.com` (paths under /v1 are appended). */
   baseUrl: string;
@@ -44,14 +50,14 @@ export interface ConformanceOptions {
   /** The tier whoami must show for `token` (§4 rule 2); with `deniedTier`, for `deniedToken` too. */
   tier?: string;
   deniedTier?: string;
-  /** The tool the denied token may not call (default web.search). */
+  /** The tool the denied token may not call (default in suite-options.ts, as every tunable option's). */
   deniedTool?: ToolName;
-  /** Most requests the rate-limit burst may send (default 300). */
+  /** Most requests the rate-limit burst may send. */
   rateLimitBudget?: number;
-  /** Longest single wait the suite grants a 429 (its Retry-After or rate-limit reset; default 60 s). */
+  /** Longest single wait the suite grants a 429 (its Retry-After or rate-limit reset). */
   maxWaitSeconds?: number;
   /**
-   * The whole run's time budget, waits included (default 300 s): the suite paces its checks to the
+   * The whole run's time budget, waits included: the suite paces its checks to the
    * gateway's limits within it, sending fewer generated cases when the limits are tight, and never begins
    * a wait that would end after it (what that leaves unobserved is named, exit 2).
    */
@@ -63,14 +69,14 @@ export interface ConformanceOptions {
   clock?: SuiteClock;
   /**
    * Longest Retry-After waited once, by authz.allowed-calls-served, before a call is judged never served
-   * (default 120 s, or maxWaitSeconds when that is longer).
+   * (or maxWaitSeconds when that is longer).
    */
   longWaitSeconds?: number;
   /** Waits (default: the clock's); tests inject their own. */
   sleep?: (ms: number) => Promise<void>;
   /** fast-check seed (default: $AGENT_GATEWAY_SEED, else random); printed so a run can be replayed. */
   seed?: number;
-  /** Generated cases per property check (default 25). */
+  /** Generated cases per property check. */
   numRuns?: number;
   /** With `seed`, replays one shrunk counterexample (use with `only`). */
   path?: string;
@@ -84,7 +90,7 @@ export interface ConformanceOptions {
   /** JSON bodies the tools are called with; their fields are "not shown" in the spec. */
   searchBody?: string;
   fetchBody?: string;
-  /** Longest time one check may generate cases for, waits included (default 60 s, on the clock). */
+  /** Longest time one check may generate cases for, waits included (on the clock). */
   checkTimeLimitSeconds?: number;
   /** Progress lines (waits, bursts). */
   log?: (line: string) => void;
@@ -93,77 +99,6 @@ export interface ConformanceOptions {
   /** Builds the command that replays a counterexample, shown with failures. */
   replayCommand?: (check: CheckResult, reproduction: Reproduction) => string;
 }
-
-export interface ConformanceReport {
-  target: string;
-  seed: number;
-  numRuns: number;
-  startedAt: string;
-  durationMs: number;
-  requests: number;
-  /** The run's time budget (s), and the time spent waiting as the gateway asked (ms). */
-  timeBudgetSeconds: number;
-  waitedMs: number;
-  checks: CheckResult[];
-  /** The checks the user accepted leaving unobserved (--allow-unobserved), as given. */
-  allowedUnobserved: string[];
-  summary: {
-    pass: number;
-    fail: number;
-    skipped: number;
-    inconclusive: number;
-    mustFailed: number;
-    shouldFailed: number;
-    executed: number;
-    /** Failures because the gateway never served what the check needs (among `fail`). */
-    notServed: number;
-    /** Inconclusive checks by why they could not observe (a budget the user set, a suite error). */
-    inconclusiveBy: Partial<Record<Unobserved, number>>;
-    /** Inconclusive MUST checks not accepted with --allow-unobserved: each makes the run exit 2. */
-    mustUnobserved: number;
-  };
-}
-
-/** The counts a report heads with, from its check results (the reporters and the exit code read these). */
-export function summariseResults(
-  results: readonly CheckResult[],
-  allowed: readonly string[] = [],
-): ConformanceReport['summary'] {
-  const count = (verdict: CheckResult['verdict']) => results.filter((r) => r.verdict === verdict).length;
-  const inconclusiveBy: Partial<Record<Unobserved, number>> = {};
-  for (const r of results) {
-    if (r.verdict === 'inconclusive' && r.unobserved)
-      inconclusiveBy[r.unobserved] = (inconclusiveBy[r.unobserved] ?? 0) + 1;
-  }
-  return {
-    pass: count('pass'),
-    fail: count('fail'),
-    skipped: count('skipped'),
-    inconclusive: count('inconclusive'),
-    mustFailed: results.filter((r) => r.verdict === 'fail' && r.level === 'MUST').length,
-    shouldFailed: results.filter((r) => r.verdict === 'fail' && r.level === 'SHOULD').length,
-    executed: results.length - count('skipped'),
-    notServed: results.filter((r) => r.verdict === 'fail' && r.unobserved === 'not-served').length,
-    inconclusiveBy,
-    mustUnobserved: blockingUnobserved(results, false, allowed).length,
-  };
-}
-
-/** The suite could not do its job: target unreachable, token command failed, nothing to run (exit 2). */
-export class CannotRunError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'CannotRunError';
-  }
-}
-
-/** Longest single wait granted a 429 by default (s): a 15 s block or a minute's window is waited out. */
-export const DEFAULT_MAX_WAIT_SECONDS = 60;
-/** The run's time budget by default (s), waits included. */
-export const DEFAULT_TIME_BUDGET_SECONDS = 300;
-
-export const DEFAULT_SEARCH_BODY = JSON.stringify({ query: 'agent tool gateway conformance' });
-export const DEFAULT_FETCH_BODY = JSON.stringify({ url: 'https://example.com/' });
 
 /** The checks selected by `only`; unknown ids are an error naming the known ones. */
 export function selectChecks(only?: readonly string[]): readonly Check[] {
@@ -191,24 +126,6 @@ export function defaultSeed(): number {
   return seed;
 }
 
-/**
- * Exit code for CI. 0: every MUST check (with strict, every SHOULD too) was observed and passed, or was
- * skipped for want of an input or accepted unobserved by the user. 1: a check failed. 2: the suite could
- * not do its job: nothing executed, or a MUST check (with strict, a SHOULD too) could not observe its rule
- * and was not accepted with --allow-unobserved. A failure wins over an unobserved check.
- */
-export function exitCodeFor(
-  report: Pick<ConformanceReport, 'summary' | 'checks'> &
-    Partial<Pick<ConformanceReport, 'allowedUnobserved'>>,
-  strict: boolean,
-): 0 | 1 | 2 {
-  if (report.summary.executed === 0) return 2;
-  if (report.summary.mustFailed > 0) return 1;
-  if (strict && report.summary.shouldFailed > 0) return 1;
-  if (blockingUnobserved(report.checks, strict, report.allowedUnobserved).length > 0) return 2;
-  return 0;
-}
-
 function checkJsonBody(name: string, body: string) {
   let value: unknown;
   try {
@@ -232,8 +149,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const allowedUnobserved = [...(options.allowUnobserved ?? [])];
   selectChecks(allowedUnobserved);
   const log = options.log ?? (() => {});
-  const searchBody = options.searchBody ?? DEFAULT_SEARCH_BODY;
-  const fetchBody = options.fetchBody ?? DEFAULT_FETCH_BODY;
+  const searchBody = options.searchBody ?? SUITE_DEFAULTS.searchBody;
+  const fetchBody = options.fetchBody ?? SUITE_DEFAULTS.fetchBody;
   checkJsonBody('the search body', searchBody);
   checkJsonBody('the fetch body', fetchBody);
   const tokens = {
@@ -268,7 +185,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     deadline,
   });
   const seed = options.seed ?? defaultSeed();
-  const numRuns = options.numRuns ?? 25;
+  const numRuns = options.numRuns ?? SUITE_DEFAULTS.numRuns;
   const allowedTools = options.allowedTools ?? TOOLS;
   const unknownTools = allowedTools.filter((tool) => !TOOLS.includes(tool));
   if (unknownTools.length > 0)
@@ -310,14 +227,14 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       ...TOOLS.filter((t) => allowedTools.includes(t)).map((t) => endpoints[t]),
     ],
     allowedTools,
-    deniedTool: options.deniedTool ?? DEFAULT_DENIED_TOOL,
-    rateLimitBudget: options.rateLimitBudget ?? 300,
+    deniedTool: options.deniedTool ?? SUITE_DEFAULTS.deniedTool,
+    rateLimitBudget: options.rateLimitBudget ?? SUITE_DEFAULTS.rateLimitBudget,
     maxWaitSeconds,
-    longWaitSeconds: Math.max(options.longWaitSeconds ?? 120, maxWaitSeconds),
+    longWaitSeconds: Math.max(options.longWaitSeconds ?? SUITE_DEFAULTS.longWaitSeconds, maxWaitSeconds),
     seed,
     numRuns,
     path: options.path,
-    timeLimitMs: (options.checkTimeLimitSeconds ?? 60) * 1000,
+    timeLimitMs: (options.checkTimeLimitSeconds ?? SUITE_DEFAULTS.checkTimeLimitSeconds) * 1000,
     now: clock.now,
     memo: <T>(key: string, compute: () => Promise<T>) => {
       const entry = memo.get(key);
@@ -423,123 +340,4 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   } finally {
     client.close();
   }
-}
-
-const MISSING_OPTION = {
-  token: '--token or --token-command',
-  deniedToken: '--denied-token or --denied-token-command',
-  expiredToken: '--expired-token or --expired-token-command (a genuine token past its lifetime; optional)',
-  tier: '--tier (the tier whoami must show for --token; optional)',
-};
-
-/** The check of retry safety (spec §4 rule 4): a repeat refused as a duplicate is its failure. */
-const REPEAT_RULE = 'retry.sequential';
-
-/**
- * retry.sequential's verdict when its own repeats held (or could not all be observed), but other checks
- * met repeats refused as duplicates: a failure, naming the first such exchange and the check that met it.
- */
-function blamedRepeat(own: CheckResult, met: { by: string; exchange: Exchange }[]): CheckOutcome {
-  const [first] = met as [{ by: string; exchange: Exchange }];
-  const others =
-    met.length > 1
-      ? ` (and ${met.length - 1} more, met by ${[...new Set(met.slice(1).map((m) => m.by))].join(', ')})`
-      : '';
-  const ownly =
-    own.verdict === 'pass'
-      ? `its own repeats held (${own.message})`
-      : `its own repeats were not all observed (${own.message})`;
-  return {
-    verdict: 'fail',
-    message: `Expected every repeat of a call to answer as the first (spec §4 rule 4: whoami, search and fetch are safe to repeat); got ${describeResponse(first.exchange)} to ${describeCall(first.exchange)}, a call the gateway had answered before in this run, met by ${first.by}${others}; ${ownly}. Fix: make whoami, search and fetch safe to retry: no conflict or duplicate errors for a repeated request`,
-    reproduction: reproductionOf(first.exchange),
-  };
-}
-
-async function runOne(
-  check: Check,
-  ctx: CheckContext,
-  tokenSources: (TokenSource | undefined)[],
-): Promise<{ result: CheckResult; repeatRefused?: Exchange }> {
-  const base = { id: check.id, title: check.title, specRef: check.specRef, level: check.level };
-  const missing = (check.needs ?? []).filter((need) => !ctx.has[need]);
-  if (missing.length > 0) {
-    return {
-      result: {
-        ...base,
-        verdict: 'skipped',
-        message: `needs ${missing.map((m) => MISSING_OPTION[m]).join(' and ')}`,
-        durationMs: 0,
-        requests: 0,
-      },
-    };
-  }
-  const started = ctx.now();
-  const before = ctx.client.requests;
-  let outcome: Awaited<ReturnType<Check['run']>>;
-  try {
-    outcome = await check.run(ctx);
-  } catch (error) {
-    if (error instanceof TokenCommandError) throw new CannotRunError(error.message);
-    outcome = {
-      verdict: 'inconclusive',
-      unobserved: 'suite-error',
-      message: `the check could not run: ${error instanceof Error ? error.message : String(error)}`,
-    };
-  }
-  const { repeatRefused, ...told } = outcome;
-  return {
-    result: {
-      ...base,
-      ...(await withoutTokens(told, tokenSources)),
-      durationMs: ctx.now() - started,
-      requests: ctx.client.requests - before,
-    },
-    ...(repeatRefused && { repeatRefused }),
-  };
-}
-
-/** Takes the suite's tokens out of what the gateway echoed into a message or counterexample. */
-async function withoutTokens(
-  outcome: Awaited<ReturnType<Check['run']>>,
-  sources: (TokenSource | undefined)[],
-): Promise<Awaited<ReturnType<Check['run']>>> {
-  const tokens: string[] = [];
-  for (const source of sources) {
-    const value = await source?.current().catch(() => undefined);
-    if (value) tokens.push(value);
-  }
-  const redact = (text: string) => redactTokens(text, tokens);
-  const { reproduction } = outcome;
-  return {
-    ...outcome,
-    message: redact(outcome.message),
-    ...(reproduction && {
-      reproduction: {
-        ...reproduction,
-        ...(reproduction.counterexample !== undefined && {
-          counterexample: redact(reproduction.counterexample),
-        }),
-        ...(reproduction.exchange && { exchange: redactExchange(reproduction.exchange, redact) }),
-      },
-    }),
-  };
-}
-
-/** An exchange with the suite's tokens taken out of everything the gateway sent back (and of what was sent). */
-function redactExchange(record: ExchangeRecord, redact: (text: string) => string): ExchangeRecord {
-  const { request, response } = record;
-  return {
-    ...record,
-    request: {
-      ...request,
-      headers: request.headers.map(([name, value]) => [name, redact(value)]),
-      ...(request.body !== undefined && { body: redact(request.body) }),
-    },
-    response: {
-      ...response,
-      headers: Object.fromEntries(Object.entries(response.headers).map(([k, v]) => [k, redact(v)])),
-      body: redact(response.body),
-    },
-  };
 }

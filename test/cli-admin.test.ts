@@ -130,6 +130,15 @@ describe('agent-gateway admin', { timeout: 90_000 }, () => {
     const report = await admin(['report', 'agent-early']);
     expect(report.code).toBe(1);
     expect(report.stdout).toMatch(/^FAIL {2}no-retry-on-access-denied/m);
+    // The same command as `report`: the thresholds (reportOptionsSchema) reach the admin API.
+    const tuned = await admin(['report', 'agent-early', '--json', '--retry-cap', '9', '--quiet-ms', '0']);
+    expect(tuned.code).toBe(1);
+    expect(JSON.parse(tuned.stdout).options).toEqual({
+      retryCap: 9,
+      graceMs: 100,
+      maxConcurrencyAfter429: 2,
+      quietMs: 0,
+    });
     await json(['journal', 'clear']);
     expect((await admin(['journal'])).stdout.trim()).toBe('No request.');
   });

@@ -7,7 +7,15 @@ import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { registerCheckCommand } from '../cli/commands/check.ts';
-import { checkArguments, OWN_INPUTS, PASSED_INPUTS, readInputs, splitArgs } from '../cli/github-action.ts';
+import {
+  actionInputOf,
+  checkArguments,
+  OWN_INPUTS,
+  PASSED_INPUTS,
+  readInputs,
+  splitArgs,
+} from '../cli/github-action.ts';
+import { SUITE_OPTION_ROWS } from '../cli/option-tables.ts';
 import { toMarkdownSummary } from '../conformance/reporters/markdown.ts';
 import type { ServeProcess } from '../dev/spawn-serve.ts';
 import { loadConfig } from '../mock-server/config/load-config.ts';
@@ -145,6 +153,26 @@ describe('action.yml', () => {
     expect(args).toContain('--report-html');
     expect(args.slice(-4)).toEqual(['--path', 'long@whoami:3:1', '--only', 'auth.invalid-token']);
     expect(splitArgs(`a "b c" 'd "e"' f\\ g`)).toEqual(['a', 'b c', 'd "e"', 'f g']);
+  });
+
+  it('has an input for every suite option (suiteOptionsSchema) but the args-only ones, described as the schema says', () => {
+    const rows = SUITE_OPTION_ROWS.filter((row) => row.flag in PASSED_INPUTS);
+    expect(rows.map((row) => row.flag).sort()).toEqual(Object.keys(PASSED_INPUTS).sort());
+    // The options left to args are the CLI's, so args reaches them.
+    const program = new Command();
+    registerCheckCommand(program);
+    const cliOptions = (program.commands[0]?.options ?? []).map((o) => o.long?.replace(/^--/, ''));
+    for (const row of SUITE_OPTION_ROWS) expect(cliOptions, row.flag).toContain(row.flag);
+    for (const row of rows) {
+      const input = action.inputs[row.flag] as { description?: string; default?: string } | undefined;
+      const expected = actionInputOf(row);
+      // Its description starts as the schema's (it may go on with advice for CI); its default is the same.
+      expect(input?.description?.replace(/\s+/g, ' ').startsWith(expected.description), row.flag).toBe(true);
+      expect(input?.default, row.flag).toBe(expected.default);
+      // The script reads the same default when GitHub does not pass one (a local run).
+      if (expected.default && row.type !== 'boolean')
+        expect(readInputs({}).passed[row.flag]).toBe(expected.default);
+    }
   });
 
   it("the summary's advice names inputs the action has", () => {

@@ -10,7 +10,9 @@ import { shellQuote } from '../../conformance/token-value.ts';
 import type { CheckResult, Reproduction } from '../../conformance/types.ts';
 import { formatSpecRef } from '../../spec/spec-ref.ts';
 import { TOOL_NAMES, type ToolName } from '../../spec/tools.ts';
-import { baseUrlOption, CliError, EXIT, intOption } from '../cli-options.ts';
+import { baseUrlOption, CliError, EXIT } from '../cli-options.ts';
+import { addOptionFlags, type FlagSettings } from '../option-flags.ts';
+import { SUITE_OPTION_ROWS } from '../option-tables.ts';
 
 interface CheckOptions {
   baseUrl?: string;
@@ -63,6 +65,20 @@ const toolList = (value: string) => {
   if (tools.length === 0 || unknown.length > 0)
     throw new InvalidArgumentError(`give tools from ${TOOL_NAMES.join(', ')} (comma-separated), or none`);
   return tools as ToolName[];
+};
+
+/** What `check` changes of the flags derived from the suite's options (their names in the help, lists). */
+const SUITE_FLAGS: Record<string, FlagSettings> = {
+  allowedTools: { placeholder: 'tools', parse: toolList },
+  deniedTool: { placeholder: 'tool' },
+  tier: { placeholder: 'name' },
+  deniedTier: { placeholder: 'name' },
+  only: { placeholder: 'ids', parse: idList },
+  allowUnobserved: { placeholder: 'ids', parse: idList },
+  path: { placeholder: 'path' },
+  // Left to the runner: a replay command names a body only when the user gave one.
+  searchBody: { placeholder: 'json', defaultInHelpOnly: true },
+  fetchBody: { placeholder: 'json', defaultInHelpOnly: true },
 };
 
 /** A static token (flag or environment) or a command; none at all is allowed (the caller decides). */
@@ -129,74 +145,33 @@ async function listChecks(): Promise<string> {
  * failed (with --strict, no SHOULD either); 1: a check failed; 2: the suite could not do its job.
  */
 export function registerCheckCommand(program: Command) {
-  program
-    .command('check')
-    .description('run the conformance suite against a gateway over HTTP')
-    .option('--base-url <url>', 'the gateway to check, e.g. https://staging.example.com', baseUrlOption)
-    .option(
-      '--token <token>',
-      'a valid identity token allowed to call both tools (default: $AGENT_GATEWAY_TOKEN; see --allowed-tools)',
-    )
-    .option(
-      '--token-command <cmd>',
-      'a shell command printing such a token as its last line; re-run when the token expires',
-    )
-    .option(
-      '--allowed-tools <tools>',
-      'the tools the --token may call, when not both: web.search, web.fetch or none (the others are skipped, never passed)',
-      toolList,
-    )
-    .option(
-      '--denied-token <token>',
-      'a valid token that may not call --denied-tool (default: $AGENT_GATEWAY_DENIED_TOKEN)',
-    )
-    .option('--denied-token-command <cmd>', 'a shell command printing such a token')
-    .option(
-      '--expired-token <token>',
-      'optional: a genuine token past its lifetime; auth.expired-token checks it gets 401 invalid_identity_token (skipped without it)',
-    )
-    .option('--expired-token-command <cmd>', 'optional: a shell command printing such a token')
-    .option(
-      '--tier <name>',
-      'optional: the tier whoami must show for --token (authz.whoami-tier; skipped without it)',
-    )
-    .option('--denied-tier <name>', 'optional: the tier whoami must show for --denied-token')
-    .addOption(
-      new Option('--denied-tool <tool>', 'the tool the denied token may not call')
-        .choices(TOOL_NAMES)
-        .default('web.search' satisfies ToolName),
-    )
-    .option(
-      '--rate-limit-budget <n>',
-      'most requests the rate-limit burst may send',
-      intOption(1, 100_000),
-      300,
-    )
-    .option(
-      '--max-wait-seconds <s>',
-      'longest single wait the suite grants a 429 (its Retry-After or rate-limit reset); a call never served yet is waited out once, up to 120 s',
-      intOption(0, 3600),
-      60,
-    )
-    .option(
-      '--time-budget-seconds <s>',
-      "the whole run's time budget, waits included: the suite paces its checks to the gateway's limits within it, sending fewer generated cases when they are tight",
-      intOption(10, 86_400),
-      300,
-    )
-    .option(
-      '--seed <n>',
-      'fast-check seed (default: $AGENT_GATEWAY_SEED, else random; always printed)',
-      intOption(0, 2 ** 31 - 1),
-    )
-    .option('--num-runs <n>', 'generated cases per property check', intOption(1, 100_000), 25)
-    .option('--path <path>', 'with --seed and --only: replay one shrunk counterexample')
-    .option('--only <ids>', 'comma-separated check ids to run (see --list)', idList)
-    .option(
-      '--allow-unobserved <ids>',
-      'comma-separated check ids you accept leaving unobserved (e.g. ratelimit.burst-429 for a limit beyond any budget): they do not make the run exit 2, and every report lists them',
-      idList,
-    )
+  addOptionFlags(
+    program
+      .command('check')
+      .description('run the conformance suite against a gateway over HTTP')
+      .option('--base-url <url>', 'the gateway to check, e.g. https://staging.example.com', baseUrlOption)
+      .option(
+        '--token <token>',
+        'a valid identity token allowed to call both tools (default: $AGENT_GATEWAY_TOKEN; see --allowed-tools)',
+      )
+      .option(
+        '--token-command <cmd>',
+        'a shell command printing such a token as its last line; re-run when the token expires',
+      )
+      .option(
+        '--denied-token <token>',
+        'a valid token that may not call --denied-tool (default: $AGENT_GATEWAY_DENIED_TOKEN)',
+      )
+      .option('--denied-token-command <cmd>', 'a shell command printing such a token')
+      .option(
+        '--expired-token <token>',
+        'optional: a genuine token past its lifetime; auth.expired-token checks it gets 401 invalid_identity_token (skipped without it)',
+      )
+      .option('--expired-token-command <cmd>', 'optional: a shell command printing such a token'),
+    // The suite's tunable options (suiteOptionsSchema): flags, bounds, defaults and help derived from it.
+    SUITE_OPTION_ROWS,
+    SUITE_FLAGS,
+  )
     .option('--report-json <file>', 'write the JSON report here')
     .option('--report-junit <file>', 'write a JUnit XML report here')
     .option(
@@ -215,15 +190,6 @@ export function registerCheckCommand(program: Command) {
         .choices(['cli', 'action'])
         .default('cli')
         .hideHelp(),
-    )
-    .option('--strict', 'fail (exit 1) on SHOULD checks too')
-    .option(
-      '--search-body <json>',
-      'JSON body for POST /v1/web/search (default {"query":"agent tool gateway conformance"})',
-    )
-    .option(
-      '--fetch-body <json>',
-      'JSON body for POST /v1/web/fetch (default {"url":"https://example.com/"})',
     )
     .option('--list', 'list the checks (id, level, spec section, title) and exit')
     .addHelpText(

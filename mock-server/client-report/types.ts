@@ -2,25 +2,9 @@ import type { SpecRef } from '../../spec/spec-ref.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { Corpus } from '../providers/corpus.ts';
+import type { ClientReportOptions } from './report-options.ts';
 
-/** Thresholds of the client rules; every one can be changed per report. */
-export interface ClientReportOptions {
-  /** Most consecutive failed attempts of one request (429, 5xx, dropped) before it is an uncapped retry loop. */
-  retryCap: number;
-  /** Requests arriving this soon after a 429 was answered were already in flight, not a reaction to it. */
-  graceMs: number;
-  /** Most requests an agent may have in flight while a 429 is in force. */
-  maxConcurrencyAfter429: number;
-  /** How long a 429 without Retry-After asks for restraint (the parallel-storm rule). */
-  quietMs: number;
-}
-
-export const DEFAULT_REPORT_OPTIONS: ClientReportOptions = {
-  retryCap: 6,
-  graceMs: 100,
-  maxConcurrencyAfter429: 2,
-  quietMs: 1000,
-};
+export { type ClientReportOptions, DEFAULT_REPORT_OPTIONS } from './report-options.ts';
 
 /** What every rule sees: one agent's journal entries, oldest first, and the gateway's setup. */
 export interface RuleContext {

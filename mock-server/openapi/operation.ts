@@ -105,8 +105,12 @@ export function operationObject(op: RouteDeclaration, schemas: Json): Json {
     parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string' } });
   if (op.query) {
     const shape = jsonSchema(op.query, 'input') as { properties?: Record<string, Json>; required?: string[] };
-    for (const [name, schema] of Object.entries(shape.properties ?? {}))
-      parameters.push({ name, in: 'query', required: shape.required?.includes(name) ?? false, schema });
+    for (const [name, schema] of Object.entries(shape.properties ?? {})) {
+      // A field's description (an option schema's) describes the parameter.
+      const { description } = schema as { description?: string };
+      const required = shape.required?.includes(name) ?? false;
+      parameters.push({ name, in: 'query', required, ...(description && { description }), schema });
+    }
   }
   for (const p of op.textQuery ?? [])
     parameters.push({

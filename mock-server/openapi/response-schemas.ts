@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { reportOptionsSchema } from '../client-report/report-options.ts';
 import { configSchema, TOOL_NAMES } from '../config/schema.ts';
 import { ERROR_CODES } from '../errors.ts';
 import { faultSpecSchema } from '../scenarios/faults.ts';
@@ -300,12 +301,8 @@ export const clientReportSchema = z.looseObject({
     ),
   from: isoTime.optional(),
   to: isoTime.optional(),
-  options: z.looseObject({
-    retryCap: z.number(),
-    graceMs: z.number(),
-    maxConcurrencyAfter429: z.number(),
-    quietMs: z.number(),
-  }),
+  // The thresholds the report was graded with (report-options.ts), every one filled in.
+  options: reportOptionsSchema.required(),
   rules: z.array(
     z.looseObject({ id: z.string(), title: z.string(), spec_ref: z.string(), violations: z.number().int() }),
   ),

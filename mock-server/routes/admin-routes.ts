@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { ClientReport } from '../client-report/report.ts';
+import { reportOptionsSchema } from '../client-report/report-options.ts';
 import type { ClientReportOptions } from '../client-report/types.ts';
 import { MAX_CLOCK_MS } from '../clock.ts';
 import { ConfigError } from '../config/load-config.ts';
@@ -8,6 +9,7 @@ import { agentFields, TOOL_NAMES, type ToolName, toolFields } from '../config/sc
 import { GatewayError } from '../errors.ts';
 import type { Agent } from '../identity/agent-registry.ts';
 import { harOf } from '../journal/har.ts';
+import { fromQuery, queryShapeOf } from '../options/option-schema.ts';
 import type { CallContext, Handler } from '../pipeline/context.ts';
 import { readJsonBody } from '../pipeline/read-body.ts';
 import { respondJson } from '../pipeline/respond.ts';
@@ -121,13 +123,10 @@ export const journalQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1_000_000).optional(),
 });
 
-/** Query parameters of GET /__admin/report. */
+/** Query parameters of GET /__admin/report: the agent and the client rules' thresholds (report-options.ts). */
 export const reportQuery = z.strictObject({
-  agent: z.string().min(1, 'is required'),
-  retry_cap: z.coerce.number().int().min(1).max(1000).optional(),
-  grace_ms: z.coerce.number().int().min(0).max(60_000).optional(),
-  max_concurrency_after_429: z.coerce.number().int().min(1).max(10_000).optional(),
-  quiet_ms: z.coerce.number().int().min(0).max(3_600_000).optional(),
+  agent: z.string().min(1, 'is required').describe('the agent to grade'),
+  ...queryShapeOf(reportOptionsSchema),
 });
 
 const showAgent = (agent: Agent) => ({
@@ -388,15 +387,7 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
 
   route('getClientReport', async (ctx) => {
     const q = parseQuery(reportQuery, queryOf(ctx));
-    return ok(
-      ctx,
-      await control.clientReport(q.agent, {
-        retryCap: q.retry_cap,
-        graceMs: q.grace_ms,
-        maxConcurrencyAfter429: q.max_concurrency_after_429,
-        quietMs: q.quiet_ms,
-      }),
-    );
+    return ok(ctx, await control.clientReport(q.agent, fromQuery(reportOptionsSchema, q)));
   });
 
   route('reset', (ctx) => {

@@ -5,32 +5,64 @@ import { SPEC_ENDPOINT_IDS } from '../../spec/endpoints.ts';
 export const FAULT_TARGETS = SPEC_ENDPOINT_IDS;
 export type FaultTarget = (typeof FAULT_TARGETS)[number];
 
-/** A fault to inject, as the admin API and scenario files describe it. */
+/**
+ * A fault to inject, as the admin API and scenario files describe it; declared once: the flags of
+ * `agent-gateway admin faults arm` derive from it.
+ */
 export const faultSpecSchema = z
   .strictObject({
     match: z
       .strictObject({
-        /** Only requests to this endpoint (default: any of health, whoami, web.search, web.fetch). */
-        operation: z.enum(FAULT_TARGETS).optional(),
-        /** Only requests of this agent (never matches health, which has no agent). */
-        agent: z.string().min(1).optional(),
+        operation: z
+          .enum(FAULT_TARGETS)
+          .optional()
+          .describe('only requests to this endpoint (default: any of health, whoami, web.search, web.fetch)'),
+        agent: z
+          .string()
+          .min(1)
+          .optional()
+          .describe('only requests of this agent (never matches health, which has no agent)'),
       })
       .default({}),
-    /** status: answer an error; delay: wait, then answer normally; drop: close the connection. */
-    kind: z.enum(['status', 'delay', 'drop']),
+    kind: z
+      .enum(['status', 'delay', 'drop'])
+      .describe('status: answer an error; delay: wait, then answer normally; drop: close the connection'),
     status: z
       .union([z.literal(500), z.literal(502), z.literal(503), z.literal(504)], {
         error: 'must be 500, 502, 503 or 504',
       })
-      .default(503),
-    /** Retry-After seconds on a status fault; absent means no Retry-After header. */
-    retry_after: z.number().int().min(0).max(86_400).optional(),
-    /** Real milliseconds a delay fault waits. */
-    delay_ms: z.number().int().min(0).max(120_000).default(1000),
-    /** How many times it strikes before it is spent; absent means forever. */
-    count: z.number().int().min(1).max(1_000_000).optional(),
-    /** Strike on the 1st matching request, then every `every`-th (1 = every one). */
-    every: z.number().int().min(1).max(1_000_000).default(1),
+      .default(503)
+      .describe('for kind status: the status answered'),
+    retry_after: z
+      .number()
+      .int()
+      .min(0)
+      .max(86_400)
+      .optional()
+      .describe('Retry-After seconds on the 5xx (absent: no Retry-After header)'),
+    delay_ms: z
+      .number()
+      .int()
+      .min(0)
+      .max(120_000)
+      .default(1000)
+      .describe('for kind delay: the real milliseconds it waits before answering'),
+    count: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .optional()
+      .describe(
+        'strike this many times, then disarm (a status or drop fault needs it, or every); absent: forever',
+      ),
+    every: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .default(1)
+      .describe('strike the 1st matching request, then every n-th (1: every one)'),
   })
   .refine((f) => f.count !== undefined || f.every > 1 || f.kind === 'delay', {
     message:
