@@ -12,6 +12,7 @@ import { getRequestListener } from '@hono/node-server';
 import { DEFAULT_SERVER_SETTINGS, type ServerSettings } from '../config/schema.ts';
 import type { GatewayCore } from '../core.ts';
 import { GatewayError } from '../errors.ts';
+import { writeSlices } from '../journal/write-slices.ts';
 import type { ConnectionFacts, GatewayRequest, GatewayResponse } from '../pipeline/context.ts';
 import { incompleteBody, payloadTooLarge } from '../pipeline/read-body.ts';
 import { closesAfterAnswer, edgeRefusal } from './edge-refusals.ts';
@@ -238,7 +239,11 @@ function writeRaw(socket: Socket, answer: GatewayResponse): void {
 }
 
 /** Writes the core's answer with one `writeHead` + `end` (or drops the connection), then records it. */
-function writeAnswer(res: ServerResponse, answer: GatewayResponse, close: boolean): void {
+function writeAnswer(
+  res: ServerResponse,
+  answer: GatewayResponse,
+  close: boolean,
+): Promise<void> | undefined {
   if (answer.drop) {
     // The "drop" fault: a TCP reset, as a real network failure would look. (The request's socket: a
     // pipelined response is not attached to it yet.)
@@ -247,10 +252,25 @@ function writeAnswer(res: ServerResponse, answer: GatewayResponse, close: boolea
     return;
   }
   const headers = answer.headers;
-  headers['content-length'] = String(Buffer.byteLength(answer.body));
   if (close) headers.connection = 'close';
+  // A long answer (the journal export): written as it is made, chunked; the record stage once it is all out.
+  if (answer.stream) return writeStreamed(res, answer, headers);
+  headers['content-length'] = String(Buffer.byteLength(answer.body));
   res.writeHead(answer.status, headers);
   res.end(answer.body);
+  answer.record(performance.now());
+}
+
+/** A streamed answer, slice by slice with backpressure; a source that fails midway cuts the transfer. */
+async function writeStreamed(res: ServerResponse, answer: GatewayResponse, headers: Record<string, string>) {
+  res.writeHead(answer.status, headers);
+  if (answer.body) res.write(answer.body);
+  try {
+    await writeSlices(answer.stream ?? [], res);
+    res.end();
+  } catch {
+    res.destroy();
+  }
   answer.record(performance.now());
 }
 
@@ -301,7 +321,9 @@ function handleOnCore(
         // closes after this answer, and nothing more is answered on it.
         const close = state?.closeAfter === true || closesAfterAnswer(req);
         if (close && state) state.closeAfter = true;
-        writeAnswer(res, answer, close);
+        const streaming = writeAnswer(res, answer, close);
+        // A streamed answer's connection is busy until the stream ends.
+        if (streaming) return void streaming.then(() => guard.finished(socket, request));
       } catch (error) {
         writeFailed(res, error, log);
       }

@@ -18,6 +18,7 @@ import { journalFingerprint } from '../hash.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 import { bodyStart, type ExchangePieces } from '../journal/exchange-capture.ts';
+import { writeSlices } from '../journal/write-slices.ts';
 import type { Answer, CallContext, GatewayRequest, GatewayResponse } from '../pipeline/context.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
 import { noteOutgoingText } from '../pipeline/outgoing-text.ts';
@@ -230,11 +231,22 @@ export function createProxy(options: ProxyOptions): Proxy {
         resolve(performance.now());
         return;
       }
-      res.writeHead(answer.status, {
-        ...answer.headers,
-        'content-length': String(Buffer.byteLength(answer.body)),
-      });
-      res.end(answer.body);
+      if (answer.stream) {
+        // A long admin answer (the journal export), slice by slice with backpressure.
+        const stream = answer.stream;
+        res.writeHead(answer.status, answer.headers);
+        if (answer.body) res.write(answer.body);
+        writeSlices(stream, res).then(
+          () => res.end(),
+          () => res.destroy(),
+        );
+      } else {
+        res.writeHead(answer.status, {
+          ...answer.headers,
+          'content-length': String(Buffer.byteLength(answer.body)),
+        });
+        res.end(answer.body);
+      }
       const handedOver = performance.now();
       res.once('finish', () => resolve(handedOver));
       res.once('close', () => resolve(handedOver));

@@ -8,9 +8,10 @@ import { agentFields, TOOL_NAMES, type ToolName, toolFields } from '../config/sc
 import { GatewayError } from '../errors.ts';
 import type { Agent } from '../identity/agent-registry.ts';
 import { harOf } from '../journal/har.ts';
+import { journalPageJson } from '../journal/journal.ts';
 import type { CallContext, Handler } from '../pipeline/context.ts';
 import { readJsonBody } from '../pipeline/read-body.ts';
-import { respondJson } from '../pipeline/respond.ts';
+import { respondJson, respondJsonText, respondText } from '../pipeline/respond.ts';
 import { findingsOf } from '../proxy/findings.ts';
 import type { Runtime } from '../runtime.ts';
 import { type FaultSpec, faultSpecSchema } from '../scenarios/faults.ts';
@@ -120,6 +121,12 @@ export const journalQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1_000_000).optional(),
 });
 
+/** Query parameters of GET /__admin/journal/export. */
+export const journalExportQuery = z.strictObject({
+  agent: z.string().optional(),
+  since: z.coerce.number().int().min(0).optional(),
+});
+
 /** Query parameters of GET /__admin/report. */
 export const reportQuery = z.strictObject({
   agent: z.string().min(1, 'is required'),
@@ -159,6 +166,7 @@ const ENDPOINTS = [
   'POST   /__admin/faults                    arm {match?: {operation?, agent?}, kind, status?, retry_after?, delay_ms?, count?, every?}',
   'DELETE /__admin/faults[/:id]',
   'GET    /__admin/journal?agent=&since=&limit=',
+  'GET    /__admin/journal/export?agent=&since=  every entry, streamed as NDJSON (one JSON entry a line)',
   'DELETE /__admin/journal',
   'GET    /__admin/export?format=har&agent=&since=&limit=  the journal as a HAR 1.2 file (headers, bodies, redacted)',
   'GET    /__admin/findings?agent=&per_rule=  spec rules the answers broke, per rule with the exchanges (proxy mode)',
@@ -348,8 +356,24 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     const query = parseQuery(journalQuery, queryOf(ctx));
     // With a shared store, the journal of every instance.
     // A page at most MAX_JOURNAL_PAGE entries long: page on with since=next_since while `more`.
-    if (runtime.shared) return ok(ctx, await runtime.shared.journal.page(query));
-    return ok(ctx, runtime.journal.page(query));
+    // Serialised in slices, the event loop free between them.
+    const page = runtime.shared ? await runtime.shared.journal.page(query) : runtime.journal.page(query);
+    return respondJsonText(ctx, await journalPageJson(page));
+  });
+  route('GET', '/journal/export', async (ctx) => {
+    const query = parseQuery(journalExportQuery, queryOf(ctx));
+    // Streamed in slices (every instance's entries with a shared store; a store down is a 503 before the
+    // first byte): the entries recorded up to X-Journal-Until, oldest first, one JSON entry a line.
+    const exported = runtime.shared
+      ? await runtime.shared.journal.exportSlices(query)
+      : runtime.journal.exportSlices(query);
+    return {
+      ...respondText(ctx, '', 'application/x-ndjson; charset=utf-8', {
+        'cache-control': 'no-store',
+        'x-journal-until': String(exported.until),
+      }),
+      stream: exported.slices,
+    };
   });
   route('DELETE', '/journal', async (ctx) => {
     runtime.journal.clear();
