@@ -384,7 +384,12 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
       expect(entries.map((e) => e.seq)).toEqual([...entries.map((e) => e.seq)].sort((x, y) => x - y));
       // The NDJSON export of the other instance streams the same entries.
       const exported = await (await admin(a, 'GET', '/journal/export?agent=agent-verified')).text();
-      expect(exported.split('\n').filter(Boolean).map((line) => JSON.parse(line))).toEqual(entries);
+      expect(
+        exported
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line)),
+      ).toEqual(entries);
       // Strict options: these requests come within milliseconds, inside the default grace period.
       const report = (await (
         await admin(a, 'GET', '/report?agent=agent-verified&grace_ms=0&retry_cap=2')
