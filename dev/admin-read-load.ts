@@ -29,6 +29,10 @@ interface Figures {
   maxDelayMs: number;
   p99DelayMs: number;
   rssMb: number;
+  maxGapMs: number;
+  cpuOfMaxGapMs: number;
+  gapsOver50: number;
+  maxGapCpuMs: number;
 }
 
 /** The gateway: fills its journal, serves, and reports its event-loop delay when asked. */
@@ -60,6 +64,24 @@ async function child(entries: number) {
   const server = await serve(gateway, { port: 0, log: () => {} });
   const delay = monitorEventLoopDelay({ resolution: 5 });
   delay.enable();
+  // A drift sampler beside it: each gap between two 5 ms ticks, in wall time and in the CPU time the
+  // process used meanwhile. On a loaded machine a gap's wall time is mostly waiting for a core; its CPU time
+  // is the work that held the loop.
+  let wall = { max: 0, cpuOfMax: 0, over50: 0 };
+  let cpu = { max: 0 };
+  let lastTick = performance.now();
+  let lastCpu = process.cpuUsage();
+  setInterval(() => {
+    const now = performance.now();
+    const used = process.cpuUsage(lastCpu);
+    const gap = now - lastTick - 5;
+    const gapCpu = (used.user + used.system) / 1000;
+    if (gap > wall.max) wall = { ...wall, max: gap, cpuOfMax: gapCpu };
+    if (gap > 50) wall.over50 += 1;
+    if (gapCpu > cpu.max) cpu = { max: gapCpu };
+    lastTick = now;
+    lastCpu = process.cpuUsage();
+  }, 5).unref();
   const rssMb = () => Math.round(process.memoryUsage().rss / 1e6);
   process.on('message', (message: { type: string }) => {
     if (message.type === 'figures')
@@ -68,8 +90,16 @@ async function child(entries: number) {
         maxDelayMs: Math.round(delay.max / 1e5) / 10,
         p99DelayMs: Math.round(delay.percentile(99) / 1e5) / 10,
         rssMb: rssMb(),
+        maxGapMs: Math.round(wall.max),
+        cpuOfMaxGapMs: Math.round(wall.cpuOfMax),
+        gapsOver50: wall.over50,
+        maxGapCpuMs: Math.round(cpu.max),
       } satisfies Figures);
-    if (message.type === 'reset') delay.reset();
+    if (message.type === 'reset') {
+      delay.reset();
+      wall = { max: 0, cpuOfMax: 0, over50: 0 };
+      cpu = { max: 0 };
+    }
     if (message.type === 'stop') void server.close().then(() => process.exit(0));
   });
   // Never outlive the measuring process.
@@ -192,6 +222,9 @@ async function main() {
   );
   console.log(
     `gateway event loop: longest block ${ms(figures.maxDelayMs)}, p99 ${ms(figures.p99DelayMs)}; RSS ${ready.rssMb} MB before, ${figures.rssMb} MB after`,
+  );
+  console.log(
+    `gateway drift sampler (5 ms ticks): longest gap ${figures.maxGapMs} ms wall (${figures.cpuOfMaxGapMs} ms of CPU in it), ${figures.gapsOver50} gaps over 50 ms; most CPU in one gap ${figures.maxGapCpuMs} ms (2 cores: up to twice the wall time; GC helper threads count)`,
   );
 }
 

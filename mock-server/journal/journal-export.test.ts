@@ -86,6 +86,19 @@ describe('journal pages at the boundaries', () => {
     expect(page.next_since).toBe(journal.list().at(-1)?.seq);
   });
 
+  it('readPage (the admin API) gives what page gives', async () => {
+    const journal = filled(500, 700);
+    for (const filter of [
+      {},
+      { agent: 'b' },
+      { since: 690 },
+      { since: 9999 },
+      { limit: 3 },
+      { limit: 40, agent: 'c' },
+    ])
+      expect(await journal.readPage(filter, 120)).toEqual(journal.page(filter, 120));
+  });
+
   it('a page as JSON text is the bytes of JSON.stringify(page), made in slices', async () => {
     const journal = filled(500, 700);
     for (const filter of [{}, { agent: 'b' }, { since: 690 }, { since: 9999 }, { limit: 3 }]) {
@@ -116,7 +129,7 @@ describe('the NDJSON export', () => {
 
   it('entries recorded during the export are not in it: the export ends at the seq it started at', () => {
     const journal = filled(5000, 1000);
-    const exported = journal.exportSlices({}, 64);
+    const exported = journal.exportSlices({}, 64, Number.POSITIVE_INFINITY);
     const entries: JournalEntry[] = [];
     for (const text of exported.slices as Iterable<string>) {
       entries.push(...linesOf(text));
@@ -131,7 +144,7 @@ describe('the NDJSON export', () => {
   it('entries the ring overwrites before the export reaches them are skipped, never repeated', () => {
     // A ring of 300 full; each slice of 50 is followed by 60 new entries, so the oldest are lost meanwhile.
     const journal = filled(300, 300);
-    const exported = journal.exportSlices({}, 50);
+    const exported = journal.exportSlices({}, 50, Number.POSITIVE_INFINITY);
     const seqs: number[] = [];
     for (const text of exported.slices as Iterable<string>) {
       seqs.push(...seqsOf(linesOf(text)));
@@ -147,7 +160,7 @@ describe('the NDJSON export', () => {
 
   it('a journal emptied during the export ends it', () => {
     const journal = filled(1000, 500);
-    const exported = journal.exportSlices({}, 100);
+    const exported = journal.exportSlices({}, 100, Number.POSITIVE_INFINITY);
     const seqs: number[] = [];
     for (const text of exported.slices as Iterable<string>) {
       seqs.push(...seqsOf(linesOf(text)));
@@ -155,6 +168,13 @@ describe('the NDJSON export', () => {
       add(journal);
     }
     expect(seqs).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+  });
+
+  it('a slice past its time budget ends early: with none left, one entry a slice, every entry still once', () => {
+    const journal = filled(100, 100);
+    const { texts, entries } = drain(journal.exportSlices({ agent: 'a' }, 50, -1).slices);
+    expect(texts).toHaveLength(25);
+    expect(entries).toEqual(journal.list({ agent: 'a' }));
   });
 
   it('readAll (the report read) gives what list gives, over more than one slice and a scan cap', async () => {
@@ -265,7 +285,9 @@ describe('writing slices with backpressure', () => {
   it('a journal export through a full sink: one slice per drain, every entry once', async () => {
     const journal = filled(1000, 1000);
     const sink = fakeSink(1);
-    const done = writeSlices(journal.exportSlices({}, 100).slices, sink, () => Promise.resolve());
+    const done = writeSlices(journal.exportSlices({}, 100, Number.POSITIVE_INFINITY).slices, sink, () =>
+      Promise.resolve(),
+    );
     for (let drains = 0; drains < 20 && sink.written.length < 10; drains++) {
       await settle();
       expect(sink.written.length).toBe(drains + 1);

@@ -163,6 +163,9 @@ export const MAX_JOURNAL_SCAN = 20_000;
 /** Entries per slice of an NDJSON export: each slice is made, written and yielded on by itself. */
 export const EXPORT_SLICE_ENTRIES = 250;
 
+/** The most time one slice of an export or report read takes before it ends early (see `slice`). */
+export const SLICE_BUDGET_MS = 10;
+
 /** An entry as the API shows it: the exchange redacted (once), `time` as ISO text; a copy. */
 const shown = (entry: JournalEntry): JournalEntry => {
   settleExchange(entry);
@@ -194,17 +197,25 @@ export function createJournal(initialCapacity: number) {
   /**
    * At most `max` matching entries after `since` and up to `until`, looking at no more than
    * MAX_JOURNAL_SCAN entries: `last` is the seq of the last entry looked at, `more` whether entries up to
-   * `until` remain after it.
+   * `until` remain after it. With `budgetMs` (exports and report reads, whose slices may be any size), it
+   * also ends once that much time has passed: an entry's first read redacts its exchange (a secret scan of
+   * its headers and bodies, most of a millisecond), so 250 unread entries could hold the loop far longer.
    */
-  const slice = (since: number, until: number, agent: string | undefined, max: number) => {
+  const slice = (since: number, until: number, agent: string | undefined, max: number, budgetMs?: number) => {
     const { size, start, at } = window(since);
     const end = Math.min(size, start + MAX_JOURNAL_SCAN);
+    const deadline = budgetMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + budgetMs;
     const entries: JournalEntry[] = [];
     let i = start;
     for (; i < end && entries.length < max; i++) {
       const entry = at(i);
       if (entry.seq > until) break;
-      if (agent === undefined || entry.agent === agent) entries.push(shown(entry));
+      if (agent !== undefined && entry.agent !== agent) continue;
+      entries.push(shown(entry));
+      if (budgetMs !== undefined && performance.now() > deadline) {
+        i += 1;
+        break;
+      }
     }
     const last = i > start ? at(i - 1).seq : since;
     return { entries, last, more: i < size && at(i).seq <= until };
@@ -273,6 +284,32 @@ export function createJournal(initialCapacity: number) {
     },
 
     /**
+     * `page`, for the admin API: first the page's entries whose exchange is still to be redacted are
+     * redacted, SLICE_BUDGET_MS at a time with a turn of the event loop between, so a page of 1,000 entries
+     * never read before (1,000 secret scans) is not one long block; then the page, as `page` gives it.
+     */
+    async readPage(filter: JournalFilter = {}, max = MAX_JOURNAL_PAGE): Promise<JournalPageOf> {
+      const { size, start, at } = window(filter.since ?? 0);
+      const matches = (entry: JournalEntry) => filter.agent === undefined || entry.agent === filter.agent;
+      const wanted = Math.min(filter.limit ?? max, max);
+      const backwards = filter.limit !== undefined;
+      let deadline = performance.now() + SLICE_BUDGET_MS;
+      let found = 0;
+      const end = Math.min(size, start + MAX_JOURNAL_SCAN);
+      for (let k = 0; found < wanted && k < (backwards ? size - start : end - start); k++) {
+        const entry = at(backwards ? size - 1 - k : start + k);
+        if (!matches(entry)) continue;
+        found += 1;
+        settleExchange(entry);
+        if (performance.now() > deadline) {
+          await new Promise((resolve) => setImmediate(resolve));
+          deadline = performance.now() + SLICE_BUDGET_MS;
+        }
+      }
+      return this.page(filter, max);
+    },
+
+    /**
      * The export of every entry recorded before the call (`until`: the last seq then; a snapshot of the
      * end), oldest first, as NDJSON text in slices of at most `sliceEntries` entries, each made only when it
      * is asked for. Entries recorded meanwhile are not included; entries the ring overwrote before the
@@ -282,12 +319,13 @@ export function createJournal(initialCapacity: number) {
     exportSlices(
       filter: { agent?: string; since?: number } = {},
       sliceEntries = EXPORT_SLICE_ENTRIES,
+      budgetMs = SLICE_BUDGET_MS,
     ): JournalExport {
       const until = seq;
       function* slices() {
         let since = filter.since ?? 0;
         for (;;) {
-          const found = slice(since, until, filter.agent, sliceEntries);
+          const found = slice(since, until, filter.agent, sliceEntries, budgetMs);
           let text = '';
           for (const entry of found.entries) text += `${JSON.stringify(entry)}\n`;
           if (text) yield text;
@@ -308,7 +346,7 @@ export function createJournal(initialCapacity: number) {
       const entries: JournalEntry[] = [];
       let since = 0;
       for (;;) {
-        const found = slice(since, until, filter.agent, MAX_JOURNAL_PAGE);
+        const found = slice(since, until, filter.agent, MAX_JOURNAL_PAGE, SLICE_BUDGET_MS);
         for (const entry of found.entries) entries.push(entry);
         if (!found.more) break;
         since = found.last;

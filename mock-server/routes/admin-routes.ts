@@ -357,7 +357,7 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     // With a shared store, the journal of every instance.
     // A page at most MAX_JOURNAL_PAGE entries long: page on with since=next_since while `more`.
     // Serialised in slices, the event loop free between them.
-    const page = runtime.shared ? await runtime.shared.journal.page(query) : runtime.journal.page(query);
+    const page = await (runtime.shared ?? runtime).journal.readPage(query);
     return respondJsonText(ctx, await journalPageJson(page));
   });
   route('GET', '/journal/export', async (ctx) => {
