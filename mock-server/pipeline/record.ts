@@ -1,3 +1,4 @@
+import { IDENTITY_HEADER_KEY } from '../../spec/identity-header.ts';
 import {
   bodyStart,
   CREDENTIAL_HEADERS,
@@ -7,10 +8,8 @@ import {
 } from '../journal/exchange-capture.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { Answer, CallContext } from './context.ts';
-import { IDENTITY_HEADER, tokenOf } from './identify.ts';
+import { tokenOf } from './identify.ts';
 import { noteSecretsIn, placeName } from './outgoing-text.ts';
-
-const IDENTITY_HEADER_KEY = IDENTITY_HEADER.toLowerCase();
 
 // Values of fixed-format headers that are protocol tokens only, and so hold no secret: skipped by the scan
 // (the hot path). Any other value of these headers is scanned, as is every other header (user-agent too).

@@ -13,7 +13,7 @@ import { runTool } from '../pipeline/run-tool.ts';
 import { fetchRequestSchema } from '../providers/web-fetch.ts';
 import { searchRequestSchema } from '../providers/web-search.ts';
 import type { Runtime } from '../runtime.ts';
-import type { Router } from './router.ts';
+import type { Routes } from './route-declaration.ts';
 
 const WHOAMI_FINGERPRINT = journalFingerprint('whoami');
 
@@ -116,11 +116,11 @@ export function toolSpecs(runtime: Runtime) {
   return { search, fetch };
 }
 
-/** The /v1 endpoints of spec section 4. */
-export function registerGatewayRoutes(router: Router, runtime: Runtime) {
+/** The /v1 endpoints of spec section 4: the handlers of their routes in `public-route-table.ts`. */
+export function registerGatewayRoutes(routes: Routes, runtime: Runtime) {
   const tools = toolSpecs(runtime);
-  router.add('GET', '/v1/health', health);
-  router.add('GET', '/v1/whoami', whoami);
-  router.add('POST', tools.search.path, toolCall(tools.search));
-  router.add('POST', tools.fetch.path, toolCall(tools.fetch));
+  routes.bind('health', health);
+  routes.bind('whoami', whoami);
+  routes.bind('webSearch', toolCall(tools.search));
+  routes.bind('webFetch', toolCall(tools.fetch));
 }

@@ -16,7 +16,7 @@ export function syntheticEntry(i: number, agent: string | undefined = SYNTHETIC_
     real_ms: i,
     method: 'GET',
     path: '/v1/whoami',
-    operation: 'whoami',
+    operation: 'whoami' as const,
     status: 200,
     agent,
   };
