@@ -1,11 +1,11 @@
 /**
  * Admin reads under load: does reading a big journal hold the gateway's event loop? A gateway process with a
  * synthetic journal of `--entries` (default 1,000,000) entries serves; this process runs `--exports` (default
- * 5) full exports of it at once, each paging through GET /__admin/journal as `admin journal export` does,
- * while it probes GET /v1/health one request at a time. Prints the health latency seen meanwhile, how long
+ * 5) full exports of it at once, each the NDJSON stream of GET /__admin/journal/export (with `--paged`: each
+ * paging through GET /__admin/journal instead), while it probes GET /v1/health one request at a time. Prints the health latency seen meanwhile, how long
  * the exports took, and the gateway's own event-loop delay (the longest block) and memory.
  *
- *   npx tsx dev/admin-read-load.ts [--entries 1000000] [--exports 5]
+ *   npm run bench:admin-reads -- [--entries 1000000] [--exports 5] [--paged] [--cpu-prof DIR]
  *
  * Figures depend on the machine: this prints them, it asserts nothing.
  */
@@ -29,6 +29,10 @@ interface Figures {
   maxDelayMs: number;
   p99DelayMs: number;
   rssMb: number;
+  maxGapMs: number;
+  cpuOfMaxGapMs: number;
+  gapsOver50: number;
+  maxGapCpuMs: number;
 }
 
 /** The gateway: fills its journal, serves, and reports its event-loop delay when asked. */
@@ -60,6 +64,24 @@ async function child(entries: number) {
   const server = await serve(gateway, { port: 0, log: () => {} });
   const delay = monitorEventLoopDelay({ resolution: 5 });
   delay.enable();
+  // A drift sampler beside it: each gap between two 5 ms ticks, in wall time and in the CPU time the
+  // process used meanwhile. On a loaded machine a gap's wall time is mostly waiting for a core; its CPU time
+  // is the work that held the loop.
+  let wall = { max: 0, cpuOfMax: 0, over50: 0 };
+  let cpu = { max: 0 };
+  let lastTick = performance.now();
+  let lastCpu = process.cpuUsage();
+  setInterval(() => {
+    const now = performance.now();
+    const used = process.cpuUsage(lastCpu);
+    const gap = now - lastTick - 5;
+    const gapCpu = (used.user + used.system) / 1000;
+    if (gap > wall.max) wall = { ...wall, max: gap, cpuOfMax: gapCpu };
+    if (gap > 50) wall.over50 += 1;
+    if (gapCpu > cpu.max) cpu = { max: gapCpu };
+    lastTick = now;
+    lastCpu = process.cpuUsage();
+  }, 5).unref();
   const rssMb = () => Math.round(process.memoryUsage().rss / 1e6);
   process.on('message', (message: { type: string }) => {
     if (message.type === 'figures')
@@ -68,8 +90,16 @@ async function child(entries: number) {
         maxDelayMs: Math.round(delay.max / 1e5) / 10,
         p99DelayMs: Math.round(delay.percentile(99) / 1e5) / 10,
         rssMb: rssMb(),
+        maxGapMs: Math.round(wall.max),
+        cpuOfMaxGapMs: Math.round(wall.cpuOfMax),
+        gapsOver50: wall.over50,
+        maxGapCpuMs: Math.round(cpu.max),
       } satisfies Figures);
-    if (message.type === 'reset') delay.reset();
+    if (message.type === 'reset') {
+      delay.reset();
+      wall = { max: 0, cpuOfMax: 0, over50: 0 };
+      cpu = { max: 0 };
+    }
     if (message.type === 'stop') void server.close().then(() => process.exit(0));
   });
   // Never outlive the measuring process.
@@ -88,20 +118,49 @@ const ask = <T>(gateway: ChildProcess, type: string, answer: string) =>
     gateway.send({ type });
   });
 
-async function exportAll(url: string): Promise<{ entries: number; pages: number }> {
+interface Exported {
+  entries: number;
+  pages: number;
+  bytes: number;
+  seconds: number;
+}
+
+/** One export: the NDJSON stream of GET /__admin/journal/export, counted as it arrives (never held whole). */
+async function exportStreamed(url: string): Promise<Exported> {
+  const started = performance.now();
+  const answer = await fetch(`${url}/__admin/journal/export`, { headers: { 'x-admin-key': KEY } });
+  if (!answer.ok || !answer.body)
+    throw new Error(
+      `export answered ${answer.status} after ${Math.round(performance.now() - started)} ms: ${await answer.text()}`,
+    );
+  let entries = 0;
+  let bytes = 0;
+  for await (const chunk of answer.body) {
+    bytes += chunk.length;
+    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) entries += 1;
+  }
+  return { entries, pages: 1, bytes, seconds: (performance.now() - started) / 1000 };
+}
+
+/** One export paged through GET /__admin/journal (`--paged`), as `admin journal export` does. */
+async function exportPaged(url: string): Promise<Exported> {
+  const started = performance.now();
   let since: number | undefined;
   let entries = 0;
   let pages = 0;
+  let bytes = 0;
   for (;;) {
     const answer = await fetch(`${url}/__admin/journal${since === undefined ? '' : `?since=${since}`}`, {
       headers: { 'x-admin-key': KEY },
     }).catch(() => undefined);
     // A kept-alive connection closed as it was reused: ask for the same page again.
     if (!answer) continue;
-    const page = (await answer.json()) as { entries: unknown[]; more: boolean; next_since: number };
+    const text = await answer.text();
+    bytes += Buffer.byteLength(text);
+    const page = JSON.parse(text) as { entries: unknown[]; more: boolean; next_since: number };
     entries += page.entries.length;
     pages += 1;
-    if (!page.more) return { entries, pages };
+    if (!page.more) return { entries, pages, bytes, seconds: (performance.now() - started) / 1000 };
     since = page.next_since;
   }
 }
@@ -112,7 +171,11 @@ const quantile = (sorted: number[], q: number) =>
 async function main() {
   const entries = argValue('--entries', 1_000_000);
   const exports = argValue('--exports', 5);
+  const profileAt = process.argv.indexOf('--cpu-prof');
+  const profile =
+    profileAt === -1 ? [] : ['--cpu-prof', '--cpu-prof-dir', process.argv[profileAt + 1] ?? '.'];
   const gateway = fork(fileURLToPath(import.meta.url), ['--child', String(entries)], {
+    execArgv: [...process.execArgv, ...profile],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const ready = await new Promise<Ready>((resolve, reject) => {
@@ -141,7 +204,8 @@ async function main() {
     }
   })();
   const started = performance.now();
-  const results = await Promise.all(Array.from({ length: exports }, () => exportAll(ready.url)));
+  const exportOne = process.argv.includes('--paged') ? exportPaged : exportStreamed;
+  const results = await Promise.all(Array.from({ length: exports }, () => exportOne(ready.url)));
   const seconds = (performance.now() - started) / 1000;
   exporting = false;
   await probe;
@@ -149,14 +213,18 @@ async function main() {
   gateway.send({ type: 'stop' });
   latencies.sort((a, b) => a - b);
   const ms = (n: number) => `${n.toFixed(1)} ms`;
+  const mb = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
   console.log(
-    `${exports} exports in parallel: ${results.map((r) => `${r.entries} entries/${r.pages} pages`).join(', ')} in ${seconds.toFixed(1)} s`,
+    `${exports} exports in parallel (${exportOne === exportPaged ? 'paged, GET /__admin/journal' : 'streamed, GET /__admin/journal/export'}): ${results.map((r) => `${r.entries} entries${r.pages > 1 ? `/${r.pages} pages` : ''} ${mb(r.bytes)} in ${r.seconds.toFixed(1)} s`).join(', ')}; all done in ${seconds.toFixed(1)} s`,
   );
   console.log(
     `GET /v1/health meanwhile: ${latencies.length} probes answered, ${failures.length} failed${failures.length ? ` (${[...new Set(failures)].join('; ')})` : ''}, p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}, max ${ms(latencies.at(-1) ?? Number.NaN)}`,
   );
   console.log(
     `gateway event loop: longest block ${ms(figures.maxDelayMs)}, p99 ${ms(figures.p99DelayMs)}; RSS ${ready.rssMb} MB before, ${figures.rssMb} MB after`,
+  );
+  console.log(
+    `gateway drift sampler (5 ms ticks): longest gap ${figures.maxGapMs} ms wall (${figures.cpuOfMaxGapMs} ms of CPU in it), ${figures.gapsOver50} gaps over 50 ms; most CPU in one gap ${figures.maxGapCpuMs} ms (2 cores: up to twice the wall time; GC helper threads count)`,
   );
 }
 

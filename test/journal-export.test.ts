@@ -51,4 +51,47 @@ describe('the journal of any size: pages over HTTP, NDJSON export from the CLI',
       gateway.journal.list({ agent: 'agent-early', since: 100 }).map((e) => e.seq),
     );
   }, 180_000);
+
+  const exportOver = async (fetcher: (url: string, init: RequestInit) => Promise<Response>, query = '') => {
+    const answer = await fetcher(`${server.url}/__admin/journal/export${query}`, {
+      headers: { 'x-admin-key': KEY },
+    });
+    return { answer, text: await answer.text() };
+  };
+  const entriesOf = (text: string) =>
+    text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { seq: number });
+
+  it('GET /__admin/journal/export streams every entry once, oldest first, as the journal lists them', async () => {
+    const until = gateway.journal.list().at(-1)?.seq;
+    for (const [name, fetcher] of [
+      ['node:http', (url: string, init: RequestInit) => fetch(url, init)],
+      ['in process', (url: string, init: RequestInit) => gateway.fetch(new Request(url, init))],
+    ] as const) {
+      const { answer, text } = await exportOver(fetcher);
+      expect(answer.status, name).toBe(200);
+      expect(answer.headers.get('content-type'), name).toMatch(/^application\/x-ndjson/);
+      expect(answer.headers.get('x-journal-until'), name).toBe(String(until));
+      expect(entriesOf(text), name).toEqual(gateway.journal.list());
+      const some = await exportOver(fetcher, '?agent=agent-early&since=100');
+      expect(entriesOf(some.text), name).toEqual(gateway.journal.list({ agent: 'agent-early', since: 100 }));
+    }
+    const bad = await exportOver(fetch, '?since=-1');
+    expect(bad.answer.status).toBe(400);
+    expect(JSON.parse(bad.text)).toMatchObject({ code: 'invalid_request', field: 'since' });
+  });
+
+  it('the report over HTTP (the journal read in slices) equals the report of the journal read at once', async () => {
+    for (const agent of ['agent-early', 'agent-verified']) {
+      const answer = await fetch(`${server.url}/__admin/report?agent=${agent}`, {
+        headers: { 'x-admin-key': KEY },
+      });
+      expect(answer.status).toBe(200);
+      const report = (await answer.json()) as { requests: number };
+      expect(report.requests).toBe(gateway.journal.list({ agent }).length);
+      expect(report).toEqual(JSON.parse(JSON.stringify(gateway.clientReport(agent))));
+    }
+  }, 60_000);
 });

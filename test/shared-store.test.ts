@@ -376,6 +376,14 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
       }
       expect(entries.map((e) => e.status)).toEqual([200, 200, 429, 429, 429, 429]);
       expect(entries.map((e) => e.seq)).toEqual([...entries.map((e) => e.seq)].sort((x, y) => x - y));
+      // The NDJSON export of the other instance streams the same entries.
+      const exported = await (await admin(a, 'GET', '/journal/export?agent=agent-verified')).text();
+      expect(
+        exported
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line)),
+      ).toEqual(entries);
       // Strict options: these requests come within milliseconds, inside the default grace period.
       const report = (await (
         await admin(a, 'GET', '/report?agent=agent-verified&grace_ms=0&retry_cap=2')
@@ -434,6 +442,7 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
             }),
           ),
           await admin(a, 'GET', '/journal'),
+          await admin(a, 'GET', '/journal/export'),
           await admin(a, 'POST', '/reset'),
         ];
       } finally {
@@ -444,9 +453,9 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
         expect(answer.status).toBe(503);
         bodies.push((await answer.json()) as { code: string; message: string });
       }
-      expect(bodies.map((b) => b.code)).toEqual(Array(4).fill('state_store_unavailable'));
+      expect(bodies.map((b) => b.code)).toEqual(Array(5).fill('state_store_unavailable'));
       // The admin change's 503 says what a client must know: its writes are not called back.
-      expect(bodies[3]?.message).toMatch(/in force on this instance.*may still get it after this answer/);
+      expect(bodies[4]?.message).toMatch(/in force on this instance.*may still get it after this answer/);
       expect(bodies[0]?.message).not.toMatch(/in force on this instance/);
       let after = await whoami(a, token);
       for (let tries = 0; after.status === 503 && tries < 300; tries++) {

@@ -3,6 +3,28 @@ import { GatewayError } from '../errors.ts';
 import type { DeliveryFacts, GatewayRequest } from '../pipeline/context.ts';
 import { incompleteBody, payloadTooLarge } from '../pipeline/read-body.ts';
 
+/** A streamed answer (the journal export) as a web stream: each slice made when the reader pulls. */
+function streamOf(
+  first: string,
+  slices: Iterable<string> | AsyncIterable<string>,
+): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const iterator = (async function* () {
+    if (first) yield first;
+    yield* slices;
+  })();
+  return new ReadableStream({
+    async pull(controller) {
+      const next = await iterator.next();
+      if (next.done) controller.close();
+      else controller.enqueue(encoder.encode(next.value));
+    },
+    async cancel() {
+      await iterator.return(undefined);
+    },
+  });
+}
+
 /** Reads a web request's body, stopping (413) as soon as it passes `maxBytes`, whatever Content-Length claimed. */
 async function readWebBody(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
@@ -82,10 +104,17 @@ export function createFetchHandler(core: GatewayCore): (request: Request) => Pro
     const answer = await core.handle(fromWebRequest(request, delivery));
     const response = answer.drop
       ? Response.error()
-      : new Response(request.method === 'HEAD' || answer.body === '' ? null : answer.body, {
-          status: answer.status,
-          headers: answer.headers,
-        });
+      : new Response(
+          request.method === 'HEAD'
+            ? null
+            : answer.stream
+              ? streamOf(answer.body, answer.stream)
+              : answer.body || null,
+          {
+            status: answer.status,
+            headers: answer.headers,
+          },
+        );
     delivery.order = ++handedBack;
     answer.record(performance.now());
     return response;

@@ -128,6 +128,12 @@ export interface JournalFilter {
   limit?: number;
 }
 
+/** An NDJSON export: entries up to seq `until`, as slices of text (one JSON entry a line). */
+export interface JournalExport {
+  until: number;
+  slices: Iterable<string> | AsyncIterable<string>;
+}
+
 /**
  * One page of the journal. `more`: entries after `next_since` may match (ask again with
  * `since=next_since`); `next_since`: the seq to page on from (the last entry looked at).
@@ -140,8 +146,42 @@ export interface JournalPageOf<E = JournalEntry> {
   next_since: number;
 }
 
+/**
+ * A page as JSON text, the same bytes as `JSON.stringify(page)`, made in slices of `sliceEntries` entries
+ * with a turn of the event loop between two: a page of 1,000 large entries is not one long block (five
+ * readers paging at once are interleaved with every other request).
+ */
+export async function journalPageJson(page: JournalPageOf, sliceEntries = 100): Promise<string> {
+  const parts: string[] = [];
+  for (let i = 0; i < page.entries.length; i += sliceEntries) {
+    if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+    parts.push(JSON.stringify(page.entries.slice(i, i + sliceEntries)).slice(1, -1));
+  }
+  const entries = `"entries":[${parts.join(',')}]`;
+  return JSON.stringify({ ...page, entries: [] }).replace('"entries":[]', () => entries);
+}
+
 // Connections whose requests are counted (`connection_seq`); the oldest are forgotten beyond it.
 export const CONNECTIONS_COUNTED = 16_384;
+
+/**
+ * The most entries one page (or one slice of an export or report read) looks at when it filters by agent:
+ * a page of an agent with few requests in a full journal of a million ends there (`more`, `next_since`)
+ * rather than hold the event loop for a pass over the whole ring.
+ */
+export const MAX_JOURNAL_SCAN = 20_000;
+
+/** Entries per slice of an NDJSON export: each slice is made, written and yielded on by itself. */
+export const EXPORT_SLICE_ENTRIES = 250;
+
+/** The most time one slice of an export or report read takes before it ends early (see `slice`). */
+export const SLICE_BUDGET_MS = 10;
+
+/** An entry as the API shows it: the exchange redacted (once), `time` as ISO text; a copy. */
+const shown = (entry: JournalEntry): JournalEntry => {
+  settleExchange(entry);
+  return { ...entry, time: new Date(entry.at).toISOString() };
+};
 
 /**
  * The request journal: a ring of the most recent `capacity` entries, so memory stays bounded however long
@@ -156,6 +196,41 @@ export function createJournal(initialCapacity: number) {
   // Requests seen per connection id, bounded. Not cleared with the journal: a connection outlives a reset,
   // and its next request is not its first.
   const perConnection = createBoundedMap<number, number>(CONNECTIONS_COUNTED);
+
+  /** The entries held, oldest first: `at(i)` for i in [start, size), `start` the first after `since`. */
+  const window = (since: number) => {
+    const size = ring[next] ? capacity : next;
+    const oldest = size === capacity ? next : 0;
+    const firstSeq = size > 0 ? (ring[oldest] as JournalEntry).seq : seq + 1;
+    const at = (i: number) => ring[(oldest + i) % capacity] as JournalEntry;
+    return { size, start: Math.max(0, Math.min(size, since + 1 - firstSeq)), at };
+  };
+  /**
+   * At most `max` matching entries after `since` and up to `until`, looking at no more than
+   * MAX_JOURNAL_SCAN entries: `last` is the seq of the last entry looked at, `more` whether entries up to
+   * `until` remain after it. With `budgetMs` (exports and report reads, whose slices may be any size), it
+   * also ends once that much time has passed: an entry's first read redacts its exchange (a secret scan of
+   * its headers and bodies, most of a millisecond), so 250 unread entries could hold the loop far longer.
+   */
+  const slice = (since: number, until: number, agent: string | undefined, max: number, budgetMs?: number) => {
+    const { size, start, at } = window(since);
+    const end = Math.min(size, start + MAX_JOURNAL_SCAN);
+    const deadline = budgetMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + budgetMs;
+    const entries: JournalEntry[] = [];
+    let i = start;
+    for (; i < end && entries.length < max; i++) {
+      const entry = at(i);
+      if (entry.seq > until) break;
+      if (agent !== undefined && entry.agent !== agent) continue;
+      entries.push(shown(entry));
+      if (budgetMs !== undefined && performance.now() > deadline) {
+        i += 1;
+        break;
+      }
+    }
+    const last = i > start ? at(i - 1).seq : since;
+    return { entries, last, more: i < size && at(i).seq <= until };
+  };
 
   return {
     /**
@@ -184,42 +259,111 @@ export function createJournal(initialCapacity: number) {
         if (!entry) continue;
         if (filter.agent !== undefined && entry.agent !== filter.agent) continue;
         if (filter.since !== undefined && entry.seq <= filter.since) continue;
-        settleExchange(entry);
-        out.push({ ...entry, time: new Date(entry.at).toISOString() });
+        out.push(shown(entry));
       }
       return filter.limit !== undefined ? out.slice(-filter.limit) : out;
     },
 
     /**
      * A page of at most `max` (MAX_JOURNAL_PAGE) entries, oldest first, from the entry after `since`: it
-     * starts at that entry (seqs are consecutive in the ring), so paging through a full journal of a million
-     * costs each page its own entries, not a pass over the ring. With `limit`: the newest `limit` (at most
-     * `max`) matching entries, as `list` gives them.
+     * starts at that entry (seqs are consecutive in the ring, so it is found by arithmetic, not a search),
+     * so paging through a full journal of a million costs each page its own entries, not a pass over the
+     * ring. With an agent filter a page looks at most MAX_JOURNAL_SCAN entries (`more` then says to page on
+     * from `next_since`, the last one looked at). With `limit`: the newest `limit` (at most `max`) matching
+     * entries, as `list` gives them.
      */
     page(filter: JournalFilter = {}, max = MAX_JOURNAL_PAGE): JournalPageOf {
-      const size = ring[next] ? capacity : next;
-      const oldest = size === capacity ? next : 0;
-      const firstSeq = size > 0 ? (ring[oldest] as JournalEntry).seq : seq + 1;
-      const at = (i: number) => ring[(oldest + i) % capacity] as JournalEntry;
-      const matches = (entry: JournalEntry) => filter.agent === undefined || entry.agent === filter.agent;
-      const shown = (entry: JournalEntry) => {
-        settleExchange(entry);
-        return { ...entry, time: new Date(entry.at).toISOString() };
-      };
-      const start = Math.max(0, Math.min(size, (filter.since ?? 0) + 1 - firstSeq));
-      const entries: JournalEntry[] = [];
       if (filter.limit !== undefined) {
+        const { size, start, at } = window(filter.since ?? 0);
         const wanted = Math.min(filter.limit, max);
-        for (let i = size - 1; i >= start && entries.length < wanted; i--)
-          if (matches(at(i))) entries.push(shown(at(i)));
+        const entries: JournalEntry[] = [];
+        for (let i = size - 1; i >= start && entries.length < wanted; i--) {
+          const entry = at(i);
+          if (filter.agent === undefined || entry.agent === filter.agent) entries.push(shown(entry));
+        }
         entries.reverse();
         return { capacity, dropped, entries, more: false, next_since: seq };
       }
-      let i = start;
-      for (; i < size && entries.length < max; i++) if (matches(at(i))) entries.push(shown(at(i)));
-      const more = i < size;
-      const nextSince = more ? at(i - 1).seq : Math.max(seq, filter.since ?? 0);
-      return { capacity, dropped, entries, more, next_since: nextSince };
+      const found = slice(filter.since ?? 0, seq, filter.agent, max);
+      return {
+        capacity,
+        dropped,
+        entries: found.entries,
+        more: found.more,
+        next_since: found.more ? found.last : Math.max(seq, filter.since ?? 0),
+      };
+    },
+
+    /**
+     * `page`, for the admin API: first the page's entries whose exchange is still to be redacted are
+     * redacted, SLICE_BUDGET_MS at a time with a turn of the event loop between, so a page of 1,000 entries
+     * never read before (1,000 secret scans) is not one long block; then the page, as `page` gives it.
+     */
+    async readPage(filter: JournalFilter = {}, max = MAX_JOURNAL_PAGE): Promise<JournalPageOf> {
+      const { size, start, at } = window(filter.since ?? 0);
+      const matches = (entry: JournalEntry) => filter.agent === undefined || entry.agent === filter.agent;
+      const wanted = Math.min(filter.limit ?? max, max);
+      const backwards = filter.limit !== undefined;
+      let deadline = performance.now() + SLICE_BUDGET_MS;
+      let found = 0;
+      const end = Math.min(size, start + MAX_JOURNAL_SCAN);
+      for (let k = 0; found < wanted && k < (backwards ? size - start : end - start); k++) {
+        const entry = at(backwards ? size - 1 - k : start + k);
+        if (!matches(entry)) continue;
+        found += 1;
+        settleExchange(entry);
+        if (performance.now() > deadline) {
+          await new Promise((resolve) => setImmediate(resolve));
+          deadline = performance.now() + SLICE_BUDGET_MS;
+        }
+      }
+      return this.page(filter, max);
+    },
+
+    /**
+     * The export of every entry recorded before the call (`until`: the last seq then; a snapshot of the
+     * end), oldest first, as NDJSON text in slices of at most `sliceEntries` entries, each made only when it
+     * is asked for. Entries recorded meanwhile are not included; entries the ring overwrote before the
+     * export reached them are skipped (their seqs are missing from it). Whoever writes the slices yields
+     * between them (`writeSlices`), so no slice holds the event loop longer than its own entries take.
+     */
+    exportSlices(
+      filter: { agent?: string; since?: number } = {},
+      sliceEntries = EXPORT_SLICE_ENTRIES,
+      budgetMs = SLICE_BUDGET_MS,
+    ): JournalExport {
+      const until = seq;
+      function* slices() {
+        let since = filter.since ?? 0;
+        for (;;) {
+          const found = slice(since, until, filter.agent, sliceEntries, budgetMs);
+          let text = '';
+          for (const entry of found.entries) text += `${JSON.stringify(entry)}\n`;
+          if (text) yield text;
+          if (!found.more) return;
+          since = found.last;
+        }
+      }
+      return { until, slices: slices() };
+    },
+
+    /**
+     * Every entry matching `filter` (one agent's, for the client report), read in slices of at most
+     * MAX_JOURNAL_PAGE with a turn of the event loop between two, so a full journal of a million is never
+     * one synchronous pass. As `page` gives them, oldest first.
+     */
+    async readAll(filter: { agent?: string } = {}): Promise<JournalPageOf> {
+      const until = seq;
+      const entries: JournalEntry[] = [];
+      let since = 0;
+      for (;;) {
+        const found = slice(since, until, filter.agent, MAX_JOURNAL_PAGE, SLICE_BUDGET_MS);
+        for (const entry of found.entries) entries.push(entry);
+        if (!found.more) break;
+        since = found.last;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      return { capacity, dropped, entries, more: false, next_since: Math.max(seq, until) };
     },
 
     clear() {

@@ -183,6 +183,7 @@ describe('the document against the gateway it describes', () => {
     clearFaults: { headers: admin },
     getJournal: { headers: admin, query: 'limit=5' },
     exportJournal: { headers: admin, query: 'format=har&limit=5' },
+    streamJournal: { headers: admin, query: 'since=0' },
     getFindings: { headers: admin },
     getClientReport: { headers: admin, query: 'agent=agent-verified' },
     clearJournal: { headers: admin },
@@ -244,6 +245,7 @@ describe('the document against the gateway it describes', () => {
       ['createAgent', 'post', '/__admin/agents', { headers: admin, body: { id: 'agent-verified' } }],
       ['advanceClock', 'post', '/__admin/clock/advance', { headers: admin, body: { ms: 1, seconds: 1 } }],
       ['getJournal', 'get', '/__admin/journal?since=-1', { headers: admin }],
+      ['streamJournal', 'get', '/__admin/journal/export?since=x', { headers: admin }],
       ['getClientReport', 'get', '/__admin/report?agent=nobody', { headers: admin }],
     ];
     for (const [id, method, path, init] of BAD) {

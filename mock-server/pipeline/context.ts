@@ -73,6 +73,11 @@ export interface GatewayResponse {
   /** Close the connection without answering (an injected fault); status is 0. */
   drop?: true;
   /**
+   * A long answer (the journal's NDJSON export) written after `body` as it is made, slice by slice, with
+   * backpressure (`journal/write-slices.ts`); no Content-Length then.
+   */
+  stream?: Iterable<string> | AsyncIterable<string>;
+  /**
    * The last stage: adapters call it once the answer is written (or the connection dropped), with the
    * real monotonic time (`performance.now()`), so the journal holds when the client could see it.
    */

@@ -17,6 +17,7 @@ import { createGateway, type Gateway } from '../gateway.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 import { bodyStart, type ExchangePieces } from '../journal/exchange-capture.ts';
 import type { TargetErrorCode } from '../journal/journal.ts';
+import { writeSlices } from '../journal/write-slices.ts';
 import type { Answer, CallContext, GatewayRequest, GatewayResponse } from '../pipeline/context.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
 import { recordCall } from '../pipeline/record.ts';
@@ -128,11 +129,22 @@ export function createProxy(options: ProxyOptions): Proxy {
         resolve(performance.now());
         return;
       }
-      res.writeHead(answer.status, {
-        ...answer.headers,
-        'content-length': String(Buffer.byteLength(answer.body)),
-      });
-      res.end(answer.body);
+      if (answer.stream) {
+        // A long admin answer (the journal export), slice by slice with backpressure.
+        const stream = answer.stream;
+        res.writeHead(answer.status, answer.headers);
+        if (answer.body) res.write(answer.body);
+        writeSlices(stream, res).then(
+          () => res.end(),
+          () => res.destroy(),
+        );
+      } else {
+        res.writeHead(answer.status, {
+          ...answer.headers,
+          'content-length': String(Buffer.byteLength(answer.body)),
+        });
+        res.end(answer.body);
+      }
       const handedOver = performance.now();
       res.once('finish', () => resolve(handedOver));
       res.once('close', () => resolve(handedOver));

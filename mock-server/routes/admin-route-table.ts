@@ -8,6 +8,7 @@ import {
   agentPatchSchema,
   exportQuery,
   findingsQuery,
+  journalExportQuery,
   journalQuery,
   reportQuery,
   scenarioRequestSchema,
@@ -128,6 +129,14 @@ export const ADMIN_ROUTES: readonly RouteDeclaration[] = [
     'Recent requests (agent traffic; admin calls are not journaled)',
     json('Journal', answers.journalSchema),
     { query: journalQuery, errors: ['invalid_request'], answer: 'Journal entries, oldest first.' },
+  ),
+  admin(
+    'GET',
+    '/journal/export',
+    'streamJournal',
+    'Every journal entry, streamed as NDJSON (the entries up to X-Journal-Until, oldest first)',
+    { text: ['application/x-ndjson'] },
+    { query: journalExportQuery, errors: ['invalid_request'], answer: 'One JSON journal entry a line.' },
   ),
   admin(
     'DELETE',

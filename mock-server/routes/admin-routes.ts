@@ -9,10 +9,11 @@ import { agentFields, TOOL_NAMES, type ToolName, toolFields } from '../config/sc
 import { GatewayError } from '../errors.ts';
 import type { Agent } from '../identity/agent-registry.ts';
 import { harOf } from '../journal/har.ts';
+import { journalPageJson } from '../journal/journal.ts';
 import { fromQuery, queryShapeOf } from '../options/option-schema.ts';
 import type { CallContext, Handler } from '../pipeline/context.ts';
 import { readJsonBody } from '../pipeline/read-body.ts';
-import { respondJson } from '../pipeline/respond.ts';
+import { respondJson, respondJsonText, respondText } from '../pipeline/respond.ts';
 import { findingsOf } from '../proxy/findings.ts';
 import type { Runtime } from '../runtime.ts';
 import { type FaultSpec, faultSpecSchema } from '../scenarios/faults.ts';
@@ -121,6 +122,12 @@ export const journalQuery = z.strictObject({
   agent: z.string().optional(),
   since: z.coerce.number().int().min(0).optional(),
   limit: z.coerce.number().int().min(1).max(1_000_000).optional(),
+});
+
+/** Query parameters of GET /__admin/journal/export. */
+export const journalExportQuery = z.strictObject({
+  agent: z.string().optional(),
+  since: z.coerce.number().int().min(0).optional(),
 });
 
 /** Query parameters of GET /__admin/report: the agent and the client rules' thresholds (report-options.ts). */
@@ -319,8 +326,24 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
     const query = parseQuery(journalQuery, queryOf(ctx));
     // With a shared store, the journal of every instance.
     // A page at most MAX_JOURNAL_PAGE entries long: page on with since=next_since while `more`.
-    if (runtime.shared) return ok(ctx, await runtime.shared.journal.page(query));
-    return ok(ctx, runtime.journal.page(query));
+    // Serialised in slices, the event loop free between them.
+    const page = await (runtime.shared ?? runtime).journal.readPage(query);
+    return respondJsonText(ctx, await journalPageJson(page));
+  });
+  route('streamJournal', async (ctx) => {
+    const query = parseQuery(journalExportQuery, queryOf(ctx));
+    // Streamed in slices (every instance's entries with a shared store; a store down is a 503 before the
+    // first byte): the entries recorded up to X-Journal-Until, oldest first, one JSON entry a line.
+    const exported = runtime.shared
+      ? await runtime.shared.journal.exportSlices(query)
+      : runtime.journal.exportSlices(query);
+    return {
+      ...respondText(ctx, '', 'application/x-ndjson; charset=utf-8', {
+        'cache-control': 'no-store',
+        'x-journal-until': String(exported.until),
+      }),
+      stream: exported.slices,
+    };
   });
   route('clearJournal', async (ctx) => {
     runtime.journal.clear();

@@ -1,10 +1,13 @@
 import { createBoundedMap } from '../bounded-map.ts';
 import {
   CONNECTIONS_COUNTED,
+  EXPORT_SLICE_ENTRIES,
   type JournalEntry,
+  type JournalExport,
   type JournalFilter,
   type JournalPageOf,
   MAX_JOURNAL_PAGE,
+  MAX_JOURNAL_SCAN,
 } from '../journal/journal.ts';
 import type { RedisConnection } from './redis-connection.ts';
 
@@ -156,7 +159,8 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
             break;
           }
           if (raw.length < JOURNAL_SLICE) break;
-          if (entries.length >= max) {
+          // A page of an agent with few requests ends after MAX_JOURNAL_SCAN entries looked at, as in memory.
+          if (entries.length >= max || lastLooked - since >= MAX_JOURNAL_SCAN) {
             more = lastLooked < last;
             break;
           }
@@ -168,7 +172,54 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
       }
     },
 
-    /** Every matching entry, page by page (the client report of one agent). */
+    /** `page`, as the admin API reads it (named as the in-memory journal's `readPage`). */
+    readPage(filter: JournalFilter = {}, max = MAX_JOURNAL_PAGE): Promise<JournalPage> {
+      return this.page(filter, max);
+    },
+
+    /**
+     * The NDJSON export, as the in-memory journal's: the entries up to the last seq when it is asked for
+     * (read before the answer starts, so a store down is a 503), then XRANGE slices of `sliceEntries`, each
+     * read only when the one before is written: memory holds one slice per reader. A slice that fails
+     * (store gone midway) throws: the writer cuts the transfer.
+     */
+    async exportSlices(
+      filter: { agent?: string; since?: number } = {},
+      sliceEntries = EXPORT_SLICE_ENTRIES,
+    ): Promise<JournalExport> {
+      flush();
+      let until: number;
+      try {
+        until = Number((await connection.bounded(written.then(() => redis.get(seqKey)))) ?? 0);
+      } catch (error) {
+        throw connection.unavailable(error);
+      }
+      async function* slices() {
+        let since = filter.since ?? 0;
+        while (since < until) {
+          const raw = await connection.bounded(
+            redis.xrange(stream, `${since + 1}-0`, `${until}-0`, 'COUNT', sliceEntries),
+          );
+          let text = '';
+          for (const [id, fields] of raw) {
+            const entry = JSON.parse(fields[1] as string) as JournalEntry;
+            if (filter.agent !== undefined && entry.agent !== filter.agent) continue;
+            entry.seq = Number.parseInt(id, 10);
+            entry.time = new Date(entry.at).toISOString();
+            text += `${JSON.stringify(entry)}\n`;
+          }
+          if (text) yield text;
+          if (raw.length < sliceEntries) return;
+          since = Number.parseInt((raw[raw.length - 1] as [string, string[]])[0], 10);
+        }
+      }
+      return { until, slices: slices() };
+    },
+
+    /**
+     * Every matching entry (the client report of one agent), page by page: each page a few XRANGE slices,
+     * the event loop free between them.
+     */
     async readAll(filter: { agent?: string } = {}): Promise<JournalPage> {
       let page = await this.page(filter);
       const entries = [...page.entries];

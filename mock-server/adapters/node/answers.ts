@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { GatewayError } from '../../errors.ts';
+import { writeSlices } from '../../journal/write-slices.ts';
 import type { GatewayResponse } from '../../pipeline/context.ts';
 
 /** Writes the status line, headers and body straight to a socket that has no ServerResponse, then closes it. */
@@ -17,7 +18,11 @@ export function writeRaw(socket: Socket, answer: GatewayResponse): void {
 }
 
 /** Writes the core's answer with one `writeHead` + `end` (or drops the connection), then records it. */
-export function writeAnswer(res: ServerResponse, answer: GatewayResponse, close: boolean): void {
+export function writeAnswer(
+  res: ServerResponse,
+  answer: GatewayResponse,
+  close: boolean,
+): Promise<void> | undefined {
   if (answer.drop) {
     // The "drop" fault: a TCP reset, as a real network failure would look. (The request's socket: a
     // pipelined response is not attached to it yet.)
@@ -26,10 +31,25 @@ export function writeAnswer(res: ServerResponse, answer: GatewayResponse, close:
     return;
   }
   const headers = answer.headers;
-  headers['content-length'] = String(Buffer.byteLength(answer.body));
   if (close) headers.connection = 'close';
+  // A long answer (the journal export): written as it is made, chunked; the record stage once it is all out.
+  if (answer.stream) return writeStreamed(res, answer, headers);
+  headers['content-length'] = String(Buffer.byteLength(answer.body));
   res.writeHead(answer.status, headers);
   res.end(answer.body);
+  answer.record(performance.now());
+}
+
+/** A streamed answer, slice by slice with backpressure; a source that fails midway cuts the transfer. */
+async function writeStreamed(res: ServerResponse, answer: GatewayResponse, headers: Record<string, string>) {
+  res.writeHead(answer.status, headers);
+  if (answer.body) res.write(answer.body);
+  try {
+    await writeSlices(answer.stream ?? [], res);
+    res.end();
+  } catch {
+    res.destroy();
+  }
   answer.record(performance.now());
 }
 

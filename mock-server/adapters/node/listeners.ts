@@ -73,7 +73,9 @@ function handleOnCore(
         // closes after this answer, and nothing more is answered on it.
         const close = state?.closeAfter === true || closesAfterAnswer(req);
         if (close && state) state.closeAfter = true;
-        writeAnswer(res, answer, close);
+        const streaming = writeAnswer(res, answer, close);
+        // A streamed answer's connection is busy until the stream ends.
+        if (streaming) return void streaming.then(() => guard.finished(socket, request));
       } catch (error) {
         writeFailed(res, error, log);
       }
