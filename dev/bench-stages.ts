@@ -141,15 +141,15 @@ export async function runStageBenchmark(options: { json: boolean }) {
   const router = createRouter();
   registerGatewayRoutes(router, runtime);
   const ctx = context();
-  const identity = await identify(ctx);
+  const identity = await identify(runtime, ctx);
   const body = parseJsonBody(bytes, search.schema);
-  const result = runTool(ctx, search, body) as string;
+  const result = runTool(runtime, search, body) as string;
 
   const timed: Timed[] = [
     ['request id (a UUID)', () => requestIdFor(undefined)],
     ['route (path, table)', () => router.match('POST', routingPath(request.path))],
-    ['identify (token, memoised signature)', () => identify(context())],
-    ['authorize (tiers, allowlist)', () => authorize(ctx, identity, search)],
+    ['identify (token, memoised signature)', () => identify(runtime, context())],
+    ['authorize (tiers, allowlist)', () => authorize(runtime, ctx, identity, search)],
     [
       'read body (JSON, schema, fingerprint)',
       () => {
@@ -163,18 +163,18 @@ export async function runStageBenchmark(options: { json: boolean }) {
     [
       'admit (concurrency, rate limit, headers)',
       // In memory the stage answers without a promise.
-      () => (admit(context(), identity, 'web.search') as Admission).release(),
+      () => (admit(runtime, context(), identity, 'web.search') as Admission).release(),
     ],
-    ['idempotency key (none sent)', () => idempotencyKey(ctx, identity, search, bytes, NO_STORE)],
-    ['inject fault (none armed)', () => injectFault(ctx, 'web.search', identity.agentId)],
-    ['run tool (search, JSON.stringify)', () => runTool(ctx, search, body)],
+    ['idempotency key (none sent)', () => idempotencyKey(runtime, ctx, identity, search, bytes, NO_STORE)],
+    ['inject fault (none armed)', () => injectFault(runtime, ctx, 'web.search', identity.agentId)],
+    ['run tool (search, JSON.stringify)', () => runTool(runtime, search, body)],
     ['respond (headers)', () => respondJsonText(ctx, result, 200, NO_STORE)],
     [
       'record (journal entry)',
       () => {
         const c = context();
         c.note.operation = 'web.search';
-        recordCall(c, 200, c.started, c.started);
+        recordCall(runtime, c, 200, c.started, c.started);
       },
     ],
   ];

@@ -14,9 +14,7 @@ import { VALID_VARIANTS } from '../test/gateways/valid-variants.ts';
 
 const options = new Command()
   .name('mutation-score')
-  .description(
-    'run the conformance suite against the faulty gateways and valid variants of test/gateways',
-  )
+  .description('run the conformance suite against the faulty gateways and valid variants of test/gateways')
   .option('--num-runs <n>', 'cases per property check', intOption(1, 10_000), 25)
   .option(
     '--seeds <n>',

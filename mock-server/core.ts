@@ -29,8 +29,9 @@ export interface GatewayCore {
 }
 
 /** The record stage of one answer, for its adapter to call once the answer is written. */
-const recorder = (ctx: CallContext, answer: Answer, answeredAt: number) => (writtenAt: number) =>
-  recordCall(ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt, answer);
+const recorder =
+  (runtime: Runtime, ctx: CallContext, answer: Answer, answeredAt: number) => (writtenAt: number) =>
+    recordCall(runtime, ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt, answer);
 
 /**
  * The request's id: the caller's `X-Request-Id` when it is plain and holds nothing the client report's
@@ -93,7 +94,7 @@ export function createCore(
       else {
         const started = performance.now();
         const ctx: CallContext = { request, runtime, requestId, note, at: runtime.clock.now(), started };
-        response.record = recorder(ctx, response, started);
+        response.record = recorder(runtime, ctx, response, started);
       }
       return response;
     },
@@ -118,7 +119,7 @@ export function createCore(
         answer = respondError(ctx, error);
       }
       const response = answer as GatewayResponse;
-      response.record = adminCall ? NOT_RECORDED : recorder(ctx, answer, performance.now());
+      response.record = adminCall ? NOT_RECORDED : recorder(runtime, ctx, answer, performance.now());
       return response;
     },
   };

@@ -3,8 +3,7 @@ import { fromWebRequest } from '../adapters/fetch.ts';
 import type { GatewayError } from '../errors.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
-import type { Runtime } from '../runtime.ts';
-import type { CallContext } from './context.ts';
+import type { CallContext, CallServices } from './context.ts';
 import { identify, instructionPageUrl } from './identify.ts';
 
 const identity: Identity = {
@@ -22,13 +21,13 @@ const verifier: IdentityVerifier = {
 const call = async (headers: Record<string, string>) => {
   const ctx: CallContext = {
     request: fromWebRequest(new Request('http://gw.test/v1/whoami', { headers })),
-    runtime: { verifier } as Runtime,
+    runtime: {} as CallServices,
     requestId: 'r',
     note: {},
     at: 0,
     started: 0,
   };
-  return identify(ctx);
+  return identify({ verifier, state: { refusal: () => undefined } }, ctx);
 };
 const failure = async (promise: Promise<unknown>) => {
   try {

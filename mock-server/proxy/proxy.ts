@@ -365,7 +365,7 @@ export function createProxy(options: ProxyOptions): Proxy {
               httpVersion: req.httpVersion,
             }
           : undefined;
-      recordCall(ctx, status, answeredAt, writtenAt, pieces);
+      recordCall(runtime, ctx, status, answeredAt, writtenAt, pieces);
     };
 
     /** An answer the proxy makes itself (fault, unreachable target): the request's body is read and dropped. */
@@ -394,7 +394,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     if ((FAULT_TARGETS as readonly string[]).includes(operation)) {
       let fault: Answer | undefined;
       try {
-        const struck = injectFault(ctx, operation as FaultTarget, ctx.note.agent);
+        const struck = injectFault(runtime, ctx, operation as FaultTarget, ctx.note.agent);
         fault = struck instanceof Promise ? await struck : struck;
       } catch (error) {
         fault = respondError(ctx, error);

@@ -272,7 +272,7 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
   });
   route('POST', '/agents/:id/tokens', (ctx, params) => {
     // Never mint with a secret the other instances may not hold (shared store in conflict: 503).
-    const refusal = runtime.shared?.connection.refusal;
+    const refusal = runtime.state.refusal();
     if (refusal) throw refusal;
     const minted = runtime.idp.mintForAgent(agentOr404(params.id as string).id);
     return ok(
@@ -348,20 +348,16 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     const query = parseQuery(journalQuery, queryOf(ctx));
     // With a shared store, the journal of every instance.
     // A page at most MAX_JOURNAL_PAGE entries long: page on with since=next_since while `more`.
-    if (runtime.shared) return ok(ctx, await runtime.shared.journal.page(query));
-    return ok(ctx, runtime.journal.page(query));
+    return ok(ctx, await runtime.state.journal.page(query));
   });
   route('DELETE', '/journal', async (ctx) => {
-    runtime.journal.clear();
-    await runtime.shared?.journal.clear();
+    await runtime.state.journal.clear();
     return ok(ctx, { entries: [] });
   });
 
   /** The journal's entries a query asks for: every instance's with a shared store. */
   const entriesOf = async (query: { agent?: string; since?: number; limit?: number }) =>
-    runtime.shared
-      ? await runtime.shared.journal.page(query)
-      : { entries: runtime.journal.list(query), dropped: runtime.journal.dropped };
+    await runtime.state.journal.list(query);
   route('GET', '/export', async (ctx) => {
     const { format: _format, ...query } = parseQuery(exportQuery, queryOf(ctx));
     const { entries, dropped } = await entriesOf(query);

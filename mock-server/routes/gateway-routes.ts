@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { journalFingerprint } from '../hash.ts';
 import type { StoredResponse } from '../idempotency.ts';
+import { andFinally, andThen } from '../maybe-promise.ts';
 import { admit } from '../pipeline/admit.ts';
 import { authorize } from '../pipeline/authorize.ts';
 import type { Handler, ToolSpec } from '../pipeline/context.ts';
@@ -20,78 +21,88 @@ const WHOAMI_FINGERPRINT = journalFingerprint('whoami');
 /**
  * A tool call (spec section 4), as the list of its stages: identify (401), authorize (403), read body
  * (415/413/400), admit (429), idempotency key (replay/409/422), inject fault (5xx/drop), run tool, respond.
- * The record stage follows once the adapter has written the answer.
+ * The record stage follows once the adapter has written the answer. In memory every stage answers at once
+ * and so does the handler (no promise); a stage that returns a promise (a shared store, a remote verifier,
+ * a slow tool) is waited for.
  */
-export function toolCall<T>(spec: ToolSpec<T>): Handler {
+export function toolCall<T>(runtime: Runtime, spec: ToolSpec<T>): Handler {
   const fingerprint = journalFingerprint(spec.tool);
-  return async (ctx) => {
+  return (ctx) => {
     ctx.note.operation = spec.tool;
     ctx.note.request_fingerprint = fingerprint;
-    const identity = identify(ctx);
-    const id = identity instanceof Promise ? await identity : identity;
-    const refused = authorize(ctx, id, spec);
-    if (refused) await refused;
-    const read = readToolBody(ctx, id, spec);
-    const body = read instanceof Promise ? await read : read;
-    const admitted = admit(ctx, id, spec.tool);
-    const admission = admitted instanceof Promise ? await admitted : admitted;
-    let key: KeyOutcome | undefined;
-    let stored: StoredResponse | undefined;
-    try {
-      const keyed = idempotencyKey(ctx, id, spec, body.bytes, admission.headers);
-      key = keyed instanceof Promise ? await keyed : keyed;
-      if (key.replay) return key.replay;
-      const struck = injectFault(ctx, spec.tool, id.agentId);
-      const fault = struck instanceof Promise ? await struck : struck;
-      if (fault) return fault;
-      const ran = runTool(ctx, spec, body.value);
-      const result = typeof ran === 'string' ? ran : await ran;
-      stored = { status: 200, body: result, headers: NO_STORE };
-      return respondJsonText(ctx, result, 200, NO_STORE, admission.headers);
-    } finally {
-      key?.settle?.(stored);
-      admission.release();
-    }
+    return andThen(identify(runtime, ctx), (id) =>
+      andThen(authorize(runtime, ctx, id, spec), () =>
+        andThen(readToolBody(ctx, id, spec), (body) =>
+          andThen(admit(runtime, ctx, id, spec.tool), (admission) => {
+            let key: KeyOutcome | undefined;
+            let stored: StoredResponse | undefined;
+            const answer = () =>
+              andThen(idempotencyKey(runtime, ctx, id, spec, body.bytes, admission.headers), (keyed) => {
+                key = keyed;
+                if (keyed.replay) return keyed.replay;
+                return andThen(injectFault(runtime, ctx, spec.tool, id.agentId), (fault) => {
+                  if (fault) return fault;
+                  return andThen(runTool(runtime, spec, body.value), (result) => {
+                    stored = { status: 200, body: result, headers: NO_STORE };
+                    return respondJsonText(ctx, result, 200, NO_STORE, admission.headers);
+                  });
+                });
+              });
+            return andFinally(answer, () => {
+              key?.settle?.(stored);
+              admission.release();
+            });
+          }),
+        ),
+      ),
+    );
   };
 }
 
-/** GET /v1/health (spec section 4 rule 1): answered before identity, so no token, and no bad token, changes it. */
-const health: Handler = async (ctx) => {
-  ctx.note.operation = 'health';
-  const struck = injectFault(ctx, 'health', undefined);
-  const fault = struck instanceof Promise ? await struck : struck;
-  if (fault) return fault;
-  const body = { status: 'ok', version: 'v1', time: new Date(ctx.runtime.clock.now()).toISOString() };
-  return respondJson(ctx, body, 200, NO_STORE);
-};
+/** The /v1 endpoints that are not tools: health and whoami. */
+function plainEndpoints(runtime: Runtime) {
+  /** GET /v1/health (spec section 4 rule 1): answered before identity, so no token, and no bad token, changes it. */
+  const health: Handler = (ctx) => {
+    ctx.note.operation = 'health';
+    return andThen(injectFault(runtime, ctx, 'health', undefined), (fault) => {
+      if (fault) return fault;
+      const body = { status: 'ok', version: 'v1', time: new Date(runtime.clock.now()).toISOString() };
+      return respondJson(ctx, body, 200, NO_STORE);
+    });
+  };
 
-/** GET /v1/whoami (spec section 4 rule 2): every valid token, whatever its tier; limits apply, policy does not. */
-const whoami: Handler = async (ctx) => {
-  ctx.note.operation = 'whoami';
-  ctx.note.request_fingerprint = WHOAMI_FINGERPRINT;
-  const identified = identify(ctx);
-  const identity = identified instanceof Promise ? await identified : identified;
-  const admitted = admit(ctx, identity, 'whoami');
-  const admission = admitted instanceof Promise ? await admitted : admitted;
-  try {
-    const struck = injectFault(ctx, 'whoami', identity.agentId);
-    const fault = struck instanceof Promise ? await struck : struck;
-    if (fault) return fault;
-    const body = {
-      agent: { id: identity.agentId, name: identity.name },
-      tier: identity.tier,
-      tools: ctx.runtime.policy.allowedTools(identity),
-      token: {
-        issued_at: new Date(identity.issuedAt).toISOString(),
-        expires_at: new Date(identity.expiresAt).toISOString(),
-        expires_in_seconds: Math.max(0, Math.floor((identity.expiresAt - ctx.runtime.clock.now()) / 1000)),
-      },
-    };
-    return respondJson(ctx, body, 200, NO_STORE, admission.headers);
-  } finally {
-    admission.release();
-  }
-};
+  /** GET /v1/whoami (spec section 4 rule 2): every valid token, whatever its tier; limits apply, policy does not. */
+  const whoami: Handler = (ctx) => {
+    ctx.note.operation = 'whoami';
+    ctx.note.request_fingerprint = WHOAMI_FINGERPRINT;
+    return andThen(identify(runtime, ctx), (identity) =>
+      andThen(admit(runtime, ctx, identity, 'whoami'), (admission) =>
+        andFinally(
+          () =>
+            andThen(injectFault(runtime, ctx, 'whoami', identity.agentId), (fault) => {
+              if (fault) return fault;
+              const body = {
+                agent: { id: identity.agentId, name: identity.name },
+                tier: identity.tier,
+                tools: runtime.policy.allowedTools(identity),
+                token: {
+                  issued_at: new Date(identity.issuedAt).toISOString(),
+                  expires_at: new Date(identity.expiresAt).toISOString(),
+                  expires_in_seconds: Math.max(
+                    0,
+                    Math.floor((identity.expiresAt - runtime.clock.now()) / 1000),
+                  ),
+                },
+              };
+              return respondJson(ctx, body, 200, NO_STORE, admission.headers);
+            }),
+          admission.release,
+        ),
+      ),
+    );
+  };
+  return { health, whoami };
+}
 
 // Compiled parsers: ~20x faster on a valid body; any failure goes to zod's runtime, so messages are unchanged.
 const searchBody = z.compile(searchRequestSchema);
@@ -119,8 +130,9 @@ export function toolSpecs(runtime: Runtime) {
 /** The /v1 endpoints of spec section 4. */
 export function registerGatewayRoutes(router: Router, runtime: Runtime) {
   const tools = toolSpecs(runtime);
+  const { health, whoami } = plainEndpoints(runtime);
   router.add('GET', '/v1/health', health);
   router.add('GET', '/v1/whoami', whoami);
-  router.add('POST', tools.search.path, toolCall(tools.search));
-  router.add('POST', tools.fetch.path, toolCall(tools.fetch));
+  router.add('POST', tools.search.path, toolCall(runtime, tools.search));
+  router.add('POST', tools.fetch.path, toolCall(runtime, tools.fetch));
 }

@@ -74,7 +74,7 @@ export function registerIdpRoutes(router: Router, runtime: Runtime) {
       runtime.config.server.max_body_bytes,
     );
     // Never mint with a secret the other instances may not hold (shared store in conflict: 503).
-    const refusal = runtime.shared?.connection.refusal;
+    const refusal = runtime.state.refusal();
     if (refusal) throw refusal;
     let minted: ReturnType<typeof idp.mintForApiKey>;
     try {
