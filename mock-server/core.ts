@@ -1,10 +1,11 @@
 import { isDashboardAsset, registerDashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { GatewayError } from './errors.ts';
+import type { Answer, CallContext, GatewayRequest, GatewayResponse } from './http/context.ts';
+import { requestIdFor } from './http/request-id.ts';
+import { respondError } from './http/respond.ts';
+import type { MaybePromise } from './maybe-promise.ts';
 import { registerOpenApiRoute } from './openapi/openapi-route.ts';
-import type { Answer, CallContext, GatewayRequest, GatewayResponse } from './pipeline/context.ts';
 import { recordCall } from './pipeline/record.ts';
-import { requestIdFor } from './pipeline/request-id.ts';
-import { respondError } from './pipeline/respond.ts';
 import {
   ADMIN_PREFIX,
   type AdminControl,
@@ -73,7 +74,7 @@ export function createCore(
   registerOpenApiRoute(router, { identityProvider: options.serveIdentityProvider, admin: Boolean(admin) });
 
   /** The route's answer (or its promise); throws 404, 405 (with Allow) and, on admin paths, 401/403 first. */
-  const route = (ctx: CallContext, path: string, adminCall: boolean): Answer | Promise<Answer> => {
+  const route = (ctx: CallContext, path: string, adminCall: boolean): MaybePromise<Answer> => {
     const { method } = ctx.request;
     // The dashboard's static files load without the key (the page asks for it); nothing else under /__admin.
     if (adminCall && admin && !isDashboardAsset(method, path)) requireAdminKey(ctx, admin.adminKey);

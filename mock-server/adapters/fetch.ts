@@ -1,7 +1,7 @@
 import type { GatewayCore } from '../core.ts';
 import { GatewayError } from '../errors.ts';
-import type { DeliveryFacts, GatewayRequest } from '../pipeline/context.ts';
-import { incompleteBody, payloadTooLarge } from '../pipeline/read-body.ts';
+import type { DeliveryFacts, GatewayRequest } from '../http/context.ts';
+import { incompleteBody, payloadTooLarge } from '../http/read-body.ts';
 
 /** Reads a web request's body, stopping (413) as soon as it passes `maxBytes`, whatever Content-Length claimed. */
 async function readWebBody(request: Request, maxBytes: number): Promise<Uint8Array> {

@@ -12,8 +12,8 @@ import { getRequestListener } from '@hono/node-server';
 import { DEFAULT_SERVER_SETTINGS, type ServerSettings } from '../config/schema.ts';
 import type { GatewayCore } from '../core.ts';
 import { GatewayError } from '../errors.ts';
-import type { ConnectionFacts, GatewayRequest, GatewayResponse } from '../pipeline/context.ts';
-import { incompleteBody, payloadTooLarge } from '../pipeline/read-body.ts';
+import type { ConnectionFacts, GatewayRequest, GatewayResponse } from '../http/context.ts';
+import { incompleteBody, payloadTooLarge } from '../http/read-body.ts';
 import { closesAfterAnswer, edgeRefusal } from './edge-refusals.ts';
 
 /** Anything with a web-standard handler (a faulty gateway of the proof catalogue, your own fetch app). */

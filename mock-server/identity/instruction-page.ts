@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors.ts';
-import { IDENTITY_HEADER } from '../pipeline/identify.ts';
+import { IDENTITY_HEADER } from './identity-header.ts';
 
 /** The three query parameters of the instruction page (spec section 4, "Token instruction page"). */
 export interface InstructionParams {

@@ -1,6 +1,8 @@
 import type { ResolvedConfig } from '../config/load-config.ts';
 import type { Operation } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
+import type { CallContext } from '../http/context.ts';
+import { httpDate } from '../http/respond.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
 import {
@@ -12,9 +14,7 @@ import {
 } from '../limits/rate-limiter.ts';
 import { andThen, type MaybePromise } from '../maybe-promise.ts';
 import type { StatePort } from '../store/state-port.ts';
-import type { CallContext } from './context.ts';
 import { refusedToken } from './identify.ts';
-import { httpDate } from './respond.ts';
 
 /** An admitted request: headers to add to its response, and the in-flight slot to give back. */
 export interface Admission {

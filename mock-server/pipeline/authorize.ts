@@ -1,7 +1,8 @@
+import type { CallContext } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { Policy } from '../policy/policy.ts';
-import type { CallContext, ToolSpec } from './context.ts';
 import { noteRefusedCall } from './outgoing-text.ts';
+import type { ToolSpec } from './tool-spec.ts';
 
 /** What the authorize stage uses: the policy's decision. */
 export interface AuthorizeDeps {

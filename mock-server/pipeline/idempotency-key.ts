@@ -1,9 +1,10 @@
+import type { Answer, CallContext } from '../http/context.ts';
+import { respondJsonText } from '../http/respond.ts';
 import { parseIdempotencyKey, requestFingerprint, type StoredResponse } from '../idempotency.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import { andThen, type MaybePromise } from '../maybe-promise.ts';
 import type { StatePort } from '../store/state-port.ts';
-import type { Answer, CallContext, ToolSpec } from './context.ts';
-import { respondJsonText } from './respond.ts';
+import type { ToolSpec } from './tool-spec.ts';
 
 /** The idempotency stage's decision: answer from the store, or go on and settle the key with the outcome. */
 export type KeyOutcome =

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { fromWebRequest } from '../adapters/fetch.ts';
 import type { GatewayError } from '../errors.ts';
+import type { CallContext, CallServices } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
-import type { CallContext, CallServices } from './context.ts';
 import { identify, instructionPageUrl } from './identify.ts';
 
 const identity: Identity = {

@@ -1,16 +1,17 @@
 import { GatewayError } from '../errors.ts';
+import type { CallContext } from '../http/context.ts';
+import { IDENTITY_HEADER } from '../identity/identity-header.ts';
 import type { Identity, InvalidTokenReason, VerifyResult } from '../identity/identity-provider.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
 import { andThen, type MaybePromise } from '../maybe-promise.ts';
 import type { StatePort } from '../store/state-port.ts';
-import type { CallContext } from './context.ts';
 
 /** Where a refused token's answer sends the caller: the verifier's identity provider, if not this gateway's. */
 type VerifierLink = Pick<IdentityVerifier, 'idpBaseUrl'>;
 
-/** The identity header of spec section 5. Header names are case-insensitive; lookups use lower case. */
-export const IDENTITY_HEADER = 'X-Agent-Identity';
+export { IDENTITY_HEADER };
+
 const IDENTITY_HEADER_KEY = 'x-agent-identity';
 
 // Agents resend the same token many times: its fingerprint is remembered (bounded; many agents at once fit).

@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResolvedConfig } from '../config/load-config.ts';
 import { ERROR_CATALOGUE, type ErrorCode, GatewayError } from '../errors.ts';
+import type { Answer, CallContext } from '../http/context.ts';
+import { dropConnection, httpDate } from '../http/respond.ts';
 import { formatRetryAfter } from '../limits/rate-limiter.ts';
 import { andThen, type MaybePromise } from '../maybe-promise.ts';
 import type { Fault, FaultTarget } from '../scenarios/faults.ts';
 import type { StatePort } from '../store/state-port.ts';
-import type { Answer, CallContext } from './context.ts';
-import { dropConnection, httpDate } from './respond.ts';
 
 const CODE_BY_STATUS: Record<500 | 502 | 503 | 504, ErrorCode> = {
   500: 'internal_error',

@@ -1,4 +1,5 @@
 import type { ResolvedConfig } from '../config/load-config.ts';
+import type { Answer, CallContext } from '../http/context.ts';
 import {
   bodyStart,
   CREDENTIAL_HEADERS,
@@ -8,7 +9,6 @@ import {
 } from '../journal/exchange-capture.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { StatePort } from '../store/state-port.ts';
-import type { Answer, CallContext } from './context.ts';
 import { IDENTITY_HEADER, tokenOf } from './identify.ts';
 import { noteSecretsIn, placeName } from './outgoing-text.ts';
 

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MaybePromise } from '../maybe-promise.ts';
 import type { Policy } from '../policy/policy.ts';
-import type { ToolSpec } from './context.ts';
+import type { ToolSpec } from './tool-spec.ts';
 
 /** What the run-tool stage uses: each tool's simulated latency. */
 export interface RunToolDeps {

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors.ts';
+import type { Handler } from '../http/context.ts';
+import { readJsonBody } from '../http/read-body.ts';
+import { NO_STORE, respondJson, respondText } from '../http/respond.ts';
 import {
   parseInstructionParams,
   renderInstructionHtml,
@@ -7,10 +10,7 @@ import {
 } from '../identity/instruction-page.ts';
 import { createTokenThrottle } from '../identity/token-throttle.ts';
 import { toVerifyResponse } from '../identity/verifier.ts';
-import type { Handler } from '../pipeline/context.ts';
 import { IDENTITY_HEADER } from '../pipeline/identify.ts';
-import { readJsonBody } from '../pipeline/read-body.ts';
-import { NO_STORE, respondJson, respondText } from '../pipeline/respond.ts';
 import type { Runtime } from '../runtime.ts';
 import { mustBe } from '../validation.ts';
 import type { Router } from './router.ts';

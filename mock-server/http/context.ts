@@ -1,7 +1,6 @@
-import type { z } from 'zod';
 import type { ResolvedConfig } from '../config/load-config.ts';
-import type { ToolName } from '../config/schema.ts';
 import type { JournalNote } from '../journal/journal.ts';
+import type { MaybePromise } from '../maybe-promise.ts';
 import type { ScanCaller, ScanResult } from '../secrets/secrets.ts';
 
 /**
@@ -110,19 +109,7 @@ export interface CallContext {
 }
 
 /** A route handler: the stages of one endpoint, ending in an answer (errors are thrown GatewayErrors). */
-export type Handler = (ctx: CallContext, params: Record<string, string>) => Promise<Answer> | Answer;
+export type Handler = (ctx: CallContext, params: Record<string, string>) => MaybePromise<Answer>;
 
 /** What a handler returns before the record stage is attached. */
 export type Answer = Omit<GatewayResponse, 'record'>;
-
-/** One tool of the gateway as the pipeline runs it. */
-export interface ToolSpec<T = unknown> {
-  tool: ToolName;
-  path: string;
-  /** The body field that carries what the call sends out into the world: the search query or the fetch URL. */
-  field: 'query' | 'url';
-  /** Validates the parsed body (400 naming the first bad field); a compiled schema on the hot path. */
-  schema: z.ZodType<T>;
-  /** Calls the tool's provider; a synchronous provider answers without a promise. */
-  run(body: T): unknown;
-}
