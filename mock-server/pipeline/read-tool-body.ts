@@ -3,7 +3,7 @@ import { journalFingerprint } from '../hash.ts';
 import type { CallContext } from '../http/context.ts';
 import { parseJsonBodyAsSent, readBody } from '../http/read-body.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import type { MaybePromise } from '../maybe-promise.ts';
+import { andThen, type MaybePromise } from '../maybe-promise.ts';
 import { noteBodySecrets, noteOutgoingText, noteRefusedCall } from './outgoing-text.ts';
 import type { ToolSpec } from './tool-spec.ts';
 
@@ -24,10 +24,9 @@ export function readToolBody<T>(
   identity: Identity,
   spec: ToolSpec<T>,
 ): MaybePromise<ToolBody<T>> {
-  const read = readBody(ctx.request, ctx.runtime.config.server.max_body_bytes);
-  return read instanceof Promise
-    ? read.then((bytes) => toolBody(ctx, identity, spec, bytes))
-    : toolBody(ctx, identity, spec, read);
+  return andThen(readBody(ctx.request, ctx.runtime.config.server.max_body_bytes), (bytes) =>
+    toolBody(ctx, identity, spec, bytes),
+  );
 }
 
 /** The read bytes as the tool's body, noted for the journal; a refused body is noted, then thrown. */

@@ -52,7 +52,7 @@ function noteCallSecrets(ctx: CallContext) {
 /** What the record stage uses: how much of each exchange to keep, and the state port's journal. */
 export interface RecordDeps {
   readonly config: { readonly journal: Pick<ResolvedConfig['journal'], 'body_bytes'> };
-  readonly state: Pick<StatePort, 'journal'>;
+  readonly state: { readonly journal: Pick<StatePort['journal'], 'record'> };
 }
 
 /**
