@@ -1,15 +1,16 @@
 import { z } from 'zod';
 import { journalFingerprint } from '../hash.ts';
-import type { Handler } from '../http/context.ts';
+import type { Answer, CallContext, Handler } from '../http/context.ts';
 import { NO_STORE, respondJson, respondJsonText } from '../http/respond.ts';
 import type { StoredResponse } from '../idempotency.ts';
-import { andFinally, andThen } from '../maybe-promise.ts';
-import { admit } from '../pipeline/admit.ts';
+import type { Identity } from '../identity/identity-provider.ts';
+import { andFinally, andThen, type MaybePromise } from '../maybe-promise.ts';
+import { type Admission, admit } from '../pipeline/admit.ts';
 import { authorize } from '../pipeline/authorize.ts';
 import { idempotencyKey, type KeyOutcome } from '../pipeline/idempotency-key.ts';
 import { identify } from '../pipeline/identify.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
-import { readToolBody } from '../pipeline/read-tool-body.ts';
+import { readToolBody, type ToolBody } from '../pipeline/read-tool-body.ts';
 import { runTool } from '../pipeline/run-tool.ts';
 import type { ToolSpec } from '../pipeline/tool-spec.ts';
 import { fetchRequestSchema } from '../providers/web-fetch.ts';
@@ -34,30 +35,45 @@ export function toolCall<T>(runtime: Runtime, spec: ToolSpec<T>): Handler {
     return andThen(identify(runtime, ctx), (id) =>
       andThen(authorize(runtime, ctx, id, spec), () =>
         andThen(readToolBody(ctx, id, spec), (body) =>
-          andThen(admit(runtime, ctx, id, spec.tool), (admission) => {
-            let key: KeyOutcome | undefined;
-            let stored: StoredResponse | undefined;
-            const answer = () =>
-              andThen(idempotencyKey(runtime, ctx, id, spec, body.bytes, admission.headers), (keyed) => {
-                key = keyed;
-                if (keyed.replay) return keyed.replay;
-                return andThen(injectFault(runtime, ctx, spec.tool, id.agentId), (fault) => {
-                  if (fault) return fault;
-                  return andThen(runTool(runtime, spec, body.value), (result) => {
-                    stored = { status: 200, body: result, headers: NO_STORE };
-                    return respondJsonText(ctx, result, 200, NO_STORE, admission.headers);
-                  });
-                });
-              });
-            return andFinally(answer, () => {
-              key?.settle?.(stored);
-              admission.release();
-            });
-          }),
+          andThen(admit(runtime, ctx, id, spec.tool), (admission) =>
+            admitted(runtime, ctx, spec, id, body, admission),
+          ),
         ),
       ),
     );
   };
+}
+
+/**
+ * The stages of an admitted tool call: idempotency key, inject fault, run tool, respond; then, however it
+ * ends, the key is settled with the answer (stored only when it succeeded) and the in-flight slot given back.
+ */
+function admitted<T>(
+  runtime: Runtime,
+  ctx: CallContext,
+  spec: ToolSpec<T>,
+  id: Identity,
+  body: ToolBody<T>,
+  admission: Admission,
+): MaybePromise<Answer> {
+  let key: KeyOutcome | undefined;
+  let stored: StoredResponse | undefined;
+  const answer = () =>
+    andThen(idempotencyKey(runtime, ctx, id, spec, body.bytes, admission.headers), (keyed) => {
+      key = keyed;
+      if (keyed.replay) return keyed.replay;
+      return andThen(injectFault(runtime, ctx, spec.tool, id.agentId), (fault) => {
+        if (fault) return fault;
+        return andThen(runTool(runtime, spec, body.value), (result) => {
+          stored = { status: 200, body: result, headers: NO_STORE };
+          return respondJsonText(ctx, result, 200, NO_STORE, admission.headers);
+        });
+      });
+    });
+  return andFinally(answer, () => {
+    key?.settle?.(stored);
+    admission.release();
+  });
 }
 
 /** The /v1 endpoints that are not tools: health and whoami. */
