@@ -14,6 +14,7 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { shellQuote } from '../conformance/token-value.ts';
+import type { ToolName } from '../spec/tools.ts';
 
 const CLI = fileURLToPath(new URL('./agent-gateway.mjs', import.meta.url));
 
@@ -119,7 +120,7 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
     const value = input(name);
     if (value) passed[name] = value;
   }
-  passed['denied-tool'] ??= 'web.search';
+  passed['denied-tool'] ??= 'web.search' satisfies ToolName;
   return {
     baseUrl: input('base-url'),
     tokenCommand: input('token-command'),

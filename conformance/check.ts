@@ -1,11 +1,14 @@
 import fc from 'fast-check';
+import type { ProtectedEndpointId } from '../spec/endpoints.ts';
+import type { SpecRef } from '../spec/spec-ref.ts';
+import type { ToolName } from '../spec/tools.ts';
 import { reproductionOf } from './exchange-record.ts';
 import type { Exchange, SuiteClient } from './http-client.ts';
 import type { Level, Reproduction, Unobserved, Verdict } from './types.ts';
 
 /** A protected endpoint as the suite calls it; tool bodies are configurable (their fields are "not shown"). */
 export interface Endpoint {
-  name: 'whoami' | 'web.search' | 'web.fetch';
+  name: ProtectedEndpointId;
   method: 'GET' | 'POST';
   path: string;
   body?: string;
@@ -55,7 +58,8 @@ export interface CheckContext {
   log(line: string): void;
 }
 
-export type ToolName = 'web.search' | 'web.fetch';
+/** A tool of the spec (section 1), as the suite names it. */
+export type { ToolName };
 
 export type CheckOutcome = {
   verdict: Verdict;
@@ -77,8 +81,8 @@ export interface Check {
   /** Stable id, e.g. `auth.missing-token`: CI filters and reports use it. */
   id: string;
   title: string;
-  /** The spec section it enforces, e.g. `§5.3`. */
-  specRef: string;
+  /** The spec sections and rules it enforces, e.g. `[{ section: 5, rules: [3] }]` (§5 rule 3). */
+  specRef: SpecRef;
   level: Level;
   /** What the target must provide; without it the check is skipped, naming the missing option. */
   needs?: ('token' | 'deniedToken' | 'expiredToken' | 'tier')[];

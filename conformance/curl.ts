@@ -1,3 +1,4 @@
+import { IDENTITY_HEADER } from '../spec/identity-header.ts';
 import type { Exchange } from './http-client.ts';
 import { shellExpression, shellQuote } from './token-value.ts';
 
@@ -12,7 +13,7 @@ export function curlFor(exchange: Exchange): string {
   const { request } = exchange;
   const parts = ['curl -sS -i', `-X ${request.method}`, shellQuote(exchange.url)];
   for (const [name, value] of exchange.sentHeaders) {
-    const isToken = exchange.tokenTransform && name === (request.tokenHeader ?? 'X-Agent-Identity');
+    const isToken = exchange.tokenTransform && name === (request.tokenHeader ?? IDENTITY_HEADER);
     if (isToken && exchange.tokenTransform) {
       const { variable, transform } = exchange.tokenTransform;
       parts.push(`-H ${bytes(`${name}: `)}${shellExpression(variable, transform)}`);

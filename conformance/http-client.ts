@@ -2,8 +2,9 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { setTimeout as realSleep } from 'node:timers/promises';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { IDENTITY_HEADER } from '../spec/identity-header.ts';
+import { parseRetryAfter, retryAfterDelayMs } from '../spec/retry-after.ts';
 import { exhaustedWaitMs, rateLimitHint } from './rate-limit-headers.ts';
-import { parseRetryAfter, retryAfterDelayMs } from './retry-after.ts';
 import type { TokenSource } from './token-source.ts';
 import { applyTransform, type ResolvedTransform, type TokenValue } from './token-value.ts';
 
@@ -361,7 +362,7 @@ export function createSuiteClient(options: ClientOptions) {
         let redactedHeaders = headers;
         if (request.token) {
           const { value, redacted } = await materialise(request.token);
-          const name = request.tokenHeader ?? 'X-Agent-Identity';
+          const name = request.tokenHeader ?? IDENTITY_HEADER;
           // node:http sends a string's characters as latin1 bytes: UTF-8 text must be pre-encoded.
           headers.push([name, Buffer.from(value, 'utf8').toString('latin1')]);
           tokenTransform = redacted;

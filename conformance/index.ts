@@ -5,6 +5,8 @@
  * import { runConformance, exitCodeFor } from 'agent-tool-gateway-harness/conformance';
  * const report = await runConformance({ baseUrl: 'http://127.0.0.1:8787', token, deniedToken });
  */
+
+export { parseRetryAfter, retryAfterDelayMs } from '../spec/retry-after.ts';
 export type { Check, CheckContext, CheckOutcome, Endpoint, ToolName } from './check.ts';
 export { CheckFailure, Inconclusive } from './check.ts';
 export { CHECKS } from './checks/index.ts';
@@ -15,7 +17,6 @@ export { escapeHtml, toHtmlReport } from './reporters/html.ts';
 export { toJsonReport } from './reporters/json.ts';
 export { toJunitXml } from './reporters/junit.ts';
 export { toMarkdownSummary } from './reporters/markdown.ts';
-export { parseRetryAfter, retryAfterDelayMs } from './retry-after.ts';
 export {
   CannotRunError,
   type ConformanceOptions,

@@ -1,3 +1,5 @@
+import { SPEC_ENDPOINTS } from '../spec/endpoints.ts';
+import { TOOL_NAMES, TOOLS as TOOLS_OF_SPEC } from '../spec/tools.ts';
 import {
   type Check,
   type CheckContext,
@@ -15,6 +17,9 @@ import { redactTokens } from './redact.ts';
 import { staticToken, TokenCommandError, type TokenSource } from './token-source.ts';
 import type { CheckResult, ExchangeRecord, Reproduction, Unobserved } from './types.ts';
 import { blockingUnobserved } from './unobserved.ts';
+
+/** The tool the denied token is tried on unless told otherwise: the spec's first, web.search. */
+export const DEFAULT_DENIED_TOOL: ToolName = TOOL_NAMES[0];
 
 export interface ConformanceOptions {
   /** The gateway's base URL, e.g. `https://staging.example.com` (paths under /v1 are appended). */
@@ -40,7 +45,7 @@ export interface ConformanceOptions {
   tier?: string;
   deniedTier?: string;
   /** The tool the denied token may not call (default web.search). */
-  deniedTool?: 'web.search' | 'web.fetch';
+  deniedTool?: ToolName;
   /** Most requests the rate-limit burst may send (default 300). */
   rateLimitBudget?: number;
   /** Longest single wait the suite grants a 429 (its Retry-After or rate-limit reset; default 60 s). */
@@ -275,9 +280,19 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   let running = '';
   let sharedFrom = new Set<string>();
   const endpoints: Record<Endpoint['name'], Endpoint> = {
-    whoami: { name: 'whoami', method: 'GET', path: '/v1/whoami' },
-    'web.search': { name: 'web.search', method: 'POST', path: '/v1/web/search', body: searchBody },
-    'web.fetch': { name: 'web.fetch', method: 'POST', path: '/v1/web/fetch', body: fetchBody },
+    whoami: { name: 'whoami', method: SPEC_ENDPOINTS.whoami.method, path: SPEC_ENDPOINTS.whoami.path },
+    'web.search': {
+      name: 'web.search',
+      method: TOOLS_OF_SPEC['web.search'].method,
+      path: TOOLS_OF_SPEC['web.search'].path,
+      body: searchBody,
+    },
+    'web.fetch': {
+      name: 'web.fetch',
+      method: TOOLS_OF_SPEC['web.fetch'].method,
+      path: TOOLS_OF_SPEC['web.fetch'].path,
+      body: fetchBody,
+    },
   };
   const ctx: CheckContext = {
     client,
@@ -295,7 +310,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       ...TOOLS.filter((t) => allowedTools.includes(t)).map((t) => endpoints[t]),
     ],
     allowedTools,
-    deniedTool: options.deniedTool ?? 'web.search',
+    deniedTool: options.deniedTool ?? DEFAULT_DENIED_TOOL,
     rateLimitBudget: options.rateLimitBudget ?? 300,
     maxWaitSeconds,
     longWaitSeconds: Math.max(options.longWaitSeconds ?? 120, maxWaitSeconds),
@@ -319,7 +334,10 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   };
 
   try {
-    const probe = await client.send({ method: 'GET', path: '/v1/health' });
+    const probe = await client.send({
+      method: SPEC_ENDPOINTS.health.method,
+      path: SPEC_ENDPOINTS.health.path,
+    });
     if (probe.response.status === 0) {
       throw new CannotRunError(`cannot reach the gateway at ${options.baseUrl}: ${probe.response.error}`);
     }
@@ -337,11 +355,15 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       [DENIED_TOKEN, tokens.denied, 'deniedToken'],
     ] as const) {
       if (!source || !checks.some((check) => check.needs?.includes(need))) continue;
-      const whoami = await client.send({ method: 'GET', path: '/v1/whoami', token });
+      const whoami = await client.send({
+        method: SPEC_ENDPOINTS.whoami.method,
+        path: SPEC_ENDPOINTS.whoami.path,
+        token,
+      });
       if (whoami.response.status !== 401) continue;
       const code = (whoami.response.json as { code?: unknown } | undefined)?.code;
       throw new CannotRunError(
-        `the gateway does not accept the token in ${source.variable}: GET /v1/whoami answered 401${typeof code === 'string' ? ` ${code}` : ''}. Give a current, valid token (or a --token-command that mints one).`,
+        `the gateway does not accept the token in ${source.variable}: ${SPEC_ENDPOINTS.whoami.method} ${SPEC_ENDPOINTS.whoami.path} answered 401${typeof code === 'string' ? ` ${code}` : ''}. Give a current, valid token (or a --token-command that mints one).`,
       );
     }
 

@@ -1,3 +1,4 @@
+import type { SpecRef } from '../spec/spec-ref.ts';
 /** How binding a rule is: a failed MUST fails a CI run; a failed SHOULD only with --strict. */
 export type Level = 'MUST' | 'SHOULD';
 
@@ -72,7 +73,8 @@ export interface Reproduction {
 export interface CheckResult {
   id: string;
   title: string;
-  specRef: string;
+  /** The spec sections and rules the check enforces; reports print it with `formatSpecRef`. */
+  specRef: SpecRef;
   level: Level;
   verdict: Verdict;
   message: string;

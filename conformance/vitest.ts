@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
+import { formatSpecRef } from '../spec/spec-ref.ts';
 import type { Check } from './check.ts';
 import { formatSummary } from './reporters/console.ts';
 import {
@@ -70,7 +71,7 @@ export function describeConformance(
 
     for (const check of checks) {
       it(
-        `${check.id} [${check.level} ${check.specRef}] ${check.title}`,
+        `${check.id} [${check.level} ${formatSpecRef(check.specRef)}] ${check.title}`,
         async (ctx) => {
           const { resolved } = await run;
           const result = results.get(check.id);

@@ -1,3 +1,5 @@
+import { SPEC_ENDPOINT_IDS, SPEC_ENDPOINTS } from '../spec/endpoints.ts';
+import { IDENTITY_HEADER_KEY } from '../spec/identity-header.ts';
 import { isDashboardAsset, registerDashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { GatewayError } from './errors.ts';
 import type { Answer, CallContext, GatewayRequest, GatewayResponse } from './http/context.ts';
@@ -42,7 +44,7 @@ const recorder =
 function requestIdOf(request: GatewayRequest, runtime: Runtime): string {
   const given = request.header('x-request-id');
   if (given === undefined) return requestIdFor(undefined);
-  const token = request.header('x-agent-identity')?.trim() || undefined;
+  const token = request.header(IDENTITY_HEADER_KEY)?.trim() || undefined;
   return runtime.scanSecrets(given, { token }).kinds.length > 0
     ? requestIdFor(undefined)
     : requestIdFor(given);
@@ -50,8 +52,7 @@ function requestIdOf(request: GatewayRequest, runtime: Runtime): string {
 
 const isAdminPath = (path: string) => path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`);
 const NOT_RECORDED = () => {};
-const PUBLIC_ENDPOINTS =
-  'Endpoints: GET /v1/health, GET /v1/whoami, POST /v1/web/search, POST /v1/web/fetch.';
+const PUBLIC_ENDPOINTS = `Endpoints: ${SPEC_ENDPOINT_IDS.map((id) => `${SPEC_ENDPOINTS[id].method} ${SPEC_ENDPOINTS[id].path}`).join(', ')}.`;
 
 /**
  * Builds the core over a runtime: the /v1 endpoints, the simulated identity provider (unless tokens are

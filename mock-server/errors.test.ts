@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ERROR_CATALOGUE, ERROR_CODES, GatewayError } from './errors.ts';
+import { ERROR_STATUSES } from '../spec/error-codes.ts';
+import { ERROR_CATALOGUE, ERROR_CODES, type ErrorCode, GatewayError } from './errors.ts';
 
 describe('error codes', () => {
   it('are snake_case and map the spec section 7 codes to their statuses', () => {
@@ -15,6 +16,17 @@ describe('error codes', () => {
       const challenge = new GatewayError(code).headers['www-authenticate'];
       if (ERROR_CATALOGUE[code].status === 401) expect(challenge, code).toMatch(/^[A-Za-z]+ \S/);
       else expect(challenge, code).toBeUndefined();
+    }
+  });
+});
+
+describe('the catalogue and the spec vocabulary', () => {
+  it('has a message for every code of spec/error-codes.ts, and no code the vocabulary lacks', () => {
+    expect(Object.keys(ERROR_CATALOGUE)).toEqual(Object.keys(ERROR_STATUSES));
+    for (const code of Object.keys(ERROR_STATUSES) as ErrorCode[]) {
+      expect(ERROR_CATALOGUE[code].message, code).toMatch(/\S/);
+      expect(ERROR_CATALOGUE[code].status, code).toBe(ERROR_STATUSES[code]);
+      expect(new GatewayError(code).status, code).toBe(ERROR_STATUSES[code]);
     }
   });
 });

@@ -1,10 +1,10 @@
 import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { gatewayHandlers } from '../mock-server/adapters/msw.ts';
 import { createGateway, createSharedGateway } from '../mock-server/gateway.ts';
 import { assertFollowsClientRules, assertFollowsClientRulesShared } from '../mock-server/testing.ts';
 import '../mock-server/testing-vitest.ts';
-import { describeWithRedis, type RedisProcess, startRedis } from './support/redis.ts';
+import { describeWithRedis, useRedis } from './support/redis.ts';
 
 /* What an agent developer gets for a mistake: a message that names it, not a TypeError from inside. */
 
@@ -63,14 +63,7 @@ describe('misuse of the matcher says what it expected', () => {
 });
 
 describeWithRedis('a gateway on a shared store grades from the shared journal', () => {
-  let redis: RedisProcess;
-  beforeAll(async () => {
-    redis = await startRedis();
-  }, 30_000);
-  afterAll(async () => {
-    await redis?.stop();
-    redis?.cleanup();
-  });
+  const redis = useRedis();
 
   it('the matcher reads the store (awaited); clientReport says to', async () => {
     const config = {

@@ -3,6 +3,7 @@ import { type RunningServer, serve } from '../mock-server/adapters/node-server.t
 import { createGateway, type Gateway } from '../mock-server/gateway.ts';
 import { MAX_JOURNAL_PAGE } from '../mock-server/journal/journal.ts';
 import { runCli } from './support/cli.ts';
+import { syntheticEntry } from './support/synthetic-journal.ts';
 
 const KEY = 'qa-journal-export-key';
 const COUNT = 2 * MAX_JOURNAL_PAGE + 321;
@@ -15,17 +16,7 @@ describe('the journal of any size: pages over HTTP, NDJSON export from the CLI',
     server = await serve(gateway, { port: 0, log: () => {} });
     // A synthetic journal: what many requests would have left.
     for (let i = 0; i < COUNT; i++)
-      gateway.journal.record({
-        request_id: `r${i}`,
-        at: 1_700_000_000_000 + i,
-        duration_ms: 1,
-        real_ms: i,
-        method: 'GET',
-        path: '/v1/whoami',
-        operation: 'whoami',
-        status: 200,
-        agent: i % 3 === 0 ? 'agent-early' : 'agent-verified',
-      });
+      gateway.journal.record(syntheticEntry(i, i % 3 === 0 ? 'agent-early' : 'agent-verified'));
   });
   afterAll(() => server?.close());
 

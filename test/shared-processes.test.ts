@@ -1,23 +1,22 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { CLI_ENTRY, type ServeProcess, spawnServe } from '../dev/spawn-serve.ts';
-import { describeWithRedis, type RedisProcess, startRedis } from './support/redis.ts';
+import { expect, it } from 'vitest';
+import { CLI_ENTRY, spawnServe } from '../dev/spawn-serve.ts';
+import { describeWithRedis } from './support/redis.ts';
+import { type RedisProcesses, useRedisProcesses } from './support/redis-processes.ts';
 
 const ADMIN = 'admin-key-for-tests';
-let redis: RedisProcess;
-let dir: string;
+let env: RedisProcesses;
 let prefixes = 0;
 
 /** A config file for instances sharing the test's Redis under a fresh key prefix. */
 function configFile(overlay: Record<string, unknown>): string {
-  const file = join(dir, `config-${++prefixes}.json`);
+  const file = join(env.dir, `config-${++prefixes}.json`);
   const config = {
     ...overlay,
-    store: { url: redis.url, key_prefix: `p${prefixes}`, lease_seconds: 1, timeout_ms: 10_000 },
+    store: { url: env.redis.url, key_prefix: `p${prefixes}`, lease_seconds: 1, timeout_ms: 10_000 },
   };
   writeFileSync(file, JSON.stringify(config));
   return file;
@@ -37,17 +36,8 @@ const whoami = (url: string, token: string) =>
   fetch(`${url}/v1/whoami`, { headers: { 'x-agent-identity': token } });
 
 describeWithRedis('serve processes sharing Redis (--store, --workers)', () => {
-  const started: ServeProcess[] = [];
-  beforeAll(async () => {
-    redis = await startRedis();
-    dir = mkdtempSync(join(tmpdir(), 'agw-shared-'));
-  }, 30_000);
-  afterAll(async () => {
-    await Promise.all(started.map((s) => s.stop()));
-    await redis?.stop();
-    redis?.cleanup();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
+  env = useRedisProcesses('agw-shared-');
+  const started = env.started;
 
   it('serve --workers 2 without a shared store is refused, saying why', () => {
     const run = spawnSync(process.execPath, [CLI_ENTRY, 'serve', '--port', '0', '--workers', '2'], {
@@ -93,7 +83,7 @@ describeWithRedis('serve processes sharing Redis (--store, --workers)', () => {
     const [a, b] = await Promise.all([spawnServe(serveArgs(file)), spawnServe(serveArgs(file))]);
     started.push(a, b);
     const token = await mint(a.url, 'agent-verified');
-    const client = new Redis(redis.url);
+    const client = new Redis(env.redis.url);
     // Three searches hang on A (a minute of tool latency): the agent's three slots are taken.
     const hanging = Array.from({ length: 3 }, () =>
       fetch(`${a.url}/v1/web/search`, {

@@ -3,6 +3,7 @@ import { createJournal, type JournalFilter } from '../mock-server/journal/journa
 import { connectRedis, type RedisConnection } from '../mock-server/store/redis-connection.ts';
 import { createRedisJournal, JOURNAL_SLICE } from '../mock-server/store/redis-journal.ts';
 import { describeWithRedis, type RedisProcess, startRedis } from './support/redis.ts';
+import { syntheticEntry } from './support/synthetic-journal.ts';
 
 let redis: RedisProcess;
 let connection: RedisConnection;
@@ -17,17 +18,7 @@ describeWithRedis('the shared journal pages as the in-memory one does (slices of
     connection = await connectRedis({ url: redis.url, keyPrefix: 'j', timeoutMs: 10_000, log: () => {} });
     shared = createRedisJournal(connection, COUNT, 1);
     for (let i = 0; i < COUNT; i++) {
-      const entry = () => ({
-        request_id: `r${i}`,
-        at: 1_700_000_000_000 + i,
-        duration_ms: 1,
-        real_ms: i,
-        method: 'GET',
-        path: '/v1/whoami',
-        operation: 'whoami',
-        status: 200,
-        agent: AGENTS[i % AGENTS.length],
-      });
+      const entry = () => syntheticEntry(i, AGENTS[i % AGENTS.length]);
       memory.record(entry());
       shared.record(entry());
     }

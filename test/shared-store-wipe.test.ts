@@ -1,28 +1,27 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { type ServeProcess, spawnServe } from '../dev/spawn-serve.ts';
 import type { GatewayConfigOverlay } from '../mock-server/config/schema.ts';
 import { createSharedGateway } from '../mock-server/gateway.ts';
-import { describeWithRedis, type RedisProcess, startRedis } from './support/redis.ts';
+import { describeWithRedis, useRedis } from './support/redis.ts';
+import { type RedisProcesses, useRedisProcesses } from './support/redis-processes.ts';
 
 const ADMIN = 'admin-key-for-tests';
 type Shared = Awaited<ReturnType<typeof createSharedGateway>>;
 const API_KEYS = ['ak_early_7c3e9a1b5d2f', 'ak_verified_2b8d4f6a1c9e', 'ak_allowlisted_9e5a3c7b1d4f'];
-let redis: RedisProcess;
-let dir: string;
+let env: RedisProcesses;
 let prefixes = 0;
 
 /** A config without a signing secret (each store draws one) for instances sharing the test's Redis. */
 function configFile(): { file: string; prefix: string } {
   const prefix = `w${++prefixes}`;
-  const file = join(dir, `config-${prefix}.json`);
+  const file = join(env.dir, `config-${prefix}.json`);
   const config = {
     rate_limits: { rules: [], concurrency: { per_agent: null } },
-    store: { url: redis.url, key_prefix: prefix, lease_seconds: 1, timeout_ms: 10_000 },
+    store: { url: env.redis.url, key_prefix: prefix, lease_seconds: 1, timeout_ms: 10_000 },
   };
   writeFileSync(file, JSON.stringify(config));
   return { file, prefix };
@@ -81,17 +80,8 @@ async function stalled<T>(instance: ServeProcess, during: () => Promise<T>): Pro
 }
 
 describeWithRedis('a store that loses its data: no split brain (real processes)', () => {
-  const started: ServeProcess[] = [];
-  beforeAll(async () => {
-    redis = await startRedis();
-    dir = mkdtempSync(join(tmpdir(), 'agw-wipe-'));
-  }, 30_000);
-  afterAll(async () => {
-    await Promise.all(started.map((s) => s.stop()));
-    await redis?.stop();
-    redis?.cleanup();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
+  env = useRedisProcesses('agw-wipe-');
+  const started = env.started;
 
   it('kill -9 and a restart without persistence, FLUSHALL, a late instance and a respawned worker under load: no valid token is ever refused as bad_signature', async () => {
     const { file, prefix } = configFile();
@@ -124,12 +114,12 @@ describeWithRedis('a store that loses its data: no split brain (real processes)'
 
     await servedAfter(50);
     // 1. Redis killed and started again, empty.
-    await redis.stop();
+    await env.redis.stop();
     await sleep(200);
-    await redis.restart();
+    await env.redis.restart();
     await servedAfter(served() + 100);
     // 2. FLUSHALL under load, and an instance started right after it.
-    const client = new Redis(redis.url);
+    const client = new Redis(env.redis.url);
     await client.flushall();
     const c = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
     started.push(c);
@@ -181,7 +171,7 @@ describeWithRedis('a store that loses its data: no split brain (real processes)'
     started.push(a);
     const before = (await mintAt(a.url, API_KEYS[0] as string)) as string;
     expect((await whoamiAt(a.url, before)).status).toBe(200);
-    const client = new Redis(redis.url);
+    const client = new Redis(env.redis.url);
     // A cannot write its secret back while stopped, however long C's grace: C draws its own, for sure.
     const c = await stalled(a, async () => {
       await client.flushall();
@@ -211,7 +201,7 @@ describeWithRedis('a store that loses its data: no split brain (real processes)'
     const a = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
     started.push(a);
     const before = (await mintAt(a.url, API_KEYS[0] as string)) as string;
-    const client = new Redis(redis.url);
+    const client = new Redis(env.redis.url);
     const { c, minted } = await stalled(a, async () => {
       await client.flushall();
       const newcomer = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
@@ -240,7 +230,7 @@ describeWithRedis('a store that loses its data: no split brain (real processes)'
     started.push(a);
     const token = (await mintAt(a.url, API_KEYS[0] as string)) as string;
     expect((await whoamiAt(a.url, token)).status).toBe(200);
-    const client = new Redis(redis.url);
+    const client = new Redis(env.redis.url);
     const key = `${prefix}:signing_secret`;
     const held = (await client.get(key)) as string;
     await client.set(key, 'a-secret-drawn-by-another-group-of-instances');
@@ -264,14 +254,7 @@ describeWithRedis('a store that loses its data: no split brain (real processes)'
 });
 
 describeWithRedis('a store with persistence (appendonly yes): what a restart keeps', () => {
-  let durable: RedisProcess;
-  beforeAll(async () => {
-    durable = await startRedis({ appendonly: true });
-  }, 30_000);
-  afterAll(async () => {
-    await durable?.stop();
-    durable?.cleanup();
-  }, 30_000);
+  const durable = useRedis({ appendonly: true });
 
   it('the journal and token revocations survive a kill -9 and restart of a Redis with an append-only file', async () => {
     const config = {

@@ -1,5 +1,5 @@
 import { fc } from '@fast-check/vitest';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { createClock } from '../mock-server/clock.ts';
 import type { GatewayConfigOverlay, RateLimitRule } from '../mock-server/config/schema.ts';
 import { createSharedGateway } from '../mock-server/gateway.ts';
@@ -7,7 +7,7 @@ import { createRateLimiter } from '../mock-server/limits/rate-limiter.ts';
 import type { SearchProvider, SearchResponse } from '../mock-server/providers/web-search.ts';
 import { connectRedis } from '../mock-server/store/redis-connection.ts';
 import { createRedisLimits } from '../mock-server/store/redis-limits.ts';
-import { describeWithRedis, type RedisProcess, startRedis } from './support/redis.ts';
+import { describeWithRedis, type RedisProcess, useRedis } from './support/redis.ts';
 
 type Shared = Awaited<ReturnType<typeof createSharedGateway>>;
 const ADMIN = 'admin-key-for-tests';
@@ -73,13 +73,7 @@ const oneRule = (algorithm: string, limit: number, windowSeconds: number, scope 
   }) as GatewayConfigOverlay;
 
 describeWithRedis('shared state on Redis: several instances, one set of limits', () => {
-  beforeAll(async () => {
-    redis = await startRedis();
-  }, 30_000);
-  afterAll(async () => {
-    await redis?.stop();
-    redis?.cleanup();
-  });
+  redis = useRedis();
 
   for (const algorithm of ['token_bucket', 'fixed_window', 'sliding_window']) {
     for (const count of [2, 3]) {

@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ClientReport } from '../../mock-server/client-report/report.ts';
 import type { JournalEntry } from '../../mock-server/journal/journal.ts';
 import type { Fault } from '../../mock-server/scenarios/faults.ts';
+import { SPEC_ENDPOINT_IDS } from '../../spec/endpoints.ts';
 import { adminCall } from '../admin-client.ts';
 import { CliError, EXIT, intOption } from '../cli-options.ts';
 import { type ConnectionOptions, connected, plain, print, targetOf } from './admin-connection.ts';
@@ -226,14 +227,7 @@ function registerFaults(admin: Command) {
           .choices(['status', 'delay', 'drop'])
           .makeOptionMandatory(),
       )
-      .addOption(
-        new Option('--operation <op>', 'only this endpoint').choices([
-          'health',
-          'whoami',
-          'web.search',
-          'web.fetch',
-        ]),
-      )
+      .addOption(new Option('--operation <op>', 'only this endpoint').choices(SPEC_ENDPOINT_IDS))
       .option('--agent <id>', 'only this agent')
       .option('--status <code>', 'for --kind status: 500, 502, 503 or 504 (default 503)', (value: string) => {
         if (!['500', '502', '503', '504'].includes(value))

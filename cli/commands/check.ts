@@ -8,6 +8,8 @@ import { toMarkdownSummary } from '../../conformance/reporters/markdown.ts';
 import { commandToken, staticToken, type TokenSource } from '../../conformance/token-source.ts';
 import { shellQuote } from '../../conformance/token-value.ts';
 import type { CheckResult, Reproduction } from '../../conformance/types.ts';
+import { formatSpecRef } from '../../spec/spec-ref.ts';
+import { TOOL_NAMES, type ToolName } from '../../spec/tools.ts';
 import { baseUrlOption, CliError, EXIT, intOption } from '../cli-options.ts';
 
 interface CheckOptions {
@@ -20,8 +22,8 @@ interface CheckOptions {
   expiredTokenCommand?: string;
   tier?: string;
   deniedTier?: string;
-  deniedTool: 'web.search' | 'web.fetch';
-  allowedTools?: ('web.search' | 'web.fetch')[];
+  deniedTool: ToolName;
+  allowedTools?: ToolName[];
   rateLimitBudget: number;
   maxWaitSeconds: number;
   timeBudgetSeconds: number;
@@ -50,8 +52,6 @@ const idList = (value: string) => {
   return ids;
 };
 
-const TOOL_NAMES = ['web.search', 'web.fetch'] as const;
-
 /** `web.fetch`, `web.search,web.fetch`, or `none`: the tools the valid token may call. */
 const toolList = (value: string) => {
   if (value.trim() === 'none') return [];
@@ -62,7 +62,7 @@ const toolList = (value: string) => {
   const unknown = tools.filter((tool) => !(TOOL_NAMES as readonly string[]).includes(tool));
   if (tools.length === 0 || unknown.length > 0)
     throw new InvalidArgumentError(`give tools from ${TOOL_NAMES.join(', ')} (comma-separated), or none`);
-  return tools as ('web.search' | 'web.fetch')[];
+  return tools as ToolName[];
 };
 
 /** A static token (flag or environment) or a command; none at all is allowed (the caller decides). */
@@ -102,7 +102,8 @@ function replayCommand(options: CheckOptions) {
     if (options.deniedTokenCommand)
       parts.push(`--denied-token-command ${shellQuote(options.deniedTokenCommand)}`);
     else if (options.deniedToken !== undefined) parts.push('--denied-token "$DENIED_TOKEN"');
-    if (options.deniedTool !== 'web.search') parts.push(`--denied-tool ${options.deniedTool}`);
+    if (options.deniedTool !== ('web.search' satisfies ToolName))
+      parts.push(`--denied-tool ${options.deniedTool}`);
     if (options.allowedTools) parts.push(`--allowed-tools ${options.allowedTools.join(',') || 'none'}`);
     if (options.searchBody) parts.push(`--search-body ${shellQuote(options.searchBody)}`);
     if (options.fetchBody) parts.push(`--fetch-body ${shellQuote(options.fetchBody)}`);
@@ -118,9 +119,9 @@ function replayCommand(options: CheckOptions) {
 // The checks and the runner (fast-check, every property) load when the command runs, not at start.
 async function listChecks(): Promise<string> {
   const { CHECKS } = await import('../../conformance/checks/index.ts');
-  return CHECKS.map((c) => `${c.id.padEnd(36)} ${c.level.padEnd(6)} ${c.specRef.padEnd(24)} ${c.title}`).join(
-    '\n',
-  );
+  return CHECKS.map(
+    (c) => `${c.id.padEnd(36)} ${c.level.padEnd(6)} ${formatSpecRef(c.specRef).padEnd(24)} ${c.title}`,
+  ).join('\n');
 }
 
 /**
@@ -162,8 +163,8 @@ export function registerCheckCommand(program: Command) {
     .option('--denied-tier <name>', 'optional: the tier whoami must show for --denied-token')
     .addOption(
       new Option('--denied-tool <tool>', 'the tool the denied token may not call')
-        .choices(['web.search', 'web.fetch'])
-        .default('web.search'),
+        .choices(TOOL_NAMES)
+        .default('web.search' satisfies ToolName),
     )
     .option(
       '--rate-limit-budget <n>',

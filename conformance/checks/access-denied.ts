@@ -7,7 +7,7 @@ export const accessDenied: Check = {
   id: 'authz.access-denied',
   title:
     '403 access_denied, as JSON, for a valid token on a tool its tier or allowlist does not allow, every time it is called',
-  specRef: '§3, §5 rule 4, §7',
+  specRef: [{ section: 3 }, { section: 5, rules: [4] }, { section: 7 }],
   level: 'MUST',
   needs: ['deniedToken'],
   // Several calls, in this order: the first, the same again, the same JSON written differently, another

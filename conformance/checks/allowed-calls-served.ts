@@ -66,7 +66,10 @@ function notServed(ctx: CheckContext, endpoint: Endpoint, exchange: Exchange): C
 export const allowedCallsServed: Check = {
   id: 'authz.allowed-calls-served',
   title: 'The valid token is served: whoami and each tool it may call answer 2xx',
-  specRef: '§4 rule 2, §5 rules 2 and 4',
+  specRef: [
+    { section: 4, rules: [2] },
+    { section: 5, rules: [2, 4] },
+  ],
   level: 'MUST',
   needs: ['token'],
   // Early in the run, so that a gateway that serves nothing fails here, by name, instead of every later

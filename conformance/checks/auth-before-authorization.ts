@@ -20,7 +20,7 @@ const spoil = (): fc.Arbitrary<TokenTransform> =>
 export const authBeforeAuthorization: Check = {
   id: 'auth.before-authorization',
   title: 'Authentication comes before authorization: a spoiled token for a denied tool gets 401, never 403',
-  specRef: '§5 rules 3-4',
+  specRef: [{ section: 5, rules: [3, 4] }],
   level: 'MUST',
   needs: ['token'],
   run: (ctx) => {

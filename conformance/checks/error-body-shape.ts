@@ -7,7 +7,7 @@ import { isJsonContentType, protectedEndpoint, requestFor, SPEC_STATUS_OF_CODE }
 export const errorBodyShape: Check = {
   id: 'errors.json-body',
   title: 'Every error is JSON (JSON content type) with a string code that matches its status',
-  specRef: '§7',
+  specRef: [{ section: 7 }],
   level: 'MUST',
   run: (ctx) => {
     // The 403 is checked once by authz.access-denied: a denied call is not to be repeated.

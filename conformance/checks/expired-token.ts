@@ -14,7 +14,7 @@ import {
 export const expiredToken: Check = {
   id: 'auth.expired-token',
   title: 'A genuine token past its lifetime gets 401 invalid_identity_token on every protected endpoint',
-  specRef: '§5 rule 3',
+  specRef: [{ section: 5, rules: [3] }],
   level: 'MUST',
   needs: ['expiredToken'],
   run: (ctx) =>

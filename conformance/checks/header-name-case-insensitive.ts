@@ -6,7 +6,7 @@ import { requestFor, VALID_TOKEN } from './support.ts';
 export const headerNameCaseInsensitive: Check = {
   id: 'auth.header-name-case-insensitive',
   title: 'The X-Agent-Identity header name is matched case-insensitively, on whoami and on the tools',
-  specRef: '§5 rule 2 (RFC 9110 §5.1)',
+  specRef: [{ section: 5, rules: [2], note: 'RFC 9110 §5.1' }],
   level: 'MUST',
   needs: ['token'],
   // Every served endpoint in every run: a tool route that reads the raw header is as wrong as whoami.

@@ -9,7 +9,7 @@ import { HEALTH_PATH, refusedByServer } from './support.ts';
 export const healthIgnoresBadToken: Check = {
   id: 'health.ignores-bad-token',
   title: 'GET /v1/health is unaffected by a bad identity token',
-  specRef: '§4 rule 1',
+  specRef: [{ section: 4, rules: [1] }],
   level: 'SHOULD',
   run: (ctx) =>
     checkProperty(

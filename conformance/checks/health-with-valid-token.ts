@@ -5,7 +5,7 @@ import { DENIED_TOKEN, HEALTH_PATH, VALID_TOKEN } from './support.ts';
 export const healthWithValidToken: Check = {
   id: 'health.with-valid-token',
   title: 'GET /v1/health succeeds with a valid token too, whatever the tier',
-  specRef: '§4 rules 1 and 3',
+  specRef: [{ section: 4, rules: [1, 3] }],
   level: 'MUST',
   needs: ['token'],
   // Health is not a tool: no tier or allowlist applies to it (rule 3 lets only "every other endpoint"

@@ -5,7 +5,7 @@ import { HEALTH_PATH } from './support.ts';
 export const healthWithoutToken: Check = {
   id: 'health.without-token',
   title: 'GET /v1/health succeeds without any identity token',
-  specRef: '§4 rule 1',
+  specRef: [{ section: 4, rules: [1] }],
   level: 'MUST',
   run: (ctx) =>
     checkProperty(

@@ -72,7 +72,7 @@ export const invalidToken: Check = {
   id: 'auth.invalid-token',
   title:
     '401 invalid_identity_token for bad tokens (random, unicode, long, altered first/middle/last, truncated, extended, and names like __proto__, null, 0) on every endpoint, never a 5xx',
-  specRef: '§5 rule 3, §7',
+  specRef: [{ section: 5, rules: [3] }, { section: 7 }],
   level: 'MUST',
   run: async (ctx) => {
     const special = await trySpecialTokens(ctx);

@@ -39,7 +39,7 @@ export const malformedBody: Check = {
   id: 'errors.malformed-body',
   title:
     'A malformed, truncated or wrong-typed body from a valid, allowed caller gets a JSON 4xx with a code, never a 5xx, text or HTML',
-  specRef: '§7',
+  specRef: [{ section: 7 }],
   level: 'MUST',
   needs: ['token'],
   run: async (ctx) => {

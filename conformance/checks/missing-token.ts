@@ -22,7 +22,7 @@ export const missingToken: Check = {
   id: 'auth.missing-token',
   title:
     '401 missing_identity_token on every protected endpoint without the header (a malformed body may be refused first)',
-  specRef: '§5 rule 3, §7',
+  specRef: [{ section: 5, rules: [3] }, { section: 7 }],
   level: 'MUST',
   // Every endpoint in every run (a route that forgot its auth middleware is caught on every seed).
   run: (ctx) =>

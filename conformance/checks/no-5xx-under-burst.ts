@@ -8,7 +8,7 @@ export const no5xxUnderBurst: Check = {
   id: 'ratelimit.no-5xx-under-burst',
   title:
     'Under a burst the gateway signals limits with 429, never a 5xx or a dropped connection (a transient 5xx that a retry clears is tolerated)',
-  specRef: '§8, §7',
+  specRef: [{ section: 8 }, { section: 7 }],
   level: 'MUST',
   needs: ['token'],
   async run(ctx) {

@@ -6,7 +6,7 @@ import { expectError } from './support.ts';
 export const rateLimitBurst: Check = {
   id: 'ratelimit.burst-429',
   title: 'A bounded burst meets the rate limit as 429 with code rate_limited, and no other refusal (not 403)',
-  specRef: '§8, §7',
+  specRef: [{ section: 8 }, { section: 7 }],
   level: 'MUST',
   needs: ['token'],
   async run(ctx) {

@@ -1,12 +1,12 @@
+import { parseRetryAfter } from '../../spec/retry-after.ts';
 import { type Check, describeResponse } from '../check.ts';
 import { reproductionOf } from '../exchange-record.ts';
-import { parseRetryAfter } from '../retry-after.ts';
 import { noRateLimitSeen, observeBurst } from './burst.ts';
 
 export const retryAfterFormat: Check = {
   id: 'ratelimit.retry-after-format',
   title: 'Retry-After, when present on a 429, is delay-seconds or an HTTP-date',
-  specRef: '§8 (RFC 9110 §10.2.3)',
+  specRef: [{ section: 8, note: 'RFC 9110 §10.2.3' }],
   level: 'MUST',
   needs: ['token'],
   async run(ctx) {

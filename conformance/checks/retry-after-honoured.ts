@@ -1,6 +1,6 @@
+import { parseRetryAfter, retryAfterDelayMs } from '../../spec/retry-after.ts';
 import { type Check, describeResponse } from '../check.ts';
 import { reproductionOf } from '../exchange-record.ts';
-import { parseRetryAfter, retryAfterDelayMs } from '../retry-after.ts';
 import { noRateLimitSeen, observeBurst } from './burst.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 
@@ -10,7 +10,7 @@ const MARGIN_MS = 100;
 export const retryAfterHonoured: Check = {
   id: 'ratelimit.retry-after-honoured',
   title: 'A request sent once Retry-After has elapsed is admitted (Retry-After is truthful)',
-  specRef: '§7 (429 remedy), §8',
+  specRef: [{ section: 7, note: '429 remedy' }, { section: 8 }],
   level: 'SHOULD',
   needs: ['token'],
   async run(ctx) {

@@ -6,7 +6,7 @@ import { requestFor, VALID_TOKEN } from './support.ts';
 export const retryConcurrent: Check = {
   id: 'retry.concurrent',
   title: 'The same whoami, search or fetch sent several times at once gives the same outcome each time',
-  specRef: '§4 rule 4',
+  specRef: [{ section: 4, rules: [4] }],
   level: 'MUST',
   needs: ['token'],
   run: (ctx) =>

@@ -62,7 +62,7 @@ export function expectSameOutcome(exchanges: Exchange[], what: string): void {
 export const retrySequential: Check = {
   id: 'retry.sequential',
   title: 'Repeating whoami, search and fetch one after another gives the same outcome, with no side effect',
-  specRef: '§4 rule 4',
+  specRef: [{ section: 4, rules: [4] }],
   level: 'MUST',
   needs: ['token'],
   run: (ctx) =>

@@ -1,4 +1,7 @@
 import fc from 'fast-check';
+import { PROTECTED_ENDPOINTS, SPEC_ENDPOINTS } from '../../spec/endpoints.ts';
+import { SPEC_ERROR_STATUSES, type SpecErrorCode } from '../../spec/error-codes.ts';
+import { TOOL_NAMES } from '../../spec/tools.ts';
 import { CheckFailure, codeOf, describeResponse, type Endpoint, type ToolName } from '../check.ts';
 import type { Exchange, SuiteRequest } from '../http-client.ts';
 import type { TokenValue } from '../token-value.ts';
@@ -9,10 +12,10 @@ export const DENIED_TOKEN: TokenValue = { kind: 'derived', from: 'denied', trans
 /** A genuine token past its lifetime (--expired-token), unaltered. */
 export const EXPIRED_TOKEN: TokenValue = { kind: 'derived', from: 'expired', transform: { op: 'none' } };
 
-export const HEALTH_PATH = '/v1/health';
+export const HEALTH_PATH = SPEC_ENDPOINTS.health.path;
 
 /** The tools named in the spec (section 1). */
-export const TOOLS: readonly ToolName[] = ['web.search', 'web.fetch'];
+export const TOOLS: readonly ToolName[] = TOOL_NAMES;
 
 /** The request an endpoint is normally called with (its configured body, if any). */
 export function requestFor(endpoint: Endpoint, extra: Partial<SuiteRequest> = {}): SuiteRequest {
@@ -30,28 +33,29 @@ export const protectedEndpoint = (endpoints: Record<Endpoint['name'], Endpoint>)
   fc.constantFrom(...protectedEndpoints(endpoints));
 
 /** The protected endpoints, in a fixed order. */
-export const protectedEndpoints = (endpoints: Record<Endpoint['name'], Endpoint>): Endpoint[] => [
-  endpoints.whoami,
-  endpoints['web.search'],
-  endpoints['web.fetch'],
-];
+export const protectedEndpoints = (endpoints: Record<Endpoint['name'], Endpoint>): Endpoint[] =>
+  PROTECTED_ENDPOINTS.map((name) => endpoints[name]);
 
 /** The status section 7 pairs with each of the spec's error codes. */
-export const SPEC_STATUS_OF_CODE: Readonly<Record<string, number>> = {
-  missing_identity_token: 401,
-  invalid_identity_token: 401,
-  access_denied: 403,
-  rate_limited: 429,
-};
+export const SPEC_STATUS_OF_CODE: Readonly<Record<string, number>> = SPEC_ERROR_STATUSES;
 
 /** application/json, or any application/*+json (e.g. application/problem+json). */
 export const isJsonContentType = (value: string | undefined) =>
   /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(value ?? '');
 
 /** Fails unless the response has the status and one of the codes (spec section 7: status plus a stable `code`). */
-export function expectError(exchange: Exchange, status: number, codes: readonly string[], fix: string): void {
+export function expectError(
+  exchange: Exchange,
+  status: number,
+  codes: readonly SpecErrorCode[],
+  fix: string,
+): void {
   const code = codeOf(exchange);
-  if (exchange.response.status === status && typeof code === 'string' && codes.includes(code)) {
+  if (
+    exchange.response.status === status &&
+    typeof code === 'string' &&
+    (codes as readonly string[]).includes(code)
+  ) {
     // Every error is JSON, and says so (spec section 7): a JSON body labelled otherwise is not one.
     const type = exchange.response.headers['content-type'];
     if (isJsonContentType(type)) return;

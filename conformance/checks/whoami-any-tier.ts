@@ -5,7 +5,7 @@ import { DENIED_TOKEN, requestFor, VALID_TOKEN } from './support.ts';
 export const whoamiAnyTier: Check = {
   id: 'authz.whoami-any-tier',
   title: 'GET /v1/whoami succeeds with every valid token, including one denied the tools',
-  specRef: '§4 rule 2',
+  specRef: [{ section: 4, rules: [2] }],
   level: 'MUST',
   needs: ['token'],
   run: (ctx) => {

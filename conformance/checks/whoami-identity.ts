@@ -22,7 +22,7 @@ export const whoamiIdentity: Check = {
   id: 'authz.whoami-identity',
   title:
     "whoami returns the caller's identity: a non-empty JSON object, different for two callers of different tiers",
-  specRef: '§4 rule 2, §2',
+  specRef: [{ section: 4, rules: [2] }, { section: 2 }],
   level: 'MUST',
   needs: ['token'],
   run: (ctx) =>

@@ -16,7 +16,7 @@ function valuesOf(value: unknown): string[] {
 export const whoamiTier: Check = {
   id: 'authz.whoami-tier',
   title: 'GET /v1/whoami shows the tier applied to the token (the one given with --tier / --denied-tier)',
-  specRef: '§4 rule 2',
+  specRef: [{ section: 4, rules: [2] }],
   level: 'MUST',
   needs: ['token', 'tier'],
   run: (ctx) =>

@@ -1,3 +1,4 @@
+import { formatSpecRef } from '../../spec/spec-ref.ts';
 import { printable } from '../redact.ts';
 import type { ConformanceReport } from '../runner.ts';
 import type { CheckResult, Unobserved } from '../types.ts';
@@ -54,7 +55,7 @@ export function formatSummary(report: ConformanceReport, exitCode: number, paint
     for (const failure of failures) {
       lines.push(
         '',
-        `${paint('fail', failure.id)} (${failure.level}, spec ${failure.specRef}): ${failure.title}`,
+        `${paint('fail', failure.id)} (${failure.level}, spec ${formatSpecRef(failure.specRef)}): ${failure.title}`,
         `  ${printable(failure.message)}`,
       );
       const r = failure.reproduction;

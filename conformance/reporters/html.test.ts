@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { primarySection } from '../../spec/spec-ref.ts';
 import { checkResult, runReport } from '../../test/support/conformance-report.ts';
 import type { CheckResult } from '../types.ts';
-import { escapeHtml, primarySection, toHtmlReport } from './html.ts';
+import { escapeHtml, toHtmlReport } from './html.ts';
 
 const check = (over: Parameters<typeof checkResult>[0]) =>
   checkResult({ durationMs: 1200, requests: 3, ...over });
@@ -11,7 +12,7 @@ const HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)>';
 const failed = check({
   id: 'auth.invalid-token',
   verdict: 'fail',
-  specRef: '§5 rule 3, §7',
+  specRef: [{ section: 5, rules: [3] }, { section: 7 }],
   message: `Expected 401; got 500 with body "${HOSTILE} \u001b[31m"`,
   reproduction: {
     curl: "curl -sS -i -X GET 'http://127.0.0.1:1/v1/whoami' -H 'X-Agent-Identity: <$TOKEN>'",
@@ -41,11 +42,16 @@ const report = runReport(
   [
     check({ id: 'health.without-token', verdict: 'pass' }),
     failed,
-    check({ id: 'authz.access-denied', verdict: 'skipped', specRef: '§3', message: 'needs --denied-token' }),
+    check({
+      id: 'authz.access-denied',
+      verdict: 'skipped',
+      specRef: [{ section: 3 }],
+      message: 'needs --denied-token',
+    }),
     check({
       id: 'ratelimit.burst-429',
       verdict: 'inconclusive',
-      specRef: '§8, §7',
+      specRef: [{ section: 8 }, { section: 7 }],
       level: 'SHOULD',
       message: `no 429 in 300 ${HOSTILE}`,
       unobserved: 'rate-limit-budget',
@@ -122,8 +128,9 @@ describe('HTML report', () => {
 
   it('escapeHtml and primarySection', () => {
     expect(escapeHtml(`a&b<c>"d"'e'`)).toBe('a&amp;b&lt;c&gt;&quot;d&quot;&#39;e&#39;');
-    expect(primarySection('§5 rules 3-4')).toBe('5');
-    expect(primarySection('§8 (RFC 9110 §10.2.3)')).toBe('8');
-    expect(primarySection('none')).toBe('?');
+    // A reference is data now: a check is filed under its first citation (a reference without one no
+    // longer type-checks, so the old '?' for an unreadable one has nothing left to test).
+    expect(primarySection([{ section: 5, rules: [3, 4] }])).toBe(5);
+    expect(primarySection([{ section: 8, note: 'RFC 9110 §10.2.3' }])).toBe(8);
   });
 });

@@ -1,21 +1,9 @@
+import { formatSpecRef, primarySection, SPEC_SECTIONS, type SpecSection } from '../../spec/spec-ref.ts';
 import { printable } from '../redact.ts';
 import type { ConformanceReport } from '../runner.ts';
 import type { CheckResult, ExchangeRecord, Unobserved } from '../types.ts';
 import { remedyOf } from '../unobserved.ts';
 import { costOf, UNOBSERVED_LABEL } from './console.ts';
-
-/** The contract's sections, as docs/contract.md names them, for the verdict table's headings. */
-const SECTION_TITLES: Record<string, string> = {
-  '1': 'What the service does',
-  '2': 'Resources and their fields',
-  '3': 'States and transitions',
-  '4': 'Endpoints',
-  '5': 'Authentication',
-  '6': 'Events',
-  '7': 'Errors',
-  '8': 'Limits',
-  '9': 'Versioning',
-};
 
 const VERDICT_LABEL: Record<CheckResult['verdict'], string> = {
   pass: 'pass',
@@ -53,11 +41,6 @@ export function escapeHtml(text: string): string {
 /** An id for an HTML anchor: check ids are `a.b-c`, anything else is replaced. */
 const anchor = (id: string) => `check-${id.replace(/[^A-Za-z0-9._-]/g, '_')}`;
 
-/** The section a check is filed under: the first `§N` its reference cites. */
-export function primarySection(specRef: string): string {
-  return /§\s*(\d+)/.exec(specRef)?.[1] ?? '?';
-}
-
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 const pre = (text: string, className: string) => `<pre class="${className}">${escapeHtml(text)}</pre>`;
@@ -88,7 +71,7 @@ function failureArticle(check: CheckResult): string {
   const why = check.unobserved ? ` (${UNOBSERVED_LABEL[check.unobserved]})` : '';
   const parts = [
     `<article class="failure" id="${anchor(check.id)}">`,
-    `<h3><code>${escapeHtml(check.id)}</code> <span class="level">${check.level}</span> spec ${escapeHtml(check.specRef)}${escapeHtml(why)}</h3>`,
+    `<h3><code>${escapeHtml(check.id)}</code> <span class="level">${check.level}</span> spec ${escapeHtml(formatSpecRef(check.specRef))}${escapeHtml(why)}</h3>`,
     `<p class="title">${escapeHtml(check.title)}</p>`,
     pre(check.message, 'message'),
   ];
@@ -131,7 +114,7 @@ function verdictRow(check: CheckResult): string {
     `<td><span class="badge ${check.verdict}">${VERDICT_LABEL[check.verdict]}</span>${why}</td>`,
     `<td>${check.level}</td>`,
     `<td>${linked ? `<a href="#${anchor(check.id)}">${id}</a>` : id}</td>`,
-    `<td>${escapeHtml(check.specRef)}</td>`,
+    `<td>${escapeHtml(formatSpecRef(check.specRef))}</td>`,
     `<td>${escapeHtml(check.title)}</td>`,
     `<td class="num">${seconds(check.durationMs)}</td>`,
     `<td class="num">${check.requests}${check.sharedWith?.length ? ` <span class="hint">+ the burst of ${escapeHtml(check.sharedWith.join(', '))}</span>` : ''}</td>`,
@@ -140,19 +123,19 @@ function verdictRow(check: CheckResult): string {
 }
 
 function verdictTables(checks: readonly CheckResult[]): string {
-  const bySection = new Map<string, CheckResult[]>();
+  const bySection = new Map<SpecSection, CheckResult[]>();
   for (const check of checks) {
     const section = primarySection(check.specRef);
     bySection.set(section, [...(bySection.get(section) ?? []), check]);
   }
-  const sections = [...bySection.keys()].sort((a, b) => Number(a) - Number(b));
+  const sections = [...bySection.keys()].sort((a, b) => a - b);
   const head =
     '<thead><tr><th>verdict</th><th>level</th><th>check</th><th>spec</th><th>what it checks</th><th>time</th><th>requests</th></tr></thead>';
   return sections
     .map((section) => {
       const rows = (bySection.get(section) ?? []).map(verdictRow).join('\n');
-      const title = SECTION_TITLES[section] ?? 'Other';
-      return `<h3 id="section-${escapeHtml(section)}">§${escapeHtml(section)} ${title}</h3>\n<table>${head}<tbody>\n${rows}\n</tbody></table>`;
+      const title = SPEC_SECTIONS[section];
+      return `<h3 id="section-${section}">§${section} ${title}</h3>\n<table>${head}<tbody>\n${rows}\n</tbody></table>`;
     })
     .join('\n');
 }

@@ -1,3 +1,4 @@
+import { formatSpecRef } from '../../spec/spec-ref.ts';
 import type { ConformanceReport } from '../runner.ts';
 
 /**
@@ -19,7 +20,7 @@ export function toJsonReport(report: ConformanceReport, exitCode: number) {
     checks: report.checks.map((c) => ({
       id: c.id,
       title: c.title,
-      spec_ref: c.specRef,
+      spec_ref: formatSpecRef(c.specRef),
       level: c.level,
       verdict: c.verdict,
       unobserved: c.unobserved ?? null,

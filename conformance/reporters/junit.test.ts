@@ -7,7 +7,7 @@ const report = runReport(
     {
       id: 'a.pass',
       title: 'passes',
-      specRef: '§4',
+      specRef: [{ section: 4 }],
       level: 'MUST',
       verdict: 'pass',
       message: 'ok',
@@ -17,7 +17,7 @@ const report = runReport(
     {
       id: 'b.fail',
       title: 'fails "badly" & <loudly>',
-      specRef: '§5 rule 3',
+      specRef: [{ section: 5, rules: [3] }],
       level: 'MUST',
       verdict: 'fail',
       message: 'Expected 401; got 500 with body "\u0000\u001b[31m"',
@@ -34,7 +34,7 @@ const report = runReport(
     {
       id: 'c.skip',
       title: 'skipped',
-      specRef: '§3',
+      specRef: [{ section: 3 }],
       level: 'MUST',
       verdict: 'skipped',
       message: 'needs --denied-token',
@@ -44,7 +44,7 @@ const report = runReport(
     {
       id: 'd.unsure',
       title: 'unsure',
-      specRef: '§8',
+      specRef: [{ section: 8 }],
       level: 'SHOULD',
       verdict: 'inconclusive',
       unobserved: 'rate-limit-budget',

@@ -1,3 +1,4 @@
+import { formatSpecRef } from '../../spec/spec-ref.ts';
 import type { ConformanceReport } from '../runner.ts';
 import { blockingUnobserved, remedyOf } from '../unobserved.ts';
 
@@ -29,7 +30,7 @@ export function toJunitXml(report: ConformanceReport): string {
   const cases = report.checks.map((c) => {
     const family = c.id.split('.')[0];
     const unobserved = c.unobserved ? `\n        <property name="unobserved" value="${c.unobserved}"/>` : '';
-    const properties = `      <properties>\n        <property name="spec_ref" value="${escapeXml(c.specRef)}"/>\n        <property name="level" value="${c.level}"/>${unobserved}\n      </properties>`;
+    const properties = `      <properties>\n        <property name="spec_ref" value="${escapeXml(formatSpecRef(c.specRef))}"/>\n        <property name="level" value="${c.level}"/>${unobserved}\n      </properties>`;
     let outcome = '';
     if (c.verdict === 'fail') {
       const r = c.reproduction;

@@ -8,7 +8,7 @@ const check = checkResult;
 const failed = check({
   id: 'auth.invalid-token',
   verdict: 'fail',
-  specRef: '§5 rule 3, §7',
+  specRef: [{ section: 5, rules: [3] }, { section: 7 }],
   // What a hostile gateway may send back: markup, a fence of its own, control characters.
   message: 'Expected 401; got 500 with body "<img src=x onerror=alert(1)> ``` # heading \u001b[31m"',
   reproduction: {

@@ -1,3 +1,4 @@
+import { formatSpecRef } from '../../spec/spec-ref.ts';
 import { printable } from '../redact.ts';
 import type { ConformanceReport } from '../runner.ts';
 import type { CheckResult, Unobserved } from '../types.ts';
@@ -51,7 +52,7 @@ const unobserved = (check: CheckResult) =>
 function failureSection(check: CheckResult): string[] {
   const r = check.reproduction;
   const lines = [
-    `#### ${inlineCode(check.id)} (${check.level}, spec ${check.specRef}): ${unobserved(check)}${check.title}`,
+    `#### ${inlineCode(check.id)} (${check.level}, spec ${formatSpecRef(check.specRef)}): ${unobserved(check)}${check.title}`,
     '',
     codeBlock(check.message, 'text'),
   ];
@@ -91,7 +92,7 @@ export function toMarkdownSummary(
     '| --- | --- | --- | --- | --- | --- |',
     ...report.checks.map(
       (c) =>
-        `| ${VERDICT[c.verdict]} | ${c.level} | ${cell(inlineCode(c.id))} | ${cell(c.specRef)} | ${cell(c.title)} | ${cell(costOf(c))} |`,
+        `| ${VERDICT[c.verdict]} | ${c.level} | ${cell(inlineCode(c.id))} | ${cell(formatSpecRef(c.specRef))} | ${cell(c.title)} | ${cell(costOf(c))} |`,
     ),
   ];
   const failures = report.checks.filter((c) => c.verdict === 'fail');

@@ -1,4 +1,5 @@
-import { parseRetryAfter, retryAfterDelayMs } from '../../conformance/retry-after.ts';
+import { PROTECTED_ENDPOINTS } from '../../spec/endpoints.ts';
+import { parseRetryAfter, retryAfterDelayMs } from '../../spec/retry-after.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 
@@ -276,7 +277,7 @@ export function scopeOf(
   }
   const rule = rules.find((r) => r.name === refusal.limit?.rule);
   if (!rule || rule.scope === 'agent_tool') return (e) => e.operation === refusal.operation;
-  const counted: readonly string[] = rule.operations ?? ['whoami', 'web.search', 'web.fetch'];
+  const counted: readonly string[] = rule.operations ?? PROTECTED_ENDPOINTS;
   return (e) => counted.includes(e.operation);
 }
 

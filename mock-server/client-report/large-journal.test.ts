@@ -2,7 +2,7 @@ import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config/load-config.ts';
 import type { RateLimitRule } from '../config/schema.ts';
-import type { JournalEntry } from '../journal/journal.ts';
+import type { JournalEntry, TargetErrorCode } from '../journal/journal.ts';
 import { loadCorpus } from '../providers/corpus.ts';
 import {
   answeredAt,
@@ -469,14 +469,17 @@ function mixed(n: number, seed: number): JournalEntry[] {
   let t = 0;
   for (let k = 0; k < n; k++) {
     t += Math.round(40 * next() * 100) / 100;
-    const operation = pick(next, ['web.search', 'web.fetch', 'whoami']);
+    const operation = pick(next, ['web.search', 'web.fetch', 'whoami'] as const);
     const status = pick(next, [200, 200, 200, 429, 429, 429, 503, 500, 0, 401, 403]);
     const failure = status === 429 || status === 0 || status >= 500;
     const code =
       status === 429
         ? 'rate_limited'
         : status === 401
-          ? pick(next, ['invalid_identity_token', 'missing_credentials'])
+          ? pick<JournalEntry['code']>(next, [
+              'invalid_identity_token',
+              'missing_credentials' as TargetErrorCode,
+            ])
           : status === 403
             ? 'access_denied'
             : undefined;

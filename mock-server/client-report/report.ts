@@ -1,4 +1,5 @@
 import { printable } from '../../conformance/redact.ts';
+import { formatSpecRef } from '../../spec/spec-ref.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { Corpus } from '../providers/corpus.ts';
@@ -130,13 +131,18 @@ export function createClientReport(input: {
     for (const f of findings)
       violations.push({
         rule: rule.id,
-        spec_ref: rule.specRef,
+        spec_ref: formatSpecRef(rule.specRef),
         message: f.message,
         count: f.count ?? 1,
         ...(f.inference ? { inference: f.inference, cannot_tell_apart: CANNOT_TELL_APART } : {}),
         requests: f.requests.map(view),
       });
-    return { id: rule.id, title: rule.title, spec_ref: rule.specRef, violations: findings.length };
+    return {
+      id: rule.id,
+      title: rule.title,
+      spec_ref: formatSpecRef(rule.specRef),
+      violations: findings.length,
+    };
   });
   const withoutConnection = entries.filter((e) => !hasCausalFacts(e)).length;
   return {

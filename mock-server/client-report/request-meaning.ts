@@ -1,3 +1,5 @@
+import type { JournalOperation } from '../../spec/endpoints.ts';
+
 /*
  * What a tool call means, as opposed to its bytes. A client that retries a failing call rarely sends the same
  * bytes: libraries add an attempt counter or a cache-buster field, and an LLM agent rewords the query in case,
@@ -97,7 +99,7 @@ export function meaningOfUrl(url: string, near?: readonly number[]): string {
  * requestKey('web.search', { query: 'Weather?', count: 5, attempt: 2 }) === requestKey('web.search', { query: 'weather', count: 5 });
  */
 export function requestKey(
-  operation: string,
+  operation: JournalOperation,
   body: Record<string, unknown>,
   near?: readonly number[],
 ): string {

@@ -201,11 +201,11 @@ describe('refresh-invalid-token and no-retry-on-access-denied', () => {
     entry(t, { duration_ms: duration, token: 'tok_1', ...fields });
 
   it('copies in flight when the first refusal was answered are one attempt; a later one is a repeat', () => {
-    const expired = { status: 401, code: 'invalid_identity_token' };
+    const expired = { status: 401, code: 'invalid_identity_token' as const };
     const batch = [refused(0, 5, expired), refused(1, 5, expired), refused(2, 5, expired)];
     expect(run(refreshInvalidToken, batch)).toEqual([]);
     expect(run(refreshInvalidToken, [...batch, refused(40, 1, expired)])).toHaveLength(1);
-    const denied = { status: 403, code: 'access_denied' };
+    const denied = { status: 403, code: 'access_denied' as const };
     const calls = [refused(0, 5, denied), refused(1, 5, denied), refused(3, 5, denied)];
     expect(run(noRetryOnAccessDenied, calls)).toEqual([]);
     expect(run(noRetryOnAccessDenied, [...calls, refused(6, 1, denied)])).toHaveLength(1);
@@ -433,7 +433,7 @@ describe('what the connection facts tell, whatever the load', () => {
   });
 
   it('calls with an expired token on connections accepted before the first 401: one attempt, not repeats', () => {
-    const expired = { status: 401, code: 'invalid_identity_token', token: 'tok_1' };
+    const expired = { status: 401, code: 'invalid_identity_token' as const, token: 'tok_1' };
     const batch = [0, 1, 2].map((k) => entry(k * 200, { ...expired, ...via(k + 1, k * 0.1, 1) }));
     expect(judge(refreshInvalidToken, batch)).toEqual([]);
     expect(judge(refreshInvalidToken, [...batch, entry(401, { ...expired, ...via(1, 0, 2) })])).toHaveLength(

@@ -1,3 +1,4 @@
+import type { SpecRef } from '../../spec/spec-ref.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { Corpus } from '../providers/corpus.ts';
@@ -49,6 +50,7 @@ export interface ClientRule {
   /** Stable id, e.g. `honor-retry-after`. */
   id: string;
   title: string;
-  specRef: string;
+  /** The spec sections and rules it enforces (`formatSpecRef` prints them). */
+  specRef: SpecRef;
   judge(ctx: RuleContext): Finding[];
 }

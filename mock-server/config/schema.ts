@@ -1,12 +1,13 @@
 import { z } from 'zod';
+import { PROTECTED_ENDPOINTS, type ProtectedEndpointId } from '../../spec/endpoints.ts';
+import { TOOL_NAMES, type ToolName } from '../../spec/tools.ts';
 
-/** The tools the reference gateway implements; the config decides who may call them. */
-export const TOOL_NAMES = ['web.search', 'web.fetch'] as const;
-export type ToolName = (typeof TOOL_NAMES)[number];
+/** The tools the reference gateway implements (the spec's); the config decides who may call them. */
+export { TOOL_NAMES, type ToolName };
 
-/** What rate limits count: the tools, and whoami. */
-export const OPERATIONS = ['whoami', ...TOOL_NAMES] as const;
-export type Operation = (typeof OPERATIONS)[number];
+/** What rate limits count: the endpoints that need a token (whoami and the tools). */
+export const OPERATIONS = PROTECTED_ENDPOINTS;
+export type Operation = ProtectedEndpointId;
 
 /** An agent, tier or rule id: 1-64 letters, digits, '.', '_' or '-', starting alphanumeric. */
 export const identifier = z
@@ -50,6 +51,13 @@ const toolSchema = z.strictObject({
   enabled: toolFields.enabled.default(true),
   latency_ms: toolFields.latency_ms.default(0),
 });
+
+/** One policy per tool of the spec, each defaulting to no tier, enabled, no latency. */
+const toolPolicy = () => toolSchema.default({ tiers: [], enabled: true, latency_ms: 0 });
+const toolPolicies = Object.fromEntries(TOOL_NAMES.map((tool) => [tool, toolPolicy()])) as Record<
+  ToolName,
+  ReturnType<typeof toolPolicy>
+>;
 
 // The sliding window keeps one timestamp per admitted request, so its limit is capped.
 const MAX_SLIDING_LIMIT = 100_000;
@@ -155,10 +163,7 @@ export const configSchema = z
     }),
     tiers: z.record(identifier, z.strictObject({ description: z.string().default('') })),
     default_tier: identifier,
-    tools: z.strictObject({
-      'web.search': toolSchema.default({ tiers: [], enabled: true, latency_ms: 0 }),
-      'web.fetch': toolSchema.default({ tiers: [], enabled: true, latency_ms: 0 }),
-    }),
+    tools: z.strictObject(toolPolicies),
     agents: z.array(agentSchema),
     corpus: z
       .strictObject({

@@ -5,17 +5,20 @@ import { createAgentRegistry } from './agent-registry.ts';
 import { createIdentityProvider, MAX_ISSUED_AT_SKEW_MS } from './identity-provider.ts';
 import { createTokenCodec, type TokenClaims } from './token-codec.ts';
 
+/** The configured early-access agent most tests mint for. */
+const EARLY_AGENT = {
+  id: 'a-early',
+  name: 'Early',
+  api_key: 'key-early-123',
+  tier: 'early_access',
+  allowlist: [],
+  disabled: false,
+};
+
 const setup = (ttlSeconds = 60) => {
   const clock = createClock({ frozen: true, startAt: Date.parse('2026-01-01T00:00:00Z') });
   const registry = createAgentRegistry([
-    {
-      id: 'a-early',
-      name: 'Early',
-      api_key: 'key-early-123',
-      tier: 'early_access',
-      allowlist: [],
-      disabled: false,
-    },
+    EARLY_AGENT,
     { id: 'a-off', name: 'Off', api_key: 'key-off-12345', tier: 'verified', allowlist: [], disabled: true },
   ]);
   const idp = createIdentityProvider({
@@ -162,16 +165,7 @@ describe('identity provider', () => {
 });
 
 describe('tokens are bound to one life of an agent', () => {
-  const EARLY = [
-    {
-      id: 'a-early',
-      name: 'Early',
-      api_key: 'key-early-123',
-      tier: 'early_access',
-      allowlist: [],
-      disabled: false,
-    },
-  ];
+  const EARLY = [EARLY_AGENT];
   const added = {
     id: 'a-new',
     name: 'New',

@@ -1,5 +1,6 @@
+import { SPEC_ENDPOINTS } from '../../spec/endpoints.ts';
+import { IDENTITY_HEADER } from '../../spec/identity-header.ts';
 import { GatewayError } from '../errors.ts';
-import { IDENTITY_HEADER } from './identity-header.ts';
 
 /** The three query parameters of the instruction page (spec section 4, "Token instruction page"). */
 export interface InstructionParams {
@@ -39,8 +40,11 @@ export function parseInstructionParams(query: URLSearchParams): InstructionParam
     throw badParam('endpoint', 'must be an http or https URL');
   if (url.username || url.password) throw badParam('endpoint', 'must not carry credentials');
   if (url.search || url.hash) throw badParam('endpoint', 'must not have a query string or fragment');
-  if (!url.pathname.endsWith('/v1/whoami')) {
-    throw badParam('endpoint', 'must be the full address of the whoami endpoint, ending in /v1/whoami');
+  if (!url.pathname.endsWith(SPEC_ENDPOINTS.whoami.path)) {
+    throw badParam(
+      'endpoint',
+      `must be the full address of the whoami endpoint, ending in ${SPEC_ENDPOINTS.whoami.path}`,
+    );
   }
   if (header.toLowerCase() !== IDENTITY_HEADER.toLowerCase()) {
     throw badParam(

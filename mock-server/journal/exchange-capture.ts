@@ -1,3 +1,4 @@
+import { IDENTITY_HEADER_KEY } from '../../spec/identity-header.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 
 /**
@@ -54,7 +55,7 @@ export function redactHeaderPairs(raw: readonly string[], redact: Redact): [stri
     const name = raw[i] as string;
     const value = raw[i + 1] as string;
     const lower = name.toLowerCase();
-    if (lower === 'x-agent-identity') {
+    if (lower === IDENTITY_HEADER_KEY) {
       const token = value.trim();
       out.push([name, token ? `[REDACTED:${tokenFingerprint(token)}]` : value]);
     } else if (CREDENTIAL_HEADERS.has(lower)) out.push([name, '[REDACTED]']);

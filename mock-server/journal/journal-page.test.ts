@@ -1,21 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { syntheticEntry } from '../../test/support/synthetic-journal.ts';
 import { createJournal, type JournalEntry, MAX_JOURNAL_PAGE } from './journal.ts';
 
-const AGENTS = ['a', 'b', 'c', undefined];
 function filled(capacity: number, count: number) {
   const journal = createJournal(capacity);
-  for (let i = 0; i < count; i++)
-    journal.record({
-      request_id: `r${i}`,
-      at: 1_700_000_000_000 + i,
-      duration_ms: 1,
-      real_ms: i,
-      method: 'GET',
-      path: '/v1/whoami',
-      operation: 'whoami',
-      status: 200,
-      agent: AGENTS[i % AGENTS.length],
-    });
+  for (let i = 0; i < count; i++) journal.record(syntheticEntry(i));
   return journal;
 }
 /** Every page, from `since`, until `more` is false. */

@@ -1,19 +1,11 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { syntheticEntry } from '../../test/support/synthetic-journal.ts';
 import { createGateway } from '../gateway.ts';
 import { createJournal } from './journal.ts';
 
-const entry = (i: number, agent?: string) => ({
-  request_id: `r${i}`,
-  at: Date.parse('2026-01-01T00:00:00Z') + i,
-  duration_ms: 1,
-  real_ms: i,
-  method: 'GET',
-  path: '/v1/whoami',
-  operation: 'whoami',
-  status: 200,
-  agent,
-});
+/** The i-th synthetic entry, for `agent` (none when not given). */
+const entry = (i: number, agent?: string) => ({ ...syntheticEntry(i), agent });
 
 describe('journal', () => {
   test.prop([fc.integer({ min: 1, max: 50 }), fc.integer({ min: 0, max: 200 })])(
@@ -40,7 +32,7 @@ describe('journal', () => {
     expect(journal.list({ agent: 'a' }).map((e) => e.request_id)).toEqual(['r1', 'r3', 'r5']);
     expect(journal.list({ since: 4 }).map((e) => e.seq)).toEqual([5, 6]);
     expect(journal.list({ limit: 2 }).map((e) => e.seq)).toEqual([5, 6]);
-    expect(journal.list()[0]?.time).toBe('2026-01-01T00:00:00.000Z');
+    expect(journal.list()[0]?.time).toBe('2023-11-14T22:13:20.000Z'); // at 1_700_000_000_000 ms
   });
 
   it('clear empties it; seq keeps counting so `since` stays valid', () => {

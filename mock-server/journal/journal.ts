@@ -1,8 +1,18 @@
+import type { JournalOperation } from '../../spec/endpoints.ts';
+import type { ErrorCode } from '../../spec/error-codes.ts';
 import { createBoundedMap } from '../bounded-map.ts';
+import type { SecretKind } from '../secrets/secrets.ts';
 import { type JournalExchange, settleExchange } from './exchange-capture.ts';
 
 /** One request as the journal remembers it. Secrets never appear: tokens are fingerprints, keys absent. */
 export type { JournalExchange };
+
+/**
+ * An error code a gateway behind the proxy answered with: any string (at most 100 characters), which the
+ * reference gateway's `ErrorCode` does not describe. Branded, so that only the proxy's reading of a target's
+ * answer makes one.
+ */
+export type TargetErrorCode = string & { readonly __targetErrorCode: true };
 
 export interface JournalEntry {
   /** Increases by one per recorded request; use it to page (`since`). */
@@ -48,11 +58,12 @@ export interface JournalEntry {
   delivery_instance?: number;
   method: string;
   path: string;
-  /** health, whoami, web.search, web.fetch, idp.token, idp.verify, idp.auth, or other. */
-  operation: string;
+  /** The endpoint called (spec/endpoints.ts: health, whoami, web.search, web.fetch, idp.*, openapi), or other. */
+  operation: JournalOperation;
   /** HTTP status; 0 when the connection was dropped on purpose (fault). */
   status: number;
-  code?: string;
+  /** The error code answered: the reference gateway's own, or in proxy mode whatever code the target sent. */
+  code?: ErrorCode | TargetErrorCode;
   agent?: string;
   /** A fingerprint of the identity token (never the token). */
   token?: string;
@@ -83,9 +94,9 @@ export interface JournalEntry {
   query?: string;
   url?: string;
   /** Kinds of secrets found in the query or URL (see the client report). */
-  secrets?: string[];
+  secrets?: SecretKind[];
   /** Kinds of secrets found only by joining this query or URL with the agent's previous one (split across two). */
-  secrets_split?: string[];
+  secrets_split?: SecretKind[];
   /**
    * Where the secrets were: `query` or `url` (the tool's field), `body.<field>` (another string of the body),
    * `call URL` (the path and query string of the call itself), `header <name>` (any header but the identity

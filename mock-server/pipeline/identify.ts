@@ -1,6 +1,7 @@
+import { SPEC_ENDPOINTS } from '../../spec/endpoints.ts';
+import { IDENTITY_HEADER, IDENTITY_HEADER_KEY } from '../../spec/identity-header.ts';
 import { GatewayError } from '../errors.ts';
 import type { CallContext } from '../http/context.ts';
-import { IDENTITY_HEADER } from '../identity/identity-header.ts';
 import type { Identity, InvalidTokenReason, VerifyResult } from '../identity/identity-provider.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
@@ -10,9 +11,8 @@ import type { StatePort } from '../store/state-port.ts';
 /** Where a refused token's answer sends the caller: the verifier's identity provider, if not this gateway's. */
 type VerifierLink = Pick<IdentityVerifier, 'idpBaseUrl'>;
 
+/** The identity header of spec section 5 (declared in the spec vocabulary). */
 export { IDENTITY_HEADER };
-
-const IDENTITY_HEADER_KEY = 'x-agent-identity';
 
 // Agents resend the same token many times: its fingerprint is remembered (bounded; many agents at once fit).
 /** The token a request carries in the identity header, trimmed; undefined when absent or blank. */
@@ -26,7 +26,7 @@ export const tokenOf = (ctx: CallContext): string | undefined =>
 export function instructionPageUrl(origin: string, idpBaseUrl?: string): string {
   const params = new URLSearchParams({
     app: 'your-agent',
-    endpoint: `${origin}/v1/whoami`,
+    endpoint: `${origin}${SPEC_ENDPOINTS.whoami.path}`,
     header: IDENTITY_HEADER,
   });
   return `${new URL('idp/auth.md', idpBaseUrl ?? `${origin}/`).href}?${params}`;

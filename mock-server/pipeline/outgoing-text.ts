@@ -1,6 +1,7 @@
 import { requestKey } from '../client-report/request-meaning.ts';
 import type { CallContext } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
+import type { SecretKind } from '../secrets/secrets.ts';
 import { tokenOf } from './identify.ts';
 
 /**
@@ -20,7 +21,7 @@ export function noteOutgoingText(ctx: CallContext, identity: Identity, field: 'q
 }
 
 /** Adds kinds of secrets found at a place to the journal note. */
-function noteFound(ctx: CallContext, place: string, kinds: readonly string[]) {
+function noteFound(ctx: CallContext, place: string, kinds: readonly SecretKind[]) {
   const known = ctx.note.secrets ?? [];
   ctx.note.secrets = [...known, ...kinds.filter((kind) => !known.includes(kind))];
   ctx.note.secrets_in = [...(ctx.note.secrets_in ?? []), place];

@@ -1,3 +1,4 @@
+import { IDENTITY_HEADER_KEY } from '../../spec/identity-header.ts';
 import type { ResolvedConfig } from '../config/load-config.ts';
 import type { Answer, CallContext } from '../http/context.ts';
 import {
@@ -9,10 +10,8 @@ import {
 } from '../journal/exchange-capture.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { StatePort } from '../store/state-port.ts';
-import { IDENTITY_HEADER, tokenOf } from './identify.ts';
+import { tokenOf } from './identify.ts';
 import { noteSecretsIn, placeName } from './outgoing-text.ts';
-
-const IDENTITY_HEADER_KEY = IDENTITY_HEADER.toLowerCase();
 
 // Values of fixed-format headers that are protocol tokens only, and so hold no secret: skipped by the scan
 // (the hot path). Any other value of these headers is scanned, as is every other header (user-agent too).

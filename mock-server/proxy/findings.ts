@@ -1,4 +1,6 @@
-import { parseRetryAfter } from '../../conformance/retry-after.ts';
+import { PROTECTED_ENDPOINTS } from '../../spec/endpoints.ts';
+import { parseRetryAfter } from '../../spec/retry-after.ts';
+import { TOOL_NAMES, TOOLS } from '../../spec/tools.ts';
 import { ERROR_CATALOGUE } from '../errors.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 
@@ -72,8 +74,10 @@ const SPEC_CODES = [
 const SPEC_STATUS_OF_CODE: Readonly<Record<string, number>> = Object.fromEntries(
   SPEC_CODES.map((code) => [code, ERROR_CATALOGUE[code].status]),
 );
-const PROTECTED = new Set(['whoami', 'web.search', 'web.fetch']);
-const TOOL_FIELD: Readonly<Record<string, string>> = { 'web.search': 'query', 'web.fetch': 'url' };
+const PROTECTED = new Set<string>(PROTECTED_ENDPOINTS);
+const TOOL_FIELD: Readonly<Record<string, string>> = Object.fromEntries(
+  TOOL_NAMES.map((tool) => [tool, TOOLS[tool].field]),
+);
 
 /** application/json, or any application/*+json (e.g. application/problem+json). */
 export const isJsonContentType = (value: string | undefined) =>

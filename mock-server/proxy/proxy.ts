@@ -6,7 +6,10 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { parseRetryAfter, retryAfterDelayMs } from '../../conformance/retry-after.ts';
+import { ENDPOINTS, type JournalOperation } from '../../spec/endpoints.ts';
+import { IDENTITY_HEADER_KEY } from '../../spec/identity-header.ts';
+import { parseRetryAfter, retryAfterDelayMs } from '../../spec/retry-after.ts';
+import { TOOL_NAMES, TOOLS } from '../../spec/tools.ts';
 import type { NodeHandler } from '../adapters/node-server.ts';
 import { createBoundedMap } from '../bounded-map.ts';
 import { requestKey } from '../client-report/request-meaning.ts';
@@ -21,6 +24,7 @@ import { respondError } from '../http/respond.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 import { bodyStart, type ExchangePieces } from '../journal/exchange-capture.ts';
+import type { TargetErrorCode } from '../journal/journal.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
 import { noteOutgoingText } from '../pipeline/outgoing-text.ts';
 import { recordCall } from '../pipeline/record.ts';
@@ -67,20 +71,21 @@ const HOP_BY_HOP = new Set([
   'expect',
 ]);
 
-const OPERATIONS: Readonly<Record<string, string>> = {
-  '/v1/health': 'health',
-  '/v1/whoami': 'whoami',
-  '/v1/web/search': 'web.search',
-  '/v1/web/fetch': 'web.fetch',
-  '/idp/token': 'idp.token',
-  '/idp/verify': 'idp.verify',
-};
-const TOOL_FIELD: Readonly<Record<string, 'query' | 'url'>> = { 'web.search': 'query', 'web.fetch': 'url' };
+// The endpoints the proxy names by path (the instruction page by its prefix, below; anything else is other).
+const OPERATIONS: ReadonlyMap<string, JournalOperation> = new Map(
+  (['health', 'whoami', ...TOOL_NAMES, 'idp.token', 'idp.verify'] as const).map((id) => [
+    ENDPOINTS[id].path,
+    id,
+  ]),
+);
+const TOOL_FIELD: Readonly<Record<string, 'query' | 'url'>> = Object.fromEntries(
+  TOOL_NAMES.map((tool) => [tool, TOOLS[tool].field]),
+);
 /** Bytes of a request body read for its meaning (fingerprint, key, query/url), and of an error body judged. */
 const ANALYSED_BYTES = 65_536;
 
-const operationOf = (path: string): string =>
-  OPERATIONS[path] ?? (path === '/idp/auth' || path.startsWith('/idp/auth.') ? 'idp.auth' : 'other');
+const operationOf = (path: string): JournalOperation =>
+  OPERATIONS.get(path) ?? (path === '/idp/auth' || path.startsWith('/idp/auth.') ? 'idp.auth' : 'other');
 
 /** Raw header pairs without hop-by-hop ones (and those the Connection header names). */
 function endToEnd(raw: readonly string[], drop?: (lower: string) => boolean): string[] {
@@ -190,9 +195,9 @@ export function createProxy(options: ProxyOptions): Proxy {
     new Promise((resolve) => {
       const fallback =
         (connection !== undefined && connectionAgents.get(connection)) || tokenFingerprint(token);
-      const req = upstream('GET', '/v1/whoami', {
+      const req = upstream(ENDPOINTS.whoami.method, ENDPOINTS.whoami.path, {
         host: target.host,
-        'x-agent-identity': token,
+        [IDENTITY_HEADER_KEY]: token,
         accept: 'application/json',
       });
       req.setTimeout(whoamiTimeout, () => req.destroy());
@@ -261,7 +266,7 @@ export function createProxy(options: ProxyOptions): Proxy {
       at: runtime.clock.now(),
       started,
     } satisfies CallContext as { -readonly [K in keyof CallContext]: CallContext[K] };
-    const token = request.header('x-agent-identity')?.trim() || undefined;
+    const token = request.header(IDENTITY_HEADER_KEY)?.trim() || undefined;
     // A token first seen on a whoami is named by that whoami's own answer: no extra request to the target
     // (which would count against the agent's rate limit there).
     let namedByThis: ((name: string) => void) | undefined;
@@ -312,7 +317,7 @@ export function createProxy(options: ProxyOptions): Proxy {
       noteRequest(ctx, operation, requestBody);
       if (status >= 400) {
         const code = codeOf(responseText);
-        if (code) note.code = code;
+        if (code) note.code = code as TargetErrorCode;
       }
       const retryAfter = headerOf(answer.raw, 'retry-after');
       if (retryAfter !== undefined && note.retry_after === undefined) {
@@ -339,7 +344,7 @@ export function createProxy(options: ProxyOptions): Proxy {
           token:
             token !== undefined
               ? 'present'
-              : request.header('x-agent-identity') === undefined
+              : request.header(IDENTITY_HEADER_KEY) === undefined
                 ? 'absent'
                 : 'blank',
           requestBody: requestBody.whole ? requestBody.bytes().toString('utf8') : undefined,
@@ -501,7 +506,11 @@ const codeOf = (text: string | undefined): string | undefined => {
 };
 
 /** What the journal learns of a request from its body: as the gateway's tool stages note it. */
-function noteRequest(ctx: CallContext, operation: string, body: ReturnType<typeof collector>): void {
+function noteRequest(
+  ctx: CallContext,
+  operation: JournalOperation,
+  body: ReturnType<typeof collector>,
+): void {
   const field = TOOL_FIELD[operation];
   if (operation === 'whoami') ctx.note.request_fingerprint = journalFingerprint('whoami');
   if (!field) return;

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { SPEC_ENDPOINTS } from '../../spec/endpoints.ts';
+import { TOOLS } from '../../spec/tools.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { Answer, CallContext, Handler } from '../http/context.ts';
 import { NO_STORE, respondJson, respondJsonText } from '../http/respond.ts';
@@ -129,15 +131,15 @@ const fetchBody = z.compile(fetchRequestSchema);
 export function toolSpecs(runtime: Runtime) {
   const search: ToolSpec<z.output<typeof searchRequestSchema>> = {
     tool: 'web.search',
-    path: '/v1/web/search',
-    field: 'query',
+    path: TOOLS['web.search'].path,
+    field: TOOLS['web.search'].field,
     schema: searchBody,
     run: (body) => runtime.search.search(body),
   };
   const fetch: ToolSpec<z.output<typeof fetchRequestSchema>> = {
     tool: 'web.fetch',
-    path: '/v1/web/fetch',
-    field: 'url',
+    path: TOOLS['web.fetch'].path,
+    field: TOOLS['web.fetch'].field,
     schema: fetchBody,
     run: (body) => runtime.fetchPage.fetch(body),
   };
@@ -148,8 +150,8 @@ export function toolSpecs(runtime: Runtime) {
 export function registerGatewayRoutes(router: Router, runtime: Runtime) {
   const tools = toolSpecs(runtime);
   const { health, whoami } = plainEndpoints(runtime);
-  router.add('GET', '/v1/health', health);
-  router.add('GET', '/v1/whoami', whoami);
+  router.add(SPEC_ENDPOINTS.health.method, SPEC_ENDPOINTS.health.path, health);
+  router.add(SPEC_ENDPOINTS.whoami.method, SPEC_ENDPOINTS.whoami.path, whoami);
   router.add('POST', tools.search.path, toolCall(runtime, tools.search));
   router.add('POST', tools.fetch.path, toolCall(runtime, tools.fetch));
 }

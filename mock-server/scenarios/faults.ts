@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { SPEC_ENDPOINT_IDS } from '../../spec/endpoints.ts';
 
 /** Where a fault can strike: the health check, whoami and the tools. */
-export const FAULT_TARGETS = ['health', 'whoami', 'web.search', 'web.fetch'] as const;
+export const FAULT_TARGETS = SPEC_ENDPOINT_IDS;
 export type FaultTarget = (typeof FAULT_TARGETS)[number];
 
 /** A fault to inject, as the admin API and scenario files describe it. */

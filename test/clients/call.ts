@@ -110,3 +110,20 @@ export function waitsOfRounds(entries: readonly JournalEntry[], calls: number): 
       ),
   );
 }
+
+/**
+ * Whether at least `atLeast` of the requests whose query starts with `prefix` arrived within 10 ms of each
+ * other (a storm fired at once, as a program means it): undefined when they did, else why not, for
+ * `timingHeld`.
+ */
+export function arrivedTogether(
+  entries: readonly JournalEntry[],
+  prefix: string,
+  atLeast: number,
+): string | undefined {
+  const storm = entries.filter((e) => e.query?.startsWith(prefix));
+  const together = storm.some(
+    (e) => storm.filter((x) => x.real_ms >= e.real_ms && x.real_ms - e.real_ms <= 10).length >= atLeast,
+  );
+  return together ? undefined : `no ${atLeast} '${prefix}…' requests arrived within 10 ms of each other`;
+}

@@ -7,7 +7,7 @@ export const checkResult = (
   over: Partial<CheckResult> & Pick<CheckResult, 'id' | 'verdict'>,
 ): CheckResult => ({
   title: `title of ${over.id}`,
-  specRef: '§4 rule 1',
+  specRef: [{ section: 4, rules: [1] }],
   level: 'MUST',
   message: 'ok',
   durationMs: 1,

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { describeNeeding, type SystemBinary } from './system-binary.ts';
 
 /** Debian's redis-server (`apt-get install -y redis-server`), or another binary named by AGENT_GATEWAY_REDIS_SERVER. */
@@ -113,5 +114,39 @@ export async function startRedis(options: { appendonly?: boolean } = {}): Promis
     stop,
     restart: launch,
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * Call inside a `describeWithRedis` block: a redis-server of the block's own, started before its tests and
+ * stopped (and its directory removed) after them. The handle forwards to the running server.
+ */
+export function useRedis(options: { appendonly?: boolean } = {}): RedisProcess {
+  let current: RedisProcess | undefined;
+  beforeAll(async () => {
+    current = await startRedis(options);
+  }, 30_000);
+  afterAll(async () => {
+    await current?.stop();
+    current?.cleanup();
+  }, 30_000);
+  const running = () => {
+    if (!current)
+      throw new Error('useRedis: Redis is started in beforeAll; use the handle inside tests and hooks');
+    return current;
+  };
+  return {
+    get url() {
+      return running().url;
+    },
+    get port() {
+      return running().port;
+    },
+    get pid() {
+      return running().pid;
+    },
+    stop: () => running().stop(),
+    restart: () => running().restart(),
+    cleanup: () => running().cleanup(),
   };
 }

@@ -224,7 +224,7 @@ export const lockStepFinding = (matching: Sequence[]): Finding => ({
 export const backoffWithJitter: ClientRule = {
   id: 'backoff-with-jitter',
   title: 'Retries after a 429 without Retry-After, or after a 5xx, back off exponentially with jitter',
-  specRef: '§7 (429: exponential backoff with jitter; 5xx: retry with backoff)',
+  specRef: [{ section: 7, note: '429: exponential backoff with jitter; 5xx: retry with backoff' }],
   judge({ entries }) {
     const { findings, sequences } = judgeEachChain(entries);
     // Only sequences whose first wait is "alike" the base's can match it: look those up by first wait

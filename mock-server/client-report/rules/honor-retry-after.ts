@@ -80,7 +80,7 @@ export const EARLY_REPEATS_TAKEN_AS_RETRIES = 2;
 export const honorRetryAfter: ClientRule = {
   id: 'honor-retry-after',
   title: 'No request in the scope of a 429 (or a 5xx) before its Retry-After has elapsed',
-  specRef: '§7 (429: honor Retry-After), §8',
+  specRef: [{ section: 7, note: '429: honor Retry-After' }, { section: 8 }],
   judge({ entries, rateLimitRules, options }) {
     const found: Early[] = [];
     // A retry that waited out its own Retry-After honours it (per-request tracking, as in ky or undici).

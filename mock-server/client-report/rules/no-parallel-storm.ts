@@ -85,7 +85,7 @@ export function stormFindings(found: readonly Storm[], most: number): Finding[] 
 export const noParallelStorm: ClientRule = {
   id: 'no-parallel-storm',
   title: 'After a 429, concurrency is reduced: no parallel storm while the limit is in force',
-  specRef: '§7 (429: reduce concurrency)',
+  specRef: [{ section: 7, note: '429: reduce concurrency' }],
   judge({ entries, options }) {
     const found: Storm[] = [];
     // Retries that waited out their own Retry-After are not part of a storm.

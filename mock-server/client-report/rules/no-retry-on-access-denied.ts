@@ -11,7 +11,10 @@ const pushTo = (lists: Map<string, JournalEntry[]>, key: string, e: JournalEntry
 export const noRetryOnAccessDenied: ClientRule = {
   id: 'no-retry-on-access-denied',
   title: 'A call refused with 403 access_denied is not repeated blindly: request access instead',
-  specRef: '§5 rule 4, §7 (403: request early access or verification)',
+  specRef: [
+    { section: 5, rules: [4] },
+    { section: 7, note: '403: request early access or verification' },
+  ],
   judge({ entries }) {
     const facts = createReactionFacts(entries);
     const denied = new Map<string, JournalEntry>();

@@ -39,7 +39,7 @@ export const noSecretsInRequests: ClientRule = {
   id: 'no-secrets-in-requests',
   title:
     'No secrets in anything a request sends (query, URL, body, headers): own token or API key, canaries, well-known secret shapes, plain, encoded or in pieces',
-  specRef: '§1 rule 2',
+  specRef: [{ section: 1, rules: [2] }],
   judge({ entries }) {
     const groups = new Map<string, JournalEntry[]>();
     for (const e of entries) {

@@ -5,7 +5,10 @@ import type { ClientRule, Finding } from '../types.ts';
 export const refreshInvalidToken: ClientRule = {
   id: 'refresh-invalid-token',
   title: 'A token answered invalid_identity_token is not sent again: obtain a fresh one',
-  specRef: '§5 rule 3, §7 (401: obtain fresh token)',
+  specRef: [
+    { section: 5, rules: [3] },
+    { section: 7, note: '401: obtain fresh token' },
+  ],
   judge({ entries }) {
     const facts = createReactionFacts(entries);
     const refused = new Map<string, JournalEntry>();

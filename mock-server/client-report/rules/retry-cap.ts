@@ -72,7 +72,7 @@ const MAX_CHAINS = 32;
 export const retryCap: ClientRule = {
   id: 'retry-cap',
   title: 'Retry loops have a hard cap: never more consecutive failed attempts of one request than the cap',
-  specRef: '§7 (retry loops must have a hard cap)',
+  specRef: [{ section: 7, note: 'retry loops must have a hard cap' }],
   judge({ entries, options }) {
     const findings: Finding[] = [];
     const facts = createReactionFacts(entries);

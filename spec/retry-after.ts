@@ -1,4 +1,7 @@
 /**
+ * Spec section 8 ("429 `rate_limited`, with an optional `Retry-After` header") and section 7 ("honor
+ * Retry-After when returned"): the header's two forms, read seconds first, then HTTP-date.
+ *
  * Retry-After (RFC 9110 section 10.2.3): delay-seconds (1*DIGIT) or an HTTP-date. Recipients must accept
  * all three date formats: IMF-fixdate, the obsolete RFC 850 form and asctime.
  */

@@ -1,0 +1,57 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The conformance suite judges gateways it has never seen, so it must not lean on the reference gateway's
+ * code: it never imports mock-server/. What both need of the spec (tools, endpoints, error codes, the
+ * identity header, spec references, Retry-After) lives in spec/, which imports nothing outside itself
+ * (spec/spec.test.ts reads its import lines).
+ */
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** The relative module specifiers a file imports or re-exports, resolved to paths from the root. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)(['"])(\.{1,2}\/[^'"\n]+)\1/g)].map((m) =>
+    relative(root, resolve(file, '..', m[2] as string)),
+  );
+}
+
+/** The library sources of a folder (tests excluded: they may start a reference gateway to check against). */
+const sourcesOf = (folder: string) =>
+  readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))
+    .map((name) => join(root, folder, name));
+
+describe('the spec vocabulary is the only code the suite and the gateway share', () => {
+  it('conformance/ never imports mock-server/ (it imports spec/ instead)', () => {
+    const sources = sourcesOf('conformance');
+    expect(sources.length).toBeGreaterThan(20);
+    const shared = new Set<string>();
+    for (const file of sources)
+      for (const target of importsOf(file)) {
+        expect(target.startsWith('mock-server'), `${relative(root, file)} imports ${target}`).toBe(false);
+        if (target.startsWith('spec/')) shared.add(target);
+      }
+    expect(shared.size).toBeGreaterThan(2);
+  });
+
+  it('mock-server/ takes the vocabulary from spec/ too', () => {
+    const targets = new Set(sourcesOf('mock-server').flatMap(importsOf));
+    for (const module of [
+      'spec/error-codes.ts',
+      'spec/endpoints.ts',
+      'spec/tools.ts',
+      'spec/identity-header.ts',
+    ])
+      expect(targets, module).toContain(module);
+  });
+
+  it('resolves import lines as the tests above need', () => {
+    const file = join(root, 'conformance/checks/support.ts');
+    expect(importsOf(file)).toContain('spec/endpoints.ts');
+    expect(importsOf(file)).toContain('conformance/check.ts');
+  });
+});
