@@ -24,7 +24,8 @@ import { noteOutgoingText } from '../mock-server/pipeline/outgoing-text.ts';
 import { recordCall } from '../mock-server/pipeline/record.ts';
 import { runTool } from '../mock-server/pipeline/run-tool.ts';
 import { registerGatewayRoutes, toolSpecs } from '../mock-server/routes/gateway-routes.ts';
-import { createRouter, routingPath } from '../mock-server/routes/router.ts';
+import { SPEC_ROUTES } from '../mock-server/routes/public-route-table.ts';
+import { routerFromTable, routingPath } from '../mock-server/routes/router.ts';
 
 const BENCH_CONFIG = fileURLToPath(new URL('../fixtures/config/bench.yaml', import.meta.url));
 const BATCH = 20_000;
@@ -138,8 +139,7 @@ export async function runStageBenchmark(options: { json: boolean }) {
     at: runtime.clock.now(),
     started: performance.now(),
   });
-  const router = createRouter();
-  registerGatewayRoutes(router, runtime);
+  const router = routerFromTable(SPEC_ROUTES, (routes) => registerGatewayRoutes(routes, runtime));
   const ctx = context();
   const identity = await identify(runtime, ctx);
   const body = parseJsonBody(bytes, search.schema);

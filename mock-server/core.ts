@@ -1,5 +1,3 @@
-import { SPEC_ENDPOINT_IDS, SPEC_ENDPOINTS } from '../spec/endpoints.ts';
-import { IDENTITY_HEADER_KEY } from '../spec/identity-header.ts';
 import { isDashboardAsset, registerDashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { GatewayError } from './errors.ts';
 import type { Answer, CallContext, GatewayRequest, GatewayResponse } from './http/context.ts';
@@ -16,7 +14,9 @@ import {
 } from './routes/admin-routes.ts';
 import { registerGatewayRoutes } from './routes/gateway-routes.ts';
 import { registerIdpRoutes } from './routes/idp-routes.ts';
-import { createRouter, methodNotAllowed, routingPath } from './routes/router.ts';
+import { publicEndpoints } from './routes/route-index.ts';
+import { servedRoutes } from './routes/route-table.ts';
+import { methodNotAllowed, routerFromTable, routingPath } from './routes/router.ts';
 import type { Runtime } from './runtime.ts';
 
 /** The platform-free core: a request record in, a response record out. Every adapter calls `handle`. */
@@ -44,7 +44,7 @@ const recorder =
 function requestIdOf(request: GatewayRequest, runtime: Runtime): string {
   const given = request.header('x-request-id');
   if (given === undefined) return requestIdFor(undefined);
-  const token = request.header(IDENTITY_HEADER_KEY)?.trim() || undefined;
+  const token = request.header('x-agent-identity')?.trim() || undefined;
   return runtime.scanSecrets(given, { token }).kinds.length > 0
     ? requestIdFor(undefined)
     : requestIdFor(given);
@@ -52,7 +52,7 @@ function requestIdOf(request: GatewayRequest, runtime: Runtime): string {
 
 const isAdminPath = (path: string) => path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`);
 const NOT_RECORDED = () => {};
-const PUBLIC_ENDPOINTS = `Endpoints: ${SPEC_ENDPOINT_IDS.map((id) => `${SPEC_ENDPOINTS[id].method} ${SPEC_ENDPOINTS[id].path}`).join(', ')}.`;
+const PUBLIC_ENDPOINTS = publicEndpoints(servedRoutes());
 
 /**
  * Builds the core over a runtime: the /v1 endpoints, the simulated identity provider (unless tokens are
@@ -64,15 +64,18 @@ export function createCore(
   runtime: Runtime,
   options: { serveIdentityProvider: boolean; admin?: AdminControl },
 ): GatewayCore {
-  const router = createRouter();
-  registerGatewayRoutes(router, runtime);
-  if (options.serveIdentityProvider) registerIdpRoutes(router, runtime);
   const { admin } = options;
-  if (admin) {
-    registerAdminRoutes(router, admin);
-    registerDashboardRoutes(router);
-  }
-  registerOpenApiRoute(router, { identityProvider: options.serveIdentityProvider, admin: Boolean(admin) });
+  const parts = { identityProvider: options.serveIdentityProvider, admin: Boolean(admin) };
+  // The served part of the route table, each route's handler bound by id; built once.
+  const router = routerFromTable(servedRoutes(parts), (routes) => {
+    registerGatewayRoutes(routes, runtime);
+    if (options.serveIdentityProvider) registerIdpRoutes(routes, runtime);
+    if (admin) {
+      registerAdminRoutes(routes, admin);
+      registerDashboardRoutes(routes);
+    }
+    registerOpenApiRoute(routes, parts);
+  });
 
   /** The route's answer (or its promise); throws 404, 405 (with Allow) and, on admin paths, 401/403 first. */
   const route = (ctx: CallContext, path: string, adminCall: boolean): MaybePromise<Answer> => {

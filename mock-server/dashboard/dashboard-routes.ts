@@ -3,10 +3,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Handler } from '../http/context.ts';
 import { respondText } from '../http/respond.ts';
-import type { Router } from '../routes/router.ts';
-
-/** Where the dashboard is served: the page, and its assets beside it. */
-export const DASHBOARD_PATH = '/__admin/ui';
+import { DASHBOARD_ROUTES } from '../routes/admin-route-table.ts';
+import type { Routes } from '../routes/route-declaration.ts';
 
 // The same code runs from three places: the sources (mock-server/dashboard/), the built library
 // (dist/mock-server/dashboard/, where dev/build.mjs copies assets/ beside it) and the CLI bundle
@@ -21,12 +19,14 @@ export const ASSETS_DIR: string =
   // Neither: keep the first, so the error that follows names a real place to look.
   (CANDIDATES[0] as string);
 
-const ASSETS: Record<string, { file: string; type: string }> = {
-  [DASHBOARD_PATH]: { file: 'index.html', type: 'text/html; charset=utf-8' },
-  [`${DASHBOARD_PATH}/`]: { file: 'index.html', type: 'text/html; charset=utf-8' },
-  [`${DASHBOARD_PATH}/dashboard.js`]: { file: 'dashboard.js', type: 'text/javascript; charset=utf-8' },
-  [`${DASHBOARD_PATH}/dashboard.css`]: { file: 'dashboard.css', type: 'text/css; charset=utf-8' },
+/** The file each of the dashboard's routes serves (the paths and media types are in the route table). */
+const FILES: Record<string, string> = {
+  dashboard: 'index.html',
+  dashboardSlash: 'index.html',
+  dashboardScript: 'dashboard.js',
+  dashboardStyle: 'dashboard.css',
 };
+const ASSET_PATHS = new Set(DASHBOARD_ROUTES.map((route) => route.path));
 
 /**
  * What the page may do: its own script and style, and calls to this gateway; no inline script, no other
@@ -49,29 +49,31 @@ const SECURITY_HEADERS = {
  * every data call); every other admin path, under /__admin/ui too, still needs it.
  */
 export function isDashboardAsset(method: string, path: string): boolean {
-  return (method === 'GET' || method === 'HEAD') && Object.hasOwn(ASSETS, path);
+  return (method === 'GET' || method === 'HEAD') && ASSET_PATHS.has(path);
 }
 
-/** The dashboard's files, read once (they are small, and the package ships them). */
+/** The dashboard's files by route id, read once (they are small, and the package ships them). */
 export function loadDashboardAssets(dir: string = ASSETS_DIR): Map<string, { body: string; type: string }> {
   const loaded = new Map<string, { body: string; type: string }>();
-  for (const [path, { file, type }] of Object.entries(ASSETS)) {
+  for (const route of DASHBOARD_ROUTES) {
+    const file = FILES[route.id] as string;
     const where = join(dir, file);
     if (!existsSync(where))
       throw new Error(`The dashboard's ${file} is missing from ${dir}: rebuild the package.`);
-    loaded.set(path, { body: readFileSync(where, 'utf8'), type });
+    const type = `${route.ok.text?.[0]}; charset=utf-8`;
+    loaded.set(route.id, { body: readFileSync(where, 'utf8'), type });
   }
   return loaded;
 }
 
 /**
- * The live dashboard at /__admin/ui (registered with the admin API): a page that reads the admin API with
- * the key the user types, served with a strict Content-Security-Policy and `nosniff`.
+ * The live dashboard at /__admin/ui (served with the admin API): a page that reads the admin API with the
+ * key the user types, served with a strict Content-Security-Policy and `nosniff`.
  */
-export function registerDashboardRoutes(router: Router) {
+export function registerDashboardRoutes(routes: Routes) {
   const assets = loadDashboardAssets();
-  for (const [path, asset] of assets) {
+  for (const [id, asset] of assets) {
     const handler: Handler = (ctx) => respondText(ctx, asset.body, asset.type, SECURITY_HEADERS);
-    router.add('GET', path, handler);
+    routes.bind(id, handler);
   }
 }

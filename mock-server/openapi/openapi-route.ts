@@ -1,18 +1,15 @@
 import { createBoundedMap } from '../bounded-map.ts';
 import type { Handler } from '../http/context.ts';
 import { respondText } from '../http/respond.ts';
-import type { Router } from '../routes/router.ts';
+import type { Routes } from '../routes/route-declaration.ts';
 import { createOpenApiDocument, type OpenApiOptions } from './document.ts';
-
-/** Where the gateway serves its OpenAPI document, without a key (it describes, it discloses nothing). */
-export const OPENAPI_PATH = '/openapi.json';
 
 /**
  * `GET /openapi.json`: the OpenAPI 3.1 document of what this gateway serves (the identity provider and the
  * admin API only when enabled), its server the origin the caller addressed. Built once per origin, compact
  * (`agent-gateway openapi` writes it indented).
  */
-export function registerOpenApiRoute(router: Router, options: Omit<OpenApiOptions, 'serverUrl'>) {
+export function registerOpenApiRoute(routes: Routes, options: Omit<OpenApiOptions, 'serverUrl'>) {
   const byOrigin = createBoundedMap<string, string>(16);
   const handler: Handler = (ctx) => {
     ctx.note.operation = 'openapi';
@@ -24,5 +21,5 @@ export function registerOpenApiRoute(router: Router, options: Omit<OpenApiOption
     }
     return respondText(ctx, text, 'application/json; charset=utf-8', { 'cache-control': 'no-cache' });
   };
-  router.add('GET', OPENAPI_PATH, handler);
+  routes.bind('openapi', handler);
 }

@@ -20,7 +20,8 @@ import {
   type Scenario,
   type ScenarioInput,
 } from '../scenarios/scenarios.ts';
-import type { Router } from './router.ts';
+import type { Routes } from './route-declaration.ts';
+import { adminIndex } from './route-index.ts';
 
 /** The admin API's reserved prefix. */
 export const ADMIN_PREFIX = '/__admin';
@@ -139,36 +140,6 @@ const showAgent = (agent: Agent) => ({
   token_generation: agent.tokenGeneration,
 });
 
-const ENDPOINTS = [
-  'GET    /__admin                           this list',
-  'GET    /__admin/ui                        the dashboard (the page loads without the key and asks for it)',
-  'GET    /__admin/agents                    agents, with API keys',
-  'POST   /__admin/agents                    create {id, name?, api_key?, tier?, allowlist?, disabled?}',
-  'GET    /__admin/agents/:id',
-  'PATCH  /__admin/agents/:id                change {name?, tier?, allowlist?, disabled?}',
-  'POST   /__admin/agents/:id/revoke-tokens  revoke every token the agent holds',
-  'POST   /__admin/agents/:id/tokens         mint a token for the agent',
-  'GET    /__admin/tools',
-  'PATCH  /__admin/tools/:tool               change {enabled?, tiers?, latency_ms?}',
-  'GET    /__admin/limits                    rate-limit rules in force',
-  'GET    /__admin/clock',
-  'POST   /__admin/clock/freeze | /resume | /reset',
-  'POST   /__admin/clock/advance             {ms} or {seconds}',
-  'POST   /__admin/clock/set                 {time: ISO 8601 or epoch ms, frozen?: true (set and freeze at once) | false}',
-  'GET    /__admin/faults',
-  'POST   /__admin/faults                    arm {match?: {operation?, agent?}, kind, status?, retry_after?, delay_ms?, count?, every?}',
-  'DELETE /__admin/faults[/:id]',
-  'GET    /__admin/journal?agent=&since=&limit=',
-  'DELETE /__admin/journal',
-  'GET    /__admin/export?format=har&agent=&since=&limit=  the journal as a HAR 1.2 file (headers, bodies, redacted)',
-  'GET    /__admin/findings?agent=&per_rule=  spec rules the answers broke, per rule with the exchanges (proxy mode)',
-  'GET    /__admin/scenarios                 bundled scenarios',
-  'GET    /__admin/scenario                  the scenario in force',
-  'POST   /__admin/scenario                  load {name} or {scenario: {...}} (resets first)',
-  'POST   /__admin/reset                     back to the base config; clears faults, journal, limits, keys',
-  'GET    /__admin/report?agent=ID[&retry_cap=&grace_ms=&max_concurrency_after_429=&quiet_ms=]  client behaviour report',
-];
-
 /** Compares keys in constant time; different lengths are simply unequal. */
 const sameKey = (given: string, expected: string) => {
   const a = Buffer.from(given);
@@ -193,10 +164,11 @@ export function requireAdminKey(ctx: CallContext, adminKey: string): void {
 
 /**
  * The admin control plane under /__admin: agents (the transitions the spec leaves unshown), tools, the
- * virtual clock, faults, the journal, scenarios and reset. Only registered when an admin key is set; the
- * core checks the key (`requireAdminKey`) before it routes any admin path.
+ * virtual clock, faults, the journal, scenarios and reset; each handler bound to its route in the route
+ * table (`admin-route-table.ts`) by id. Only served when an admin key is set; the core checks the key
+ * (`requireAdminKey`) before it routes any admin path.
  */
-export function registerAdminRoutes(router: Router, control: AdminControl) {
+export function registerAdminRoutes(routes: Routes, control: AdminControl) {
   const { runtime } = control;
   const { registry, clock } = runtime;
   const maxBody = () => runtime.config.server.max_body_bytes;
@@ -220,26 +192,26 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     frozen: clock.frozen,
   });
   const { changed } = control;
-  const resets = new Set(['/reset', '/scenario']);
-  const route = (method: string, path: string, handler: Handler) =>
-    router.add(
-      method,
-      `${ADMIN_PREFIX}${path}`,
+  const resets = new Set(['reset', 'loadScenario']);
+  const route = (id: string, handler: Handler) =>
+    routes.bind(
+      id,
       // A change is in the shared store (and announced) before the caller hears it was made.
-      !changed || method === 'GET'
+      !changed || routes.declared(id).method === 'GET'
         ? handler
         : async (ctx, params) => {
             const answer = await handler(ctx, params);
-            await changed(resets.has(path) ? 'reset' : 'state');
+            await changed(resets.has(id) ? 'reset' : 'state');
             return answer;
           },
     );
   const queryOf = (ctx: CallContext) => Object.fromEntries(new URLSearchParams(ctx.request.query));
 
-  route('GET', '', (ctx) => ok(ctx, { endpoints: ENDPOINTS }));
+  const endpoints = adminIndex(routes.routes);
+  route('adminIndex', (ctx) => ok(ctx, { endpoints }));
 
-  route('GET', '/agents', (ctx) => ok(ctx, { agents: registry.list().map(showAgent) }));
-  route('POST', '/agents', async (ctx) => {
+  route('listAgents', (ctx) => ok(ctx, { agents: registry.list().map(showAgent) }));
+  route('createAgent', async (ctx) => {
     const body = await readJsonBody(ctx.request, agentCreateSchema, maxBody());
     checkTier(body.tier);
     if (registry.get(body.id))
@@ -257,20 +229,20 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     });
     return ok(ctx, showAgent(agent), 201);
   });
-  route('GET', '/agents/:id', (ctx, params) => ok(ctx, showAgent(agentOr404(params.id as string))));
-  route('PATCH', '/agents/:id', async (ctx, params) => {
+  route('getAgent', (ctx, params) => ok(ctx, showAgent(agentOr404(params.id as string))));
+  route('updateAgent', async (ctx, params) => {
     const agent = agentOr404(params.id as string);
     const body = await readJsonBody(ctx.request, agentPatchSchema, maxBody());
     checkTier(body.tier);
     registry.update(agent.id, body);
     return ok(ctx, showAgent(agent));
   });
-  route('POST', '/agents/:id/revoke-tokens', (ctx, params) => {
+  route('revokeTokens', (ctx, params) => {
     const agent = agentOr404(params.id as string);
     registry.revokeTokens(agent.id);
     return ok(ctx, showAgent(agent));
   });
-  route('POST', '/agents/:id/tokens', (ctx, params) => {
+  route('mintToken', (ctx, params) => {
     // Never mint with a secret the other instances may not hold (shared store in conflict: 503).
     const refusal = runtime.state.refusal();
     if (refusal) throw refusal;
@@ -282,8 +254,8 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     );
   });
 
-  route('GET', '/tools', (ctx) => ok(ctx, { tools: runtime.policy.tools }));
-  route('PATCH', '/tools/:tool', async (ctx, params) => {
+  route('listTools', (ctx) => ok(ctx, { tools: runtime.policy.tools }));
+  route('updateTool', async (ctx, params) => {
     const tool = params.tool as ToolName;
     if (!TOOL_NAMES.includes(tool))
       throw new GatewayError('not_found', {
@@ -295,29 +267,29 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     return ok(ctx, { tool, ...runtime.policy.tools[tool] });
   });
 
-  route('GET', '/limits', (ctx) => ok(ctx, runtime.config.rate_limits));
+  route('getLimits', (ctx) => ok(ctx, runtime.config.rate_limits));
 
-  route('GET', '/clock', (ctx) => ok(ctx, clockState()));
-  route('POST', '/clock/freeze', (ctx) => {
+  route('getClock', (ctx) => ok(ctx, clockState()));
+  route('freezeClock', (ctx) => {
     clock.freeze();
     return ok(ctx, clockState());
   });
-  route('POST', '/clock/resume', (ctx) => {
+  route('resumeClock', (ctx) => {
     clock.resume();
     return ok(ctx, clockState());
   });
-  route('POST', '/clock/reset', (ctx) => {
+  route('resetClock', (ctx) => {
     clock.reset();
     return ok(ctx, clockState());
   });
-  route('POST', '/clock/advance', async (ctx) => {
+  route('advanceClock', async (ctx) => {
     const body = await readJsonBody(ctx.request, advanceSchema, maxBody());
     // Whole milliseconds, as the clock keeps them (token times and the journal are in ms).
     const field = body.ms === undefined ? 'seconds' : 'ms';
     changeClock(field, () => clock.advance(body.ms ?? Math.round((body.seconds ?? 0) * 1000)));
     return ok(ctx, clockState());
   });
-  route('POST', '/clock/set', async (ctx) => {
+  route('setClock', async (ctx) => {
     const { time, frozen } = await readJsonBody(ctx.request, setSchema, maxBody());
     const epoch = typeof time === 'number' ? time : Date.parse(time);
     changeClock('time', () => {
@@ -329,28 +301,28 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     return ok(ctx, clockState());
   });
 
-  route('GET', '/faults', (ctx) => ok(ctx, { faults: runtime.faults.list() }));
-  route('POST', '/faults', async (ctx) => {
+  route('listFaults', (ctx) => ok(ctx, { faults: runtime.faults.list() }));
+  route('armFault', async (ctx) => {
     const spec: FaultSpec = await readJsonBody(ctx.request, faultSpecSchema, maxBody());
     return ok(ctx, runtime.faults.add(spec), 201);
   });
-  route('DELETE', '/faults', (ctx) => {
+  route('clearFaults', (ctx) => {
     runtime.faults.clear();
     return ok(ctx, { faults: [] });
   });
-  route('DELETE', '/faults/:id', (ctx, params) => {
+  route('disarmFault', (ctx, params) => {
     if (!runtime.faults.remove(params.id as string))
       throw new GatewayError('not_found', { message: `No fault "${params.id}".` });
     return ok(ctx, { faults: runtime.faults.list() });
   });
 
-  route('GET', '/journal', async (ctx) => {
+  route('getJournal', async (ctx) => {
     const query = parseQuery(journalQuery, queryOf(ctx));
     // With a shared store, the journal of every instance.
     // A page at most MAX_JOURNAL_PAGE entries long: page on with since=next_since while `more`.
     return ok(ctx, await runtime.state.journal.page(query));
   });
-  route('DELETE', '/journal', async (ctx) => {
+  route('clearJournal', async (ctx) => {
     await runtime.state.journal.clear();
     return ok(ctx, { entries: [] });
   });
@@ -358,12 +330,12 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
   /** The journal's entries a query asks for: every instance's with a shared store. */
   const entriesOf = async (query: { agent?: string; since?: number; limit?: number }) =>
     await runtime.state.journal.list(query);
-  route('GET', '/export', async (ctx) => {
+  route('exportJournal', async (ctx) => {
     const { format: _format, ...query } = parseQuery(exportQuery, queryOf(ctx));
     const { entries, dropped } = await entriesOf(query);
     return ok(ctx, harOf(entries, ctx.request.origin, dropped));
   });
-  route('GET', '/findings', async (ctx) => {
+  route('getFindings', async (ctx) => {
     const q = parseQuery(findingsQuery, queryOf(ctx));
     const { entries, dropped } = await entriesOf({ agent: q.agent });
     return ok(ctx, {
@@ -373,10 +345,10 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     });
   });
 
-  route('GET', '/scenarios', (ctx) =>
+  route('listScenarios', (ctx) =>
     ok(ctx, { scenarios: listScenarios().map(({ name, description }) => ({ name, description })) }),
   );
-  route('GET', '/scenario', (ctx) => {
+  route('getScenario', (ctx) => {
     const current = control.scenario();
     return ok(ctx, {
       scenario: current
@@ -384,7 +356,7 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
         : null,
     });
   });
-  route('POST', '/scenario', async (ctx) => {
+  route('loadScenario', async (ctx) => {
     const body = await readJsonBody(ctx.request, scenarioRequestSchema, maxBody());
     // Over HTTP a scenario is a bundled name or an inline object, never a path: the admin API reads no files.
     if ('name' in body && !isBundledScenario(body.name)) {
@@ -410,7 +382,7 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     });
   });
 
-  route('GET', '/report', async (ctx) => {
+  route('getClientReport', async (ctx) => {
     const q = parseQuery(reportQuery, queryOf(ctx));
     return ok(
       ctx,
@@ -423,7 +395,7 @@ export function registerAdminRoutes(router: Router, control: AdminControl) {
     );
   });
 
-  route('POST', '/reset', (ctx) => {
+  route('reset', (ctx) => {
     control.reset();
     return ok(ctx, { reset: true, clock: clockState() });
   });

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { SPEC_ENDPOINTS } from '../../spec/endpoints.ts';
 import { TOOLS } from '../../spec/tools.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { Answer, CallContext, Handler } from '../http/context.ts';
@@ -18,7 +17,7 @@ import type { ToolSpec } from '../pipeline/tool-spec.ts';
 import { fetchRequestSchema } from '../providers/web-fetch.ts';
 import { searchRequestSchema } from '../providers/web-search.ts';
 import type { Runtime } from '../runtime.ts';
-import type { Router } from './router.ts';
+import type { Routes } from './route-declaration.ts';
 
 const WHOAMI_FINGERPRINT = journalFingerprint('whoami');
 
@@ -146,12 +145,12 @@ export function toolSpecs(runtime: Runtime) {
   return { search, fetch };
 }
 
-/** The /v1 endpoints of spec section 4. */
-export function registerGatewayRoutes(router: Router, runtime: Runtime) {
+/** The /v1 endpoints of spec section 4: the handlers of their routes in `public-route-table.ts`. */
+export function registerGatewayRoutes(routes: Routes, runtime: Runtime) {
   const tools = toolSpecs(runtime);
   const { health, whoami } = plainEndpoints(runtime);
-  router.add(SPEC_ENDPOINTS.health.method, SPEC_ENDPOINTS.health.path, health);
-  router.add(SPEC_ENDPOINTS.whoami.method, SPEC_ENDPOINTS.whoami.path, whoami);
-  router.add('POST', tools.search.path, toolCall(runtime, tools.search));
-  router.add('POST', tools.fetch.path, toolCall(runtime, tools.fetch));
+  routes.bind('health', health);
+  routes.bind('whoami', whoami);
+  routes.bind('webSearch', toolCall(runtime, tools.search));
+  routes.bind('webFetch', toolCall(runtime, tools.fetch));
 }

@@ -13,7 +13,7 @@ import { toVerifyResponse } from '../identity/verifier.ts';
 import { IDENTITY_HEADER } from '../pipeline/identify.ts';
 import type { Runtime } from '../runtime.ts';
 import { mustBe } from '../validation.ts';
-import type { Router } from './router.ts';
+import type { Routes } from './route-declaration.ts';
 
 /** Body of POST /idp/token. */
 export const tokenRequestSchema = z.object({
@@ -49,9 +49,9 @@ export function preferredType(accept: string | undefined, supports: readonly str
 
 /**
  * The simulated identity provider's endpoints: token minting (API key -> token), verification (used by a
- * remote verifier) and the dynamic instruction page.
+ * remote verifier) and the dynamic instruction page; their routes are in `public-route-table.ts`.
  */
-export function registerIdpRoutes(router: Router, runtime: Runtime) {
+export function registerIdpRoutes(routes: Routes, runtime: Runtime) {
   const { idp } = runtime;
 
   const throttle = createTokenThrottle({ perMinute: runtime.config.identity.token_failures_per_minute });
@@ -122,7 +122,7 @@ export function registerIdpRoutes(router: Router, runtime: Runtime) {
         );
   };
 
-  router.add('POST', '/idp/token', token);
-  router.add('POST', '/idp/verify', verify);
-  router.add('GET', '/idp/auth.md', instructions);
+  routes.bind('idpToken', token);
+  routes.bind('idpVerify', verify);
+  routes.bind('idpInstructions', instructions);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Handler } from '../http/context.ts';
-import { createRouter, routingPath } from './router.ts';
+import { createRouter, routerFromTable, routingPath } from './router.ts';
 
 const handler =
   (name: string): Handler =>
@@ -33,5 +33,53 @@ describe('router', () => {
     expect(routingPath('/v1/a%2Fb')).toBe('/v1/a%2Fb');
     expect(routingPath('/v1/a%20b')).toBe('/v1/a%20b');
     expect(routingPath('/plain')).toBe('/plain');
+  });
+});
+
+describe('routerFromTable', () => {
+  const table = [
+    { method: 'GET', path: '/v1/health', id: 'health' },
+    { method: 'PATCH', path: '/__admin/agents/:id', id: 'updateAgent' },
+    { method: 'GET', path: '/__admin/agents/:id', id: 'getAgent' },
+  ];
+  const bindAll = (routes: { bind(id: string, h: Handler): void }) => {
+    for (const { id } of table) routes.bind(id, handler(id));
+  };
+
+  it("adds each route of the table with the handler bound to its id, in the table's order", () => {
+    const router = routerFromTable(table, bindAll);
+    expect(router.match('GET', '/v1/health')?.handler?.({} as never, {})).toMatchObject({ body: 'health' });
+    expect(router.match('GET', '/__admin/agents/a')?.handler?.({} as never, {})).toMatchObject({
+      body: 'getAgent',
+    });
+    expect(router.match('PUT', '/__admin/agents/a')).toEqual({ allow: ['PATCH', 'GET', 'HEAD'] });
+    expect(router.match('GET', '/v1/other')).toBeUndefined();
+  });
+
+  it('tells a registration function the routes served and their declarations', () => {
+    routerFromTable(table, (routes) => {
+      expect(routes.routes).toBe(table);
+      expect(routes.declared('updateAgent')).toBe(table[1]);
+      expect(() => routes.declared('nope')).toThrow(/no route "nope"/);
+      bindAll(routes);
+    });
+  });
+
+  it('refuses at construction a route without a handler, an unknown id, a second binding, a shared id', () => {
+    expect(() => routerFromTable(table, (routes) => routes.bind('health', handler('h')))).toThrow(
+      'PATCH /__admin/agents/:id ("updateAgent") has no handler',
+    );
+    expect(() => routerFromTable(table, (routes) => routes.bind('other', handler('o')))).toThrow(
+      'no route "other" is served here',
+    );
+    expect(() =>
+      routerFromTable(table, (routes) => {
+        bindAll(routes);
+        routes.bind('health', handler('again'));
+      }),
+    ).toThrow('"health" is bound twice');
+    expect(() =>
+      routerFromTable([...table, { method: 'GET', path: '/v2/health', id: 'health' }], bindAll),
+    ).toThrow('two routes share an id');
   });
 });

@@ -90,6 +90,63 @@ export function createRouter() {
 
 export type Router = ReturnType<typeof createRouter>;
 
+/** A route as the router needs it: the rest of its declaration is for the document and the indexes. */
+export interface Routable {
+  method: string;
+  path: string;
+  id: string;
+}
+
+/** Where a route's handler is bound to its declaration, by id, in the module that holds its state. */
+export interface RouteBinder<R extends Routable = Routable> {
+  /** The routes being served, in the table's order. */
+  readonly routes: readonly R[];
+  /** The declaration of a served route; throws for an id the table does not serve. */
+  declared(id: string): R;
+  /** Binds the handler of a served route, once; throws for an id the table does not serve. */
+  bind(id: string, handler: Handler): void;
+}
+
+/**
+ * The router of a route table: `register` binds a handler to each route by id (where the handler's state
+ * lives), then every route is added in the table's order. A route of the table left without a handler, an
+ * id the table does not serve, or one bound twice is an error at construction, never a 404 at run time.
+ * The table is read once here; matching stays a map lookup.
+ *
+ * @example
+ * const router = routerFromTable(ROUTES, (routes) => routes.bind('health', health));
+ */
+export function routerFromTable<R extends Routable>(
+  table: readonly R[],
+  register: (routes: RouteBinder<R>) => void,
+): Router {
+  const byId = new Map(table.map((route) => [route.id, route]));
+  if (byId.size !== table.length) throw new Error('Route table: two routes share an id.');
+  const handlers = new Map<string, Handler>();
+  const declared = (id: string): R => {
+    const route = byId.get(id);
+    if (!route) throw new Error(`Route table: no route "${id}" is served here.`);
+    return route;
+  };
+  register({
+    routes: table,
+    declared,
+    bind(id, handler) {
+      declared(id);
+      if (handlers.has(id)) throw new Error(`Route table: route "${id}" is bound twice.`);
+      handlers.set(id, handler);
+    },
+  });
+  const router = createRouter();
+  for (const route of table) {
+    const handler = handlers.get(route.id);
+    if (!handler)
+      throw new Error(`Route table: ${route.method} ${route.path} ("${route.id}") has no handler.`);
+    router.add(route.method, route.path, handler);
+  }
+  return router;
+}
+
 /** A 405 naming the methods the path answers. */
 export function methodNotAllowed(method: string, path: string, allow: string[]): GatewayError {
   return new GatewayError('method_not_allowed', {

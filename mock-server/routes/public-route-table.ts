@@ -1,0 +1,143 @@
+import { ENDPOINTS, type EndpointId } from '../../spec/endpoints.ts';
+import { verifyResponseSchema } from '../identity/verifier.ts';
+import * as answers from '../openapi/response-schemas.ts';
+import { fetchRequestSchema } from '../providers/web-fetch.ts';
+import { searchRequestSchema } from '../providers/web-search.ts';
+import { tokenRequestSchema, verifyRequestSchema } from './idp-routes.ts';
+import {
+  AGENT_AUTH,
+  BODY,
+  FAULTS,
+  json,
+  type RouteDeclaration,
+  STORE,
+  TOOL_ERRORS,
+} from './route-declaration.ts';
+
+/** Where the gateway serves its OpenAPI document, without a key (it describes, it discloses nothing). */
+export const OPENAPI_PATH = ENDPOINTS.openapi.path;
+
+/** Where an endpoint of the vocabulary is called (spec/endpoints.ts): a route's method and path. */
+const endpoint = (id: EndpointId) => ({ method: ENDPOINTS[id].method, path: ENDPOINTS[id].path });
+
+/** The endpoints of the spec (section 4): handlers in `gateway-routes.ts`. */
+export const SPEC_ROUTES: readonly RouteDeclaration[] = [
+  {
+    ...endpoint('health'),
+    id: 'health',
+    summary: 'Health check, without any identity token (spec section 4 rule 1)',
+    group: 'spec',
+    security: 'none',
+    ok: { status: 200, description: 'The gateway is up.', schema: json('Health', answers.healthSchema) },
+    errors: FAULTS,
+  },
+  {
+    ...endpoint('whoami'),
+    id: 'whoami',
+    summary: 'The caller and its policy tier, for any valid token (spec section 4 rule 2)',
+    group: 'spec',
+    security: 'agent',
+    ok: {
+      status: 200,
+      description: 'The identity of the token.',
+      schema: json('Whoami', answers.whoamiSchema),
+      rateLimited: true,
+    },
+    errors: [...AGENT_AUTH, 'rate_limited', ...FAULTS, ...STORE],
+  },
+  {
+    ...endpoint('web.search'),
+    id: 'webSearch',
+    summary: 'Web search (spec section 4; safe to retry)',
+    description:
+      'Known queries answer from fixtures/search, others with seeded generated results: a retry gets the same body.',
+    group: 'spec',
+    security: 'agent',
+    body: json('SearchRequest', searchRequestSchema),
+    ok: {
+      status: 200,
+      description: 'Search results.',
+      schema: json('SearchResponse', answers.searchResponseSchema),
+      rateLimited: true,
+    },
+    errors: TOOL_ERRORS,
+    idempotencyKey: true,
+  },
+  {
+    ...endpoint('web.fetch'),
+    id: 'webFetch',
+    summary: 'Web fetch (spec section 4; safe to retry)',
+    description: 'The content is untrusted input (spec section 1, rule 1).',
+    group: 'spec',
+    security: 'agent',
+    body: json('FetchRequest', fetchRequestSchema),
+    ok: {
+      status: 200,
+      description: 'The page.',
+      schema: json('FetchResponse', answers.fetchResponseSchema),
+      rateLimited: true,
+    },
+    errors: TOOL_ERRORS,
+    idempotencyKey: true,
+  },
+];
+
+/** The simulated identity provider (served unless tokens are verified elsewhere): handlers in `idp-routes.ts`. */
+export const IDP_ROUTES: readonly RouteDeclaration[] = [
+  {
+    ...endpoint('idp.token'),
+    id: 'idpToken',
+    summary: 'Exchange an API key for a short-lived identity token',
+    group: 'identity provider',
+    security: 'none',
+    body: json('TokenRequest', tokenRequestSchema),
+    ok: {
+      status: 200,
+      description: 'A fresh token.',
+      schema: json('TokenResponse', answers.tokenResponseSchema),
+    },
+    errors: [...BODY, 'invalid_api_key', 'agent_disabled', 'internal_error'],
+  },
+  {
+    ...endpoint('idp.verify'),
+    id: 'idpVerify',
+    summary: 'Verify a token (what a remote verifier asks)',
+    group: 'identity provider',
+    security: 'none',
+    body: json('VerifyRequest', verifyRequestSchema),
+    ok: {
+      status: 200,
+      description: 'The verdict on the token.',
+      schema: json('VerifyResponse', verifyResponseSchema),
+    },
+    errors: [...BODY, 'internal_error'],
+  },
+  {
+    ...endpoint('idp.auth'),
+    id: 'idpInstructions',
+    summary: 'The token instruction page (spec section 4): Markdown, or HTML for a browser',
+    group: 'identity provider',
+    security: 'none',
+    textQuery: [
+      { name: 'app', required: true, description: 'Name of the calling application.' },
+      { name: 'endpoint', required: true, description: 'The full address of the whoami endpoint.' },
+      { name: 'header', required: true, description: 'The identity header, X-Agent-Identity.' },
+    ],
+    ok: { status: 200, description: 'How to obtain a token.', text: ['text/markdown', 'text/html'] },
+    errors: ['invalid_request', 'internal_error'],
+  },
+];
+
+/** The document itself: handler in `openapi/openapi-route.ts`. */
+export const OPENAPI_ROUTES: readonly RouteDeclaration[] = [
+  {
+    method: 'GET',
+    path: OPENAPI_PATH,
+    id: 'openapi',
+    summary: 'This document',
+    group: 'reference profile',
+    security: 'none',
+    ok: { status: 200, description: 'The OpenAPI 3.1 document of this gateway.', text: ['application/json'] },
+    errors: ['internal_error'],
+  },
+];
