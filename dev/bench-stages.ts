@@ -10,18 +10,18 @@ import { createClientReport } from '../mock-server/client-report/report.ts';
 import { requestKey } from '../mock-server/client-report/request-meaning.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import { journalFingerprint } from '../mock-server/hash.ts';
+import type { CallContext, GatewayRequest } from '../mock-server/http/context.ts';
+import { parseJsonBody } from '../mock-server/http/read-body.ts';
+import { requestIdFor } from '../mock-server/http/request-id.ts';
+import { NO_STORE, respondJsonText } from '../mock-server/http/respond.ts';
 import type { JournalEntry } from '../mock-server/journal/journal.ts';
 import { type Admission, admit } from '../mock-server/pipeline/admit.ts';
 import { authorize } from '../mock-server/pipeline/authorize.ts';
-import type { CallContext, GatewayRequest } from '../mock-server/pipeline/context.ts';
 import { idempotencyKey } from '../mock-server/pipeline/idempotency-key.ts';
 import { identify } from '../mock-server/pipeline/identify.ts';
 import { injectFault } from '../mock-server/pipeline/inject-fault.ts';
 import { noteOutgoingText } from '../mock-server/pipeline/outgoing-text.ts';
-import { parseJsonBody } from '../mock-server/pipeline/read-body.ts';
 import { recordCall } from '../mock-server/pipeline/record.ts';
-import { requestIdFor } from '../mock-server/pipeline/request-id.ts';
-import { NO_STORE, respondJsonText } from '../mock-server/pipeline/respond.ts';
 import { runTool } from '../mock-server/pipeline/run-tool.ts';
 import { registerGatewayRoutes, toolSpecs } from '../mock-server/routes/gateway-routes.ts';
 import { SPEC_ROUTES } from '../mock-server/routes/public-route-table.ts';
@@ -141,15 +141,15 @@ export async function runStageBenchmark(options: { json: boolean }) {
   });
   const router = routerFromTable(SPEC_ROUTES, (routes) => registerGatewayRoutes(routes, runtime));
   const ctx = context();
-  const identity = await identify(ctx);
+  const identity = await identify(runtime, ctx);
   const body = parseJsonBody(bytes, search.schema);
-  const result = runTool(ctx, search, body) as string;
+  const result = runTool(runtime, search, body) as string;
 
   const timed: Timed[] = [
     ['request id (a UUID)', () => requestIdFor(undefined)],
     ['route (path, table)', () => router.match('POST', routingPath(request.path))],
-    ['identify (token, memoised signature)', () => identify(context())],
-    ['authorize (tiers, allowlist)', () => authorize(ctx, identity, search)],
+    ['identify (token, memoised signature)', () => identify(runtime, context())],
+    ['authorize (tiers, allowlist)', () => authorize(runtime, ctx, identity, search)],
     [
       'read body (JSON, schema, fingerprint)',
       () => {
@@ -163,18 +163,18 @@ export async function runStageBenchmark(options: { json: boolean }) {
     [
       'admit (concurrency, rate limit, headers)',
       // In memory the stage answers without a promise.
-      () => (admit(context(), identity, 'web.search') as Admission).release(),
+      () => (admit(runtime, context(), identity, 'web.search') as Admission).release(),
     ],
-    ['idempotency key (none sent)', () => idempotencyKey(ctx, identity, search, bytes, NO_STORE)],
-    ['inject fault (none armed)', () => injectFault(ctx, 'web.search', identity.agentId)],
-    ['run tool (search, JSON.stringify)', () => runTool(ctx, search, body)],
+    ['idempotency key (none sent)', () => idempotencyKey(runtime, ctx, identity, search, bytes, NO_STORE)],
+    ['inject fault (none armed)', () => injectFault(runtime, ctx, 'web.search', identity.agentId)],
+    ['run tool (search, JSON.stringify)', () => runTool(runtime, search, body)],
     ['respond (headers)', () => respondJsonText(ctx, result, 200, NO_STORE)],
     [
       'record (journal entry)',
       () => {
         const c = context();
         c.note.operation = 'web.search';
-        recordCall(c, 200, c.started, c.started);
+        recordCall(runtime, c, 200, c.started, c.started);
       },
     ],
   ];

@@ -1,11 +1,12 @@
 import { IDENTITY_HEADER_KEY } from '../spec/identity-header.ts';
 import { isDashboardAsset, registerDashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { GatewayError } from './errors.ts';
+import type { Answer, CallContext, GatewayRequest, GatewayResponse } from './http/context.ts';
+import { requestIdFor } from './http/request-id.ts';
+import { respondError } from './http/respond.ts';
+import type { MaybePromise } from './maybe-promise.ts';
 import { registerOpenApiRoute } from './openapi/openapi-route.ts';
-import type { Answer, CallContext, GatewayRequest, GatewayResponse } from './pipeline/context.ts';
 import { recordCall } from './pipeline/record.ts';
-import { requestIdFor } from './pipeline/request-id.ts';
-import { respondError } from './pipeline/respond.ts';
 import {
   ADMIN_PREFIX,
   type AdminControl,
@@ -32,8 +33,9 @@ export interface GatewayCore {
 }
 
 /** The record stage of one answer, for its adapter to call once the answer is written. */
-const recorder = (ctx: CallContext, answer: Answer, answeredAt: number) => (writtenAt: number) =>
-  recordCall(ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt, answer);
+const recorder =
+  (runtime: Runtime, ctx: CallContext, answer: Answer, answeredAt: number) => (writtenAt: number) =>
+    recordCall(runtime, ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt, answer);
 
 /**
  * The request's id: the caller's `X-Request-Id` when it is plain and holds nothing the client report's
@@ -77,7 +79,7 @@ export function createCore(
   });
 
   /** The route's answer (or its promise); throws 404, 405 (with Allow) and, on admin paths, 401/403 first. */
-  const route = (ctx: CallContext, path: string, adminCall: boolean): Answer | Promise<Answer> => {
+  const route = (ctx: CallContext, path: string, adminCall: boolean): MaybePromise<Answer> => {
     const { method } = ctx.request;
     // The dashboard's static files load without the key (the page asks for it); nothing else under /__admin.
     if (adminCall && admin && !isDashboardAsset(method, path)) requireAdminKey(ctx, admin.adminKey);
@@ -98,7 +100,7 @@ export function createCore(
       else {
         const started = performance.now();
         const ctx: CallContext = { request, runtime, requestId, note, at: runtime.clock.now(), started };
-        response.record = recorder(ctx, response, started);
+        response.record = recorder(runtime, ctx, response, started);
       }
       return response;
     },
@@ -123,7 +125,7 @@ export function createCore(
         answer = respondError(ctx, error);
       }
       const response = answer as GatewayResponse;
-      response.record = adminCall ? NOT_RECORDED : recorder(ctx, answer, performance.now());
+      response.record = adminCall ? NOT_RECORDED : recorder(runtime, ctx, answer, performance.now());
       return response;
     },
   };

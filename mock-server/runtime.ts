@@ -14,7 +14,10 @@ import type { FetchProvider } from './providers/web-fetch.ts';
 import type { SearchProvider } from './providers/web-search.ts';
 import { createFaultInjector } from './scenarios/faults.ts';
 import { createSecretScanner, type ScanCaller, type ScanResult } from './secrets/secrets.ts';
+import { createMemoryState } from './store/memory-state.ts';
+import { createRedisState } from './store/redis-state.ts';
 import type { SharedStore } from './store/shared-store.ts';
+import type { StatePort } from './store/state-port.ts';
 
 /**
  * Everything behind the gateway's handler. Components keep their identity for the gateway's lifetime and
@@ -40,8 +43,13 @@ export interface Runtime {
   readonly fetchPage: FetchProvider;
   readonly log: (line: string) => void;
   /**
-   * The shared state store when several instances act as one (`store.url` is Redis): limits, idempotency
-   * keys and the journal then live there. Undefined: everything is in this process (the default).
+   * The state the stages keep (limits, idempotency keys, journal, fault strikes, clock): in this process,
+   * or on the shared store when there is one. Chosen once, here; stages call it and never ask which.
+   */
+  readonly state: StatePort;
+  /**
+   * The shared state store when several instances act as one (`store.url` is Redis), for what is set up
+   * around it (the signing secret, the admin snapshot); stages use `state`. Undefined: all in this process.
    */
   readonly shared?: SharedStore;
   /** With a shared store: tells the other instances a fault was spent here (set by the gateway). */
@@ -70,13 +78,8 @@ export function createRuntime(
     // With a shared store: once a token is signed with the secret, this instance never gives it up.
     onSigned: parts.shared?.guard.signed,
   });
-  const runtime: Runtime = {
-    config,
+  const memory = {
     clock: parts.clock,
-    registry,
-    idp,
-    verifier: parts.verifier ?? createLocalVerifier(idp),
-    policy: createPolicy(config.tools),
     limiter: createRateLimiter(config.rate_limits.rules),
     concurrency: createConcurrencyTracker(),
     faults: createFaultInjector(),
@@ -85,6 +88,23 @@ export function createRuntime(
       ttlSeconds: config.idempotency.ttl_seconds,
       maxKeys: config.idempotency.max_keys,
     }),
+  };
+  const local = createMemoryState(memory);
+  const { shared } = parts;
+  const runtime: Runtime = {
+    config,
+    registry,
+    idp,
+    verifier: parts.verifier ?? createLocalVerifier(idp),
+    policy: createPolicy(config.tools),
+    ...memory,
+    state: shared
+      ? createRedisState(shared, local, {
+          config: () => runtime.config,
+          faults: memory.faults,
+          faultSpent: () => runtime.afterFaultSpent?.(),
+        })
+      : local,
     corpus: parts.corpus,
     scanSecrets: createSecretScanner({
       version: () => registry.version,
@@ -122,12 +142,5 @@ export function applyConfig(runtime: Runtime, config: ResolvedConfig): void {
     ttlSeconds: config.identity.token_ttl_seconds,
   });
   runtime.policy.configure(config.tools);
-  runtime.limiter.configure(config.rate_limits.rules);
-  runtime.idempotency.configure({
-    ttlSeconds: config.idempotency.ttl_seconds,
-    maxKeys: config.idempotency.max_keys,
-  });
-  if (runtime.journal.capacity !== config.journal.capacity) runtime.journal.resize(config.journal.capacity);
-  runtime.shared?.journal.resize(config.journal.capacity);
-  runtime.shared?.idempotency.configure({ ttlSeconds: config.idempotency.ttl_seconds });
+  runtime.state.configure(config);
 }

@@ -168,9 +168,8 @@ async function gradeFromJournalInUse(
   options?: Partial<ClientReportOptions>,
 ) {
   const report = await gateway.readClientReport(agent, options);
-  const shared = gateway.runtime.shared;
-  if (!shared) return { report, entries: gateway.journal.list({ agent }), journal: gateway.journal.list() };
-  const journal = (await shared.journal.page({})).entries;
+  // In memory every entry; on a shared store its first page.
+  const { entries: journal } = await gateway.runtime.state.journal.list({});
   return { report, entries: journal.filter((e) => e.agent === agent), journal };
 }
 

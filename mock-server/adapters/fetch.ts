@@ -1,7 +1,7 @@
 import type { GatewayCore } from '../core.ts';
 import { GatewayError } from '../errors.ts';
-import type { DeliveryFacts, GatewayRequest } from '../pipeline/context.ts';
-import { incompleteBody, payloadTooLarge } from '../pipeline/read-body.ts';
+import type { DeliveryFacts, GatewayRequest } from '../http/context.ts';
+import { incompleteBody, payloadTooLarge } from '../http/read-body.ts';
 
 /** A streamed answer (the journal export) as a web stream: each slice made when the reader pulls. */
 function streamOf(

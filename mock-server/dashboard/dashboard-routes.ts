@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Handler } from '../pipeline/context.ts';
-import { respondText } from '../pipeline/respond.ts';
+import type { Handler } from '../http/context.ts';
+import { respondText } from '../http/respond.ts';
 import { DASHBOARD_ROUTES } from '../routes/admin-route-table.ts';
 import type { Routes } from '../routes/route-declaration.ts';
 

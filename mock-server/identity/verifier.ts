@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TOOL_NAMES } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
+import type { MaybePromise } from '../maybe-promise.ts';
 import { type IdentityProvider, INVALID_TOKEN_REASONS, type VerifyResult } from './identity-provider.ts';
 
 /**
@@ -8,7 +9,7 @@ import { type IdentityProvider, INVALID_TOKEN_REASONS, type VerifyResult } from 
  * verifier asks an identity provider over HTTP, so the gateway can sit in front of another IdP.
  */
 export interface IdentityVerifier {
-  verify(token: string): VerifyResult | Promise<VerifyResult>;
+  verify(token: string): MaybePromise<VerifyResult>;
   /** Base URL of the identity provider whose `idp/auth.md` a 401 points to; default: this gateway's. */
   readonly idpBaseUrl?: string;
 }

@@ -1,6 +1,6 @@
 import { createBoundedMap } from '../bounded-map.ts';
-import type { Handler } from '../pipeline/context.ts';
-import { respondText } from '../pipeline/respond.ts';
+import type { Handler } from '../http/context.ts';
+import { respondText } from '../http/respond.ts';
 import type { Routes } from '../routes/route-declaration.ts';
 import { createOpenApiDocument, type OpenApiOptions } from './document.ts';
 

@@ -1,6 +1,10 @@
+import type { ResolvedConfig } from '../config/load-config.ts';
 import type { Operation } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
+import type { CallContext } from '../http/context.ts';
+import { httpDate } from '../http/respond.ts';
 import type { Identity } from '../identity/identity-provider.ts';
+import type { IdentityVerifier } from '../identity/verifier.ts';
 import {
   type AdmitResult,
   formatRetryAfter,
@@ -8,10 +12,9 @@ import {
   rateLimitHeaders,
   waitSeconds,
 } from '../limits/rate-limiter.ts';
-import type { SharedStore } from '../store/shared-store.ts';
-import type { CallContext } from './context.ts';
+import { andThen, type MaybePromise } from '../maybe-promise.ts';
+import type { StatePort } from '../store/state-port.ts';
 import { refusedToken } from './identify.ts';
-import { httpDate } from './respond.ts';
 
 /** An admitted request: headers to add to its response, and the in-flight slot to give back. */
 export interface Admission {
@@ -19,65 +22,37 @@ export interface Admission {
   release(): void;
 }
 
-/**
- * The limits stage (spec sections 7 and 8): the agent's concurrency limit, then every rate-limit rule that
- * applies. Over a limit: 429 rate_limited; rate limits say when to retry (Retry-After, truthful), the
- * concurrency limit does not (it clears when a request finishes, not at a time). In memory it answers
- * without a promise; with a shared store, one round trip decides everything (`admitShared`).
- */
-export function admit(
-  ctx: CallContext,
-  identity: Identity,
-  operation: Operation,
-): Admission | Promise<Admission> {
-  const { config, clock, concurrency, limiter, shared } = ctx.runtime;
-  if (shared) return admitShared(ctx, identity, operation, shared);
-  const agentId = identity.agentId;
-  const maxInFlight = config.rate_limits.concurrency.per_agent;
-  const inFlight = concurrency.current(agentId);
-  if (maxInFlight != null && inFlight >= maxInFlight)
-    throw overConcurrency(ctx, agentId, inFlight, maxInFlight);
-  const now = clock.now();
-  const headers = decided(ctx, limiter.admit(identity, operation, now), now);
-  ctx.note.in_flight = concurrency.enter(agentId);
-  return { headers, release: () => concurrency.leave(agentId) };
+/** What the limits stage uses: the limits config, the state port's limits and clock, the verifier's IdP link. */
+export interface AdmitDeps {
+  readonly config: Pick<ResolvedConfig, 'rate_limits'>;
+  readonly state: Pick<StatePort, 'limits' | 'clock'>;
+  readonly verifier: Pick<IdentityVerifier, 'idpBaseUrl'>;
 }
 
 /**
- * The limits stage on the shared store: the token's generation (a revocation made through any instance),
- * the concurrency lease and the rate-limit rules, decided atomically by one script. A store that does not
- * answer is 503 state_store_unavailable: never a decision made from this process's counts alone.
+ * The limits stage (spec sections 7 and 8): the agent's concurrency limit, then every rate-limit rule that
+ * applies, decided by the state port in one step (on a shared store, one round trip that also checks the
+ * token's generation: a revocation made through any instance). Over a limit: 429 rate_limited; rate limits
+ * say when to retry (Retry-After, truthful), the concurrency limit does not (it clears when a request
+ * finishes, not at a time). In memory it answers without a promise.
  */
-async function admitShared(
+export function admit(
+  deps: AdmitDeps,
   ctx: CallContext,
   identity: Identity,
   operation: Operation,
-  shared: SharedStore,
-): Promise<Admission> {
-  const { config, clock, verifier } = ctx.runtime;
-  const agentId = identity.agentId;
-  const maxInFlight = config.rate_limits.concurrency.per_agent;
-  const now = clock.now();
-  let decision: Awaited<ReturnType<SharedStore['limits']['admit']>>;
-  try {
-    decision = await shared.limits.admit(
-      config.rate_limits.rules,
-      // A token from a remote identity provider carries no generation: revocation is that provider's.
-      { agentId, tier: identity.tier, generation: identity.generation ?? Number.MAX_SAFE_INTEGER },
-      operation,
-      now,
-      maxInFlight,
-    );
-  } catch (error) {
-    throw shared.connection.unavailable(error);
-  }
-  if (decision.kind === 'revoked') throw refusedToken(ctx, 'revoked', agentId, verifier);
-  if (decision.kind === 'concurrency')
-    throw overConcurrency(ctx, agentId, decision.inFlight, maxInFlight ?? decision.inFlight);
-  const headers = decided(ctx, decision.result, now);
-  ctx.note.in_flight = decision.inFlight;
-  const lease = decision.lease as string;
-  return { headers, release: () => shared.limits.release(agentId, lease) };
+): MaybePromise<Admission> {
+  const maxInFlight = deps.config.rate_limits.concurrency.per_agent;
+  const now = deps.state.clock.now();
+  return andThen(deps.state.limits.admit(identity, operation, now, maxInFlight), (decision) => {
+    const agentId = identity.agentId;
+    if (decision.kind === 'revoked') throw refusedToken(ctx, 'revoked', agentId, deps.verifier);
+    if (decision.kind === 'concurrency')
+      throw overConcurrency(ctx, agentId, decision.inFlight, maxInFlight ?? decision.inFlight);
+    const headers = decided(ctx, deps, decision.result, now);
+    ctx.note.in_flight = decision.inFlight;
+    return { headers, release: decision.release };
+  });
 }
 
 /** 429 for an agent at its concurrency limit (no Retry-After: a slot frees when a request ends). */
@@ -90,9 +65,14 @@ function overConcurrency(ctx: CallContext, agentId: string, inFlight: number, li
 }
 
 /** The RateLimit headers of an admitted request; a refused one is thrown as 429 with a truthful Retry-After. */
-function decided(ctx: CallContext, result: AdmitResult, now: number): Record<string, string> {
+function decided(
+  ctx: CallContext,
+  deps: AdmitDeps,
+  result: AdmitResult,
+  now: number,
+): Record<string, string> {
   const { note } = ctx;
-  const { config } = ctx.runtime;
+  const { config } = deps;
   const headers = config.rate_limits.headers ? rateLimitHeaders(result.outcomes) : {};
   if (result.outcomes.length > 0) note.quota = quotaOf(result.outcomes);
   if (result.allowed) return headers;

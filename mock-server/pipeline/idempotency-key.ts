@@ -1,12 +1,10 @@
-import {
-  type IdempotencyOutcome,
-  parseIdempotencyKey,
-  requestFingerprint,
-  type StoredResponse,
-} from '../idempotency.ts';
+import type { Answer, CallContext } from '../http/context.ts';
+import { respondJsonText } from '../http/respond.ts';
+import { parseIdempotencyKey, requestFingerprint, type StoredResponse } from '../idempotency.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import type { Answer, CallContext, ToolSpec } from './context.ts';
-import { respondJsonText } from './respond.ts';
+import { andThen, type MaybePromise } from '../maybe-promise.ts';
+import type { StatePort } from '../store/state-port.ts';
+import type { ToolSpec } from './tool-spec.ts';
 
 /** The idempotency stage's decision: answer from the store, or go on and settle the key with the outcome. */
 export type KeyOutcome =
@@ -15,28 +13,31 @@ export type KeyOutcome =
 
 const NO_KEY: KeyOutcome = { settle() {} };
 
+/** What the idempotency stage uses: the state port's keys (in memory or shared: a retry may land elsewhere). */
+export interface IdempotencyKeyDeps {
+  readonly state: Pick<StatePort, 'idempotency' | 'clock'>;
+}
+
 /**
  * The idempotency stage (reference profile, `Idempotency-Key`). `headers` are the admission's (RateLimit):
- * a replay carries the current ones.: the same key with the same request replays
+ * a replay carries the current ones. The same key with the same request replays
  * the stored answer; with another request it is 422, while the first is still running 409 (thrown without
  * holding the key, so the first request's entry survives the conflict). Without the header it does nothing.
  */
 export function idempotencyKey(
+  deps: IdempotencyKeyDeps,
   ctx: CallContext,
   identity: Identity,
   spec: ToolSpec,
   bytes: Uint8Array,
   headers: Readonly<Record<string, string>>,
-): KeyOutcome | Promise<KeyOutcome> {
+): MaybePromise<KeyOutcome> {
   const header = ctx.request.header('idempotency-key');
   if (header === undefined) return NO_KEY;
-  const { clock, shared } = ctx.runtime;
-  // Keys live in the shared store when there is one (a retry may land on another instance).
-  const idempotency = shared?.idempotency ?? ctx.runtime.idempotency;
+  const { clock, idempotency } = deps.state;
   const key = parseIdempotencyKey(header);
   const request = requestFingerprint('POST', spec.path, bytes);
-  const outcome = idempotency.begin(identity.agentId, key, request, clock.now());
-  const decide = (begun: IdempotencyOutcome): KeyOutcome => {
+  return andThen(idempotency.begin(identity.agentId, key, request, clock.now()), (begun): KeyOutcome => {
     if (begun.kind === 'replay') {
       ctx.note.idempotency = 'replayed';
       const replay = begun.response;
@@ -53,6 +54,5 @@ export function idempotencyKey(
         if (stored) ctx.note.idempotency = 'stored';
       },
     };
-  };
-  return outcome instanceof Promise ? outcome.then(decide) : decide(outcome);
+  });
 }

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { fromWebRequest } from '../adapters/fetch.ts';
-import type { GatewayError } from '../errors.ts';
+import { GatewayError } from '../errors.ts';
+import type { CallContext, CallServices } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
-import type { Runtime } from '../runtime.ts';
-import type { CallContext } from './context.ts';
 import { identify, instructionPageUrl } from './identify.ts';
 
 const identity: Identity = {
@@ -19,16 +18,24 @@ const identity: Identity = {
 const verifier: IdentityVerifier = {
   verify: (token) => (token === 'good' ? { ok: true, identity } : { ok: false, reason: 'expired' }),
 };
+const contextOf = (headers: Record<string, string>): CallContext => ({
+  request: fromWebRequest(new Request('http://gw.test/v1/whoami', { headers })),
+  runtime: {} as CallServices,
+  requestId: 'r',
+  note: {},
+  at: 0,
+  started: 0,
+});
 const call = async (headers: Record<string, string>) => {
   const ctx: CallContext = {
     request: fromWebRequest(new Request('http://gw.test/v1/whoami', { headers })),
-    runtime: { verifier } as Runtime,
+    runtime: {} as CallServices,
     requestId: 'r',
     note: {},
     at: 0,
     started: 0,
   };
-  return identify(ctx);
+  return identify({ verifier, state: { refusal: () => undefined } }, ctx);
 };
 const failure = async (promise: Promise<unknown>) => {
   try {
@@ -73,5 +80,31 @@ describe('authenticate', () => {
     expect(url.searchParams.get('endpoint')).toBe('http://127.0.0.1:8787/v1/whoami');
     expect(url.searchParams.get('header')).toBe('X-Agent-Identity');
     expect(url.searchParams.get('app')).toBeTruthy();
+  });
+
+  it('answers at once with an in-process verifier, and notes the fingerprint and agent, never the token', () => {
+    const ctx = contextOf({ 'X-Agent-Identity': 'good' });
+    const verified = identify({ verifier, state: { refusal: () => undefined } }, ctx);
+    expect(verified).toBe(identity);
+    expect(ctx.note.agent).toBe('a');
+    expect(ctx.note.token).toBeDefined();
+    expect(ctx.note.token).not.toContain('good');
+  });
+
+  it('judges no token while the state port refuses (a shared store holding another signing secret)', async () => {
+    const conflict = new GatewayError('state_store_unavailable', { message: 'another secret' });
+    let verified = 0;
+    const counting: IdentityVerifier = {
+      verify: (token) => {
+        verified++;
+        return verifier.verify(token);
+      },
+    };
+    const ctx = contextOf({ 'X-Agent-Identity': 'good' });
+    const error = await failure(
+      (async () => identify({ verifier: counting, state: { refusal: () => conflict } }, ctx))(),
+    );
+    expect(error).toBe(conflict);
+    expect(verified).toBe(0);
   });
 });

@@ -1,10 +1,15 @@
 import { SPEC_ENDPOINTS } from '../../spec/endpoints.ts';
 import { IDENTITY_HEADER, IDENTITY_HEADER_KEY } from '../../spec/identity-header.ts';
 import { GatewayError } from '../errors.ts';
+import type { CallContext } from '../http/context.ts';
 import type { Identity, InvalidTokenReason, VerifyResult } from '../identity/identity-provider.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
-import type { CallContext } from './context.ts';
+import { andThen, type MaybePromise } from '../maybe-promise.ts';
+import type { StatePort } from '../store/state-port.ts';
+
+/** Where a refused token's answer sends the caller: the verifier's identity provider, if not this gateway's. */
+type VerifierLink = Pick<IdentityVerifier, 'idpBaseUrl'>;
 
 /** The identity header of spec section 5 (declared in the spec vocabulary). */
 export { IDENTITY_HEADER };
@@ -27,15 +32,21 @@ export function instructionPageUrl(origin: string, idpBaseUrl?: string): string 
   return `${new URL('idp/auth.md', idpBaseUrl ?? `${origin}/`).href}?${params}`;
 }
 
+/** What the identify stage uses: the verifier, and the state port's refusal (a shared store in conflict). */
+export interface IdentifyDeps {
+  readonly verifier: IdentityVerifier;
+  readonly state: Pick<StatePort, 'refusal'>;
+}
+
 /**
  * The identify stage (spec section 5.3): no token, or an empty one, is 401 missing_identity_token; a token
  * the verifier refuses is 401 invalid_identity_token with the reason and where to get a fresh one.
  * The journal note gets the token's fingerprint (never the token) and, when known, the agent. Answers
  * without a promise when the verifier does (the in-process one), so the hot path waits no tick.
  */
-export function identify(ctx: CallContext): Identity | Promise<Identity> {
+export function identify(deps: IdentifyDeps, ctx: CallContext): MaybePromise<Identity> {
   const token = tokenOf(ctx);
-  const { verifier } = ctx.runtime;
+  const { verifier } = deps;
   if (!token) {
     throw new GatewayError('missing_identity_token', {
       message: `The ${IDENTITY_HEADER} header is missing: obtain an identity token and send it in that header.`,
@@ -48,16 +59,13 @@ export function identify(ctx: CallContext): Identity | Promise<Identity> {
   ctx.note.token = tokenFingerprint(token);
   // An instance whose shared store holds another signing secret judges no signature (a 401 bad_signature
   // for a token the other instances accept would be the split brain the refusal exists to prevent).
-  const refusal = ctx.runtime.shared?.connection.refusal;
+  const refusal = deps.state.refusal();
   if (refusal) throw refusal;
-  const pending = verifier.verify(token);
-  return pending instanceof Promise
-    ? pending.then((result) => accepted(ctx, result, verifier))
-    : accepted(ctx, pending, verifier);
+  return andThen(verifier.verify(token), (result) => accepted(ctx, result, verifier));
 }
 
 /** The identity of an accepted token; a refused one is 401 invalid_identity_token with the reason. */
-function accepted(ctx: CallContext, result: VerifyResult, verifier: IdentityVerifier): Identity {
+function accepted(ctx: CallContext, result: VerifyResult, verifier: VerifierLink): Identity {
   if (result.ok) {
     ctx.note.agent = result.identity.agentId;
     return result.identity;
@@ -70,7 +78,7 @@ export function refusedToken(
   ctx: CallContext,
   reason: InvalidTokenReason,
   agentId: string | undefined,
-  verifier: IdentityVerifier,
+  verifier: VerifierLink,
 ): GatewayError {
   ctx.note.agent = agentId;
   return new GatewayError('invalid_identity_token', {

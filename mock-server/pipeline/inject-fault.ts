@@ -1,9 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ResolvedConfig } from '../config/load-config.ts';
 import { ERROR_CATALOGUE, type ErrorCode, GatewayError } from '../errors.ts';
+import type { Answer, CallContext } from '../http/context.ts';
+import { dropConnection, httpDate } from '../http/respond.ts';
 import { formatRetryAfter } from '../limits/rate-limiter.ts';
+import { andThen, type MaybePromise } from '../maybe-promise.ts';
 import type { Fault, FaultTarget } from '../scenarios/faults.ts';
-import type { Answer, CallContext } from './context.ts';
-import { dropConnection, httpDate } from './respond.ts';
+import type { StatePort } from '../store/state-port.ts';
 
 const CODE_BY_STATUS: Record<500 | 502 | 503 | 504, ErrorCode> = {
   500: 'internal_error',
@@ -12,6 +15,12 @@ const CODE_BY_STATUS: Record<500 | 502 | 503 | 504, ErrorCode> = {
   504: 'upstream_timeout',
 };
 
+/** What the fault stage uses: the state port's fault strikes and clock, the Retry-After format. */
+export interface InjectFaultDeps {
+  readonly config: { readonly rate_limits: Pick<ResolvedConfig['rate_limits'], 'retry_after'> };
+  readonly state: Pick<StatePort, 'faults' | 'clock'>;
+}
+
 /**
  * The fault stage, where a real gateway would call its backend: a due fault answers a 5xx (with or
  * without Retry-After), waits (real time) before going on, or drops the connection, which every adapter
@@ -19,48 +28,33 @@ const CODE_BY_STATUS: Record<500 | 502 | 503 | 504, ErrorCode> = {
  * Nothing is armed most of the time: then it costs one length check and no tick.
  */
 export function injectFault(
+  deps: InjectFaultDeps,
   ctx: CallContext,
   target: FaultTarget,
   agentId: string | undefined,
-): Answer | undefined | Promise<Answer | undefined> {
-  const { faults, shared } = ctx.runtime;
-  if (shared) {
-    // Strikes are counted in the store, so `count` and `every` hold across instances.
-    const candidates = faults.matching(target, agentId);
-    if (candidates.length === 0) return undefined;
-    return shared.faults.strike(candidates, shared.limits.epoch).then(
-      (fault) => {
-        if (!fault) return undefined;
-        // Spent: disarmed here, and on the other instances through the admin snapshot.
-        if (fault.count !== undefined && fault.fired >= fault.count) {
-          faults.remove(fault.id);
-          ctx.runtime.afterFaultSpent?.();
-        }
-        return answerFault(ctx, fault);
-      },
-      (error) => {
-        throw shared.connection.unavailable(error);
-      },
-    );
-  }
-  const fault = faults.strike(target, agentId);
-  if (!fault) return undefined;
-  return answerFault(ctx, fault);
+): MaybePromise<Answer | undefined> {
+  const struck = deps.state.faults.strike(target, agentId);
+  if (struck === undefined) return undefined;
+  return andThen(struck, (fault) => (fault ? answerFault(deps, ctx, fault) : undefined));
 }
 
 /** What a fault that struck does to the request: a wait, a dropped connection, or a 5xx. */
-function answerFault(ctx: CallContext, fault: Fault): Answer | undefined | Promise<Answer | undefined> {
+function answerFault(
+  deps: InjectFaultDeps,
+  ctx: CallContext,
+  fault: Fault,
+): MaybePromise<Answer | undefined> {
   ctx.note.fault = fault.id;
   if (fault.kind === 'delay') return sleep(fault.delay_ms).then(() => undefined);
   if (fault.kind === 'drop') return dropConnection();
   const code = CODE_BY_STATUS[fault.status];
   const headers: Record<string, string> = {};
   if (fault.retry_after !== undefined) {
-    const now = ctx.runtime.clock.now();
+    const now = deps.state.clock.now();
     headers['retry-after'] = formatRetryAfter(
       fault.retry_after * 1000,
       now,
-      ctx.runtime.config.rate_limits.retry_after,
+      deps.config.rate_limits.retry_after,
     );
     headers.date = httpDate(now);
     ctx.note.retry_after = headers['retry-after'];

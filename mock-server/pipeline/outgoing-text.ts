@@ -1,7 +1,7 @@
 import { requestKey } from '../client-report/request-meaning.ts';
+import type { CallContext } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { SecretKind } from '../secrets/secrets.ts';
-import type { CallContext } from './context.ts';
 import { tokenOf } from './identify.ts';
 
 /**

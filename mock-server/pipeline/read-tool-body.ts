@@ -1,9 +1,11 @@
 import { requestKey } from '../client-report/request-meaning.ts';
 import { journalFingerprint } from '../hash.ts';
+import type { CallContext } from '../http/context.ts';
+import { parseJsonBodyAsSent, readBody } from '../http/read-body.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import type { CallContext, ToolSpec } from './context.ts';
+import { andThen, type MaybePromise } from '../maybe-promise.ts';
 import { noteBodySecrets, noteOutgoingText, noteRefusedCall } from './outgoing-text.ts';
-import { parseJsonBodyAsSent, readBody } from './read-body.ts';
+import type { ToolSpec } from './tool-spec.ts';
 
 /** A tool call's body: as sent (for fingerprints) and as validated. */
 export interface ToolBody<T> {
@@ -21,11 +23,10 @@ export function readToolBody<T>(
   ctx: CallContext,
   identity: Identity,
   spec: ToolSpec<T>,
-): ToolBody<T> | Promise<ToolBody<T>> {
-  const read = readBody(ctx.request, ctx.runtime.config.server.max_body_bytes);
-  return read instanceof Promise
-    ? read.then((bytes) => toolBody(ctx, identity, spec, bytes))
-    : toolBody(ctx, identity, spec, read);
+): MaybePromise<ToolBody<T>> {
+  return andThen(readBody(ctx.request, ctx.runtime.config.server.max_body_bytes), (bytes) =>
+    toolBody(ctx, identity, spec, bytes),
+  );
 }
 
 /** The read bytes as the tool's body, noted for the journal; a refused body is noted, then thrown. */

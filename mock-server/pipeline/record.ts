@@ -1,13 +1,15 @@
 import { IDENTITY_HEADER_KEY } from '../../spec/identity-header.ts';
+import type { ResolvedConfig } from '../config/load-config.ts';
+import type { Answer, CallContext } from '../http/context.ts';
 import {
   bodyStart,
   CREDENTIAL_HEADERS,
-  deferExchange,
   type ExchangePieces,
+  type JournalExchange,
   redactExchange,
 } from '../journal/exchange-capture.ts';
 import type { JournalEntry } from '../journal/journal.ts';
-import type { Answer, CallContext } from './context.ts';
+import type { StatePort } from '../store/state-port.ts';
 import { tokenOf } from './identify.ts';
 import { noteSecretsIn, placeName } from './outgoing-text.ts';
 
@@ -46,6 +48,12 @@ function noteCallSecrets(ctx: CallContext) {
   }
 }
 
+/** What the record stage uses: how much of each exchange to keep, and the state port's journal. */
+export interface RecordDeps {
+  readonly config: { readonly journal: Pick<ResolvedConfig['journal'], 'body_bytes'> };
+  readonly state: { readonly journal: Pick<StatePort['journal'], 'record'> };
+}
+
 /**
  * The record stage: the journal entry of a finished request, once its adapter has written the answer.
  * What the caller chose outside the endpoints' own fields may carry a token or API key: an unrouted path is
@@ -53,13 +61,14 @@ function noteCallSecrets(ctx: CallContext) {
  * a fresh one). Routed paths are the endpoints' own.
  */
 export function recordCall(
+  deps: RecordDeps,
   ctx: CallContext,
   status: number,
   answeredAt: number,
   writtenAt: number,
   exchange?: Answer | ExchangePieces,
 ): void {
-  const { runtime, request, note } = ctx;
+  const { request, note } = ctx;
   const operation = note.operation ?? 'other';
   const connection = request.connection;
   noteCallSecrets(ctx);
@@ -87,22 +96,20 @@ export function recordCall(
   }
   Object.assign(entry, note);
   entry.operation = operation;
-  const keep = runtime.config.journal.body_bytes;
-  if (exchange && keep > 0) keepExchange(ctx, entry, exchange, keep);
-  (runtime.shared?.journal ?? runtime.journal).record(entry);
+  const keep = deps.config.journal.body_bytes;
+  deps.state.journal.record(entry, exchange && keep > 0 ? exchangeOf(ctx, exchange, keep) : undefined);
 }
 
 /**
  * The exchange's headers and the start of its bodies (`journal.body_bytes`): the pieces are taken now (a
- * slice of each body), the redaction runs when the entry is first read; at once when the journal is shared
- * (it is serialised into the store, which must never hold anything unredacted).
+ * slice of each body); the redaction runs when the journal calls the builder (in memory when the entry is
+ * first read; at once on a shared store, which must never hold anything unredacted).
  */
-function keepExchange(
+function exchangeOf(
   ctx: CallContext,
-  entry: JournalEntry,
   exchange: Answer | ExchangePieces,
   keep: number,
-): void {
+): () => JournalExchange {
   const { runtime } = ctx;
   let pieces: ExchangePieces;
   if ('requestHeaders' in exchange) pieces = exchange;
@@ -124,10 +131,7 @@ function keepExchange(
   }
   const token = tokenOf(ctx);
   const agentId = ctx.note.agent;
-  const build = () =>
-    redactExchange(pieces, keep, (text) => runtime.scanSecrets(text, { token, agentId }).redacted);
-  if (runtime.shared) entry.exchange = build();
-  else deferExchange(entry, build);
+  return () => redactExchange(pieces, keep, (text) => runtime.scanSecrets(text, { token, agentId }).redacted);
 }
 
 /** Text the caller chose, with any token or API key in it redacted. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { MaybePromise } from '../maybe-promise.ts';
 import { mustBe } from '../validation.ts';
 import { type Corpus, normalizeUrl } from './corpus.ts';
 import { createSeededFaker } from './seeded-faker.ts';
@@ -49,7 +50,7 @@ export interface FetchResponse {
 
 /** Where fetched pages come from: fixtures by default; a real backend can be plugged in. */
 export interface FetchProvider {
-  fetch(request: FetchRequest): FetchResponse | Promise<FetchResponse>;
+  fetch(request: FetchRequest): MaybePromise<FetchResponse>;
 }
 
 /** Markdown to plain text: headings, emphasis, code marks and link syntax removed, link targets kept. */

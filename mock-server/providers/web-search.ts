@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { createBoundedMap } from '../bounded-map.ts';
+import type { MaybePromise } from '../maybe-promise.ts';
 import { mustBe } from '../validation.ts';
 import { type Corpus, normalizeQuery, type SearchHit } from './corpus.ts';
 import { createSeededFaker } from './seeded-faker.ts';
@@ -30,7 +31,7 @@ export interface SearchResponse {
 
 /** Where search results come from: fixtures by default; a real backend can be plugged in. */
 export interface SearchProvider {
-  search(request: SearchRequest): SearchResponse | Promise<SearchResponse>;
+  search(request: SearchRequest): MaybePromise<SearchResponse>;
 }
 
 const shorten = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);

@@ -2,8 +2,8 @@ import { ENDPOINTS, type JournalOperation } from '../../spec/endpoints.ts';
 import { TOOL_NAMES, TOOLS } from '../../spec/tools.ts';
 import { requestKey } from '../client-report/request-meaning.ts';
 import { journalFingerprint } from '../hash.ts';
+import type { CallContext } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import type { CallContext } from '../pipeline/context.ts';
 import { noteOutgoingText } from '../pipeline/outgoing-text.ts';
 import type { Collector } from './wire.ts';
 

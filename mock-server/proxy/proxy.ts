@@ -14,15 +14,15 @@ import type { VirtualClock } from '../clock.ts';
 import type { GatewayConfigOverlay } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import { createGateway, type Gateway } from '../gateway.ts';
+import type { Answer, CallContext, GatewayRequest, GatewayResponse } from '../http/context.ts';
+import { requestIdFor } from '../http/request-id.ts';
+import { respondError } from '../http/respond.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 import { bodyStart, type ExchangePieces } from '../journal/exchange-capture.ts';
 import type { TargetErrorCode } from '../journal/journal.ts';
 import { writeSlices } from '../journal/write-slices.ts';
-import type { Answer, CallContext, GatewayRequest, GatewayResponse } from '../pipeline/context.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
 import { recordCall } from '../pipeline/record.ts';
-import { requestIdFor } from '../pipeline/request-id.ts';
-import { respondError } from '../pipeline/respond.ts';
 import { ADMIN_PREFIX } from '../routes/admin-routes.ts';
 import { routingPath } from '../routes/router.ts';
 import { FAULT_TARGETS, type FaultTarget } from '../scenarios/faults.ts';
@@ -275,7 +275,7 @@ export function createProxy(options: ProxyOptions): Proxy {
               httpVersion: req.httpVersion,
             }
           : undefined;
-      recordCall(ctx, status, answeredAt, writtenAt, pieces);
+      recordCall(runtime, ctx, status, answeredAt, writtenAt, pieces);
     };
 
     /** An answer the proxy makes itself (fault, unreachable target): the request's body is read and dropped. */
@@ -304,7 +304,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     if ((FAULT_TARGETS as readonly string[]).includes(operation)) {
       let fault: Answer | undefined;
       try {
-        const struck = injectFault(ctx, operation as FaultTarget, ctx.note.agent);
+        const struck = injectFault(runtime, ctx, operation as FaultTarget, ctx.note.agent);
         fault = struck instanceof Promise ? await struck : struck;
       } catch (error) {
         fault = respondError(ctx, error);

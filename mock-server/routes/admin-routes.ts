@@ -7,13 +7,13 @@ import { MAX_CLOCK_MS } from '../clock.ts';
 import { ConfigError } from '../config/load-config.ts';
 import { agentFields, TOOL_NAMES, type ToolName, toolFields } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
+import type { CallContext, Handler } from '../http/context.ts';
+import { readJsonBody } from '../http/read-body.ts';
+import { respondJson, respondJsonText, respondText } from '../http/respond.ts';
 import type { Agent } from '../identity/agent-registry.ts';
 import { harOf } from '../journal/har.ts';
 import { journalPageJson } from '../journal/journal.ts';
 import { fromQuery, queryShapeOf } from '../options/option-schema.ts';
-import type { CallContext, Handler } from '../pipeline/context.ts';
-import { readJsonBody } from '../pipeline/read-body.ts';
-import { respondJson, respondJsonText, respondText } from '../pipeline/respond.ts';
 import { findingsOf } from '../proxy/findings.ts';
 import type { Runtime } from '../runtime.ts';
 import { type FaultSpec, faultSpecSchema } from '../scenarios/faults.ts';
@@ -250,7 +250,7 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
   });
   route('mintToken', (ctx, params) => {
     // Never mint with a secret the other instances may not hold (shared store in conflict: 503).
-    const refusal = runtime.shared?.connection.refusal;
+    const refusal = runtime.state.refusal();
     if (refusal) throw refusal;
     const minted = runtime.idp.mintForAgent(agentOr404(params.id as string).id);
     return ok(
@@ -327,16 +327,14 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
     // With a shared store, the journal of every instance.
     // A page at most MAX_JOURNAL_PAGE entries long: page on with since=next_since while `more`.
     // Serialised in slices, the event loop free between them.
-    const page = await (runtime.shared ?? runtime).journal.readPage(query);
+    const page = await runtime.state.journal.page(query);
     return respondJsonText(ctx, await journalPageJson(page));
   });
   route('streamJournal', async (ctx) => {
     const query = parseQuery(journalExportQuery, queryOf(ctx));
     // Streamed in slices (every instance's entries with a shared store; a store down is a 503 before the
     // first byte): the entries recorded up to X-Journal-Until, oldest first, one JSON entry a line.
-    const exported = runtime.shared
-      ? await runtime.shared.journal.exportSlices(query)
-      : runtime.journal.exportSlices(query);
+    const exported = await runtime.state.journal.exportSlices(query);
     return {
       ...respondText(ctx, '', 'application/x-ndjson; charset=utf-8', {
         'cache-control': 'no-store',
@@ -346,16 +344,13 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
     };
   });
   route('clearJournal', async (ctx) => {
-    runtime.journal.clear();
-    await runtime.shared?.journal.clear();
+    await runtime.state.journal.clear();
     return ok(ctx, { entries: [] });
   });
 
   /** The journal's entries a query asks for: every instance's with a shared store. */
   const entriesOf = async (query: { agent?: string; since?: number; limit?: number }) =>
-    runtime.shared
-      ? await runtime.shared.journal.page(query)
-      : { entries: runtime.journal.list(query), dropped: runtime.journal.dropped };
+    await runtime.state.journal.list(query);
   route('exportJournal', async (ctx) => {
     const { format: _format, ...query } = parseQuery(exportQuery, queryOf(ctx));
     const { entries, dropped } = await entriesOf(query);

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors.ts';
+import type { Handler } from '../http/context.ts';
+import { readJsonBody } from '../http/read-body.ts';
+import { NO_STORE, respondJson, respondText } from '../http/respond.ts';
 import {
   parseInstructionParams,
   renderInstructionHtml,
@@ -7,10 +10,7 @@ import {
 } from '../identity/instruction-page.ts';
 import { createTokenThrottle } from '../identity/token-throttle.ts';
 import { toVerifyResponse } from '../identity/verifier.ts';
-import type { Handler } from '../pipeline/context.ts';
 import { IDENTITY_HEADER } from '../pipeline/identify.ts';
-import { readJsonBody } from '../pipeline/read-body.ts';
-import { NO_STORE, respondJson, respondText } from '../pipeline/respond.ts';
 import type { Runtime } from '../runtime.ts';
 import { mustBe } from '../validation.ts';
 import type { Routes } from './route-declaration.ts';
@@ -74,7 +74,7 @@ export function registerIdpRoutes(routes: Routes, runtime: Runtime) {
       runtime.config.server.max_body_bytes,
     );
     // Never mint with a secret the other instances may not hold (shared store in conflict: 503).
-    const refusal = runtime.shared?.connection.refusal;
+    const refusal = runtime.state.refusal();
     if (refusal) throw refusal;
     let minted: ReturnType<typeof idp.mintForApiKey>;
     try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Handler } from '../pipeline/context.ts';
+import type { Handler } from '../http/context.ts';
 import { createRouter, routerFromTable, routingPath } from './router.ts';
 
 const handler =

@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors.ts';
-import type { Handler } from '../pipeline/context.ts';
+import type { Handler } from '../http/context.ts';
 
 /** What a path and method resolve to: a handler with its path parameters, or the methods the path allows. */
 export type RouteMatch =

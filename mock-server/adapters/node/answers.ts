@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { GatewayError } from '../../errors.ts';
+import type { GatewayResponse } from '../../http/context.ts';
 import { writeSlices } from '../../journal/write-slices.ts';
-import type { GatewayResponse } from '../../pipeline/context.ts';
 
 /** Writes the status line, headers and body straight to a socket that has no ServerResponse, then closes it. */
 export function writeRaw(socket: Socket, answer: GatewayResponse): void {

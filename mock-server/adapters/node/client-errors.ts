@@ -1,6 +1,6 @@
 import type { ServerSettings } from '../../config/schema.ts';
 import { GatewayError } from '../../errors.ts';
-import type { GatewayResponse } from '../../pipeline/context.ts';
+import type { GatewayResponse } from '../../http/context.ts';
 import { writeRaw } from './answers.ts';
 import { connectionOf, type TrackedSocket } from './connection-guard.ts';
 import { NodeRequest } from './request.ts';

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError } from '../../errors.ts';
-import type { ConnectionFacts } from '../../pipeline/context.ts';
+import type { ConnectionFacts } from '../../http/context.ts';
 import type { NodeRequest } from './request.ts';
 
 const CONNECTION = Symbol('gateway connection state');

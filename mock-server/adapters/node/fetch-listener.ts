@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { GatewayError } from '../../errors.ts';
-import type { GatewayResponse } from '../../pipeline/context.ts';
+import type { GatewayResponse } from '../../http/context.ts';
 import type { ConnectionGuard, TrackedSocket } from './connection-guard.ts';
 import { edgeRefusal, missingHost } from './edge-refusals.ts';
 import type { FetchHandler } from './handlers.ts';

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerSettings } from '../../config/schema.ts';
 import type { GatewayError } from '../../errors.ts';
-import type { GatewayRequest, GatewayResponse } from '../../pipeline/context.ts';
+import type { GatewayRequest, GatewayResponse } from '../../http/context.ts';
 
 /** Anything with a web-standard handler (a faulty gateway of the proof catalogue, your own fetch app). */
 export interface FetchHandler {

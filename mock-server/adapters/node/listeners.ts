@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GatewayCore } from '../../core.ts';
 import type { GatewayError } from '../../errors.ts';
-import type { GatewayRequest, GatewayResponse } from '../../pipeline/context.ts';
+import type { GatewayRequest, GatewayResponse } from '../../http/context.ts';
 import { writeAnswer, writeFailed } from './answers.ts';
 import {
   type ConnectionGuard,

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GatewayError } from '../../errors.ts';
-import type { ConnectionFacts, GatewayRequest } from '../../pipeline/context.ts';
-import { incompleteBody, payloadTooLarge } from '../../pipeline/read-body.ts';
+import type { ConnectionFacts, GatewayRequest } from '../../http/context.ts';
+import { incompleteBody, payloadTooLarge } from '../../http/read-body.ts';
 
 // A Host header is echoed into links (token instructions): only a plain host[:port] is trusted.
 const PLAIN_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;

@@ -4,6 +4,7 @@ import { brotliDecompress, gunzip, inflate, type ZlibOptions } from 'node:zlib';
 import type { z } from 'zod';
 import { formatPath } from '../config/load-config.ts';
 import { GatewayError } from '../errors.ts';
+import type { MaybePromise } from '../maybe-promise.ts';
 import type { GatewayRequest } from './context.ts';
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i;
@@ -106,7 +107,7 @@ async function decodeBody(bytes: Uint8Array, codings: readonly string[], maxByte
  * counted as sent and again as decoded; 400 when cut short), and the body decoded (400 when it is not what
  * its Content-Encoding says). A body without Content-Encoding costs one header lookup more.
  */
-export function readBody(request: GatewayRequest, maxBytes: number): Uint8Array | Promise<Uint8Array> {
+export function readBody(request: GatewayRequest, maxBytes: number): MaybePromise<Uint8Array> {
   checkContentType(request.header('content-type'));
   const codings = contentCodings(request.header('content-encoding'));
   // Without a wait when the adapter has the whole body already (node:http, a small body).

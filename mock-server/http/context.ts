@@ -1,7 +1,7 @@
-import type { z } from 'zod';
-import type { ToolName } from '../config/schema.ts';
+import type { ResolvedConfig } from '../config/load-config.ts';
 import type { JournalNote } from '../journal/journal.ts';
-import type { Runtime } from '../runtime.ts';
+import type { MaybePromise } from '../maybe-promise.ts';
+import type { ScanCaller, ScanResult } from '../secrets/secrets.ts';
 
 /**
  * The platform-free core's view of a request: what every adapter (node:http, web fetch, msw) can give
@@ -84,10 +84,25 @@ export interface GatewayResponse {
   record(writtenAt: number): void;
 }
 
+/**
+ * What every request may use whatever its route (answers, body reading, the journal's notes): the clock,
+ * the log, the secret scan and the server's limits. The runtime gives it; a stage's own dependencies (the
+ * state port, the verifier, the policy) are its own argument, typed by the stage.
+ */
+export interface CallServices {
+  /** Read live: a scenario replaces the config in force. */
+  readonly config: Pick<ResolvedConfig, 'server'>;
+  readonly clock: { now(): number };
+  readonly log: (line: string) => void;
+  /** Finds (and redacts) secrets in text the caller sent. */
+  readonly scanSecrets: (text: string, own: ScanCaller) => ScanResult;
+}
+
 /** Per-request state the stages share. */
 export interface CallContext {
   readonly request: GatewayRequest;
-  readonly runtime: Runtime;
+  /** The services every request may use (the runtime, seen through `CallServices`). */
+  readonly runtime: CallServices;
   readonly requestId: string;
   /** What the journal learns about the request as it goes through the stages. */
   readonly note: JournalNote;
@@ -99,19 +114,7 @@ export interface CallContext {
 }
 
 /** A route handler: the stages of one endpoint, ending in an answer (errors are thrown GatewayErrors). */
-export type Handler = (ctx: CallContext, params: Record<string, string>) => Promise<Answer> | Answer;
+export type Handler = (ctx: CallContext, params: Record<string, string>) => MaybePromise<Answer>;
 
 /** What a handler returns before the record stage is attached. */
 export type Answer = Omit<GatewayResponse, 'record'>;
-
-/** One tool of the gateway as the pipeline runs it. */
-export interface ToolSpec<T = unknown> {
-  tool: ToolName;
-  path: string;
-  /** The body field that carries what the call sends out into the world: the search query or the fetch URL. */
-  field: 'query' | 'url';
-  /** Validates the parsed body (400 naming the first bad field); a compiled schema on the hot path. */
-  schema: z.ZodType<T>;
-  /** Calls the tool's provider; a synchronous provider answers without a promise. */
-  run(body: T): unknown;
-}
