@@ -343,7 +343,8 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
         'cache-control': 'no-store',
         'x-journal-until': String(exported.until),
       }),
-      stream: exported.slices,
+      // HEAD: the headers only, nothing read.
+      ...(ctx.request.method === 'HEAD' ? {} : { stream: exported.slices }),
     };
   });
   route('clearJournal', async (ctx) => {
