@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { harOf, harTextSlices } from './har.ts';
 import {
   createJournal,
   type Journal,
@@ -168,6 +169,27 @@ describe('the NDJSON export', () => {
       add(journal);
     }
     expect(seqs).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+  });
+
+  it('the HAR export in slices is the bytes of the HAR built at once, limit (newest N) included', () => {
+    const journal = filled(500, 700);
+    const origin = 'http://gw.test';
+    for (const filter of [
+      {},
+      { agent: 'b' },
+      { since: 650 },
+      { limit: 7 },
+      { limit: 40, agent: 'c' },
+      { limit: 5, since: 695 },
+      { limit: 9999 },
+    ]) {
+      const { slices } = journal.entrySlices(filter, 13, Number.POSITIVE_INFINITY);
+      const streamed = [...harTextSlices(slices, origin, journal.dropped)].join('');
+      expect(streamed, JSON.stringify(filter)).toBe(
+        JSON.stringify(harOf(journal.list(filter), origin, journal.dropped)),
+      );
+    }
+    expect([...harTextSlices([], origin)].join('')).toBe(JSON.stringify(harOf([], origin)));
   });
 
   it('a slice past its time budget ends early: with none left, one entry a slice, every entry still once', () => {

@@ -332,14 +332,45 @@ export function createJournal(initialCapacity: number) {
       sliceEntries = EXPORT_SLICE_ENTRIES,
       budgetMs = SLICE_BUDGET_MS,
     ): JournalExport {
+      const { until, slices } = this.entrySlices(filter, sliceEntries, budgetMs);
+      function* text() {
+        for (const entries of slices) {
+          let lines = '';
+          for (const entry of entries) lines += `${JSON.stringify(entry)}\n`;
+          yield lines;
+        }
+      }
+      return { until, slices: text() };
+    },
+
+    /**
+     * The entries an export holds (see `exportSlices`), as arrays of at most `sliceEntries`, none empty.
+     * With `limit`: only the newest `limit` matching entries (found once, at the start).
+     */
+    entrySlices(
+      filter: { agent?: string; since?: number; limit?: number } = {},
+      sliceEntries = EXPORT_SLICE_ENTRIES,
+      budgetMs = SLICE_BUDGET_MS,
+    ): { until: number; slices: Generator<JournalEntry[], void, undefined> } {
       const until = seq;
+      let from = filter.since ?? 0;
+      if (filter.limit !== undefined) {
+        // Backwards from the end to the limit-th newest match: comparisons only, nothing copied.
+        const { size, start, at } = window(from);
+        for (let i = size - 1, found = 0; i >= start; i--) {
+          const entry = at(i);
+          if (filter.agent !== undefined && entry.agent !== filter.agent) continue;
+          if (++found === filter.limit) {
+            from = entry.seq - 1;
+            break;
+          }
+        }
+      }
       function* slices() {
-        let since = filter.since ?? 0;
+        let since = from;
         for (;;) {
           const found = slice(since, until, filter.agent, sliceEntries, budgetMs);
-          let text = '';
-          for (const entry of found.entries) text += `${JSON.stringify(entry)}\n`;
-          if (text) yield text;
+          if (found.entries.length > 0) yield found.entries;
           if (!found.more) return;
           since = found.last;
         }
