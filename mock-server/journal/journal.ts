@@ -351,7 +351,7 @@ export function createJournal(initialCapacity: number) {
       filter: { agent?: string; since?: number; limit?: number } = {},
       sliceEntries = EXPORT_SLICE_ENTRIES,
       budgetMs = SLICE_BUDGET_MS,
-    ): { until: number; slices: Generator<JournalEntry[], void, undefined> } {
+    ): { until: number; dropped: number; slices: Generator<JournalEntry[], void, undefined> } {
       const until = seq;
       let from = filter.since ?? 0;
       if (filter.limit !== undefined) {
@@ -375,7 +375,7 @@ export function createJournal(initialCapacity: number) {
           since = found.last;
         }
       }
-      return { until, slices: slices() };
+      return { until, dropped, slices: slices() };
     },
 
     /**

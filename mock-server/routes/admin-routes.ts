@@ -7,7 +7,7 @@ import { ConfigError } from '../config/load-config.ts';
 import { agentFields, TOOL_NAMES, type ToolName, toolFields } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import type { Agent } from '../identity/agent-registry.ts';
-import { harOf, harTextSlices } from '../journal/har.ts';
+import { harTextSlices } from '../journal/har.ts';
 import { journalPageJson } from '../journal/journal.ts';
 import type { CallContext, Handler } from '../pipeline/context.ts';
 import { readJsonBody } from '../pipeline/read-body.ts';
@@ -360,14 +360,12 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
       : { entries: runtime.journal.list(query), dropped: runtime.journal.dropped };
   route('exportJournal', async (ctx) => {
     const { format: _format, ...query } = parseQuery(exportQuery, queryOf(ctx));
-    if (!runtime.shared) {
-      // Streamed in slices with backpressure, as the NDJSON export (the same bytes as one JSON answer).
-      const { slices } = runtime.journal.entrySlices(query);
-      const har = harTextSlices(slices, ctx.request.origin, runtime.journal.dropped);
-      return { ...respondJsonText(ctx, ''), ...(ctx.request.method === 'HEAD' ? {} : { stream: har }) };
-    }
-    const { entries, dropped } = await entriesOf(query);
-    return ok(ctx, harOf(entries, ctx.request.origin, dropped));
+    // Streamed in slices with backpressure, as the NDJSON export (the same bytes as one JSON answer).
+    const { slices, dropped } = runtime.shared
+      ? await runtime.shared.journal.entrySlices(query)
+      : runtime.journal.entrySlices(query);
+    const har = harTextSlices(slices, ctx.request.origin, dropped);
+    return { ...respondJsonText(ctx, ''), ...(ctx.request.method === 'HEAD' ? {} : { stream: har }) };
   });
   route('getFindings', async (ctx) => {
     const q = parseQuery(findingsQuery, queryOf(ctx));
