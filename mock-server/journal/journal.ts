@@ -3,6 +3,7 @@ import type { ErrorCode } from '../../spec/error-codes.ts';
 import { createBoundedMap } from '../bounded-map.ts';
 import type { SecretKind } from '../secrets/secrets.ts';
 import { type JournalExchange, settleExchange } from './exchange-capture.ts';
+import { nextTurn } from './write-slices.ts';
 
 /** One request as the journal remembers it. Secrets never appear: tokens are fingerprints, keys absent. */
 export type { JournalExchange };
@@ -154,7 +155,7 @@ export interface JournalPageOf<E = JournalEntry> {
 export async function journalPageJson(page: JournalPageOf, sliceEntries = 100): Promise<string> {
   const parts: string[] = [];
   for (let i = 0; i < page.entries.length; i += sliceEntries) {
-    if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+    if (i > 0) await nextTurn();
     parts.push(JSON.stringify(page.entries.slice(i, i + sliceEntries)).slice(1, -1));
   }
   const entries = `"entries":[${parts.join(',')}]`;
@@ -313,7 +314,7 @@ export function createJournal(initialCapacity: number) {
         found += 1;
         settleExchange(entry);
         if (performance.now() > deadline) {
-          await new Promise((resolve) => setImmediate(resolve));
+          await nextTurn();
           deadline = performance.now() + SLICE_BUDGET_MS;
         }
       }
@@ -392,7 +393,7 @@ export function createJournal(initialCapacity: number) {
         for (const entry of found.entries) entries.push(entry);
         if (!found.more) break;
         since = found.last;
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
       return { capacity, dropped, entries, more: false, next_since: Math.max(seq, until) };
     },
