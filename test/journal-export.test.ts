@@ -78,6 +78,15 @@ describe('the journal of any size: pages over HTTP, NDJSON export from the CLI',
       const some = await exportOver(fetcher, '?agent=agent-early&since=100');
       expect(entriesOf(some.text), name).toEqual(gateway.journal.list({ agent: 'agent-early', since: 100 }));
     }
+    const head = await fetch(`${server.url}/__admin/journal/export`, {
+      method: 'HEAD',
+      headers: { 'x-admin-key': KEY },
+    });
+    expect([head.status, await head.text(), head.headers.get('x-journal-until')]).toEqual([
+      200,
+      '',
+      String(until),
+    ]);
     const bad = await exportOver(fetch, '?since=-1');
     expect(bad.answer.status).toBe(400);
     expect(JSON.parse(bad.text)).toMatchObject({ code: 'invalid_request', field: 'since' });

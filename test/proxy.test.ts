@@ -95,6 +95,14 @@ describe('agent-gateway proxy in front of agent-gateway serve (two processes)', 
     const journal = (await (await fetch(`${proxy.url}/__admin/journal`, { headers: admin })).json()) as {
       entries: JournalEntry[];
     };
+    // The proxy's own NDJSON export streams the same entries.
+    const exported = await (await fetch(`${proxy.url}/__admin/journal/export`, { headers: admin })).text();
+    expect(
+      exported
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line)),
+    ).toEqual(journal.entries);
     const byOperation = journal.entries.map((e) => [e.operation, e.agent, e.status]);
     expect(byOperation).toEqual([
       ['health', undefined, 200],

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createJournal, type JournalFilter } from '../mock-server/journal/journal.ts';
+import { harOf, harTextSlices } from '../mock-server/journal/har.ts';
+import { createJournal, type JournalEntry, type JournalFilter } from '../mock-server/journal/journal.ts';
 import { connectRedis, type RedisConnection } from '../mock-server/store/redis-connection.ts';
 import { createRedisJournal, JOURNAL_SLICE } from '../mock-server/store/redis-journal.ts';
 import { describeWithRedis, type RedisProcess, startRedis } from './support/redis.ts';
@@ -119,5 +120,32 @@ describeWithRedis('the shared journal pages as the in-memory one does (slices of
         });
     }
     expect(seqs).toEqual(Array.from({ length: COUNT }, (_, i) => i + 1));
+  }, 60_000);
+
+  it('the HAR export from the stream is the HAR of the same entries built at once', async () => {
+    const origin = 'http://gw.test';
+    // What the stream holds now (earlier tests appended to it), filtered as `list` filters.
+    let all: JournalEntry[] = [];
+    for await (const entries of (await shared.entrySlices({}, 1000)).slices) all = all.concat(entries);
+    const listed = (filter: { agent?: string; since?: number; limit?: number }) => {
+      const out = all.filter(
+        (e) => (filter.agent === undefined || e.agent === filter.agent) && e.seq > (filter.since ?? 0),
+      );
+      return filter.limit === undefined ? out : out.slice(-filter.limit);
+    };
+    for (const filter of [
+      {},
+      { agent: 'c', since: 17 },
+      { limit: 7 },
+      { limit: 1500, agent: 'a' },
+      { limit: 99_999 },
+    ]) {
+      const { slices, dropped } = await shared.entrySlices(filter, 300);
+      let streamed = '';
+      for await (const text of harTextSlices(slices, origin, dropped)) streamed += text;
+      expect(streamed, JSON.stringify(filter)).toBe(JSON.stringify(harOf(listed(filter), origin, dropped)));
+      expect(JSON.parse(streamed).log.entries.length).toBe(listed(filter).length);
+    }
+    expect(listed({ limit: 7 }).map((e) => e.seq)).toEqual(all.slice(-7).map((e) => e.seq));
   }, 60_000);
 });

@@ -443,6 +443,7 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
           ),
           await admin(a, 'GET', '/journal'),
           await admin(a, 'GET', '/journal/export'),
+          await admin(a, 'GET', '/export?format=har'),
           await admin(a, 'POST', '/reset'),
         ];
       } finally {
@@ -453,9 +454,9 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
         expect(answer.status).toBe(503);
         bodies.push((await answer.json()) as { code: string; message: string });
       }
-      expect(bodies.map((b) => b.code)).toEqual(Array(5).fill('state_store_unavailable'));
+      expect(bodies.map((b) => b.code)).toEqual(Array(6).fill('state_store_unavailable'));
       // The admin change's 503 says what a client must know: its writes are not called back.
-      expect(bodies[4]?.message).toMatch(/in force on this instance.*may still get it after this answer/);
+      expect(bodies[5]?.message).toMatch(/in force on this instance.*may still get it after this answer/);
       expect(bodies[0]?.message).not.toMatch(/in force on this instance/);
       let after = await whoami(a, token);
       for (let tries = 0; after.status === 503 && tries < 300; tries++) {

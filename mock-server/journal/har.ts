@@ -146,3 +146,28 @@ export function harOf(entries: readonly JournalEntry[], origin: string, dropped 
     },
   };
 }
+
+/**
+ * The same HAR 1.2 log as `JSON.stringify(harOf(entries, origin, dropped))`, as text in slices: one per slice
+ * of entries, made only when it is asked for (the journal's `entrySlices`), so a HAR of a big journal is
+ * written with backpressure like the NDJSON export, never built whole.
+ */
+export async function* harTextSlices(
+  slices: Iterable<readonly JournalEntry[]> | AsyncIterable<readonly JournalEntry[]>,
+  origin: string,
+  dropped = 0,
+): AsyncGenerator<string, void, undefined> {
+  const empty = JSON.stringify(harOf([], origin, dropped));
+  const at = empty.indexOf('"entries":[]') + '"entries":['.length;
+  let text = empty.slice(0, at);
+  let first = true;
+  for await (const entries of slices) {
+    for (const entry of entries) {
+      text += `${first ? '' : ','}${JSON.stringify(harEntryOf(entry, origin))}`;
+      first = false;
+    }
+    yield text;
+    text = '';
+  }
+  yield `${text}${empty.slice(at)}`;
+}

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { harOf, harTextSlices } from './har.ts';
 import {
   createJournal,
   type Journal,
@@ -38,6 +39,11 @@ const linesOf = (text: string) =>
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as JournalEntry);
+const joined = async (texts: AsyncIterable<string>) => {
+  let all = '';
+  for await (const text of texts) all += text;
+  return all;
+};
 /** Every slice of an export, in order, and the entries they hold. */
 function drain(slices: Iterable<string> | AsyncIterable<string>) {
   const texts: string[] = [];
@@ -170,11 +176,44 @@ describe('the NDJSON export', () => {
     expect(seqs).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
   });
 
+  it('the HAR export in slices is the bytes of the HAR built at once, limit (newest N) included', async () => {
+    const journal = filled(500, 700);
+    const origin = 'http://gw.test';
+    for (const filter of [
+      {},
+      { agent: 'b' },
+      { since: 650 },
+      { limit: 7 },
+      { limit: 40, agent: 'c' },
+      { limit: 5, since: 695 },
+      { limit: 9999 },
+    ]) {
+      const { slices } = journal.entrySlices(filter, 13, Number.POSITIVE_INFINITY);
+      const streamed = await joined(harTextSlices(slices, origin, journal.dropped));
+      expect(streamed, JSON.stringify(filter)).toBe(
+        JSON.stringify(harOf(journal.list(filter), origin, journal.dropped)),
+      );
+    }
+    expect(await joined(harTextSlices([], origin))).toBe(JSON.stringify(harOf([], origin)));
+  });
+
   it('a slice past its time budget ends early: with none left, one entry a slice, every entry still once', () => {
     const journal = filled(100, 100);
     const { texts, entries } = drain(journal.exportSlices({ agent: 'a' }, 50, -1).slices);
     expect(texts).toHaveLength(25);
     expect(entries).toEqual(journal.list({ agent: 'a' }));
+  });
+
+  it("a test's fake timers do not stop a read in slices halfway", async () => {
+    const journal = filled(MAX_JOURNAL_PAGE * 3, MAX_JOURNAL_PAGE * 3);
+    vi.useFakeTimers();
+    try {
+      const all = await journal.readAll({});
+      expect(all.entries).toHaveLength(MAX_JOURNAL_PAGE * 3);
+      expect((await journal.readPage({})).entries).toHaveLength(MAX_JOURNAL_PAGE);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('readAll (the report read) gives what list gives, over more than one slice and a scan cap', async () => {

@@ -3,6 +3,7 @@ import type { ErrorCode } from '../../spec/error-codes.ts';
 import { createBoundedMap } from '../bounded-map.ts';
 import type { SecretKind } from '../secrets/secrets.ts';
 import { type JournalExchange, settleExchange } from './exchange-capture.ts';
+import { nextTurn } from './write-slices.ts';
 
 /** One request as the journal remembers it. Secrets never appear: tokens are fingerprints, keys absent. */
 export type { JournalExchange };
@@ -154,7 +155,7 @@ export interface JournalPageOf<E = JournalEntry> {
 export async function journalPageJson(page: JournalPageOf, sliceEntries = 100): Promise<string> {
   const parts: string[] = [];
   for (let i = 0; i < page.entries.length; i += sliceEntries) {
-    if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+    if (i > 0) await nextTurn();
     parts.push(JSON.stringify(page.entries.slice(i, i + sliceEntries)).slice(1, -1));
   }
   const entries = `"entries":[${parts.join(',')}]`;
@@ -313,7 +314,7 @@ export function createJournal(initialCapacity: number) {
         found += 1;
         settleExchange(entry);
         if (performance.now() > deadline) {
-          await new Promise((resolve) => setImmediate(resolve));
+          await nextTurn();
           deadline = performance.now() + SLICE_BUDGET_MS;
         }
       }
@@ -332,19 +333,50 @@ export function createJournal(initialCapacity: number) {
       sliceEntries = EXPORT_SLICE_ENTRIES,
       budgetMs = SLICE_BUDGET_MS,
     ): JournalExport {
+      const { until, slices } = this.entrySlices(filter, sliceEntries, budgetMs);
+      function* text() {
+        for (const entries of slices) {
+          let lines = '';
+          for (const entry of entries) lines += `${JSON.stringify(entry)}\n`;
+          yield lines;
+        }
+      }
+      return { until, slices: text() };
+    },
+
+    /**
+     * The entries an export holds (see `exportSlices`), as arrays of at most `sliceEntries`, none empty.
+     * With `limit`: only the newest `limit` matching entries (found once, at the start).
+     */
+    entrySlices(
+      filter: { agent?: string; since?: number; limit?: number } = {},
+      sliceEntries = EXPORT_SLICE_ENTRIES,
+      budgetMs = SLICE_BUDGET_MS,
+    ): { until: number; dropped: number; slices: Generator<JournalEntry[], void, undefined> } {
       const until = seq;
+      let from = filter.since ?? 0;
+      if (filter.limit !== undefined) {
+        // Backwards from the end to the limit-th newest match: comparisons only, nothing copied.
+        const { size, start, at } = window(from);
+        for (let i = size - 1, found = 0; i >= start; i--) {
+          const entry = at(i);
+          if (filter.agent !== undefined && entry.agent !== filter.agent) continue;
+          if (++found === filter.limit) {
+            from = entry.seq - 1;
+            break;
+          }
+        }
+      }
       function* slices() {
-        let since = filter.since ?? 0;
+        let since = from;
         for (;;) {
           const found = slice(since, until, filter.agent, sliceEntries, budgetMs);
-          let text = '';
-          for (const entry of found.entries) text += `${JSON.stringify(entry)}\n`;
-          if (text) yield text;
+          if (found.entries.length > 0) yield found.entries;
           if (!found.more) return;
           since = found.last;
         }
       }
-      return { until, slices: slices() };
+      return { until, dropped, slices: slices() };
     },
 
     /**
@@ -361,7 +393,7 @@ export function createJournal(initialCapacity: number) {
         for (const entry of found.entries) entries.push(entry);
         if (!found.more) break;
         since = found.last;
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
       return { capacity, dropped, entries, more: false, next_since: Math.max(seq, until) };
     },

@@ -7,7 +7,11 @@ export interface SliceSink {
   readonly destroyed: boolean;
 }
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+// Taken when the module loads: a test's fake timers (vi.useFakeTimers fakes setImmediate) must not stop an
+// in-process report read or export halfway, waiting for a turn nobody runs.
+const realSetImmediate = setImmediate;
+/** A turn of the event loop (timers and other requests run), whatever fake timers a test installed since. */
+export const nextTurn = () => new Promise<void>((resolve) => realSetImmediate(resolve));
 
 /**
  * Writes a long answer (an NDJSON export) slice by slice: each slice is made only when the one before is

@@ -11,7 +11,7 @@ import type { CallContext, Handler } from '../http/context.ts';
 import { readJsonBody } from '../http/read-body.ts';
 import { respondJson, respondJsonText, respondText } from '../http/respond.ts';
 import type { Agent } from '../identity/agent-registry.ts';
-import { harOf } from '../journal/har.ts';
+import { harTextSlices } from '../journal/har.ts';
 import { journalPageJson } from '../journal/journal.ts';
 import { fromQuery, queryShapeOf } from '../options/option-schema.ts';
 import { findingsOf } from '../proxy/findings.ts';
@@ -340,7 +340,8 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
         'cache-control': 'no-store',
         'x-journal-until': String(exported.until),
       }),
-      stream: exported.slices,
+      // HEAD: the headers only, nothing read.
+      ...(ctx.request.method === 'HEAD' ? {} : { stream: exported.slices }),
     };
   });
   route('clearJournal', async (ctx) => {
@@ -353,8 +354,12 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
     await runtime.state.journal.list(query);
   route('exportJournal', async (ctx) => {
     const { format: _format, ...query } = parseQuery(exportQuery, queryOf(ctx));
-    const { entries, dropped } = await entriesOf(query);
-    return ok(ctx, harOf(entries, ctx.request.origin, dropped));
+    // Streamed in slices with backpressure, as the NDJSON export (the same bytes as one JSON answer).
+    const { slices, dropped } = runtime.shared
+      ? await runtime.shared.journal.entrySlices(query)
+      : runtime.journal.entrySlices(query);
+    const har = harTextSlices(slices, ctx.request.origin, dropped);
+    return { ...respondJsonText(ctx, ''), ...(ctx.request.method === 'HEAD' ? {} : { stream: har }) };
   });
   route('getFindings', async (ctx) => {
     const q = parseQuery(findingsQuery, queryOf(ctx));

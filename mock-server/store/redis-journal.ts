@@ -187,33 +187,81 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
       filter: { agent?: string; since?: number } = {},
       sliceEntries = EXPORT_SLICE_ENTRIES,
     ): Promise<JournalExport> {
+      const { until, slices } = await this.entrySlices(filter, sliceEntries);
+      async function* text() {
+        for await (const entries of slices) {
+          let lines = '';
+          for (const entry of entries) lines += `${JSON.stringify(entry)}\n`;
+          yield lines;
+        }
+      }
+      return { until, slices: text() };
+    },
+
+    /**
+     * The entries an export holds, as the in-memory journal's `entrySlices`: arrays read by XRANGE slices
+     * of `sliceEntries`, none empty. With `limit`, the newest `limit` matches are found first by XREVRANGE
+     * slices from the end (each a round trip).
+     */
+    async entrySlices(
+      filter: { agent?: string; since?: number; limit?: number } = {},
+      sliceEntries = EXPORT_SLICE_ENTRIES,
+    ): Promise<{ until: number; dropped: number; slices: AsyncGenerator<JournalEntry[], void, undefined> }> {
       flush();
+      const parse = (id: string, fields: string[]) => {
+        const entry = JSON.parse(fields[1] as string) as JournalEntry;
+        entry.seq = Number.parseInt(id, 10);
+        return entry;
+      };
+      const matches = (entry: JournalEntry) => filter.agent === undefined || entry.agent === filter.agent;
       let until: number;
+      let dropped: number;
+      let from = filter.since ?? 0;
       try {
-        until = Number((await connection.bounded(written.then(() => redis.get(seqKey)))) ?? 0);
+        const [seq, cleared, length] = await connection.bounded(
+          written.then(() => Promise.all([redis.get(seqKey), redis.get(clearedKey), redis.xlen(stream)])),
+        );
+        until = Number(seq ?? 0);
+        dropped = Math.max(0, until - Number(cleared ?? 0) - length);
+        if (filter.limit !== undefined) {
+          let upper = `${until}-0`;
+          let found = 0;
+          for (let done = false; !done; ) {
+            const raw = await connection.bounded(
+              redis.xrevrange(stream, upper, `${from + 1}-0`, 'COUNT', JOURNAL_SLICE),
+            );
+            for (const [id, fields] of raw) {
+              if (!matches(parse(id, fields)) || ++found < filter.limit) continue;
+              from = Number.parseInt(id, 10) - 1;
+              done = true;
+              break;
+            }
+            if (raw.length < JOURNAL_SLICE) break;
+            upper = `${Number.parseInt((raw[raw.length - 1] as [string, string[]])[0], 10) - 1}-0`;
+          }
+        }
       } catch (error) {
         throw connection.unavailable(error);
       }
       async function* slices() {
-        let since = filter.since ?? 0;
+        let since = from;
         while (since < until) {
           const raw = await connection.bounded(
             redis.xrange(stream, `${since + 1}-0`, `${until}-0`, 'COUNT', sliceEntries),
           );
-          let text = '';
+          const entries: JournalEntry[] = [];
           for (const [id, fields] of raw) {
-            const entry = JSON.parse(fields[1] as string) as JournalEntry;
-            if (filter.agent !== undefined && entry.agent !== filter.agent) continue;
-            entry.seq = Number.parseInt(id, 10);
+            const entry = parse(id, fields);
+            if (!matches(entry)) continue;
             entry.time = new Date(entry.at).toISOString();
-            text += `${JSON.stringify(entry)}\n`;
+            entries.push(entry);
           }
-          if (text) yield text;
+          if (entries.length > 0) yield entries;
           if (raw.length < sliceEntries) return;
           since = Number.parseInt((raw[raw.length - 1] as [string, string[]])[0], 10);
         }
       }
-      return { until, slices: slices() };
+      return { until, dropped, slices: slices() };
     },
 
     /**
