@@ -40,7 +40,10 @@ describe('the guides document every option as its schema declares it', () => {
 
   it('agent developers: the report thresholds; QA: the flags of admin faults arm', () => {
     const developers = guide('agent-developers.md');
-    for (const option of REPORT_OPTION_ROWS) expect(developers).toContain(`\`--${option.flag}\``);
+    for (const option of REPORT_OPTION_ROWS)
+      expect(developers).toContain(
+        `\`--${option.flag}\` (default ${option.default}, ${option.min} to ${option.max})`,
+      );
     const faults = guide('qa.md')
       .split('\n')
       .find((line) => line.includes('faults arm --kind'));
