@@ -51,7 +51,7 @@ export interface HarEntry {
   comment?: string;
   _request_id: string;
   _agent?: string;
-  _operation: string;
+  _operation: JournalEntry['operation'];
   _fault?: string;
   _findings?: { rule: string; detail: string }[];
 }
