@@ -355,9 +355,7 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
   route('exportJournal', async (ctx) => {
     const { format: _format, ...query } = parseQuery(exportQuery, queryOf(ctx));
     // Streamed in slices with backpressure, as the NDJSON export (the same bytes as one JSON answer).
-    const { slices, dropped } = runtime.shared
-      ? await runtime.shared.journal.entrySlices(query)
-      : runtime.journal.entrySlices(query);
+    const { slices, dropped } = await runtime.state.journal.entrySlices(query);
     const har = harTextSlices(slices, ctx.request.origin, dropped);
     return { ...respondJsonText(ctx, ''), ...(ctx.request.method === 'HEAD' ? {} : { stream: har }) };
   });

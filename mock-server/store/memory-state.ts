@@ -54,6 +54,7 @@ export function createMemoryState(parts: MemoryParts): StatePort {
       readAll: (filter) => ({ entries: journal.list(filter), dropped: journal.dropped }),
       readInSlices: (filter) => journal.readAll(filter),
       exportSlices: (filter) => journal.exportSlices(filter),
+      entrySlices: (filter) => journal.entrySlices(filter),
       clear: () => journal.clear(),
     },
     faults: { strike: (target, agentId) => faults.strike(target, agentId) },

@@ -64,6 +64,7 @@ export function createRedisState(
       readAll: (filter) => store.journal.readAll(filter),
       readInSlices: (filter) => store.journal.readAll(filter),
       exportSlices: (filter) => store.journal.exportSlices(filter),
+      entrySlices: (filter) => store.journal.entrySlices(filter),
       async clear() {
         await local.journal.clear();
         await store.journal.clear();

@@ -69,6 +69,13 @@ export interface IdempotencyPort {
 }
 
 /** Entries and how many were overwritten before them. */
+/** Entries up to seq `until`, slice by slice as they are asked for (memory: a generator; Redis: async). */
+export interface JournalEntrySlices {
+  until: number;
+  dropped: number;
+  slices: Iterable<JournalEntry[]> | AsyncIterable<JournalEntry[]>;
+}
+
 export interface JournalSlice {
   entries: JournalEntry[];
   dropped: number;
@@ -99,6 +106,8 @@ export interface JournalPort {
    * written; on a shared store a store down fails here, before the first byte.
    */
   exportSlices(filter: { agent?: string; since?: number }): MaybePromise<JournalExport>;
+  /** The same entries as slices of entries rather than text (the HAR export), with how many were dropped. */
+  entrySlices(filter: JournalFilter): MaybePromise<JournalEntrySlices>;
   /** Empties the journal (this instance's and the store's). */
   clear(): MaybePromise<void>;
 }
