@@ -1,15 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkResult, runReport } from '../test/support/conformance-report.ts';
-import {
-  type CheckContext,
-  CheckFailure,
-  checkEach,
-  checkProperty,
-  Inconclusive,
-  observed,
-  settleUnobserved,
-} from './check.ts';
+import { type CheckContext, CheckFailure, Inconclusive, observed } from './check.ts';
+import { checkEach, checkProperty, settleUnobserved } from './check-cases.ts';
 import type { Exchange } from './http-client.ts';
 import { exitCodeFor, selectChecks } from './runner.ts';
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { variedBody } from '../arbitraries/varied-body.ts';
-import { type Check, checkEach, observed } from '../check.ts';
+import { type Check, observed } from '../check.ts';
+import { checkEach } from '../check-cases.ts';
 import { DENIED_TOKEN, expectError, requestFor } from './support.ts';
 
 export const accessDenied: Check = {

@@ -1,11 +1,5 @@
-import {
-  type Check,
-  type CheckContext,
-  CheckFailure,
-  checkOnce,
-  describeResponse,
-  type Endpoint,
-} from '../check.ts';
+import { type Check, type CheckContext, CheckFailure, describeResponse, type Endpoint } from '../check.ts';
+import { checkOnce } from '../check-cases.ts';
 import type { Exchange } from '../http-client.ts';
 import { requestFor, TOOLS, VALID_TOKEN } from './support.ts';
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { type Check, checkProperty, observed } from '../check.ts';
+import { type Check, observed } from '../check.ts';
+import { checkProperty } from '../check-cases.ts';
 import type { TokenTransform, TokenValue } from '../token-value.ts';
 import { expectError, requestFor } from './support.ts';
 

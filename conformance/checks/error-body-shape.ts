@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { garbageToken } from '../arbitraries/garbage-token.ts';
-import { type Check, CheckFailure, checkProperty, codeOf, describeResponse, observed } from '../check.ts';
+import { type Check, CheckFailure, codeOf, describeResponse, observed } from '../check.ts';
+import { checkProperty } from '../check-cases.ts';
 import type { SuiteRequest } from '../http-client.ts';
 import { isJsonContentType, protectedEndpoint, requestFor, SPEC_STATUS_OF_CODE } from './support.ts';
 

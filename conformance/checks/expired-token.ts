@@ -1,4 +1,5 @@
-import { type Check, checkOnce, observed } from '../check.ts';
+import { type Check, observed } from '../check.ts';
+import { checkOnce } from '../check-cases.ts';
 import {
   EXPIRED_TOKEN,
   expectError,

@@ -3,7 +3,8 @@ import { garbageToken } from '../arbitraries/garbage-token.ts';
 import { longToken } from '../arbitraries/long-token.ts';
 import { unicodeToken } from '../arbitraries/unicode-token.ts';
 import { innerWhitespaceToken } from '../arbitraries/whitespace-token.ts';
-import { type Check, CheckFailure, checkProperty, describeResponse, observed } from '../check.ts';
+import { type Check, CheckFailure, describeResponse, observed } from '../check.ts';
+import { checkProperty } from '../check-cases.ts';
 import { HEALTH_PATH, refusedByServer } from './support.ts';
 
 export const healthIgnoresBadToken: Check = {

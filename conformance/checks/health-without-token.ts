@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { type Check, CheckFailure, checkProperty, describeResponse, observed } from '../check.ts';
+import { type Check, CheckFailure, describeResponse, observed } from '../check.ts';
+import { checkProperty } from '../check-cases.ts';
 import { HEALTH_PATH } from './support.ts';
 
 export const healthWithoutToken: Check = {

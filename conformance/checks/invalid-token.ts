@@ -5,11 +5,10 @@ import {
   type CheckContext,
   CheckFailure,
   type CheckOutcome,
-  checkEach,
-  checkOnce,
   describeResponse,
   observed,
 } from '../check.ts';
+import { checkEach, checkOnce } from '../check-cases.ts';
 import type { Exchange } from '../http-client.ts';
 import {
   expectError,

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { type Check, checkProperty, observed } from '../check.ts';
+import { type Check, observed } from '../check.ts';
+import { checkProperty } from '../check-cases.ts';
 import { expectSameOutcome } from './retry-sequential.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { type Check, CheckFailure, checkProperty, codeOf, describeResponse, observed } from '../check.ts';
+import { type Check, CheckFailure, codeOf, describeResponse, observed } from '../check.ts';
+import { checkProperty } from '../check-cases.ts';
 import type { Exchange } from '../http-client.ts';
 import { expectNoServerError, requestFor, VALID_TOKEN } from './support.ts';
 

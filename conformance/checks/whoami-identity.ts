@@ -1,4 +1,5 @@
-import { type Check, CheckFailure, checkOnce, describeResponse, observed } from '../check.ts';
+import { type Check, CheckFailure, describeResponse, observed } from '../check.ts';
+import { checkOnce } from '../check-cases.ts';
 import type { Exchange } from '../http-client.ts';
 import { tellsCallersApart } from '../whoami-volatile.ts';
 import { DENIED_TOKEN, requestFor, VALID_TOKEN } from './support.ts';

@@ -14,7 +14,7 @@ import {
   scenarioRequestSchema,
   setSchema,
   toolPatchSchema,
-} from './admin-routes.ts';
+} from './admin-schemas.ts';
 import { ADMIN, BODY, json, type NamedSchema, type RouteDeclaration } from './route-declaration.ts';
 
 /** Where the dashboard is served: the page, and its files beside it. */

@@ -1,11 +1,10 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { ClientReport } from '../client-report/report.ts';
 import { reportOptionsSchema } from '../client-report/report-options.ts';
 import type { ClientReportOptions } from '../client-report/types.ts';
-import { MAX_CLOCK_MS } from '../clock.ts';
 import { ConfigError } from '../config/load-config.ts';
-import { agentFields, TOOL_NAMES, type ToolName, toolFields } from '../config/schema.ts';
+import { TOOL_NAMES, type ToolName } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import type { CallContext, Handler } from '../http/context.ts';
 import { readJsonBody } from '../http/read-body.ts';
@@ -13,7 +12,7 @@ import { respondJson, respondJsonText, respondText } from '../http/respond.ts';
 import type { Agent } from '../identity/agent-registry.ts';
 import { harTextSlices } from '../journal/har.ts';
 import { journalPageJson } from '../journal/journal.ts';
-import { fromQuery, queryShapeOf } from '../options/option-schema.ts';
+import { fromQuery } from '../options/option-schema.ts';
 import { findingsOf } from '../proxy/findings.ts';
 import type { Runtime } from '../runtime.ts';
 import { type FaultSpec, faultSpecSchema } from '../scenarios/faults.ts';
@@ -23,11 +22,24 @@ import {
   type Scenario,
   type ScenarioInput,
 } from '../scenarios/scenarios.ts';
+import {
+  ADMIN_PREFIX,
+  advanceSchema,
+  agentCreateSchema,
+  agentPatchSchema,
+  exportQuery,
+  findingsQuery,
+  journalExportQuery,
+  journalQuery,
+  reportQuery,
+  scenarioRequestSchema,
+  setSchema,
+  toolPatchSchema,
+} from './admin-schemas.ts';
 import type { Routes } from './route-declaration.ts';
 import { adminIndex } from './route-index.ts';
 
-/** The admin API's reserved prefix. */
-export const ADMIN_PREFIX = '/__admin';
+export { ADMIN_PREFIX };
 
 export interface AdminControl {
   runtime: Runtime;
@@ -42,56 +54,6 @@ export interface AdminControl {
    */
   changed?: (kind?: 'state' | 'reset') => Promise<void>;
 }
-
-// The config's own field schemas, every field optional (a patch changes what it names).
-/** Body of PATCH /__admin/agents/:id. */
-export const agentPatchSchema = z
-  .strictObject({
-    name: agentFields.name,
-    tier: agentFields.tier,
-    allowlist: agentFields.allowlist,
-    disabled: agentFields.disabled,
-  })
-  .partial();
-/** Body of POST /__admin/agents. */
-export const agentCreateSchema = agentPatchSchema.extend({
-  id: agentFields.id,
-  api_key: agentFields.api_key.optional(),
-});
-/** Body of PATCH /__admin/tools/:tool. */
-export const toolPatchSchema = z.strictObject(toolFields).partial();
-/** Body of POST /__admin/clock/advance. */
-export const advanceSchema = z
-  .strictObject({ ms: z.number().int().min(0).optional(), seconds: z.number().min(0).optional() })
-  .refine((b) => (b.ms === undefined) !== (b.seconds === undefined), {
-    message: 'give exactly one of ms or seconds',
-  });
-/** Body of POST /__admin/clock/set. */
-export const setSchema = z.strictObject({
-  time: z.union([
-    z.iso.datetime({ offset: true }),
-    z.number().int().min(0).max(MAX_CLOCK_MS, 'must be at most 9999-12-31T23:59:59.999Z in epoch ms'),
-  ]),
-  /**
-   * true: the clock stops at exactly `time` (set and frozen in one step: no time runs between the two);
-   * false: it runs on from `time`; absent: it keeps running or stays frozen as it was.
-   */
-  frozen: z.boolean().optional(),
-});
-
-/** Query parameters of GET /__admin/export. */
-export const exportQuery = z.strictObject({
-  format: z.literal('har', { error: 'must be har' }).default('har'),
-  agent: z.string().optional(),
-  since: z.coerce.number().int().min(0).optional(),
-  limit: z.coerce.number().int().min(1).max(1_000_000).optional(),
-});
-
-/** Query parameters of GET /__admin/findings. */
-export const findingsQuery = z.strictObject({
-  agent: z.string().optional(),
-  per_rule: z.coerce.number().int().min(1).max(1000).optional(),
-});
 
 /** Runs a clock change; a time past the clock's range is the caller's mistake (400), not a crash. */
 function changeClock(field: string, change: () => void): void {
@@ -111,31 +73,6 @@ function parseQuery<T>(schema: z.ZodType<T>, query: Record<string, string>): T {
   const field = String(issue?.path[0] ?? 'query');
   throw new GatewayError('invalid_request', { message: `${field}: ${issue?.message}`, details: { field } });
 }
-/** Body of POST /__admin/scenario: a bundled scenario's name, or a scenario inline. */
-export const scenarioRequestSchema = z.union([
-  z.strictObject({ name: z.string().min(1) }),
-  z.strictObject({ scenario: z.record(z.string(), z.unknown()) }),
-]);
-
-/** Query parameters of GET /__admin/journal (and its OpenAPI description). */
-export const journalQuery = z.strictObject({
-  agent: z.string().optional(),
-  since: z.coerce.number().int().min(0).optional(),
-  limit: z.coerce.number().int().min(1).max(1_000_000).optional(),
-});
-
-/** Query parameters of GET /__admin/journal/export. */
-export const journalExportQuery = z.strictObject({
-  agent: z.string().optional(),
-  since: z.coerce.number().int().min(0).optional(),
-});
-
-/** Query parameters of GET /__admin/report: the agent and the client rules' thresholds (report-options.ts). */
-export const reportQuery = z.strictObject({
-  agent: z.string().min(1, 'is required').describe('the agent to grade'),
-  ...queryShapeOf(reportOptionsSchema),
-});
-
 const showAgent = (agent: Agent) => ({
   id: agent.id,
   name: agent.name,
