@@ -102,7 +102,8 @@ export const CAUSAL_IN_PROCESS: readonly RuleId[] = ['no-parallel-storm'];
 /**
  * Grades a program's run from its gateway's journal: the rules it must flag this run are all of
  * `program.rules` but its timing rules when load disturbed its waits (`timingHeld`), and never one of
- * `causal` (rules decided by facts that load cannot disturb in this run).
+ * `causal` (rules decided by facts that load cannot disturb in this run). A timing rule that fires on a
+ * disturbed run is not a false flag either: the waits it read were not the program's.
  */
 export function gradeOutcome(
   program: ClientProgram,
@@ -120,7 +121,10 @@ export function gradeOutcome(
     report,
     flagged,
     missed: required.filter((rule) => !flagged.includes(rule)),
-    falseFlags: flagged.filter((rule) => !program.rules.includes(rule)),
+    // A rule judged from waits alone says nothing, either way, of a run whose waits load disturbed.
+    falseFlags: flagged.filter(
+      (rule) => !program.rules.includes(rule) && !(timingDisturbed && waived.includes(rule)),
+    ),
     ...(timingDisturbed ? { timingDisturbed } : {}),
     ...(run.error ? { error: run.error } : {}),
     ms: run.ms,

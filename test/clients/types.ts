@@ -48,8 +48,9 @@ export interface ClientProgram {
   /**
    * Rules the program is caught by only through the waits the gateway measured (backoff schedules, requests
    * sent together). Under load the waits carry scheduling noise; `timingHeld` says whether this run's waits
-   * were still what the program meant, and only then must these rules fire. Every other rule is caught by
-   * what holds under any load: connection facts, what a request means, streaks, what it carried.
+   * were still what the program meant, and only then must these rules fire (or, for a rule the program keeps,
+   * stay silent). Every other rule is caught by what holds under any load: connection facts, what a request
+   * means, streaks, what it carried.
    */
   timing?: readonly RuleId[];
   /**
