@@ -127,3 +127,21 @@ export function arrivedTogether(
   );
   return together ? undefined : `no ${atLeast} '${prefix}…' requests arrived within 10 ms of each other`;
 }
+
+/**
+ * Whether one call's retries kept their planned schedule (for `timingHeld`): at least `atLeast` waits, the
+ * k-th (from 0) no longer than `plannedMax(k)` plus 50 ms of noise. Undefined when they did, else why not.
+ */
+export function keptSchedule(
+  entries: readonly JournalEntry[],
+  plannedMax: (k: number) => number,
+  atLeast: number,
+): string | undefined {
+  const [waits = []] = waitsBy(entries, (e) => e.operation);
+  const late = waits.findIndex((wait, k) => wait > plannedMax(k) + 50);
+  if (waits.length >= atLeast && late < 0) return undefined;
+  const shown = waits.map(Math.round).join('/');
+  return late < 0
+    ? `only ${waits.length} waits (${shown} ms), fewer than the ${atLeast} planned`
+    : `waits ${shown} ms: load stretched wait ${late + 1} past its planned ${Math.round(plannedMax(late))} ms`;
+}
