@@ -58,6 +58,17 @@ export function settleUnobserved(
   };
 }
 
+/** A failing outcome as a CheckFailure states it; each caller adds the reproduction it can give. */
+function failedOutcome(failure: CheckFailure) {
+  const repeatRefused = repeatRefusalOf(failure);
+  return {
+    verdict: 'fail' as const,
+    message: failureMessage(failure),
+    ...(failure.unobserved && { unobserved: failure.unobserved }),
+    ...(repeatRefused && { repeatRefused }),
+  };
+}
+
 /**
  * Runs a fast-check property whose body sends real requests. A CheckFailure fails the check with the
  * shrunk counterexample, its curl reproduction and the seed and path that replay it; Inconclusive cases
@@ -100,12 +111,8 @@ export async function checkProperty<T>(
   });
   if (details.failed && details.errorInstance instanceof CheckFailure) {
     const failure = details.errorInstance;
-    const repeatRefused = repeatRefusalOf(failure);
     return {
-      verdict: 'fail',
-      message: failureMessage(failure),
-      ...(failure.unobserved && { unobserved: failure.unobserved }),
-      ...(repeatRefused && { repeatRefused }),
+      ...failedOutcome(failure),
       reproduction: {
         ...(failure.exchange ? reproductionOf(failure.exchange) : { curl: undefined }),
         seed: details.seed,
@@ -198,16 +205,11 @@ export async function checkOnce(ctx: CheckContext, body: () => Promise<string>):
   try {
     return { verdict: 'pass', message: await body() };
   } catch (error) {
-    if (error instanceof CheckFailure) {
-      const repeatRefused = repeatRefusalOf(error);
+    if (error instanceof CheckFailure)
       return {
-        verdict: 'fail',
-        message: failureMessage(error),
-        ...(error.unobserved && { unobserved: error.unobserved }),
-        ...(repeatRefused && { repeatRefused }),
+        ...failedOutcome(error),
         ...(error.exchange && { reproduction: reproductionOf(error.exchange) }),
       };
-    }
     if (error instanceof Inconclusive) return settleUnobserved(ctx, [error]) as CheckOutcome;
     throw error;
   }

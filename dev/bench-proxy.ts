@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Command } from 'commander';
 import { intOption } from '../cli/cli-options.ts';
+import { type LoadOptions, withLoadOptions } from './bench-options.ts';
 import { BUILT_CLI_ENTRY, spawnServe } from './spawn-serve.ts';
 
 const BENCH_CONFIG = fileURLToPath(new URL('../fixtures/config/bench.yaml', import.meta.url));
@@ -41,15 +42,14 @@ async function load(url: string, token: string, seconds: number, connections: nu
   };
 }
 
-/** Runs the proxy benchmark and prints (or returns) its figures. */
-export async function runProxyBenchmark(options: {
-  duration: number;
-  rounds: number;
-  connections: number;
-  warmup: number;
+/** What the proxy benchmark is run with: the load, JSON output, the proxy's journal body bytes. */
+export interface ProxyBenchOptions extends LoadOptions {
   json?: boolean;
   journalBodyBytes?: number;
-}): Promise<Figures[]> {
+}
+
+/** Runs the proxy benchmark and prints (or returns) its figures. */
+export async function runProxyBenchmark(options: ProxyBenchOptions): Promise<Figures[]> {
   const entry = (await import('node:fs')).existsSync(BUILT_CLI_ENTRY) ? BUILT_CLI_ENTRY : undefined;
   const target = await spawnServe(['--config', BENCH_CONFIG], { entry, timeoutMs: 60_000 });
   const proxyArgs = ['--target', target.url, '--config', BENCH_CONFIG];
@@ -114,13 +114,12 @@ export async function runProxyBenchmark(options: {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const options = new Command()
-    .name('bench-proxy')
-    .description('benchmark proxy mode against the gateway alone (loopback only)')
-    .option('-d, --duration <seconds>', 'measured seconds per server and round', intOption(1, 120), 5)
-    .option('-r, --rounds <n>', 'alternating rounds (medians are reported)', intOption(1, 20), 3)
-    .option('-c, --connections <n>', 'concurrent connections', intOption(1, 1000), 50)
-    .option('-w, --warmup <seconds>', 'warm-up seconds per server (not measured)', intOption(0, 60), 2)
+  const options = withLoadOptions(
+    new Command()
+      .name('bench-proxy')
+      .description('benchmark proxy mode against the gateway alone (loopback only)'),
+    3,
+  )
     .option(
       '--journal-body-bytes <n>',
       "the proxy's journal.body_bytes (default 2048)",
@@ -128,13 +127,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     )
     .option('--json', 'print the figures as JSON')
     .parse()
-    .opts<{
-      duration: number;
-      rounds: number;
-      connections: number;
-      warmup: number;
-      json?: boolean;
-      journalBodyBytes?: number;
-    }>();
+    .opts<ProxyBenchOptions>();
   await runProxyBenchmark(options);
 }

@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { intOption } from '../cli/cli-options.ts';
 import { createGateway } from '../mock-server/gateway.ts';
+import { type LoadOptions, withLoadOptions } from './bench-options.ts';
 import {
   answeredBy,
   type FixedRateMeasurement,
@@ -53,13 +54,12 @@ import {
 } from './bench-targets.ts';
 import { formatProfile } from './cpuprofile-top.ts';
 
-const options = new Command()
-  .name('bench')
-  .description('benchmark the reference gateway against bare node:http servers (loopback only)')
-  .option('-d, --duration <seconds>', 'measured seconds per server and round', intOption(1, 120), 5)
-  .option('-r, --rounds <n>', 'alternating rounds (medians are reported)', intOption(1, 20), 5)
-  .option('-c, --connections <n>', 'concurrent connections', intOption(1, 1000), 50)
-  .option('-w, --warmup <seconds>', 'warm-up seconds per server (not measured)', intOption(0, 60), 2)
+const options = withLoadOptions(
+  new Command()
+    .name('bench')
+    .description('benchmark the reference gateway against bare node:http servers (loopback only)'),
+  5,
+)
   .option('-a, --agents <n>', 'agents the spread-out run uses (0: skip it)', intOption(0, 100_000), 10_000)
   .option(
     '--rate <n>',
@@ -81,22 +81,20 @@ const options = new Command()
   .option('--workers <n>', 'workers of the shared-state run (with --store)', intOption(1, 64), 2)
   .option('--json', 'print the figures as JSON')
   .parse()
-  .opts<{
-    duration: number;
-    rounds: number;
-    connections: number;
-    warmup: number;
-    agents: number;
-    rate?: number;
-    rateConnections: number;
-    fixedOnly?: boolean;
-    cpuProf?: string;
-    stages?: boolean;
-    proxy?: boolean;
-    store?: string;
-    workers: number;
-    json?: boolean;
-  }>();
+  .opts<
+    LoadOptions & {
+      agents: number;
+      rate?: number;
+      rateConnections: number;
+      fixedOnly?: boolean;
+      cpuProf?: string;
+      stages?: boolean;
+      proxy?: boolean;
+      store?: string;
+      workers: number;
+      json?: boolean;
+    }
+  >();
 
 async function main() {
   if (options.stages) {

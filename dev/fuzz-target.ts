@@ -6,7 +6,19 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Command } from 'commander';
+import { intOption } from '../cli/cli-options.ts';
 import { spawnServe } from './spawn-serve.ts';
+
+/** The largest fast-check seed a run takes. */
+const MAX_SEED = 2_147_483_647;
+
+/** Adds --seed (a fast-check seed; `help` says what it does for this command) to a command. */
+export const withSeedOption = (command: Command, help: string): Command =>
+  command.option('--seed <n>', help, intOption(0, MAX_SEED));
+
+/** The run's seed: the one given with --seed, else a random one (the run prints it, so it can be replayed). */
+export const seedOf = (given: number | undefined): number => given ?? Math.floor(Math.random() * MAX_SEED);
 
 /** A running target; `stop()` ends the process and removes its config. */
 export interface FuzzTarget {
@@ -72,5 +84,20 @@ export async function startFuzzTarget(
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/** Runs `body` against a target started with these settings, and stops the target after, whatever happened. */
+export async function withFuzzTarget(
+  name: string,
+  timeouts: TargetTimeouts,
+  apiKeys: readonly string[],
+  body: (target: FuzzTarget) => Promise<void>,
+): Promise<void> {
+  const target = await startFuzzTarget(name, timeouts, apiKeys);
+  try {
+    await body(target);
+  } finally {
+    await target.stop();
   }
 }

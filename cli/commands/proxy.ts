@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { baseUrlOption, CliError, EXIT, intOption } from '../cli-options.ts';
+import { baseUrlOption, EXIT, intOption } from '../cli-options.ts';
+import { listenerAdminKey, throwIfPortInUse, withListenOptions } from './listening.ts';
 
 interface ProxyCommandOptions {
   target: string;
@@ -16,18 +17,19 @@ interface ProxyCommandOptions {
  * client report grades, judges the target's answers passively, and applies armed faults.
  */
 export function registerProxyCommand(program: Command) {
-  program
-    .command('proxy')
-    .description(
-      'forward to a real gateway (--target), grade the agent and judge the gateway from the traffic',
-    )
-    .requiredOption(
-      '-t, --target <url>',
-      "the target gateway's base URL (http:// or https://)",
-      baseUrlOption,
-    )
-    .option('-p, --port <port>', 'port to listen on (0 picks a free port)', intOption(0, 65535), 8788)
-    .option('-H, --host <host>', 'interface to listen on', '127.0.0.1')
+  withListenOptions(
+    program
+      .command('proxy')
+      .description(
+        'forward to a real gateway (--target), grade the agent and judge the gateway from the traffic',
+      )
+      .requiredOption(
+        '-t, --target <url>',
+        "the target gateway's base URL (http:// or https://)",
+        baseUrlOption,
+      ),
+    8788,
+  )
     .option(
       '-c, --config <file>',
       'YAML or JSON config laid over the bundled default: journal (capacity, body_bytes) and server hardening',
@@ -42,9 +44,7 @@ export function registerProxyCommand(program: Command) {
       'enable the admin API (journal, report, findings, faults, clock, export) under /__admin; prefer $AGENT_GATEWAY_ADMIN_KEY',
     )
     .action(async (options: ProxyCommandOptions) => {
-      const adminKey = options.adminKey ?? process.env.AGENT_GATEWAY_ADMIN_KEY;
-      if (adminKey !== undefined && adminKey.length < 8)
-        throw new CliError('The admin key must be at least 8 characters.');
+      const adminKey = listenerAdminKey(options.adminKey);
       const [{ serve }, { createProxy }, { DEFAULT_CONFIG_FILE, loadConfig }] = await Promise.all([
         import('../../mock-server/adapters/node-server.ts'),
         import('../../mock-server/proxy/proxy.ts'),
@@ -60,10 +60,7 @@ export function registerProxyCommand(program: Command) {
       const proxy = createProxy({ target: options.target, adminKey, config });
       const server = await serve(proxy, { port: options.port, host: options.host }).catch(
         (error: NodeJS.ErrnoException) => {
-          if (error.code === 'EADDRINUSE')
-            throw new CliError(
-              `Port ${options.port} on ${options.host} is in use: pass --port with a free port (or 0).`,
-            );
+          throwIfPortInUse(error, options);
           throw error;
         },
       );

@@ -5,6 +5,7 @@ import { bundledScenarioNames } from '../../mock-server/fixtures-dir.ts';
 import type { Gateway } from '../../mock-server/gateway.ts';
 import { displayUrl } from '../../mock-server/store/display-url.ts';
 import { baseUrlOption, CliError, EXIT, envConfigOverrides, intOption } from '../cli-options.ts';
+import { listenerAdminKey, throwIfPortInUse, withListenOptions } from './listening.ts';
 
 interface ServeOptions {
   port: number;
@@ -108,11 +109,12 @@ async function refuseOrWarnAboutSecret(
 
 /** `agent-gateway serve`: the reference gateway as a local HTTP server. */
 export function registerServeCommand(program: Command) {
-  program
-    .command('serve')
-    .description('serve the reference gateway and its simulated identity provider over HTTP')
-    .option('-p, --port <port>', 'port to listen on (0 picks a free port)', intOption(0, 65535), 8787)
-    .option('-H, --host <host>', 'interface to listen on', '127.0.0.1')
+  withListenOptions(
+    program
+      .command('serve')
+      .description('serve the reference gateway and its simulated identity provider over HTTP'),
+    8787,
+  )
     .option(
       '-c, --config <file>',
       'YAML or JSON config laid over the bundled default (fixtures/config/default.yaml)',
@@ -145,9 +147,7 @@ export function registerServeCommand(program: Command) {
       1,
     )
     .action(async (options: ServeOptions) => {
-      const adminKey = options.adminKey ?? process.env.AGENT_GATEWAY_ADMIN_KEY;
-      if (adminKey !== undefined && adminKey.length < 8)
-        throw new CliError('The admin key must be at least 8 characters.');
+      const adminKey = listenerAdminKey(options.adminKey);
       // The gateway loads when the command runs, not at start: `--help` and `token` must not pay for it.
       const [
         { serve },
@@ -189,10 +189,7 @@ export function registerServeCommand(program: Command) {
       });
       const server = await serve(gateway, { port: options.port, host: options.host }).catch(
         (error: NodeJS.ErrnoException) => {
-          if (error.code === 'EADDRINUSE')
-            throw new CliError(
-              `Port ${options.port} on ${options.host} is in use: pass --port with a free port (or 0).`,
-            );
+          throwIfPortInUse(error, options);
           if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND')
             throw new CliError(`Cannot listen on host ${options.host}: ${error.message}`);
           throw error;

@@ -1,6 +1,7 @@
-import type { CheckContext, Endpoint } from '../check.ts';
+import type { CheckContext, CheckOutcome, Endpoint } from '../check.ts';
 import { codeOf } from '../check.ts';
 import { curlFor } from '../curl.ts';
+import { reproductionOf } from '../exchange-record.ts';
 import {
   backoffMs,
   type Exchange,
@@ -197,3 +198,10 @@ export function burstScript(burst: BurstObservation): string {
   lines.push('} | sort | uniq -c');
   return lines.join('\n');
 }
+
+/** A burst check failing on `exchange`: the message, with that exchange's curl and the script of the burst. */
+export const burstFailure = (burst: BurstObservation, exchange: Exchange, message: string): CheckOutcome => ({
+  verdict: 'fail',
+  message,
+  reproduction: { ...reproductionOf(exchange), script: burstScript(burst) },
+});

@@ -1,6 +1,6 @@
 import { type Check, CheckFailure, describeResponse, failureMessage } from '../check.ts';
 import { reproductionOf } from '../exchange-record.ts';
-import { burstScript, observeBurst, SPORADIC } from './burst.ts';
+import { burstFailure, burstScript, observeBurst, SPORADIC } from './burst.ts';
 
 const FIX = 'shed load with 429 rate_limited (section 8), not with server errors or dropped connections';
 
@@ -22,11 +22,7 @@ export const no5xxUnderBurst: Check = {
         exchange: broken.exchange,
         aboutServerErrors: true,
       });
-      return {
-        verdict: 'fail',
-        message: failureMessage(failure),
-        reproduction: { ...reproductionOf(broken.exchange), script: burstScript(burst) },
-      };
+      return burstFailure(burst, broken.exchange, failureMessage(failure));
     }
     // A few 5xx now and then are transient failures (spec section 7), cleared by a retry. Many, once the
     // burst is on, are the limit signalled by 5xx (nginx's limit_req answers 503 by default).

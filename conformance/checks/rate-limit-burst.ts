@@ -1,6 +1,5 @@
 import { type Check, CheckFailure, describeResponse, failureMessage } from '../check.ts';
-import { reproductionOf } from '../exchange-record.ts';
-import { burstScript, noRateLimitSeen, observeBurst, shedWithServerErrors } from './burst.ts';
+import { burstFailure, noRateLimitSeen, observeBurst, shedWithServerErrors } from './burst.ts';
 import { expectError } from './support.ts';
 
 export const rateLimitBurst: Check = {
@@ -20,22 +19,18 @@ export const rateLimitBurst: Check = {
         fix: 'signal a rate limit with 429 {"code":"rate_limited"} (spec §8), never 403 or another status (e.g. @fastify/rate-limit\'s `ban` answers 403: leave it off)',
         exchange: refusal.exchange,
       });
-      return {
-        verdict: 'fail',
-        message: failureMessage(failure),
-        reproduction: { ...reproductionOf(refusal.exchange), script: burstScript(burst) },
-      };
+      return burstFailure(burst, refusal.exchange, failureMessage(failure));
     }
     // No 429, but the limit acted all the same: the burst met 5xx (load shed with 503, as nginx's
     // limit_req does by default): the limit is signalled by another status. A failure, not a budget.
     const shed = burst.rateLimited.length === 0 ? shedWithServerErrors(burst) : undefined;
     if (shed) {
       const status = shed.exchange.transientStatus ?? shed.exchange.response.status;
-      return {
-        verdict: 'fail',
-        message: `Expected the rate limit met by a ${burst.requests}-request burst of allowed calls to answer 429 {"code":"rate_limited"}; got no 429, and ${status === 0 ? 'dropped connections' : `${status} (a server error)`} where the limit acted (${burst.serverErrors.length + burst.transient.length} of ${burst.requests} requests). Fix: signal a rate limit with 429 rate_limited and Retry-After (spec §8), not with a 5xx (nginx: limit_req_status 429;)`,
-        reproduction: { ...reproductionOf(shed.exchange), script: burstScript(burst) },
-      };
+      return burstFailure(
+        burst,
+        shed.exchange,
+        `Expected the rate limit met by a ${burst.requests}-request burst of allowed calls to answer 429 {"code":"rate_limited"}; got no 429, and ${status === 0 ? 'dropped connections' : `${status} (a server error)`} where the limit acted (${burst.serverErrors.length + burst.transient.length} of ${burst.requests} requests). Fix: signal a rate limit with 429 rate_limited and Retry-After (spec §8), not with a 5xx (nginx: limit_req_status 429;)`,
+      );
     }
     if (burst.rateLimited.length === 0) return noRateLimitSeen(burst);
     for (const { exchange } of burst.rateLimited) {
@@ -48,11 +43,11 @@ export const rateLimitBurst: Check = {
         );
       } catch (error) {
         if (!(error instanceof CheckFailure)) throw error;
-        return {
-          verdict: 'fail',
-          message: `Expected ${error.expected}; got ${describeResponse(exchange)}. Fix: ${error.fix}`,
-          reproduction: { ...reproductionOf(exchange), script: burstScript(burst) },
-        };
+        return burstFailure(
+          burst,
+          exchange,
+          `Expected ${error.expected}; got ${describeResponse(exchange)}. Fix: ${error.fix}`,
+        );
       }
     }
     return {

@@ -1,8 +1,5 @@
-import fc from 'fast-check';
 import { type Check, observed } from '../check.ts';
-import { checkProperty } from '../check-cases.ts';
-import { expectSameOutcome } from './retry-sequential.ts';
-import { requestFor, VALID_TOKEN } from './support.ts';
+import { checkRepeats, expectSameOutcome } from './retry-sequential.ts';
 
 export const retryConcurrent: Check = {
   id: 'retry.concurrent',
@@ -11,17 +8,8 @@ export const retryConcurrent: Check = {
   level: 'MUST',
   needs: ['token'],
   run: (ctx) =>
-    checkProperty(
-      ctx,
-      fc.tuple(fc.constantFrom(...ctx.servedEndpoints), fc.integer({ min: 2, max: 5 })),
-      async ([endpoint, copies]) => {
-        const exchanges = await Promise.all(
-          Array.from({ length: copies }, () => ctx.client.send(requestFor(endpoint, { token: VALID_TOKEN }))),
-        );
-        expectSameOutcome(
-          exchanges.map(observed),
-          `${copies} concurrent ${endpoint.method} ${endpoint.path}`,
-        );
-      },
-    ),
+    checkRepeats(ctx, 5, async (endpoint, copies, send) => {
+      const exchanges = await Promise.all(Array.from({ length: copies }, send));
+      expectSameOutcome(exchanges.map(observed), `${copies} concurrent ${endpoint.method} ${endpoint.path}`);
+    }),
 };

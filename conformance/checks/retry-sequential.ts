@@ -1,5 +1,13 @@
 import fc from 'fast-check';
-import { type Check, CheckFailure, codeOf, describeResponse, observed } from '../check.ts';
+import {
+  type Check,
+  type CheckContext,
+  CheckFailure,
+  codeOf,
+  describeResponse,
+  type Endpoint,
+  observed,
+} from '../check.ts';
 import { checkProperty } from '../check-cases.ts';
 import type { Exchange } from '../http-client.ts';
 import { expectNoServerError, requestFor, VALID_TOKEN } from './support.ts';
@@ -60,6 +68,22 @@ export function expectSameOutcome(exchanges: Exchange[], what: string): void {
   }
 }
 
+/**
+ * A property over repeats of one valid call: a served endpoint, how many times to send it (2 to `most`), and
+ * `send`, which sends it once more with the valid token.
+ */
+export const checkRepeats = (
+  ctx: CheckContext,
+  most: number,
+  body: (endpoint: Endpoint, times: number, send: () => Promise<Exchange>) => Promise<void>,
+) =>
+  checkProperty(
+    ctx,
+    fc.tuple(fc.constantFrom(...ctx.servedEndpoints), fc.integer({ min: 2, max: most })),
+    ([endpoint, times]) =>
+      body(endpoint, times, () => ctx.client.send(requestFor(endpoint, { token: VALID_TOKEN }))),
+  );
+
 export const retrySequential: Check = {
   id: 'retry.sequential',
   title: 'Repeating whoami, search and fetch one after another gives the same outcome, with no side effect',
@@ -67,26 +91,21 @@ export const retrySequential: Check = {
   level: 'MUST',
   needs: ['token'],
   run: (ctx) =>
-    checkProperty(
-      ctx,
-      fc.tuple(fc.constantFrom(...ctx.servedEndpoints), fc.integer({ min: 2, max: 4 })),
-      async ([endpoint, times]) => {
-        const whoami = requestFor(ctx.endpoints.whoami, { token: VALID_TOKEN });
-        const before = observed(await ctx.client.send(whoami));
-        const repeats: Exchange[] = [];
-        for (let i = 0; i < times; i++)
-          repeats.push(observed(await ctx.client.send(requestFor(endpoint, { token: VALID_TOKEN }))));
-        expectSameOutcome(repeats, `${endpoint.method} ${endpoint.path}`);
-        const after = observed(await ctx.client.send(whoami));
-        if (outcomeOf(after) !== outcomeOf(before)) {
-          throw new CheckFailure({
-            expected: `whoami to answer as before the repeats (${outcomeOf(before)})`,
-            actual: describeResponse(after),
-            fix: 'repeated tool calls must have no observable side effect on the caller',
-            exchange: after,
-            aboutRepeats: true,
-          });
-        }
-      },
-    ),
+    checkRepeats(ctx, 4, async (endpoint, times, send) => {
+      const whoami = requestFor(ctx.endpoints.whoami, { token: VALID_TOKEN });
+      const before = observed(await ctx.client.send(whoami));
+      const repeats: Exchange[] = [];
+      for (let i = 0; i < times; i++) repeats.push(observed(await send()));
+      expectSameOutcome(repeats, `${endpoint.method} ${endpoint.path}`);
+      const after = observed(await ctx.client.send(whoami));
+      if (outcomeOf(after) !== outcomeOf(before)) {
+        throw new CheckFailure({
+          expected: `whoami to answer as before the repeats (${outcomeOf(before)})`,
+          actual: describeResponse(after),
+          fix: 'repeated tool calls must have no observable side effect on the caller',
+          exchange: after,
+          aboutRepeats: true,
+        });
+      }
+    }),
 };

@@ -126,23 +126,29 @@ function plainEndpoints(runtime: Runtime) {
 const searchBody = z.compile(searchRequestSchema);
 const fetchBody = z.compile(fetchRequestSchema);
 
+/** A tool as the pipeline runs it: its path and outgoing field from the vocabulary, its body schema and provider. */
+const toolSpec = <T>(
+  tool: keyof typeof TOOLS,
+  schema: ToolSpec<T>['schema'],
+  run: ToolSpec<T>['run'],
+): ToolSpec<T> => ({
+  tool,
+  path: TOOLS[tool].path,
+  field: TOOLS[tool].field,
+  schema,
+  run,
+});
+
 /** The tools as the pipeline runs them: each one's path, outgoing field, body schema and provider. */
 export function toolSpecs(runtime: Runtime) {
-  const search: ToolSpec<z.output<typeof searchRequestSchema>> = {
-    tool: 'web.search',
-    path: TOOLS['web.search'].path,
-    field: TOOLS['web.search'].field,
-    schema: searchBody,
-    run: (body) => runtime.search.search(body),
+  return {
+    search: toolSpec<z.output<typeof searchRequestSchema>>('web.search', searchBody, (body) =>
+      runtime.search.search(body),
+    ),
+    fetch: toolSpec<z.output<typeof fetchRequestSchema>>('web.fetch', fetchBody, (body) =>
+      runtime.fetchPage.fetch(body),
+    ),
   };
-  const fetch: ToolSpec<z.output<typeof fetchRequestSchema>> = {
-    tool: 'web.fetch',
-    path: TOOLS['web.fetch'].path,
-    field: TOOLS['web.fetch'].field,
-    schema: fetchBody,
-    run: (body) => runtime.fetchPage.fetch(body),
-  };
-  return { search, fetch };
 }
 
 /** The /v1 endpoints of spec section 4: the handlers of their routes in `public-route-table.ts`. */

@@ -39,6 +39,12 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', real)
 local inflight = redis.call('ZCARD', KEYS[1])
 if maxIn >= 0 and inflight >= maxIn then return {1, inflight} end
 local function fmt(x) return string.format('%.0f', x) end
+-- A window that counts requests: with used of limit taken, admitted with what is left, or refused until
+-- the window moves (nextMs).
+local function counted(used, limit, nextMs)
+  if used < limit then return 1, limit - used - 1, 0 end
+  return 0, 0, nextMs
+end
 local n = (#ARGV - 8) / 4
 local base = ARGV[8] .. (redis.call('GET', KEYS[3]) or '0') .. ':'
 local out = {0, inflight}
@@ -86,11 +92,7 @@ for i = 1, n do
     local used = 0
     if h[1] and tonumber(h[1]) == start then used = tonumber(h[2]) end
     nextMs = start + win - now
-    if used < limit then
-      allowed, remaining, retry = 1, limit - used - 1, 0
-    else
-      allowed, remaining, retry = 0, 0, nextMs
-    end
+    allowed, remaining, retry = counted(used, limit, nextMs)
     consume[i] = function()
       redis.call('HSET', key, 's', fmt(start), 'c', used + 1)
     end
@@ -104,11 +106,7 @@ for i = 1, n do
     local oldest = now
     if size > 0 then oldest = tonumber(redis.call('LINDEX', key, 0)) end
     nextMs = oldest + win - now
-    if size < limit then
-      allowed, remaining, retry = 1, limit - size - 1, 0
-    else
-      allowed, remaining, retry = 0, 0, nextMs
-    end
+    allowed, remaining, retry = counted(size, limit, nextMs)
     consume[i] = function()
       if size >= limit then redis.call('LPOP', key) end
       redis.call('RPUSH', key, fmt(now))

@@ -15,3 +15,10 @@ export const keyOf = (e: JournalEntry) => e.request_key ?? e.request_fingerprint
 /** Short human text for one request, e.g. `#12 POST /v1/web/search -> 429 rate_limited`. */
 export const describe = (e: JournalEntry) =>
   `#${e.seq} ${e.method} ${e.path} -> ${e.status === 0 ? 'dropped' : e.status}${e.code ? ` ${e.code}` : ''}`;
+
+/** Adds an entry to its group (`key`) of `groups`, starting the group with it if it has none yet. */
+export function addToGroup<K>(groups: Map<K, JournalEntry[]>, key: K, e: JournalEntry): void {
+  const group = groups.get(key);
+  if (group) group.push(e);
+  else groups.set(key, [e]);
+}

@@ -2,7 +2,7 @@ import { PROTECTED_ENDPOINTS } from '../../../spec/endpoints.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../../spec/retry-after.ts';
 import type { RateLimitRule } from '../../config/schema.ts';
 import type { JournalEntry } from '../../journal/journal.ts';
-import { answeredAt, keyOf } from './entry.ts';
+import { addToGroup, answeredAt, keyOf } from './entry.ts';
 import { createReactionFacts } from './reactions.ts';
 import { firstWhere } from './search.ts';
 
@@ -99,9 +99,7 @@ export function honouringOwnRetryAfter(entries: readonly JournalEntry[]): Readon
   for (const f of entries) {
     if (!keyOf(f)) continue;
     const place = firstWhere(entries.length, (k) => (highestSeq[k] as number) >= f.seq);
-    const judged = judgedAt.get(place);
-    if (judged) judged.push(f);
-    else judgedAt.set(place, [f]);
+    addToGroup(judgedAt, place, f);
   }
   const honouring = new Set<JournalEntry>();
   const previous = new Map<string, JournalEntry>();

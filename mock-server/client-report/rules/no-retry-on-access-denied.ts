@@ -1,12 +1,6 @@
 import type { JournalEntry } from '../../journal/journal.ts';
-import { createReactionFacts, describe } from '../journal-facts.ts';
+import { addToGroup, createReactionFacts, describe } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
-
-const pushTo = (lists: Map<string, JournalEntry[]>, key: string, e: JournalEntry) => {
-  const list = lists.get(key);
-  if (list) list.push(e);
-  else lists.set(key, [e]);
-};
 
 export const noRetryOnAccessDenied: ClientRule = {
   id: 'no-retry-on-access-denied',
@@ -26,9 +20,9 @@ export const noRetryOnAccessDenied: ClientRule = {
       if (e.code === 'access_denied') {
         // A call on its way before the first denial was answered (in flight with it) is not a repeat.
         if (first) {
-          if (facts.isReaction(e, first, 0)) pushTo(repeats, e.operation, e);
+          if (facts.isReaction(e, first, 0)) addToGroup(repeats, e.operation, e);
         } else denied.set(e.operation, e);
-        if ((shown.get(e.operation)?.length ?? 0) < 6) pushTo(shown, e.operation, e);
+        if ((shown.get(e.operation)?.length ?? 0) < 6) addToGroup(shown, e.operation, e);
       } else if (e.status >= 200 && e.status < 300) {
         // Access was granted meanwhile (tier or allowlist changed): a later 403 starts afresh.
         denied.delete(e.operation);

@@ -15,7 +15,7 @@
  * (an agent that puts its key in a header of every call leaks it once per call, by one line of code).
  */
 import type { JournalEntry } from '../../journal/journal.ts';
-import { describe } from '../journal-facts.ts';
+import { addToGroup, describe } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 /** Where a request carried its secrets, as a sentence part. */
@@ -45,9 +45,7 @@ export const noSecretsInRequests: ClientRule = {
     for (const e of entries) {
       if (!e.secrets || e.secrets.length === 0) continue;
       const behaviour = `${[...e.secrets].sort().join(',')} in ${placesOf(e)}${e.secrets_split ? ' split' : ''}`;
-      const group = groups.get(behaviour);
-      if (group) group.push(e);
-      else groups.set(behaviour, [e]);
+      addToGroup(groups, behaviour, e);
     }
     return [...groups.values()].map((group): Finding => {
       const e = group[0] as JournalEntry;

@@ -1,5 +1,5 @@
 import type { JournalEntry } from '../../journal/journal.ts';
-import { createReactionFacts, describe } from '../journal-facts.ts';
+import { addToGroup, createReactionFacts, describe } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 export const refreshInvalidToken: ClientRule = {
@@ -19,11 +19,8 @@ export const refreshInvalidToken: ClientRule = {
       // On its way before the refusal was answered (e.g. a parallel batch, however late the gateway got to
       // it): not a repeat.
       if (first && !facts.isReaction(e, first, 0)) continue;
-      if (first) {
-        const again = repeats.get(e.token);
-        if (again) again.push(e);
-        else repeats.set(e.token, [e]);
-      } else if (e.code === 'invalid_identity_token') refused.set(e.token, e);
+      if (first) addToGroup(repeats, e.token, e);
+      else if (e.code === 'invalid_identity_token') refused.set(e.token, e);
     }
     return [...repeats].map(([token, again]): Finding => {
       const first = refused.get(token) as JournalEntry;

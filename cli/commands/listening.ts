@@ -1,0 +1,27 @@
+import type { Command } from 'commander';
+import { CliError, intOption } from '../cli-options.ts';
+
+/*
+ * What the commands that listen (serve, proxy) share: where they listen, the admin key they serve their
+ * admin API under, and what a port in use means.
+ */
+
+/** Adds --port (default `port`; 0 picks a free one) and --host (default loopback) to a listening command. */
+export const withListenOptions = (command: Command, port: number): Command =>
+  command
+    .option('-p, --port <port>', 'port to listen on (0 picks a free port)', intOption(0, 65535), port)
+    .option('-H, --host <host>', 'interface to listen on', '127.0.0.1');
+
+/** The admin key: --admin-key, else $AGENT_GATEWAY_ADMIN_KEY; one shorter than 8 characters is refused. */
+export function listenerAdminKey(given: string | undefined): string | undefined {
+  const adminKey = given ?? process.env.AGENT_GATEWAY_ADMIN_KEY;
+  if (adminKey !== undefined && adminKey.length < 8)
+    throw new CliError('The admin key must be at least 8 characters.');
+  return adminKey;
+}
+
+/** Throws the CLI's plain error when listening failed because the port is in use; other errors are the caller's. */
+export function throwIfPortInUse(error: NodeJS.ErrnoException, at: { port: number; host: string }): void {
+  if (error.code === 'EADDRINUSE')
+    throw new CliError(`Port ${at.port} on ${at.host} is in use: pass --port with a free port (or 0).`);
+}
