@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: [
-      'spec/**/*.test.ts',
+      'vocabulary/**/*.test.ts',
       'mock-server/**/*.test.ts',
       'conformance/**/*.test.ts',
       'cli/**/*.test.ts',

@@ -1,6 +1,6 @@
-import type { ProtectedEndpointId } from '../spec/endpoints.ts';
-import type { SpecRef } from '../spec/spec-ref.ts';
-import type { ToolName } from '../spec/tools.ts';
+import type { ProtectedEndpointId } from '../vocabulary/endpoints.ts';
+import type { SpecRef } from '../vocabulary/spec-ref.ts';
+import type { ToolName } from '../vocabulary/tools.ts';
 import type { Exchange, SuiteClient } from './http-client.ts';
 import type { Level, Reproduction, Unobserved, Verdict } from './types.ts';
 

@@ -1,5 +1,5 @@
 import { setTimeout as realSleep } from 'node:timers/promises';
-import { parseRetryAfter, retryAfterDelayMs } from '../spec/retry-after.ts';
+import { parseRetryAfter, retryAfterDelayMs } from '../vocabulary/retry-after.ts';
 import { exhaustedWaitMs } from './rate-limit-headers.ts';
 import type { Credential, SuiteResponse } from './suite-request.ts';
 

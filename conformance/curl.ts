@@ -1,4 +1,4 @@
-import { IDENTITY_HEADER } from '../spec/identity-header.ts';
+import { IDENTITY_HEADER } from '../vocabulary/identity-header.ts';
 import type { Exchange } from './http-client.ts';
 import { shellExpression, shellQuote } from './token-value.ts';
 

@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { IDENTITY_HEADER } from '../spec/identity-header.ts';
+import { IDENTITY_HEADER } from '../vocabulary/identity-header.ts';
 import {
   askedWaitOf,
   backoffMs,

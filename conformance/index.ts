@@ -6,9 +6,9 @@
  * const report = await runConformance({ baseUrl: 'http://127.0.0.1:8787', token, deniedToken });
  */
 
-export { parseRetryAfter, retryAfterDelayMs } from '../spec/retry-after.ts';
+export { parseRetryAfter, retryAfterDelayMs } from '../vocabulary/retry-after.ts';
 // A check's and a result's `specRef` is data: `formatSpecRef` prints it as the reports do (`§5 rule 3, §7`).
-export { formatSpecRef, type SpecCitation, type SpecRef, type SpecSection } from '../spec/spec-ref.ts';
+export { formatSpecRef, type SpecCitation, type SpecRef, type SpecSection } from '../vocabulary/spec-ref.ts';
 export type { Check, CheckContext, CheckOutcome, Endpoint, ToolName } from './check.ts';
 export { CheckFailure, Inconclusive } from './check.ts';
 export { CHECKS } from './checks/index.ts';

@@ -1,5 +1,5 @@
-import { SPEC_ENDPOINTS } from '../spec/endpoints.ts';
-import { TOOLS as TOOLS_OF_SPEC } from '../spec/tools.ts';
+import { SPEC_ENDPOINTS } from '../vocabulary/endpoints.ts';
+import { TOOLS as TOOLS_OF_SPEC } from '../vocabulary/tools.ts';
 import { CannotRunError } from './cannot-run-error.ts';
 import type { Check, CheckContext, Endpoint, ToolName } from './check.ts';
 import { CHECKS } from './checks/index.ts';

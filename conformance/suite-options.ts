@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TOOL_NAMES } from '../spec/tools.ts';
+import { TOOL_NAMES } from '../vocabulary/tools.ts';
 
 /** The request bodies the tools are called with by default (their fields are "not shown" in the spec). */
 export const DEFAULT_SEARCH_BODY = JSON.stringify({ query: 'agent tool gateway conformance' });

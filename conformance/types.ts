@@ -1,4 +1,4 @@
-import type { SpecRef } from '../spec/spec-ref.ts';
+import type { SpecRef } from '../vocabulary/spec-ref.ts';
 /** How binding a rule is: a failed MUST fails a CI run; a failed SHOULD only with --strict. */
 export type Level = 'MUST' | 'SHOULD';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { formatSpecRef } from '../spec/spec-ref.ts';
+import { formatSpecRef } from '../vocabulary/spec-ref.ts';
 import type { Check } from './check.ts';
 import { formatSummary } from './reporters/console.ts';
 import {

@@ -1,7 +1,7 @@
 // `npm run build` (and `prepare`, so `npm ci`, `npm pack` and a git dependency build too): dist/ for the
 // package. Plain JavaScript, so it runs before anything is built.
 //
-// - The library (spec/, mock-server/, conformance/): TypeScript 7 (tsc) emits JavaScript, .d.ts and source maps
+// - The library (vocabulary/, mock-server/, conformance/): TypeScript 7 (tsc) emits JavaScript, .d.ts and source maps
 //   with the sources inlined (they are not shipped). It rewrites `./x.ts` to `./x.js` in the JavaScript but
 //   not in the .d.ts (TypeScript accepts `.ts` there by design; other tools, IDE plug-ins among them, do
 //   not), so the declarations are rewritten here. The dashboard's assets are copied beside their module.

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 /** Past this many lines a source file is split by job, or says why not. */
 export const LONG_FILE_LINES = 400;
 /** The folders of source code (tests, fixtures and generated files aside). */
-export const SOURCE_FOLDERS = ['spec', 'mock-server', 'conformance', 'cli', 'dev'];
+export const SOURCE_FOLDERS = ['vocabulary', 'mock-server', 'conformance', 'cli', 'dev'];
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -1,5 +1,4 @@
-import { IDENTITY_HEADER_KEY } from '../spec/identity-header.ts';
-import { isDashboardAsset, registerDashboardRoutes } from './dashboard/dashboard-routes.ts';
+import { IDENTITY_HEADER_KEY } from '../vocabulary/identity-header.ts';
 import { GatewayError } from './errors.ts';
 import type { Answer, CallContext, GatewayRequest, GatewayResponse } from './http/context.ts';
 import { requestIdFor } from './http/request-id.ts';
@@ -13,6 +12,7 @@ import {
   registerAdminRoutes,
   requireAdminKey,
 } from './routes/admin-routes.ts';
+import { isDashboardAsset, registerDashboardRoutes } from './routes/dashboard-routes.ts';
 import { registerGatewayRoutes } from './routes/gateway-routes.ts';
 import { registerIdpRoutes } from './routes/idp-routes.ts';
 import { publicEndpoints } from './routes/route-index.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ERROR_STATUSES } from '../spec/error-codes.ts';
+import { ERROR_STATUSES } from '../vocabulary/error-codes.ts';
 import { ERROR_CATALOGUE, ERROR_CODES, type ErrorCode, GatewayError } from './errors.ts';
 
 describe('error codes', () => {
@@ -21,7 +21,7 @@ describe('error codes', () => {
 });
 
 describe('the catalogue and the spec vocabulary', () => {
-  it('has a message for every code of spec/error-codes.ts, and no code the vocabulary lacks', () => {
+  it('has a message for every code of vocabulary/error-codes.ts, and no code the vocabulary lacks', () => {
     expect(Object.keys(ERROR_CATALOGUE)).toEqual(Object.keys(ERROR_STATUSES));
     for (const code of Object.keys(ERROR_STATUSES) as ErrorCode[]) {
       expect(ERROR_CATALOGUE[code].message, code).toMatch(/\S/);

@@ -1,8 +1,8 @@
-import { ERROR_CODES, ERROR_STATUSES, type ErrorCode } from '../spec/error-codes.ts';
-import { IDENTITY_HEADER } from '../spec/identity-header.ts';
+import { ERROR_CODES, ERROR_STATUSES, type ErrorCode } from '../vocabulary/error-codes.ts';
+import { IDENTITY_HEADER } from '../vocabulary/identity-header.ts';
 
 /**
- * What the reference gateway says for each error code of the spec vocabulary (spec/error-codes.ts, which
+ * What the reference gateway says for each error code of the spec vocabulary (vocabulary/error-codes.ts, which
  * declares the codes and their statuses once, spec section 7): the message, and for a 401 the challenge.
  *
  * Every error response is JSON `{ code, message, request_id, ...details }` with the code's status;

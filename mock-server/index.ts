@@ -19,9 +19,9 @@ export { ERROR_CATALOGUE, ERROR_CODES, type ErrorCode, GatewayError } from './er
 export { createGateway, type Gateway, type GatewayOptions } from './gateway.ts';
 export type { Identity, InvalidTokenReason, VerifyResult } from './identity/identity-provider.ts';
 export { createLocalVerifier, createRemoteVerifier, type IdentityVerifier } from './identity/verifier.ts';
+export { ANSWER_RULES, findingsOf, judgeAnswer } from './journal/answer-findings.ts';
 export { type Har, harOf } from './journal/har.ts';
 export { IDENTITY_HEADER } from './pipeline/identify.ts';
 export type { FetchProvider, FetchRequest, FetchResponse } from './providers/web-fetch.ts';
 export type { SearchProvider, SearchRequest, SearchResponse } from './providers/web-search.ts';
-export { ANSWER_RULES, findingsOf, judgeAnswer } from './proxy/findings.ts';
 export { createProxy, type Proxy, type ProxyOptions } from './proxy/proxy.ts';

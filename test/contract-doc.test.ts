@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../conformance/checks/index.ts';
 import { CLIENT_RULES } from '../mock-server/client-report/report.ts';
-import { citedPlaces } from '../spec/spec-ref.ts';
+import { citedPlaces } from '../vocabulary/spec-ref.ts';
 
 /**
  * docs/contract.md ends with a table of which checks and client rules cite which section of the spec.

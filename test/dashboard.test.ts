@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createClock } from '../mock-server/clock.ts';
-import { DASHBOARD_CSP } from '../mock-server/dashboard/dashboard-routes.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import type { JournalEntry } from '../mock-server/journal/journal.ts';
+import { DASHBOARD_CSP } from '../mock-server/routes/dashboard-routes.ts';
 import { call, search } from './support/call.ts';
 
 const KEY = 'dashboard-admin-key';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { serve } from '../mock-server/adapters/node-server.ts';
-import type { RuleFindings } from '../mock-server/proxy/findings.ts';
+import type { RuleFindings } from '../mock-server/journal/answer-findings.ts';
 import { createProxy } from '../mock-server/proxy/proxy.ts';
 import { FAULTY_GATEWAYS } from './gateways/faulty-gateways.ts';
 import type { ProofTarget, RunningTarget } from './gateways/proof-target.ts';

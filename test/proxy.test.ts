@@ -10,9 +10,9 @@ import { CLI_ENTRY, type ServeProcess, spawnServe } from '../dev/spawn-serve.ts'
 import { serve } from '../mock-server/adapters/node-server.ts';
 import { createClock } from '../mock-server/clock.ts';
 import { createGateway } from '../mock-server/gateway.ts';
+import { ANSWER_RULES, type RuleFindings } from '../mock-server/journal/answer-findings.ts';
 import type { Har } from '../mock-server/journal/har.ts';
 import type { JournalEntry } from '../mock-server/journal/journal.ts';
-import { ANSWER_RULES, type RuleFindings } from '../mock-server/proxy/findings.ts';
 import { createProxy } from '../mock-server/proxy/proxy.ts';
 
 /*

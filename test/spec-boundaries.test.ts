@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 /**
  * The conformance suite judges gateways it has never seen, so it must not lean on the reference gateway's
  * code: it never imports mock-server/. What both need of the spec (tools, endpoints, error codes, the
- * identity header, spec references, Retry-After) lives in spec/, which imports nothing outside itself
- * (spec/spec.test.ts reads its import lines).
+ * identity header, spec references, Retry-After) lives in vocabulary/, which imports nothing outside itself
+ * (vocabulary/spec.test.ts reads its import lines).
  */
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -26,32 +26,32 @@ const sourcesOf = (folder: string) =>
     .map((name) => join(root, folder, name));
 
 describe('the spec vocabulary is the only code the suite and the gateway share', () => {
-  it('conformance/ never imports mock-server/ (it imports spec/ instead)', () => {
+  it('conformance/ never imports mock-server/ (it imports vocabulary/ instead)', () => {
     const sources = sourcesOf('conformance');
     expect(sources.length).toBeGreaterThan(20);
     const shared = new Set<string>();
     for (const file of sources)
       for (const target of importsOf(file)) {
         expect(target.startsWith('mock-server'), `${relative(root, file)} imports ${target}`).toBe(false);
-        if (target.startsWith('spec/')) shared.add(target);
+        if (target.startsWith('vocabulary/')) shared.add(target);
       }
     expect(shared.size).toBeGreaterThan(2);
   });
 
-  it('mock-server/ takes the vocabulary from spec/ too', () => {
+  it('mock-server/ takes the vocabulary from vocabulary/ too', () => {
     const targets = new Set(sourcesOf('mock-server').flatMap(importsOf));
     for (const module of [
-      'spec/error-codes.ts',
-      'spec/endpoints.ts',
-      'spec/tools.ts',
-      'spec/identity-header.ts',
+      'vocabulary/error-codes.ts',
+      'vocabulary/endpoints.ts',
+      'vocabulary/tools.ts',
+      'vocabulary/identity-header.ts',
     ])
       expect(targets, module).toContain(module);
   });
 
   it('resolves import lines as the tests above need', () => {
     const file = join(root, 'conformance/checks/support.ts');
-    expect(importsOf(file)).toContain('spec/endpoints.ts');
+    expect(importsOf(file)).toContain('vocabulary/endpoints.ts');
     expect(importsOf(file)).toContain('conformance/check.ts');
   });
 });

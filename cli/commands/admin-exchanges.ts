@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
-import type { RuleFindings } from '../../mock-server/proxy/findings.ts';
+import type { RuleFindings } from '../../mock-server/journal/answer-findings.ts';
 import { adminCall } from '../admin-client.ts';
 import { CliError, EXIT, intOption } from '../cli-options.ts';
 import { type ConnectionOptions, connected, plain, print, targetOf } from './admin-connection.ts';

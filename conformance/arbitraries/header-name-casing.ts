@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { IDENTITY_HEADER } from '../../spec/identity-header.ts';
+import { IDENTITY_HEADER } from '../../vocabulary/identity-header.ts';
 
 /**
  * `X-Agent-Identity` in any other mix of upper and lower case (HTTP field names are case-insensitive);

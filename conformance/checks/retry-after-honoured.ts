@@ -1,4 +1,4 @@
-import { parseRetryAfter, retryAfterDelayMs } from '../../spec/retry-after.ts';
+import { parseRetryAfter, retryAfterDelayMs } from '../../vocabulary/retry-after.ts';
 import { type Check, describeResponse } from '../check.ts';
 import { reproductionOf } from '../exchange-record.ts';
 import { noRateLimitSeen, observeBurst } from './burst.ts';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { PROTECTED_ENDPOINTS, SPEC_ENDPOINTS } from '../../spec/endpoints.ts';
-import { SPEC_ERROR_STATUSES, type SpecErrorCode } from '../../spec/error-codes.ts';
-import { TOOL_NAMES } from '../../spec/tools.ts';
+import { PROTECTED_ENDPOINTS, SPEC_ENDPOINTS } from '../../vocabulary/endpoints.ts';
+import { SPEC_ERROR_STATUSES, type SpecErrorCode } from '../../vocabulary/error-codes.ts';
+import { TOOL_NAMES } from '../../vocabulary/tools.ts';
 import { CheckFailure, codeOf, describeResponse, type Endpoint, type ToolName } from '../check.ts';
 import type { Exchange, SuiteRequest } from '../http-client.ts';
 import type { TokenValue } from '../token-value.ts';

@@ -1,4 +1,4 @@
-import { formatSpecRef } from '../../spec/spec-ref.ts';
+import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
 import { printable } from '../redact.ts';
 import type { ConformanceReport } from '../runner.ts';
 import type { CheckResult, Unobserved } from '../types.ts';

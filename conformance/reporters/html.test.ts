@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { primarySection } from '../../spec/spec-ref.ts';
 import { checkResult, runReport } from '../../test/support/conformance-report.ts';
+import { primarySection } from '../../vocabulary/spec-ref.ts';
 import type { CheckResult } from '../types.ts';
 import { escapeHtml, toHtmlReport } from './html.ts';
 

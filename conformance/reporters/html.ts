@@ -1,4 +1,4 @@
-import { formatSpecRef, primarySection, SPEC_SECTIONS, type SpecSection } from '../../spec/spec-ref.ts';
+import { formatSpecRef, primarySection, SPEC_SECTIONS, type SpecSection } from '../../vocabulary/spec-ref.ts';
 import { printable } from '../redact.ts';
 import type { ConformanceReport } from '../runner.ts';
 import type { CheckResult, ExchangeRecord, Unobserved } from '../types.ts';

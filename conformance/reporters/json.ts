@@ -1,4 +1,4 @@
-import { formatSpecRef } from '../../spec/spec-ref.ts';
+import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
 import type { ConformanceReport } from '../runner.ts';
 
 /**

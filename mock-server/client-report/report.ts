@@ -1,5 +1,5 @@
 import { printable } from '../../conformance/redact.ts';
-import { formatSpecRef } from '../../spec/spec-ref.ts';
+import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { Corpus } from '../providers/corpus.ts';

@@ -1,4 +1,4 @@
-import type { JournalOperation } from '../../spec/endpoints.ts';
+import type { JournalOperation } from '../../vocabulary/endpoints.ts';
 
 /*
  * What a tool call means, as opposed to its bytes. A client that retries a failing call rarely sends the same

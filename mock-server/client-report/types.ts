@@ -1,4 +1,4 @@
-import type { SpecRef } from '../../spec/spec-ref.ts';
+import type { SpecRef } from '../../vocabulary/spec-ref.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { Corpus } from '../providers/corpus.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { PROTECTED_ENDPOINTS, type ProtectedEndpointId } from '../../spec/endpoints.ts';
-import { TOOL_NAMES, type ToolName } from '../../spec/tools.ts';
+import { PROTECTED_ENDPOINTS, type ProtectedEndpointId } from '../../vocabulary/endpoints.ts';
+import { TOOL_NAMES, type ToolName } from '../../vocabulary/tools.ts';
 
 /** The tools the reference gateway implements (the spec's); the config decides who may call them. */
 export { TOOL_NAMES, type ToolName };

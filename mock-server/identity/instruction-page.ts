@@ -1,5 +1,5 @@
-import { SPEC_ENDPOINTS } from '../../spec/endpoints.ts';
-import { IDENTITY_HEADER } from '../../spec/identity-header.ts';
+import { SPEC_ENDPOINTS } from '../../vocabulary/endpoints.ts';
+import { IDENTITY_HEADER } from '../../vocabulary/identity-header.ts';
 import { GatewayError } from '../errors.ts';
 
 /** The three query parameters of the instruction page (spec section 4, "Token instruction page"). */

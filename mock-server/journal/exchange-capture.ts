@@ -1,4 +1,4 @@
-import { IDENTITY_HEADER_KEY } from '../../spec/identity-header.ts';
+import { IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 
 /**

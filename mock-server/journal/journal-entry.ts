@@ -1,5 +1,5 @@
-import type { JournalOperation } from '../../spec/endpoints.ts';
-import type { ErrorCode } from '../../spec/error-codes.ts';
+import type { JournalOperation } from '../../vocabulary/endpoints.ts';
+import type { ErrorCode } from '../../vocabulary/error-codes.ts';
 import type { SecretKind } from '../secrets/secrets.ts';
 import type { JournalExchange } from './exchange-capture.ts';
 
@@ -60,7 +60,7 @@ export interface JournalEntry {
   delivery_instance?: number;
   method: string;
   path: string;
-  /** The endpoint called (spec/endpoints.ts: health, whoami, web.search, web.fetch, idp.*, openapi), or other. */
+  /** The endpoint called (vocabulary/endpoints.ts: health, whoami, web.search, web.fetch, idp.*, openapi), or other. */
   operation: JournalOperation;
   /** HTTP status; 0 when the connection was dropped on purpose (fault). */
   status: number;

@@ -1,8 +1,8 @@
 import type { ErrorCode } from '../errors.ts';
+import * as answers from '../routes/answer-schemas.ts';
 import type { RouteDeclaration } from '../routes/route-declaration.ts';
 import { ROUTES, servedRoutes } from '../routes/route-table.ts';
 import { errorResponses, type Json, jsonSchema, openApiPath, operationObject } from './operation.ts';
-import * as answers from './response-schemas.ts';
 
 /** The version of the package (and of the reference profile it documents). */
 const VERSION = '0.1.0';

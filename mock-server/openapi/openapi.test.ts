@@ -10,8 +10,8 @@ import { ERROR_CATALOGUE, ERROR_CODES } from '../errors.ts';
 import { createGateway } from '../gateway.ts';
 import { fetchRequestSchema } from '../providers/web-fetch.ts';
 import { searchRequestSchema } from '../providers/web-search.ts';
+import { errorSchema } from '../routes/answer-schemas.ts';
 import { createOpenApiDocument, documentedOperations } from './document.ts';
-import { errorSchema } from './response-schemas.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the test walks a JSON document of any shape
 type Json = Record<string, any>;

@@ -1,5 +1,5 @@
-import { SPEC_ENDPOINTS } from '../../spec/endpoints.ts';
-import { IDENTITY_HEADER, IDENTITY_HEADER_KEY } from '../../spec/identity-header.ts';
+import { SPEC_ENDPOINTS } from '../../vocabulary/endpoints.ts';
+import { IDENTITY_HEADER, IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
 import { GatewayError } from '../errors.ts';
 import type { CallContext } from '../http/context.ts';
 import type { Identity, InvalidTokenReason, VerifyResult } from '../identity/identity-provider.ts';

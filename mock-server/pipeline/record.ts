@@ -1,4 +1,4 @@
-import { IDENTITY_HEADER_KEY } from '../../spec/identity-header.ts';
+import { IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
 import type { ResolvedConfig } from '../config/load-config.ts';
 import type { Answer, CallContext } from '../http/context.ts';
 import {

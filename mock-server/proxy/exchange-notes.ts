@@ -1,5 +1,5 @@
-import { ENDPOINTS, type JournalOperation } from '../../spec/endpoints.ts';
-import { TOOL_NAMES, TOOLS } from '../../spec/tools.ts';
+import { ENDPOINTS, type JournalOperation } from '../../vocabulary/endpoints.ts';
+import { TOOL_NAMES, TOOLS } from '../../vocabulary/tools.ts';
 import { requestKey } from '../client-report/request-meaning.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { CallContext } from '../http/context.ts';

@@ -6,9 +6,9 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { ENDPOINTS } from '../../spec/endpoints.ts';
-import { IDENTITY_HEADER_KEY } from '../../spec/identity-header.ts';
-import { parseRetryAfter, retryAfterDelayMs } from '../../spec/retry-after.ts';
+import { ENDPOINTS } from '../../vocabulary/endpoints.ts';
+import { IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
+import { parseRetryAfter, retryAfterDelayMs } from '../../vocabulary/retry-after.ts';
 import type { NodeHandler } from '../adapters/node-server.ts';
 import type { VirtualClock } from '../clock.ts';
 import type { GatewayConfigOverlay } from '../config/schema.ts';
@@ -18,6 +18,7 @@ import type { Answer, CallContext, GatewayRequest, GatewayResponse } from '../ht
 import { requestIdFor } from '../http/request-id.ts';
 import { respondError } from '../http/respond.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
+import { judgeAnswer } from '../journal/answer-findings.ts';
 import { bodyStart, type ExchangePieces } from '../journal/exchange-capture.ts';
 import type { TargetErrorCode } from '../journal/journal.ts';
 import { writeSlices } from '../journal/write-slices.ts';
@@ -28,7 +29,6 @@ import { routingPath } from '../routes/router.ts';
 import { FAULT_TARGETS, type FaultTarget } from '../scenarios/faults.ts';
 import { createAgentNames } from './agent-names.ts';
 import { ANALYSED_BYTES, agentIdOf, codeOf, noteRequest, operationOf, TOOL_FIELD } from './exchange-notes.ts';
-import { judgeAnswer } from './findings.ts';
 import { type Collector, collector, endToEnd, headerOf } from './wire.ts';
 
 /*

@@ -1,5 +1,4 @@
 import type { ErrorCode } from '../errors.ts';
-import * as answers from '../openapi/response-schemas.ts';
 import { faultSpecSchema } from '../scenarios/faults.ts';
 import {
   ADMIN_PREFIX,
@@ -15,6 +14,7 @@ import {
   setSchema,
   toolPatchSchema,
 } from './admin-schemas.ts';
+import * as answers from './answer-schemas.ts';
 import { ADMIN, BODY, json, type NamedSchema, type RouteDeclaration } from './route-declaration.ts';
 
 /** Where the dashboard is served: the page, and its files beside it. */

@@ -10,10 +10,10 @@ import type { CallContext, Handler } from '../http/context.ts';
 import { readJsonBody } from '../http/read-body.ts';
 import { respondJson, respondJsonText, respondText } from '../http/respond.ts';
 import type { Agent } from '../identity/agent-registry.ts';
+import { findingsOf } from '../journal/answer-findings.ts';
 import { harTextSlices } from '../journal/har.ts';
 import { journalPageJson } from '../journal/journal.ts';
 import { fromQuery } from '../options/option-schema.ts';
-import { findingsOf } from '../proxy/findings.ts';
 import type { Runtime } from '../runtime.ts';
 import { type FaultSpec, faultSpecSchema } from '../scenarios/faults.ts';
 import {

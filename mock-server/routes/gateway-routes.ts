@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TOOLS } from '../../spec/tools.ts';
+import { TOOLS } from '../../vocabulary/tools.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { Answer, CallContext, Handler } from '../http/context.ts';
 import { NO_STORE, respondJson, respondJsonText } from '../http/respond.ts';

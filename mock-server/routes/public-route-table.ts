@@ -1,8 +1,8 @@
-import { ENDPOINTS, type EndpointId } from '../../spec/endpoints.ts';
+import { ENDPOINTS, type EndpointId } from '../../vocabulary/endpoints.ts';
 import { verifyResponseSchema } from '../identity/verifier.ts';
-import * as answers from '../openapi/response-schemas.ts';
 import { fetchRequestSchema } from '../providers/web-fetch.ts';
 import { searchRequestSchema } from '../providers/web-search.ts';
+import * as answers from './answer-schemas.ts';
 import { tokenRequestSchema, verifyRequestSchema } from './idp-routes.ts';
 import {
   AGENT_AUTH,
@@ -17,7 +17,7 @@ import {
 /** Where the gateway serves its OpenAPI document, without a key (it describes, it discloses nothing). */
 export const OPENAPI_PATH = ENDPOINTS.openapi.path;
 
-/** Where an endpoint of the vocabulary is called (spec/endpoints.ts): a route's method and path. */
+/** Where an endpoint of the vocabulary is called (vocabulary/endpoints.ts): a route's method and path. */
 const endpoint = (id: EndpointId) => ({ method: ENDPOINTS[id].method, path: ENDPOINTS[id].path });
 
 /** The endpoints of the spec (section 4): handlers in `gateway-routes.ts`. */

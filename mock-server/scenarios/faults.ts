@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SPEC_ENDPOINT_IDS } from '../../spec/endpoints.ts';
+import { SPEC_ENDPOINT_IDS } from '../../vocabulary/endpoints.ts';
 
 /** Where a fault can strike: the health check, whoami and the tools. */
 export const FAULT_TARGETS = SPEC_ENDPOINT_IDS;

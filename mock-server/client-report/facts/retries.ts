@@ -1,5 +1,5 @@
-import { PROTECTED_ENDPOINTS } from '../../../spec/endpoints.ts';
-import { parseRetryAfter, retryAfterDelayMs } from '../../../spec/retry-after.ts';
+import { PROTECTED_ENDPOINTS } from '../../../vocabulary/endpoints.ts';
+import { parseRetryAfter, retryAfterDelayMs } from '../../../vocabulary/retry-after.ts';
 import type { RateLimitRule } from '../../config/schema.ts';
 import type { JournalEntry } from '../../journal/journal.ts';
 import { addToGroup, answeredAt, keyOf } from './entry.ts';

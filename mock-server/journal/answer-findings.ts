@@ -1,9 +1,9 @@
-import { PROTECTED_ENDPOINTS } from '../../spec/endpoints.ts';
-import { parseRetryAfter } from '../../spec/retry-after.ts';
-import { formatSpecRef, type SpecRef } from '../../spec/spec-ref.ts';
-import { TOOL_NAMES, TOOLS } from '../../spec/tools.ts';
+import { PROTECTED_ENDPOINTS } from '../../vocabulary/endpoints.ts';
+import { parseRetryAfter } from '../../vocabulary/retry-after.ts';
+import { formatSpecRef, type SpecRef } from '../../vocabulary/spec-ref.ts';
+import { TOOL_NAMES, TOOLS } from '../../vocabulary/tools.ts';
 import { ERROR_CATALOGUE } from '../errors.ts';
-import type { JournalEntry } from '../journal/journal.ts';
+import type { JournalEntry } from './journal.ts';
 
 /**
  * Passive judgement of a gateway's answers (proxy mode): the spec rules that ONE answer can show broken,

@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Handler } from '../http/context.ts';
 import { respondText } from '../http/respond.ts';
-import { DASHBOARD_ROUTES } from '../routes/admin-route-table.ts';
-import type { Routes } from '../routes/route-declaration.ts';
+import { DASHBOARD_ROUTES } from './admin-route-table.ts';
+import type { Routes } from './route-declaration.ts';
 
 // The same code runs from three places: the sources (mock-server/dashboard/), the built library
 // (dist/mock-server/dashboard/, where dev/build.mjs copies assets/ beside it) and the CLI bundle
 // (dist/cli/, one chunk for many modules), which finds them in the library's copy.
-const CANDIDATES = ['./assets/', '../mock-server/dashboard/assets/'].map((relative) =>
+const CANDIDATES = ['../dashboard/assets/', '../mock-server/dashboard/assets/'].map((relative) =>
   fileURLToPath(new URL(relative, import.meta.url)),
 );
 

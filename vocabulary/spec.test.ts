@@ -18,7 +18,7 @@ const sources = readdirSync(folder).filter((name) => name.endsWith('.ts') && !na
 const specifiers = (text: string) =>
   [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)(['"])([^'"\n]+)\1/g)].map((m) => m[2] as string);
 
-describe('spec/ (the vocabulary both the gateway and the suite import)', () => {
+describe('vocabulary/ (the vocabulary both the gateway and the suite import)', () => {
   it('imports nothing outside itself: no package, no node: module, no other folder', () => {
     expect(sources.length).toBeGreaterThan(5);
     for (const name of sources) {
