@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { recordedEntry } from '../../test/support/synthetic-journal.ts';
 import { loadConfig } from '../config/load-config.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal/journal.ts';
@@ -22,23 +23,15 @@ const AGENT_RULE: RateLimitRule = {
   limit: 3,
   window_seconds: 1,
 };
-let seq = 0;
-/** A journal entry at `t` ms (gateway and real clock alike), answered after `duration` ms. */
-const entry = (t: number, fields: Partial<JournalEntry> = {}): JournalEntry => ({
-  seq: ++seq,
-  request_id: `r${seq}`,
-  at: 1_000_000 + t,
-  time: new Date(1_000_000 + t).toISOString(),
-  duration_ms: 1,
-  real_ms: t,
-  method: 'POST',
-  path: '/v1/web/search',
-  operation: 'web.search',
-  status: 200,
-  agent: 'a',
-  request_fingerprint: 'req_x',
-  ...fields,
-});
+/** A search in the journal at `t` ms (gateway and real clock alike), answered 200 in 1 ms unless `fields` say otherwise. */
+const entry = (t: number, fields: Partial<JournalEntry> = {}): JournalEntry =>
+  recordedEntry(t, {
+    method: 'POST',
+    path: '/v1/web/search',
+    operation: 'web.search',
+    request_fingerprint: 'req_x',
+    ...fields,
+  });
 const limited = (t: number, fingerprint: string) =>
   entry(t, {
     status: 429,
