@@ -214,32 +214,15 @@ describe('agent-gateway check exit codes and reproductions', () => {
   it('exit 1 on a failed MUST check, with the curl reproduction; the replay command reproduces the shrunk case', async () => {
     const target = await faulty('long-token-crash');
     try {
-      const result = await runCli([
-        'check',
-        ...tokenArgs(target),
-        '--only',
-        'auth.invalid-token',
-        '--seed',
-        '11',
-        '--num-runs',
-        '20',
-      ]);
+      const args = ['check', ...tokenArgs(target), '--only', 'auth.invalid-token', '--seed', '11'];
+      const result = await runCli([...args, '--num-runs', '20']);
       expect(result.code).toBe(1);
       expect(result.stdout).toMatch(/FAIL +MUST +auth\.invalid-token/);
       expect(result.stdout).toMatch(/reproduce: curl -sS -i -X (GET|POST) /);
       const replay = /replay: (npx --no-install agent-gateway check .*)/.exec(result.stdout)?.[1] ?? '';
       const path = /--path '([^']+)'/.exec(replay)?.[1] ?? '';
       expect(path).toMatch(/^(long|oversized)@(whoami|web\.search|web\.fetch):/);
-      const again = await runCli([
-        'check',
-        ...tokenArgs(target),
-        '--only',
-        'auth.invalid-token',
-        '--seed',
-        '11',
-        '--path',
-        path,
-      ]);
+      const again = await runCli([...args, '--path', path]);
       expect(again.code).toBe(1);
       const counterexample = (text: string) => /counterexample: (.*)/.exec(text)?.[1];
       expect(counterexample(again.stdout)).toBe(counterexample(result.stdout));
