@@ -58,6 +58,15 @@ const whoamiAt = (url: string, token: string) =>
     .then(outcomeOf)
     .catch((): Outcome => ({ status: 0 }));
 
+/** One instance on a fresh config, a token it minted and serves (200), and a client of the store. */
+async function oneServing() {
+  const { file, prefix } = configFile();
+  const a = await serve(file);
+  const token = (await mintAt(a.url, API_KEYS[0] as string)) as string;
+  expect((await whoamiAt(a.url, token)).status).toBe(200);
+  return { file, prefix, a, token, client: new Redis(env.redis.url) };
+}
+
 /** Waits (generously) until a condition holds. */
 async function until(what: string, condition: () => Promise<boolean> | boolean, ms = 60_000) {
   const deadline = Date.now() + ms;
@@ -168,16 +177,11 @@ describeWithRedis('a store that loses its data: no split brain (real processes)'
   }, 240_000);
 
   it("the running instance stalled (SIGSTOP) across a wipe and a newcomer's start: the newcomer gives way, no bad_signature, no lasting 503", async () => {
-    const { file, prefix } = configFile();
-    const a = await serve(file);
-    const before = (await mintAt(a.url, API_KEYS[0] as string)) as string;
-    expect((await whoamiAt(a.url, before)).status).toBe(200);
-    const client = new Redis(env.redis.url);
+    const { file, prefix, a, token: before, client } = await oneServing();
     // A cannot write its secret back while stopped, however long C's grace: C draws its own, for sure.
     const c = await stalled(a, async () => {
       await client.flushall();
-      const newcomer = await serve(file);
-      return newcomer;
+      return serve(file);
     });
     expect(c.output()).toMatch(/held no signing secret .*this instance drew one/);
     // A wakes, finds a secret drawn after its own and writes its own back; C, having signed nothing, adopts it.
@@ -223,11 +227,7 @@ describeWithRedis('a store that loses its data: no split brain (real processes)'
   }, 120_000);
 
   it('a store that holds another signing secret than a running instance: 503 state_store_conflict, loudly, until they agree again', async () => {
-    const { file, prefix } = configFile();
-    const a = await serve(file);
-    const token = (await mintAt(a.url, API_KEYS[0] as string)) as string;
-    expect((await whoamiAt(a.url, token)).status).toBe(200);
-    const client = new Redis(env.redis.url);
+    const { prefix, a, token, client } = await oneServing();
     const key = `${prefix}:signing_secret`;
     const held = (await client.get(key)) as string;
     await client.set(key, 'a-secret-drawn-by-another-group-of-instances');
