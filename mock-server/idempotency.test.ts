@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { codeOf } from '../test/support/gateway-error.ts';
 import { GatewayError } from './errors.ts';
 import { createIdempotencyStore, parseIdempotencyKey, requestFingerprint } from './idempotency.ts';
 
-const codeOf = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (error) {
-    return (error as GatewayError).code;
-  }
-  return 'none';
-};
 const response = { status: 200, body: '{"ok":true}', headers: {} };
 
 describe('idempotency store', () => {

@@ -1,25 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { recordedEntry } from '../test/support/synthetic-journal.ts';
 import type { JournalEntry } from './journal/journal.ts';
 import { timelineOf } from './testing.ts';
 
-let seq = 0;
-/** An in-process entry of one adapter (delivery instance), with its delivery facts. */
-const delivered = (instance: number, seen: number, order: number): JournalEntry => ({
-  seq: ++seq,
-  request_id: `r${seq}`,
-  at: 1_000_000 + seq,
-  time: new Date(1_000_000 + seq).toISOString(),
-  duration_ms: 1,
-  real_ms: seq,
-  method: 'GET',
-  path: '/v1/whoami',
-  operation: 'whoami',
-  status: 200,
-  agent: 'a',
-  answers_seen: seen,
-  answer_order: order,
-  delivery_instance: instance,
-});
+let t = 0;
+/** An in-process whoami of one adapter (delivery instance), 1 ms after the one before, with its delivery facts. */
+const delivered = (instance: number, seen: number, order: number): JournalEntry =>
+  recordedEntry(++t, { answers_seen: seen, answer_order: order, delivery_instance: instance });
 
 describe('the timeline of a shared journal (several in-process adapters)', () => {
   it("says which answer a request was issued after by its own adapter's count, not another's", () => {

@@ -14,6 +14,11 @@ const faulty = (id: string) => {
   if (!target) throw new Error(`no faulty gateway ${id}`);
   return target.start();
 };
+/** `agent-gateway check --base-url <baseUrl> ...args`. */
+const runCheck = (baseUrl: string, args: string[], options?: Parameters<typeof runCli>[1]) =>
+  runCli(['check', '--base-url', baseUrl, ...args], options);
+/** A loopback port nothing listens on. */
+const UNREACHABLE = 'http://127.0.0.1:9';
 const tokenArgs = (t: RunningTarget) => [
   '--base-url',
   t.baseUrl,
@@ -31,11 +36,9 @@ describe('agent-gateway check against the reference gateway', () => {
   afterAll(() => target.close());
 
   it('--token-command wins over an exported AGENT_GATEWAY_TOKEN; the banner names what a missing denied token skips', async () => {
-    const result = await runCli(
+    const result = await runCheck(
+      target.baseUrl,
       [
-        'check',
-        '--base-url',
-        target.baseUrl,
         '--token-command',
         `printf %s ${target.token}`,
         '--only',
@@ -111,23 +114,14 @@ describe('agent-gateway check against the reference gateway', () => {
   }, 90_000);
 
   it('token commands work, and a failing token command means exit 2', async () => {
-    const ok = await runCli([
-      'check',
-      '--base-url',
-      target.baseUrl,
+    const ok = await runCheck(target.baseUrl, [
       '--token-command',
       `echo ${target.token}`,
       '--only',
       'auth.header-name-case-insensitive',
     ]);
     expect(ok.code).toBe(0);
-    const broken = await runCli([
-      'check',
-      '--base-url',
-      target.baseUrl,
-      '--token-command',
-      'echo nope >&2; exit 3',
-    ]);
+    const broken = await runCheck(target.baseUrl, ['--token-command', 'echo nope >&2; exit 3']);
     expect(broken.code).toBe(2);
     expect(broken.stderr).toMatch(/token command exited with 3/);
   });
@@ -188,15 +182,7 @@ describe('agent-gateway check against the reference gateway', () => {
   }, 60_000);
 
   it('nothing executed is exit 2: a run whose only check was skipped', async () => {
-    const result = await runCli([
-      'check',
-      '--base-url',
-      target.baseUrl,
-      '--token',
-      target.token,
-      '--only',
-      'authz.access-denied',
-    ]);
+    const result = await runCheck(target.baseUrl, ['--token', target.token, '--only', 'authz.access-denied']);
     expect(result.code).toBe(2);
     expect(result.stdout).toMatch(/SKIP .*authz\.access-denied/);
     expect(result.stdout).toMatch(/needs --denied-token or --denied-token-command/);
@@ -205,26 +191,18 @@ describe('agent-gateway check against the reference gateway', () => {
 
 describe('agent-gateway check exit codes and reproductions', () => {
   it('exit 2 when the target is unreachable, an id is unknown, or no token is given', async () => {
-    const unreachable = await runCli(['check', '--base-url', 'http://127.0.0.1:9', '--token', 't']);
+    const unreachable = await runCheck(UNREACHABLE, ['--token', 't']);
     expect(unreachable.code).toBe(2);
     expect(unreachable.stderr).toMatch(/cannot reach the gateway at http:\/\/127\.0\.0\.1:9/);
-    const unknown = await runCli([
-      'check',
-      '--base-url',
-      'http://127.0.0.1:9',
-      '--token',
-      't',
-      '--only',
-      'auth.nope',
-    ]);
+    const unknown = await runCheck(UNREACHABLE, ['--token', 't', '--only', 'auth.nope']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown check id auth\.nope; known ids: health\.without-token/);
-    const noToken = await runCli(['check', '--base-url', 'http://127.0.0.1:9'], {
+    const noToken = await runCheck(UNREACHABLE, [], {
       env: { AGENT_GATEWAY_TOKEN: '' },
     });
     expect(noToken.code).toBe(2);
     expect(noToken.stderr).toMatch(/Give --token or --token-command/);
-    const badSeed = await runCli(['check', '--base-url', 'http://127.0.0.1:9', '--token', 't'], {
+    const badSeed = await runCheck(UNREACHABLE, ['--token', 't'], {
       env: { AGENT_GATEWAY_SEED: 'twelve' },
     });
     expect(badSeed.code).toBe(2);
@@ -236,32 +214,15 @@ describe('agent-gateway check exit codes and reproductions', () => {
   it('exit 1 on a failed MUST check, with the curl reproduction; the replay command reproduces the shrunk case', async () => {
     const target = await faulty('long-token-crash');
     try {
-      const result = await runCli([
-        'check',
-        ...tokenArgs(target),
-        '--only',
-        'auth.invalid-token',
-        '--seed',
-        '11',
-        '--num-runs',
-        '20',
-      ]);
+      const args = ['check', ...tokenArgs(target), '--only', 'auth.invalid-token', '--seed', '11'];
+      const result = await runCli([...args, '--num-runs', '20']);
       expect(result.code).toBe(1);
       expect(result.stdout).toMatch(/FAIL +MUST +auth\.invalid-token/);
       expect(result.stdout).toMatch(/reproduce: curl -sS -i -X (GET|POST) /);
       const replay = /replay: (npx --no-install agent-gateway check .*)/.exec(result.stdout)?.[1] ?? '';
       const path = /--path '([^']+)'/.exec(replay)?.[1] ?? '';
       expect(path).toMatch(/^(long|oversized)@(whoami|web\.search|web\.fetch):/);
-      const again = await runCli([
-        'check',
-        ...tokenArgs(target),
-        '--only',
-        'auth.invalid-token',
-        '--seed',
-        '11',
-        '--path',
-        path,
-      ]);
+      const again = await runCli([...args, '--path', path]);
       expect(again.code).toBe(1);
       const counterexample = (text: string) => /counterexample: (.*)/.exec(text)?.[1];
       expect(counterexample(again.stdout)).toBe(counterexample(result.stdout));

@@ -1,23 +1,19 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { describeConformance } from '../conformance/vitest.ts';
-import { type RunningServer, serve } from '../mock-server/adapters/node-server.ts';
 import { formatClientReport } from '../mock-server/client-report/report.ts';
-import { createGateway, type Gateway } from '../mock-server/gateway.ts';
+import { servedGateway } from './support/served-gateway.ts';
 
 /**
  * The conformance suite against the reference gateway, through the suite's own vitest front-end: every
  * check must pass, the 429 checks included (inconclusive counts as a failure here). Then the suite itself
  * is graded as a client: it must follow every client safety rule it expects of agents.
  */
-let server: RunningServer | undefined;
-let gateway: Gateway | undefined;
-afterAll(() => server?.close());
+const target = servedGateway();
 
 describeConformance('conformance of the reference gateway (default config)', async () => {
-  gateway = createGateway();
-  server = await serve(gateway, { port: 0 });
+  const { gateway, baseUrl } = await target.start();
   return {
-    baseUrl: server.url,
+    baseUrl,
     token: gateway.mintToken('agent-verified'),
     deniedToken: gateway.mintToken('agent-early'),
     deniedTool: 'web.search',
@@ -27,7 +23,7 @@ describeConformance('conformance of the reference gateway (default config)', asy
 
 describe('the conformance suite as a client', () => {
   it('follows every client safety rule: no rule fires on its own traffic, but for the denied call it repeats on purpose', () => {
-    if (!gateway) throw new Error('the conformance run did not start');
+    const gateway = target.ran();
     const verified = gateway.clientReport('agent-verified');
     expect(verified.requests).toBeGreaterThan(0);
     expect(verified.violations, formatClientReport(verified)).toEqual([]);

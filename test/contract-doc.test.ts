@@ -27,21 +27,18 @@ const rows = new Map(
 );
 
 describe('docs/contract.md', () => {
-  it('lists every conformance check under each section it cites, and no check that does not exist', () => {
-    for (const check of CHECKS)
-      for (const section of citedPlaces(check.specRef))
-        expect(rows.get(section)?.checks ?? [], `${check.id} under ${section}`).toContain(check.id);
-    const ids = new Set(CHECKS.map((c) => c.id));
-    for (const [section, row] of rows)
-      for (const id of row.checks) expect(ids.has(id), `${id} (row ${section}) is no check`).toBe(true);
-  });
-
-  it('lists every client rule under each section it cites, and no rule that does not exist', () => {
-    for (const rule of CLIENT_RULES)
-      for (const section of citedPlaces(rule.specRef))
-        expect(rows.get(section)?.rules ?? [], `${rule.id} under ${section}`).toContain(rule.id);
-    const ids = new Set(CLIENT_RULES.map((r) => r.id));
-    for (const [section, row] of rows)
-      for (const id of row.rules) expect(ids.has(id), `${id} (row ${section}) is no client rule`).toBe(true);
-  });
+  it.each([
+    ['conformance check', 'check', CHECKS, 'checks'],
+    ['client rule', 'client rule', CLIENT_RULES, 'rules'],
+  ] as const)(
+    'lists every %s under each section it cites, and no %s that does not exist',
+    (_kind, noun, items, column) => {
+      for (const item of items)
+        for (const section of citedPlaces(item.specRef))
+          expect(rows.get(section)?.[column] ?? [], `${item.id} under ${section}`).toContain(item.id);
+      const ids = new Set(items.map((i) => i.id));
+      for (const [section, row] of rows)
+        for (const id of row[column]) expect(ids.has(id), `${id} (row ${section}) is no ${noun}`).toBe(true);
+    },
+  );
 });

@@ -55,9 +55,13 @@ function setUp(config: GatewayConfigOverlay = BURST, faults: FaultSpecInput[] = 
     const json = (await response.json()) as Record<string, unknown>;
     return { status: response.status, retryAfter: response.headers.get('retry-after'), json };
   };
+  /** Runs `agent` to the end under fake timers, with a token minted for `tier`. */
+  const run = <T>(agent: (token: string) => Promise<T>, tier = 'agent-verified') =>
+    runFaked(agent(gateway.mintToken(tier)));
   return {
     gateway,
     base,
+    run,
     search: (token: string, query: string) => post(token, '/v1/web/search', { query }),
     whoami: async (token: string) =>
       (await fetch(`${base}/v1/whoami`, { headers: { 'x-agent-identity': token } })).status,
@@ -70,106 +74,88 @@ const VERIFIED_KEY = 'ak_verified_2b8d4f6a1c9e';
 
 describe('honor-retry-after', () => {
   it('broken: a retry that waits, but less than Retry-After (a fixed one-second backoff)', async () => {
-    const { gateway, search } = setUp();
-    const token = gateway.mintToken('agent-verified');
-    await runFaked(
-      (async () => {
-        for (let k = 0; k < 7; k++) {
-          let answer = await search(token, `question ${k}`);
-          for (let attempt = 1; answer.status === 429 && attempt <= 3; attempt++) {
-            await sleep(1000);
-            answer = await search(token, `question ${k}`);
-          }
+    const { gateway, run, search } = setUp();
+    await run(async (token) => {
+      for (let k = 0; k < 7; k++) {
+        let answer = await search(token, `question ${k}`);
+        for (let attempt = 1; answer.status === 429 && attempt <= 3; attempt++) {
+          await sleep(1000);
+          answer = await search(token, `question ${k}`);
         }
-      })(),
-    );
+      }
+    });
     expect(flagged(gateway)).toEqual(['honor-retry-after']);
   });
 
   it('kept: a call outside the 429 scope at once (whoami is not a tool call), the tool call after Retry-After', async () => {
-    const { gateway, search, whoami } = setUp();
-    const token = gateway.mintToken('agent-verified');
-    await runFaked(
-      (async () => {
-        for (let k = 0; k < 6; k++) {
-          const answer = await search(token, `question ${k}`);
-          if (answer.status !== 429) continue;
-          for (let j = 0; j < 5; j++) await whoami(token);
-          await sleep(Number(answer.retryAfter) * 1000);
-          expect((await search(token, `question ${k}`)).status).toBe(200);
-        }
-      })(),
-    );
+    const { gateway, run, search, whoami } = setUp();
+    await run(async (token) => {
+      for (let k = 0; k < 6; k++) {
+        const answer = await search(token, `question ${k}`);
+        if (answer.status !== 429) continue;
+        for (let j = 0; j < 5; j++) await whoami(token);
+        await sleep(Number(answer.retryAfter) * 1000);
+        expect((await search(token, `question ${k}`)).status).toBe(200);
+      }
+    });
     expect(gateway).toFollowClientRules('agent-verified');
   });
 });
 
 describe('no-parallel-storm', () => {
   it('broken: a 429, then the remaining work fired at once with Promise.all', async () => {
-    const { gateway, search } = setUp();
-    const token = gateway.mintToken('agent-verified');
-    await runFaked(
-      (async () => {
-        for (let k = 0; k < 6; k++) await search(token, `question ${k}`);
-        await Promise.all(Array.from({ length: 10 }, (_, k) => search(token, `storm ${k}`)));
-      })(),
-    );
+    const { gateway, run, search } = setUp();
+    await run(async (token) => {
+      for (let k = 0; k < 6; k++) await search(token, `question ${k}`);
+      await Promise.all(Array.from({ length: 10 }, (_, k) => search(token, `storm ${k}`)));
+    });
     expect(flagged(gateway)).toEqual(['honor-retry-after', 'no-parallel-storm']);
   });
 
   it('kept: after the 429, a batch of eight sent only once Retry-After has passed', async () => {
-    const { gateway, search } = setUp({
+    const { gateway, run, search } = setUp({
       ...BURST,
       rate_limits: { ...BURST.rate_limits, rules: [{ ...BURST.rate_limits?.rules?.[0], limit: 10 }] },
     } as GatewayConfigOverlay);
-    const token = gateway.mintToken('agent-verified');
-    await runFaked(
-      (async () => {
-        let retryAfter = 0;
-        for (let k = 0; k < 11 && !retryAfter; k++) {
-          const answer = await search(token, `question ${k}`);
-          if (answer.status === 429) retryAfter = Number(answer.retryAfter);
-        }
-        await sleep(retryAfter * 1000);
-        await Promise.all(Array.from({ length: 8 }, (_, k) => search(token, `batch ${k}`)));
-      })(),
-    );
+    await run(async (token) => {
+      let retryAfter = 0;
+      for (let k = 0; k < 11 && !retryAfter; k++) {
+        const answer = await search(token, `question ${k}`);
+        if (answer.status === 429) retryAfter = Number(answer.retryAfter);
+      }
+      await sleep(retryAfter * 1000);
+      await Promise.all(Array.from({ length: 8 }, (_, k) => search(token, `batch ${k}`)));
+    });
     expect(gateway).toFollowClientRules('agent-verified');
   });
 });
 
 describe('retry-cap', () => {
   it('broken: retrying a failing call until it succeeds, honouring every Retry-After', async () => {
-    const { gateway, search } = setUp({}, [
+    const { gateway, run, search } = setUp({}, [
       { match: { operation: 'web.search' }, kind: 'status', status: 503, retry_after: 1, count: 9 },
     ]);
-    const token = gateway.mintToken('agent-verified');
-    await runFaked(
-      (async () => {
-        let answer = await search(token, 'weather in paris');
-        while (answer.status === 503) {
-          await sleep(Number(answer.retryAfter) * 1000);
-          answer = await search(token, 'weather in paris');
-        }
-      })(),
-    );
+    await run(async (token) => {
+      let answer = await search(token, 'weather in paris');
+      while (answer.status === 503) {
+        await sleep(Number(answer.retryAfter) * 1000);
+        answer = await search(token, 'weather in paris');
+      }
+    });
     expect(flagged(gateway)).toEqual(['retry-cap']);
   });
 
   it('kept: exactly the cap of attempts, then it gives up', async () => {
-    const { gateway, search } = setUp({}, [
+    const { gateway, run, search } = setUp({}, [
       { match: { operation: 'web.search' }, kind: 'status', status: 503, retry_after: 1, count: 20 },
     ]);
-    const token = gateway.mintToken('agent-verified');
-    await runFaked(
-      (async () => {
-        for (let attempt = 1; attempt <= 6; attempt++) {
-          const answer = await search(token, 'weather in paris');
-          if (answer.status !== 503) break;
-          await sleep(Number(answer.retryAfter) * 1000);
-        }
-      })(),
-    );
+    await run(async (token) => {
+      for (let attempt = 1; attempt <= 6; attempt++) {
+        const answer = await search(token, 'weather in paris');
+        if (answer.status !== 503) break;
+        await sleep(Number(answer.retryAfter) * 1000);
+      }
+    });
     expect(gateway.journal.list()).toHaveLength(6);
     expect(gateway).toFollowClientRules('agent-verified');
   });
@@ -180,16 +166,13 @@ describe('backoff-with-jitter', () => {
     { match: { operation: 'web.search' as const }, kind: 'status' as const, status: 503 as const, count: 20 },
   ];
   it('broken: a fixed 200 ms between retries of a 503 without Retry-After', async () => {
-    const { gateway, search } = setUp({}, outage);
-    const token = gateway.mintToken('agent-verified');
-    await runFaked(
-      (async () => {
-        for (let attempt = 1; attempt <= 5; attempt++) {
-          if ((await search(token, 'weather in paris')).status !== 503) break;
-          await sleep(200);
-        }
-      })(),
-    );
+    const { gateway, run, search } = setUp({}, outage);
+    await run(async (token) => {
+      for (let attempt = 1; attempt <= 5; attempt++) {
+        if ((await search(token, 'weather in paris')).status !== 503) break;
+        await sleep(200);
+      }
+    });
     expect(flagged(gateway)).toEqual(['backoff-with-jitter']);
     expect(gateway.clientReport('agent-verified').violations[0]?.message).toMatch(
       /came at identical intervals \(200, 200, 200, 200 ms\)/,
@@ -197,17 +180,14 @@ describe('backoff-with-jitter', () => {
   });
 
   it('kept: exponential backoff with equal jitter, four retries', async () => {
-    const { gateway, search } = setUp({}, outage);
-    const token = gateway.mintToken('agent-verified');
-    await runFaked(
-      (async () => {
-        for (let attempt = 1; attempt <= 5; attempt++) {
-          if ((await search(token, 'weather in paris')).status !== 503) break;
-          const step = 200 * 2 ** (attempt - 1);
-          await sleep(step / 2 + (Math.random() * step) / 2);
-        }
-      })(),
-    );
+    const { gateway, run, search } = setUp({}, outage);
+    await run(async (token) => {
+      for (let attempt = 1; attempt <= 5; attempt++) {
+        if ((await search(token, 'weather in paris')).status !== 503) break;
+        const step = 200 * 2 ** (attempt - 1);
+        await sleep(step / 2 + (Math.random() * step) / 2);
+      }
+    });
     expect(gateway).toFollowClientRules('agent-verified');
   });
 });
@@ -244,39 +224,30 @@ describe('refresh-invalid-token', () => {
 
 describe('no-retry-on-access-denied and no-secrets-in-requests', () => {
   it('broken: a denied search asked again (agent-early may not search)', async () => {
-    const { gateway, search } = setUp();
-    const token = gateway.mintToken('agent-early');
-    await runFaked(
-      (async () => {
-        expect((await search(token, 'first try')).status).toBe(403);
-        await sleep(5_000);
-        await search(token, 'first try');
-      })(),
-    );
+    const { gateway, run, search } = setUp();
+    await run(async (token) => {
+      expect((await search(token, 'first try')).status).toBe(403);
+      await sleep(5_000);
+      await search(token, 'first try');
+    }, 'agent-early');
     expect(flagged(gateway, 'agent-early')).toEqual(['no-retry-on-access-denied']);
   });
 
   it('kept: after the 403, other allowed calls only', async () => {
-    const { gateway, search, whoami } = setUp();
-    const token = gateway.mintToken('agent-early');
-    await runFaked(
-      (async () => {
-        expect((await search(token, 'first try')).status).toBe(403);
-        expect(await whoami(token)).toBe(200);
-      })(),
-    );
+    const { gateway, run, search, whoami } = setUp();
+    await run(async (token) => {
+      expect((await search(token, 'first try')).status).toBe(403);
+      expect(await whoami(token)).toBe(200);
+    }, 'agent-early');
     expect(gateway).toFollowClientRules('agent-early');
   });
 
   it('broken: its own token pasted into a search; kept: a search about tokens', async () => {
-    const { gateway, search } = setUp();
-    const leaky = gateway.mintToken('agent-verified');
-    await runFaked(search(leaky, `why is ${leaky} rejected`));
+    const { gateway, run, search } = setUp();
+    await run((leaky) => search(leaky, `why is ${leaky} rejected`));
     expect(flagged(gateway)).toEqual(['no-secrets-in-requests']);
     const careful = setUp();
-    const answer = await runFaked(
-      careful.search(careful.gateway.mintToken('agent-verified'), 'how do identity tokens expire'),
-    );
+    const answer = await careful.run((token) => careful.search(token, 'how do identity tokens expire'));
     expect(answer.status).toBe(200);
     expect(careful.gateway).toFollowClientRules('agent-verified');
   });

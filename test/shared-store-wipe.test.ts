@@ -27,6 +27,12 @@ function configFile(): { file: string; prefix: string } {
   return { file, prefix };
 }
 const serveArgs = (file: string, ...more: string[]) => ['--config', file, '--admin-key', ADMIN, ...more];
+/** `agent-gateway serve` on that config, stopped after the tests (it joins `env.started`). */
+async function serve(file: string, ...more: string[]) {
+  const instance = await spawnServe(serveArgs(file, ...more), { timeoutMs: 60_000 });
+  env.started.push(instance);
+  return instance;
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Outcome {
@@ -51,6 +57,15 @@ const whoamiAt = (url: string, token: string) =>
   fetch(`${url}/v1/whoami`, { headers: { 'x-agent-identity': token } })
     .then(outcomeOf)
     .catch((): Outcome => ({ status: 0 }));
+
+/** One instance on a fresh config, a token it minted and serves (200), and a client of the store. */
+async function oneServing() {
+  const { file, prefix } = configFile();
+  const a = await serve(file);
+  const token = (await mintAt(a.url, API_KEYS[0] as string)) as string;
+  expect((await whoamiAt(a.url, token)).status).toBe(200);
+  return { file, prefix, a, token, client: new Redis(env.redis.url) };
+}
 
 /** Waits (generously) until a condition holds. */
 async function until(what: string, condition: () => Promise<boolean> | boolean, ms = 60_000) {
@@ -81,14 +96,11 @@ async function stalled<T>(instance: ServeProcess, during: () => Promise<T>): Pro
 
 describeWithRedis('a store that loses its data: no split brain (real processes)', () => {
   env = useRedisProcesses('agw-wipe-');
-  const started = env.started;
 
   it('kill -9 and a restart without persistence, FLUSHALL, a late instance and a respawned worker under load: no valid token is ever refused as bad_signature', async () => {
     const { file, prefix } = configFile();
-    const a = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
-    started.push(a);
-    const b = await spawnServe(serveArgs(file, '--workers', '2'), { timeoutMs: 60_000 });
-    started.push(b);
+    const a = await serve(file);
+    const b = await serve(file, '--workers', '2');
     const urls = [a.url, b.url];
     const tokens: string[] = [];
     const outcomes: Outcome[] = [];
@@ -121,8 +133,7 @@ describeWithRedis('a store that loses its data: no split brain (real processes)'
     // 2. FLUSHALL under load, and an instance started right after it.
     const client = new Redis(env.redis.url);
     await client.flushall();
-    const c = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
-    started.push(c);
+    const c = await serve(file);
     // Should A and B have been slower than C's start grace, C drew a secret of its own: it takes theirs
     // (older) once they write it back, as long as it signed nothing; so it gets load only once it agrees.
     await settled(c);
@@ -166,18 +177,11 @@ describeWithRedis('a store that loses its data: no split brain (real processes)'
   }, 240_000);
 
   it("the running instance stalled (SIGSTOP) across a wipe and a newcomer's start: the newcomer gives way, no bad_signature, no lasting 503", async () => {
-    const { file, prefix } = configFile();
-    const a = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
-    started.push(a);
-    const before = (await mintAt(a.url, API_KEYS[0] as string)) as string;
-    expect((await whoamiAt(a.url, before)).status).toBe(200);
-    const client = new Redis(env.redis.url);
+    const { file, prefix, a, token: before, client } = await oneServing();
     // A cannot write its secret back while stopped, however long C's grace: C draws its own, for sure.
     const c = await stalled(a, async () => {
       await client.flushall();
-      const newcomer = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
-      started.push(newcomer);
-      return newcomer;
+      return serve(file);
     });
     expect(c.output()).toMatch(/held no signing secret .*this instance drew one/);
     // A wakes, finds a secret drawn after its own and writes its own back; C, having signed nothing, adopts it.
@@ -198,14 +202,12 @@ describeWithRedis('a store that loses its data: no split brain (real processes)'
 
   it('a newcomer that signed tokens with its own secret before the stalled instance woke: it refuses (503), the older one keeps serving', async () => {
     const { file } = configFile();
-    const a = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
-    started.push(a);
+    const a = await serve(file);
     const before = (await mintAt(a.url, API_KEYS[0] as string)) as string;
     const client = new Redis(env.redis.url);
     const { c, minted } = await stalled(a, async () => {
       await client.flushall();
-      const newcomer = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
-      started.push(newcomer);
+      const newcomer = await serve(file);
       // Signed with the newcomer's own secret while A is stopped: it can no longer give that secret up.
       return { c: newcomer, minted: (await mintAt(newcomer.url, API_KEYS[1] as string)) as string };
     });
@@ -225,12 +227,7 @@ describeWithRedis('a store that loses its data: no split brain (real processes)'
   }, 120_000);
 
   it('a store that holds another signing secret than a running instance: 503 state_store_conflict, loudly, until they agree again', async () => {
-    const { file, prefix } = configFile();
-    const a = await spawnServe(serveArgs(file), { timeoutMs: 60_000 });
-    started.push(a);
-    const token = (await mintAt(a.url, API_KEYS[0] as string)) as string;
-    expect((await whoamiAt(a.url, token)).status).toBe(200);
-    const client = new Redis(env.redis.url);
+    const { prefix, a, token, client } = await oneServing();
     const key = `${prefix}:signing_secret`;
     const held = (await client.get(key)) as string;
     await client.set(key, 'a-secret-drawn-by-another-group-of-instances');

@@ -53,6 +53,29 @@ async function instances(
   };
 }
 
+/** The Redis limits port alone on the test's Redis, under a fresh key prefix, for `test`; stopped and closed after. */
+async function withRedisLimits(
+  timeoutMs: number,
+  test: (
+    connection: Awaited<ReturnType<typeof connectRedis>>,
+    limits: ReturnType<typeof createRedisLimits>,
+  ) => Promise<void>,
+) {
+  const connection = await connectRedis({
+    url: redis.url,
+    keyPrefix: `t${++prefixes}`,
+    timeoutMs,
+    log: () => {},
+  });
+  const limits = createRedisLimits(connection, { leaseMs: 60_000 });
+  try {
+    await test(connection, limits);
+  } finally {
+    limits.stop();
+    await connection.close();
+  }
+}
+
 const get = (gateway: Shared, path: string, headers: Record<string, string> = {}) =>
   gateway.fetch(new Request(`http://gw.test${path}`, { headers }));
 const whoami = (gateway: Shared, token: string) => get(gateway, '/v1/whoami', { 'x-agent-identity': token });
@@ -124,15 +147,8 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
   }
 
   it('the Redis script decides exactly as the in-memory algorithms, clock set back included', async () => {
-    const connection = await connectRedis({
-      url: redis.url,
-      keyPrefix: `t${++prefixes}`,
-      timeoutMs: 2000,
-      log: () => {},
-    });
-    const limits = createRedisLimits(connection, { leaseMs: 60_000 });
     const subject = { agentId: 'agent-a', tier: 'verified', generation: 0 };
-    try {
+    await withRedisLimits(2000, async (_connection, limits) => {
       await fc.assert(
         fc.asyncProperty(
           fc.constantFrom('token_bucket', 'fixed_window', 'sliding_window' as const),
@@ -169,27 +185,17 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
         ),
         { numRuns: 60 },
       );
-    } finally {
-      limits.stop();
-      await connection.close();
-    }
+    });
   }, 60_000);
 
   it("a live instance renews its requests' leases; a released lease is gone", async () => {
-    const connection = await connectRedis({
-      url: redis.url,
-      keyPrefix: `t${++prefixes}`,
-      timeoutMs: 10_000,
-      log: () => {},
-    });
-    const limits = createRedisLimits(connection, { leaseMs: 60_000 });
     const subject = { agentId: 'agent-a', tier: 'verified', generation: 0 };
-    const leases = connection.key('lease:agent-a');
-    const redisNow = async () => {
-      const [seconds, micros] = (await connection.redis.time()) as unknown as [string, string];
-      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-    };
-    try {
+    await withRedisLimits(10_000, async (connection, limits) => {
+      const leases = connection.key('lease:agent-a');
+      const redisNow = async () => {
+        const [seconds, micros] = (await connection.redis.time()) as unknown as [string, string];
+        return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      };
       const admitted = await limits.admit([], subject, 'whoami', Date.now(), 5);
       if (admitted.kind !== 'decided' || !admitted.lease) throw new Error('not admitted');
       const first = Number(await connection.redis.zscore(leases, admitted.lease));
@@ -201,10 +207,7 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
       limits.release(subject.agentId, admitted.lease);
       await limits.renew();
       expect(await connection.redis.zscore(leases, admitted.lease)).toBeNull();
-    } finally {
-      limits.stop();
-      await connection.close();
-    }
+    });
   }, 30_000);
 
   it('a token revoked through one instance is refused by all of them', async () => {

@@ -126,6 +126,16 @@ function rawConnection(port: number, send?: string): Promise<RawConnection> {
   });
 }
 
+/** Sends `send` (if anything) on a raw connection; once the server has closed it, what it was answered. */
+async function answerTo(port: number, send?: string) {
+  const connection = await rawConnection(port, send);
+  await connection.closed;
+  return parseAnswer(connection.received());
+}
+/** The request line and headers of an agent's JSON search, to be followed by framing headers and the body. */
+const searchHead = (token: string) =>
+  `POST /v1/web/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Agent-Identity: ${token}\r\n`;
+
 /** Status, headers and JSON body of one raw HTTP/1.1 answer. */
 function parseAnswer(text: string) {
   const [head = '', body = ''] = text.split('\r\n\r\n');
@@ -199,9 +209,7 @@ describe('node server adapter: what the HTTP parser refuses is answered in JSON'
     '%s: the catalogue status and code, a request id, then the connection closes',
     async (_what, raw, status, code) => {
       const { server } = await hardened({});
-      const connection = await rawConnection(server.port, raw);
-      await connection.closed;
-      const answer = parseAnswer(connection.received());
+      const answer = await answerTo(server.port, raw);
       expect([answer.status, answer.body.code]).toEqual([status, code]);
       expect(ERROR_CATALOGUE[code as keyof typeof ERROR_CATALOGUE].status).toBe(status);
       expect(answer.headers['content-type']).toBe('application/json');
@@ -215,13 +223,10 @@ describe('node server adapter: what the HTTP parser refuses is answered in JSON'
   it('a broken chunk in a body the core is reading is answered by the core: 400 JSON, journaled', async () => {
     const { gateway, server } = await hardened({});
     const token = gateway.mintToken('agent-verified');
-    const connection = await rawConnection(
+    const answer = await answerTo(
       server.port,
-      `POST /v1/web/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Agent-Identity: ${token}\r\n` +
-        'Transfer-Encoding: chunked\r\n\r\n5\r\n{"que\r\nzz\r\n',
+      `${searchHead(token)}Transfer-Encoding: chunked\r\n\r\n5\r\n{"que\r\nzz\r\n`,
     );
-    await connection.closed;
-    const answer = parseAnswer(connection.received());
     expect([answer.status, answer.body.code, answer.body.http_error]).toEqual([
       400,
       'invalid_request',
@@ -243,15 +248,11 @@ describe('node server adapter: what the HTTP parser refuses is answered in JSON'
       }
       return `${out}0\r\n\r\n`;
     };
-    const send = async (body: string) => {
-      const connection = await rawConnection(
+    const send = (body: string) =>
+      answerTo(
         server.port,
-        `POST /v1/web/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Agent-Identity: ${token}\r\n` +
-          `Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n${chunked(body, 7)}`,
+        `${searchHead(token)}Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n${chunked(body, 7)}`,
       );
-      await connection.closed;
-      return parseAnswer(connection.received());
-    };
     // In pieces of 7 bytes: the body is the pieces joined, whichever way the adapter reads them.
     expect(await send('{"query":"in pieces","count":2}')).toMatchObject({
       status: 200,
@@ -272,8 +273,7 @@ describe('node server adapter: what the HTTP parser refuses is answered in JSON'
     const body = '{"query":"half-closed"}';
     const connection = await rawConnection(
       server.port,
-      `POST /v1/web/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Agent-Identity: ${token}\r\n` +
-        `Content-Length: ${body.length}\r\n\r\n${body}`,
+      `${searchHead(token)}Content-Length: ${body.length}\r\n\r\n${body}`,
     );
     connection.socket.end();
     await connection.closed;
@@ -282,20 +282,18 @@ describe('node server adapter: what the HTTP parser refuses is answered in JSON'
 
   it('an Expect other than 100-continue is ignored (RFC 9110 section 10.1.1), not a bodiless 417', async () => {
     const { server } = await hardened({});
-    const connection = await rawConnection(
-      server.port,
-      'GET /v1/health HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n',
-    );
-    await connection.closed;
-    expect(parseAnswer(connection.received())).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect(
+      await answerTo(
+        server.port,
+        'GET /v1/health HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n',
+      ),
+    ).toMatchObject({ status: 200, body: { status: 'ok' } });
   });
 
   it("CONNECT gets the core's JSON answer, not a silent close", async () => {
     const { server } = await hardened({});
     for (const target of ['example.com:443', '/v1/health']) {
-      const connection = await rawConnection(server.port, `CONNECT ${target} HTTP/1.1\r\nHost: x\r\n\r\n`);
-      await connection.closed;
-      const answer = parseAnswer(connection.received());
+      const answer = await answerTo(server.port, `CONNECT ${target} HTTP/1.1\r\nHost: x\r\n\r\n`);
       expect([target, answer.status, answer.body.code]).toEqual(
         target === '/v1/health' ? [target, 405, 'method_not_allowed'] : [target, 404, 'not_found'],
       );
@@ -306,9 +304,7 @@ describe('node server adapter: what the HTTP parser refuses is answered in JSON'
 describe('node server adapter: timeouts and the connection cap', () => {
   it('a connection that sends nothing is answered 408 and closed after the headers timeout', async () => {
     const { server } = await hardened({ headers_timeout_ms: 300, request_timeout_ms: 60_000 });
-    const connection = await rawConnection(server.port);
-    await connection.closed;
-    const answer = parseAnswer(connection.received());
+    const answer = await answerTo(server.port);
     expect([answer.status, answer.body.code]).toEqual([408, 'request_timeout']);
     expect(answer.body).toMatchObject({ headers_timeout_ms: 300, request_timeout_ms: 60_000 });
   });
@@ -316,13 +312,10 @@ describe('node server adapter: timeouts and the connection cap', () => {
   it('a body that stalls gets 408 JSON from the core (journaled), not minutes of silence', async () => {
     const { gateway, server } = await hardened({ headers_timeout_ms: 300, request_timeout_ms: 600 });
     const token = gateway.mintToken('agent-verified');
-    const connection = await rawConnection(
+    const answer = await answerTo(
       server.port,
-      `POST /v1/web/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Agent-Identity: ${token}\r\n` +
-        'X-Request-Id: stalled-1\r\nContent-Length: 100\r\n\r\n{"query":',
+      `${searchHead(token)}X-Request-Id: stalled-1\r\nContent-Length: 100\r\n\r\n{"query":`,
     );
-    await connection.closed;
-    const answer = parseAnswer(connection.received());
     expect([answer.status, answer.body.code, answer.headers['x-request-id']]).toEqual([
       408,
       'request_timeout',
@@ -335,9 +328,7 @@ describe('node server adapter: timeouts and the connection cap', () => {
 
   it('a kept-alive connection with no request in progress is closed after the idle timeout', async () => {
     const { server } = await hardened({ idle_timeout_ms: 2000 });
-    const connection = await rawConnection(server.port, 'GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
-    await connection.closed;
-    const answer = parseAnswer(connection.received());
+    const answer = await answerTo(server.port, 'GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(answer.status).toBe(200);
     // The configured idle timeout, as Node announces it (whole seconds), not its default of 5.
     expect(answer.headers['keep-alive']).toBe('timeout=2');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { recordedEntry } from '../../test/support/synthetic-journal.ts';
 import { loadConfig } from '../config/load-config.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal/journal.ts';
@@ -22,23 +23,18 @@ const AGENT_RULE: RateLimitRule = {
   limit: 3,
   window_seconds: 1,
 };
-let seq = 0;
-/** A journal entry at `t` ms (gateway and real clock alike), answered after `duration` ms. */
-const entry = (t: number, fields: Partial<JournalEntry> = {}): JournalEntry => ({
-  seq: ++seq,
-  request_id: `r${seq}`,
-  at: 1_000_000 + t,
-  time: new Date(1_000_000 + t).toISOString(),
-  duration_ms: 1,
-  real_ms: t,
-  method: 'POST',
-  path: '/v1/web/search',
-  operation: 'web.search',
-  status: 200,
-  agent: 'a',
-  request_fingerprint: 'req_x',
-  ...fields,
-});
+/** A search in the journal at `t` ms (gateway and real clock alike), answered 200 in 1 ms unless `fields` say otherwise. */
+const entry = (t: number, fields: Partial<JournalEntry> = {}): JournalEntry =>
+  recordedEntry(t, {
+    method: 'POST',
+    path: '/v1/web/search',
+    operation: 'web.search',
+    request_fingerprint: 'req_x',
+    ...fields,
+  });
+/** Request `fingerprint` at `t` ms, answered 200. */
+const asked = (t: number, fingerprint: string) => entry(t, { request_fingerprint: fingerprint });
+/** Request `fingerprint` at `t` ms, refused 429 by the per-agent rule with Retry-After: 1. */
 const limited = (t: number, fingerprint: string) =>
   entry(t, {
     status: 429,
@@ -72,48 +68,32 @@ describe('honor-retry-after', () => {
 
   it('a retry that waited out its own Retry-After is fine, even inside a later 429 of another request', () => {
     // A and B were refused 20 ms apart; A's retry comes when A's wait ends, 20 ms before B's.
-    const entries = [
-      limited(0, 'req_a'),
-      limited(20, 'req_b'),
-      entry(1000, { request_fingerprint: 'req_a' }),
-      entry(1020, { request_fingerprint: 'req_b' }),
-    ];
+    const entries = [limited(0, 'req_a'), limited(20, 'req_b'), asked(1000, 'req_a'), asked(1020, 'req_b')];
     expect(judge(honorRetryAfter, entries)).toEqual([]);
   });
 
   it('one early request is one violation, however many concurrent 429s it jumped', () => {
-    const entries = [
-      limited(0, 'req_a'),
-      limited(1, 'req_b'),
-      limited(2, 'req_c'),
-      entry(500, { request_fingerprint: 'req_d' }),
-    ];
+    const entries = [limited(0, 'req_a'), limited(1, 'req_b'), limited(2, 'req_c'), asked(500, 'req_d')];
     const findings = judge(honorRetryAfter, entries);
     expect(findings).toHaveLength(1);
     expect(findings[0]?.requests.map((e) => e.request_fingerprint)).toEqual(['req_a', 'req_d']);
   });
 
   it('a fresh request, or a retry that jumped its own wait, inside the window is caught', () => {
-    expect(
-      judge(honorRetryAfter, [limited(0, 'req_a'), entry(500, { request_fingerprint: 'req_c' })]),
-    ).toHaveLength(1);
-    expect(
-      judge(honorRetryAfter, [limited(0, 'req_a'), entry(500, { request_fingerprint: 'req_a' })]),
-    ).toHaveLength(1);
+    expect(judge(honorRetryAfter, [limited(0, 'req_a'), asked(500, 'req_c')])).toHaveLength(1);
+    expect(judge(honorRetryAfter, [limited(0, 'req_a'), asked(500, 'req_a')])).toHaveLength(1);
   });
 
   it('requests within the grace after the answer were already in flight; a 5xx binds only retries of its request', () => {
-    expect(
-      judge(honorRetryAfter, [limited(0, 'req_a'), entry(50, { request_fingerprint: 'req_c' })]),
-    ).toEqual([]);
+    expect(judge(honorRetryAfter, [limited(0, 'req_a'), asked(50, 'req_c')])).toEqual([]);
     const fault = entry(0, { status: 503, retry_after: '1', request_fingerprint: 'req_a' });
-    expect(judge(honorRetryAfter, [fault, entry(400, { request_fingerprint: 'req_c' })])).toEqual([]);
+    expect(judge(honorRetryAfter, [fault, asked(400, 'req_c')])).toEqual([]);
     // One early repeat of the request may be another user of the agent asking the same: two are retries.
-    expect(judge(honorRetryAfter, [fault, entry(400, { request_fingerprint: 'req_a' })])).toEqual([]);
+    expect(judge(honorRetryAfter, [fault, asked(400, 'req_a')])).toEqual([]);
     const twice = judge(honorRetryAfter, [
       fault,
       entry(400, { request_fingerprint: 'req_a', status: 503, retry_after: '1' }),
-      entry(800, { request_fingerprint: 'req_a' }),
+      asked(800, 'req_a'),
     ]);
     expect(twice).toHaveLength(1);
     expect(twice[0]?.count).toBe(2);
@@ -145,15 +125,12 @@ describe('no-parallel-storm', () => {
       limited(0, 'req_a'),
       limited(2, 'req_b'),
       limited(4, 'req_c'),
-      entry(1005, { request_fingerprint: 'req_a' }),
-      entry(1006, { request_fingerprint: 'req_b' }),
-      entry(1007, { request_fingerprint: 'req_c' }),
+      asked(1005, 'req_a'),
+      asked(1006, 'req_b'),
+      asked(1007, 'req_c'),
     ];
     expect(judge(noParallelStorm, retries)).toEqual([]);
-    const storm = [
-      limited(0, 'req_a'),
-      ...['d', 'e', 'f', 'g'].map((q, i) => entry(300 + i, { request_fingerprint: `req_${q}` })),
-    ];
+    const storm = [limited(0, 'req_a'), ...['d', 'e', 'f', 'g'].map((q, i) => asked(300 + i, `req_${q}`))];
     expect(judge(noParallelStorm, storm)).toHaveLength(1);
   });
 });

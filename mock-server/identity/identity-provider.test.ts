@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { codeOf } from '../../test/support/gateway-error.ts';
 import { createClock } from '../clock.ts';
 import { GatewayError } from '../errors.ts';
 import { createAgentRegistry } from './agent-registry.ts';
@@ -29,14 +30,6 @@ const setup = (ttlSeconds = 60) => {
     ttlSeconds,
   });
   return { clock, registry, idp };
-};
-const codeOf = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (error) {
-    return (error as GatewayError).code;
-  }
-  return 'no error';
 };
 
 describe('identity provider', () => {
@@ -195,16 +188,7 @@ describe('tokens are bound to one life of an agent', () => {
     const { registry, idp } = setup();
     const first = idp.mintForAgent('a-early').token;
     registry.replace([]);
-    registry.replace([
-      {
-        id: 'a-early',
-        name: 'Early',
-        api_key: 'key-early-123',
-        tier: 'early_access',
-        allowlist: [],
-        disabled: false,
-      },
-    ]);
+    registry.replace([{ ...EARLY_AGENT }]);
     expect(reasonOf(idp, first)).toBe('revoked');
     const second = idp.mintForAgent('a-early').token;
     expect(reasonOf(idp, second)).toBe('ok');

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { syntheticEntry } from '../../test/support/synthetic-journal.ts';
 import { harOf, harTextSlices } from './har.ts';
 import {
   createJournal,
@@ -10,20 +11,12 @@ import {
 } from './journal.ts';
 import { type SliceSink, writeSlices } from './write-slices.ts';
 
-const AGENTS = ['a', 'b', 'c', undefined];
 let made = 0;
-function add(journal: Journal, agent = AGENTS[made % AGENTS.length]) {
+/** The next synthetic entry, its agent taken in turn from SYNTHETIC_AGENTS unless given. */
+function add(journal: Journal, agent?: string) {
   const i = made++;
   journal.record({
-    request_id: `r${i}`,
-    at: 1_700_000_000_000 + i,
-    duration_ms: 1,
-    real_ms: i,
-    method: 'GET',
-    path: '/v1/whoami',
-    operation: 'whoami',
-    status: 200,
-    agent,
+    ...syntheticEntry(i, agent),
     // Text the page's JSON assembly must not read as a replacement pattern.
     query: i % 7 === 0 ? `$& $' "entries":[] ${i}` : undefined,
   });
@@ -44,10 +37,13 @@ const joined = async (texts: AsyncIterable<string>) => {
   for await (const text of texts) all += text;
   return all;
 };
-/** Every slice of an export, in order, and the entries they hold. */
-function drain(slices: Iterable<string> | AsyncIterable<string>) {
+/** Every slice of an export, in order, and the entries they hold; `between` runs after each slice is read. */
+function drain(slices: Iterable<string> | AsyncIterable<string>, between = () => {}) {
   const texts: string[] = [];
-  for (const text of slices as Iterable<string>) texts.push(text);
+  for (const text of slices as Iterable<string>) {
+    texts.push(text);
+    between();
+  }
   return { texts, entries: linesOf(texts.join('')) };
 }
 
@@ -136,12 +132,10 @@ describe('the NDJSON export', () => {
   it('entries recorded during the export are not in it: the export ends at the seq it started at', () => {
     const journal = filled(5000, 1000);
     const exported = journal.exportSlices({}, 64, Number.POSITIVE_INFINITY);
-    const entries: JournalEntry[] = [];
-    for (const text of exported.slices as Iterable<string>) {
-      entries.push(...linesOf(text));
-      // Between two slices, the gateway goes on recording.
+    // Between two slices, the gateway goes on recording.
+    const { entries } = drain(exported.slices, () => {
       for (let i = 0; i < 40; i++) add(journal);
-    }
+    });
     expect(exported.until).toBe(1000);
     expect(seqsOf(entries)).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
     expect(journal.list().length).toBeGreaterThan(1000);
@@ -151,11 +145,11 @@ describe('the NDJSON export', () => {
     // A ring of 300 full; each slice of 50 is followed by 60 new entries, so the oldest are lost meanwhile.
     const journal = filled(300, 300);
     const exported = journal.exportSlices({}, 50, Number.POSITIVE_INFINITY);
-    const seqs: number[] = [];
-    for (const text of exported.slices as Iterable<string>) {
-      seqs.push(...seqsOf(linesOf(text)));
-      for (let i = 0; i < 60; i++) add(journal);
-    }
+    const seqs = seqsOf(
+      drain(exported.slices, () => {
+        for (let i = 0; i < 60; i++) add(journal);
+      }).entries,
+    );
     expect(seqs.length).toBeGreaterThan(0);
     expect(seqs.length).toBeLessThan(300);
     for (let i = 1; i < seqs.length; i++) expect(seqs[i]).toBeGreaterThan(seqs[i - 1] as number);
@@ -167,12 +161,12 @@ describe('the NDJSON export', () => {
   it('a journal emptied during the export ends it', () => {
     const journal = filled(1000, 500);
     const exported = journal.exportSlices({}, 100, Number.POSITIVE_INFINITY);
-    const seqs: number[] = [];
-    for (const text of exported.slices as Iterable<string>) {
-      seqs.push(...seqsOf(linesOf(text)));
-      journal.clear();
-      add(journal);
-    }
+    const seqs = seqsOf(
+      drain(exported.slices, () => {
+        journal.clear();
+        add(journal);
+      }).entries,
+    );
     expect(seqs).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
   });
 

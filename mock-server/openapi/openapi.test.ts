@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { type Call, call } from '../../test/support/call.ts';
 import { createClock } from '../clock.ts';
 import { ERROR_CATALOGUE, ERROR_CODES } from '../errors.ts';
 import { createGateway } from '../gateway.ts';
@@ -123,27 +124,10 @@ describe('the document against the gateway it describes', () => {
     clock: createClock({ frozen: true, startAt: Date.parse('2026-06-01T00:00:00Z') }),
   });
   const token = gateway.mintToken('agent-verified');
-  const send = async (
-    method: string,
-    path: string,
-    init: { body?: unknown; headers?: Record<string, string> } = {},
-  ) => {
-    const headers: Record<string, string> = { ...init.headers };
-    if (init.body !== undefined) headers['content-type'] = 'application/json';
-    const response = await gateway.fetch(
-      new Request(`http://gw.test${path}`, {
-        method: method.toUpperCase(),
-        headers,
-        body:
-          init.body === undefined
-            ? undefined
-            : typeof init.body === 'string'
-              ? init.body
-              : JSON.stringify(init.body),
-      }),
-    );
-    const text = await response.text();
-    return { status: response.status, text, type: response.headers.get('content-type') ?? '' };
+  /** An operation's method as the document spells it (lower case), a path and headers and body: status, text, type. */
+  const send = async (method: string, path: string, init: Call = {}) => {
+    const { status, text, headers } = await call(gateway, method.toUpperCase(), path, init);
+    return { status, text, type: headers.get('content-type') ?? '' };
   };
   const agent = { 'x-agent-identity': token };
   const admin = { 'x-admin-key': KEY };

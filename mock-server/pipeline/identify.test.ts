@@ -26,17 +26,8 @@ const contextOf = (headers: Record<string, string>): CallContext => ({
   at: 0,
   started: 0,
 });
-const call = async (headers: Record<string, string>) => {
-  const ctx: CallContext = {
-    request: fromWebRequest(new Request('http://gw.test/v1/whoami', { headers })),
-    runtime: {} as CallServices,
-    requestId: 'r',
-    note: {},
-    at: 0,
-    started: 0,
-  };
-  return identify({ verifier, state: { refusal: () => undefined } }, ctx);
-};
+const call = async (headers: Record<string, string>) =>
+  identify({ verifier, state: { refusal: () => undefined } }, contextOf(headers));
 const failure = async (promise: Promise<unknown>) => {
   try {
     await promise;

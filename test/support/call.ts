@@ -6,13 +6,16 @@ export interface Call {
   headers?: Record<string, string>;
 }
 
-/** Calls a gateway's handler (or any fetch) with an optional token and JSON body; returns status, headers and JSON. */
+/**
+ * Calls a gateway's handler (or any fetch) with an optional token and a body (JSON unless a string); returns
+ * status, headers, the body as text and as JSON (`{ text }` when it is not JSON).
+ */
 export async function call(
   target: FetchHandler | string,
   method: string,
   path: string,
   options: Call = {},
-): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+): Promise<{ status: number; headers: Headers; text: string; body: Record<string, unknown> }> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined) headers['X-Agent-Identity'] = options.token;
   if (options.body !== undefined) headers['content-type'] ??= 'application/json';
@@ -37,7 +40,7 @@ export async function call(
   } catch {
     body = { text };
   }
-  return { status: response.status, headers: response.headers, body };
+  return { status: response.status, headers: response.headers, text, body };
 }
 
 export const search = (

@@ -4,6 +4,8 @@
  * measured.
  */
 
+import type { JournalEntry } from '../../mock-server/journal/journal.ts';
+
 /** Agents taken in turn by `syntheticEntry(i)` when no agent is given: three named ones and one anonymous. */
 export const SYNTHETIC_AGENTS = ['a', 'b', 'c', undefined] as const;
 
@@ -19,5 +21,29 @@ export function syntheticEntry(i: number, agent: string | undefined = SYNTHETIC_
     operation: 'whoami' as const,
     status: 200,
     agent,
+  };
+}
+
+let recorded = 0;
+/**
+ * An entry as the journal holds it (seq and time set), at `t` ms after a fixed epoch on the gateway and real
+ * clock alike: by agent `a`, a whoami answered 200 in 1 ms unless `fields` say otherwise. Each call takes the
+ * next seq. Rule and timeline tests build the journals they judge from these.
+ */
+export function recordedEntry(t: number, fields: Partial<JournalEntry> = {}): JournalEntry {
+  const seq = ++recorded;
+  return {
+    seq,
+    request_id: `r${seq}`,
+    at: 1_000_000 + t,
+    time: new Date(1_000_000 + t).toISOString(),
+    duration_ms: 1,
+    real_ms: t,
+    method: 'GET',
+    path: '/v1/whoami',
+    operation: 'whoami',
+    status: 200,
+    agent: 'a',
+    ...fields,
   };
 }
