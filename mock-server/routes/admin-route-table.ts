@@ -1,24 +1,11 @@
 import type { ErrorCode } from '../errors.ts';
 import { faultSpecSchema } from '../scenarios/faults.ts';
-import {
-  ADMIN_PREFIX,
-  advanceSchema,
-  agentCreateSchema,
-  agentPatchSchema,
-  exportQuery,
-  findingsQuery,
-  journalExportQuery,
-  journalQuery,
-  reportQuery,
-  scenarioRequestSchema,
-  setSchema,
-  toolPatchSchema,
-} from './admin-schemas.ts';
+import * as schemas from './admin-schemas.ts';
 import * as answers from './answer-schemas.ts';
 import { ADMIN, BODY, json, type NamedSchema, type RouteDeclaration } from './route-declaration.ts';
 
 /** Where the dashboard is served: the page, and its files beside it. */
-export const DASHBOARD_PATH = `${ADMIN_PREFIX}/ui`;
+export const DASHBOARD_PATH = `${schemas.ADMIN_PREFIX}/ui`;
 
 interface AdminExtras {
   body?: NamedSchema;
@@ -41,7 +28,7 @@ const admin = (
   extras: AdminExtras = {},
 ): RouteDeclaration => ({
   method,
-  path: `${ADMIN_PREFIX}${path}`,
+  path: `${schemas.ADMIN_PREFIX}${path}`,
   id,
   summary,
   group: 'admin',
@@ -72,13 +59,13 @@ export const ADMIN_ROUTES: readonly RouteDeclaration[] = [
   ),
   admin('GET', '/agents', 'listAgents', 'Agents, with their API keys', json('Agents', answers.agentsSchema)),
   admin('POST', '/agents', 'createAgent', 'Create an agent (tier defaults to default_tier)', AGENT, {
-    body: json('AgentCreate', agentCreateSchema),
+    body: json('AgentCreate', schemas.agentCreateSchema),
     errors: ['already_exists'],
     status: 201,
   }),
   admin('GET', '/agents/:id', 'getAgent', 'One agent', AGENT, { errors: NOT_FOUND }),
   admin('PATCH', '/agents/:id', 'updateAgent', 'Change an agent, effective at once for its tokens', AGENT, {
-    body: json('AgentPatch', agentPatchSchema),
+    body: json('AgentPatch', schemas.agentPatchSchema),
     errors: NOT_FOUND,
   }),
   admin('POST', '/agents/:id/revoke-tokens', 'revokeTokens', 'Revoke every token the agent holds', AGENT, {
@@ -100,7 +87,7 @@ export const ADMIN_ROUTES: readonly RouteDeclaration[] = [
     'Change a tool',
     json('ToolPatched', answers.toolPatchedSchema),
     {
-      body: json('ToolPatch', toolPatchSchema),
+      body: json('ToolPatch', schemas.toolPatchSchema),
       errors: NOT_FOUND,
     },
   ),
@@ -110,10 +97,10 @@ export const ADMIN_ROUTES: readonly RouteDeclaration[] = [
   admin('POST', '/clock/resume', 'resumeClock', 'Let the clock run again', CLOCK),
   admin('POST', '/clock/reset', 'resetClock', 'Back to real time', CLOCK),
   admin('POST', '/clock/advance', 'advanceClock', 'Move the clock forward ({ms} or {seconds})', CLOCK, {
-    body: json('ClockAdvance', advanceSchema),
+    body: json('ClockAdvance', schemas.advanceSchema),
   }),
   admin('POST', '/clock/set', 'setClock', 'Set the clock (ISO 8601 or epoch ms)', CLOCK, {
-    body: json('ClockSet', setSchema),
+    body: json('ClockSet', schemas.setSchema),
   }),
   admin('GET', '/faults', 'listFaults', 'Armed faults', FAULTS_LIST),
   admin('POST', '/faults', 'armFault', 'Arm a fault', json('Fault', answers.faultSchema), {
@@ -128,7 +115,7 @@ export const ADMIN_ROUTES: readonly RouteDeclaration[] = [
     'getJournal',
     'Recent requests (agent traffic; admin calls are not journaled)',
     json('Journal', answers.journalSchema),
-    { query: journalQuery, errors: ['invalid_request'], answer: 'Journal entries, oldest first.' },
+    { query: schemas.journalQuery, errors: ['invalid_request'], answer: 'Journal entries, oldest first.' },
   ),
   admin(
     'GET',
@@ -136,7 +123,11 @@ export const ADMIN_ROUTES: readonly RouteDeclaration[] = [
     'streamJournal',
     'Every journal entry, streamed as NDJSON (the entries up to X-Journal-Until, oldest first)',
     { text: ['application/x-ndjson'] },
-    { query: journalExportQuery, errors: ['invalid_request'], answer: 'One JSON journal entry a line.' },
+    {
+      query: schemas.journalExportQuery,
+      errors: ['invalid_request'],
+      answer: 'One JSON journal entry a line.',
+    },
   ),
   admin(
     'DELETE',
@@ -151,7 +142,7 @@ export const ADMIN_ROUTES: readonly RouteDeclaration[] = [
     'exportJournal',
     'The journal as a HAR 1.2 file (headers and bodies as the journal keeps them, redacted)',
     json('Har', answers.harSchema),
-    { query: exportQuery, errors: ['invalid_request'], answer: 'A HAR 1.2 log.' },
+    { query: schemas.exportQuery, errors: ['invalid_request'], answer: 'A HAR 1.2 log.' },
   ),
   admin(
     'GET',
@@ -159,7 +150,7 @@ export const ADMIN_ROUTES: readonly RouteDeclaration[] = [
     'getFindings',
     "Spec rules the journaled answers broke, per rule with the exchanges (proxy mode: the target's)",
     json('Findings', answers.findingsSchema),
-    { query: findingsQuery, errors: ['invalid_request'], answer: 'Findings per rule.' },
+    { query: schemas.findingsQuery, errors: ['invalid_request'], answer: 'Findings per rule.' },
   ),
   admin(
     'GET',
@@ -181,7 +172,7 @@ export const ADMIN_ROUTES: readonly RouteDeclaration[] = [
     'loadScenario',
     'Load a bundled scenario by name, or one inline (resets first)',
     json('ScenarioLoaded', answers.scenarioLoadedSchema),
-    { body: json('ScenarioRequest', scenarioRequestSchema) },
+    { body: json('ScenarioRequest', schemas.scenarioRequestSchema) },
   ),
   admin(
     'POST',
@@ -196,7 +187,7 @@ export const ADMIN_ROUTES: readonly RouteDeclaration[] = [
     'getClientReport',
     "An agent's client behaviour report (the spec's client safety rules)",
     json('ClientReport', answers.clientReportSchema),
-    { query: reportQuery, errors: ['invalid_request', 'not_found'], answer: 'The report.' },
+    { query: schemas.reportQuery, errors: ['invalid_request', 'not_found'], answer: 'The report.' },
   ),
 ];
 
