@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { checkResult, runReport } from '../test/support/conformance-report.ts';
 import { type CheckContext, CheckFailure, Inconclusive, observed } from './check.ts';
 import { checkEach, checkProperty, settleUnobserved } from './check-cases.ts';
-import type { Exchange } from './http-client.ts';
 import { exitCodeFor, selectChecks } from './runner.ts';
+import type { Exchange } from './suite-request.ts';
 
 const ctx = (overrides: Partial<CheckContext> = {}): CheckContext => ({
   client: undefined as never,

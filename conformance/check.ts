@@ -1,7 +1,8 @@
 import type { ProtectedEndpointId } from '../vocabulary/endpoints.ts';
 import type { SpecRef } from '../vocabulary/spec-ref.ts';
 import type { ToolName } from '../vocabulary/tools.ts';
-import type { Exchange, SuiteClient } from './http-client.ts';
+import type { SuiteClient } from './http-client.ts';
+import type { Exchange } from './suite-request.ts';
 import type { Level, Reproduction, Unobserved, Verdict } from './types.ts';
 
 /** A protected endpoint as the suite calls it; tool bodies are configurable (their fields are "not shown"). */

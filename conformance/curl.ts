@@ -1,5 +1,5 @@
 import { IDENTITY_HEADER } from '../vocabulary/identity-header.ts';
-import type { Exchange } from './http-client.ts';
+import type { Exchange } from './suite-request.ts';
 import { shellExpression, shellQuote } from './token-value.ts';
 
 // Headers and body go out as UTF-8 bytes; shellQuote writes one byte per latin1 character.

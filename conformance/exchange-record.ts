@@ -1,5 +1,5 @@
 import { curlFor } from './curl.ts';
-import type { Exchange } from './http-client.ts';
+import type { Exchange } from './suite-request.ts';
 import type { ExchangeRecord, Reproduction } from './types.ts';
 
 /** Longest response body a report keeps: enough to read an error, not a 5 MB page. */

@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { observed } from './check.ts';
-import { backoffMs, createSuiteClient, decodeBody } from './http-client.ts';
+import { backoffMs } from './client-pacing.ts';
+import { decodeBody } from './decode-body.ts';
+import { createSuiteClient } from './http-client.ts';
 import { commandToken, staticToken, type TokenSource } from './token-source.ts';
 
 type Reply = { status: number; headers?: Record<string, string>; body?: unknown };

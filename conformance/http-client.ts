@@ -29,25 +29,6 @@ import { applyTransform, type TokenValue } from './token-value.ts';
  * sends, paces and remembers.
  */
 
-export {
-  askedWaitOf,
-  backoffMs,
-  isTransient,
-  MAX_TRANSIENT_RETRIES,
-  REAL_CLOCK,
-  retryAfterOf,
-  type SuiteClock,
-} from './client-pacing.ts';
-export { decodeBody } from './decode-body.ts';
-export {
-  type Credential,
-  callKey,
-  credentialOf,
-  type Exchange,
-  type SuiteRequest,
-  type SuiteResponse,
-} from './suite-request.ts';
-
 /** Whether an answer counts as the gateway serving the call: anything but a 429, a 5xx or no answer. */
 const isAnswer = (status: number) => status >= 200 && status < 500 && status !== 429;
 

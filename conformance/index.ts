@@ -12,7 +12,7 @@ export { formatSpecRef, type SpecCitation, type SpecRef, type SpecSection } from
 export type { Check, CheckContext, CheckOutcome, Endpoint, ToolName } from './check.ts';
 export { CheckFailure, Inconclusive } from './check.ts';
 export { CHECKS } from './checks/index.ts';
-export type { SuiteClock } from './http-client.ts';
+export type { SuiteClock } from './client-pacing.ts';
 export { exhaustedWaitMs, rateLimitHint } from './rate-limit-headers.ts';
 export { formatCheckLine, formatSummary } from './reporters/console.ts';
 export { escapeHtml, toHtmlReport } from './reporters/html.ts';

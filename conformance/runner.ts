@@ -4,10 +4,12 @@ import { CannotRunError } from './cannot-run-error.ts';
 import type { Check, CheckContext, Endpoint, ToolName } from './check.ts';
 import { CHECKS } from './checks/index.ts';
 import { DENIED_TOKEN, TOOLS, VALID_TOKEN } from './checks/support.ts';
-import { createSuiteClient, type Exchange, REAL_CLOCK, type SuiteClock } from './http-client.ts';
+import { REAL_CLOCK, type SuiteClock } from './client-pacing.ts';
+import { createSuiteClient } from './http-client.ts';
 import { type ConformanceReport, summariseResults } from './report-summary.ts';
 import { blamedRepeat, REPEAT_RULE, runOne, withoutTokens } from './run-check.ts';
 import { SUITE_DEFAULTS } from './suite-options.ts';
+import type { Exchange } from './suite-request.ts';
 import { staticToken, type TokenSource } from './token-source.ts';
 import type { CheckResult, Reproduction } from './types.ts';
 

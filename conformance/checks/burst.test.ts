@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import type { Exchange } from '../http-client.ts';
+import type { Exchange } from '../suite-request.ts';
 import { type BurstObservation, burstScript } from './burst.ts';
 
 /** A burst of `counts[path]` answered requests per path, as observeBurst records them. */

@@ -1,14 +1,9 @@
 import type { CheckContext, CheckOutcome, Endpoint } from '../check.ts';
 import { codeOf } from '../check.ts';
+import { backoffMs, isTransient, MAX_TRANSIENT_RETRIES, retryAfterOf } from '../client-pacing.ts';
 import { curlFor } from '../curl.ts';
 import { reproductionOf } from '../exchange-record.ts';
-import {
-  backoffMs,
-  type Exchange,
-  isTransient,
-  MAX_TRANSIENT_RETRIES,
-  retryAfterOf,
-} from '../http-client.ts';
+import type { Exchange } from '../suite-request.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 
 export interface TimedExchange {

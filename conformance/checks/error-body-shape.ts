@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { garbageToken } from '../arbitraries/garbage-token.ts';
 import { type Check, CheckFailure, codeOf, describeResponse, observed } from '../check.ts';
 import { checkProperty } from '../check-cases.ts';
-import type { SuiteRequest } from '../http-client.ts';
+import type { SuiteRequest } from '../suite-request.ts';
 import { isJsonContentType, protectedEndpoint, requestFor, SPEC_STATUS_OF_CODE } from './support.ts';
 
 export const errorBodyShape: Check = {

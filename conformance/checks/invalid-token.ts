@@ -9,7 +9,7 @@ import {
   observed,
 } from '../check.ts';
 import { checkEach, checkOnce } from '../check-cases.ts';
-import type { Exchange } from '../http-client.ts';
+import type { Exchange } from '../suite-request.ts';
 import {
   expectError,
   expectNoServerError,

@@ -9,7 +9,7 @@ import {
   observed,
 } from '../check.ts';
 import { checkProperty } from '../check-cases.ts';
-import type { Exchange } from '../http-client.ts';
+import type { Exchange } from '../suite-request.ts';
 import { expectNoServerError, requestFor, VALID_TOKEN } from './support.ts';
 
 /**

@@ -3,7 +3,7 @@ import { PROTECTED_ENDPOINTS, SPEC_ENDPOINTS } from '../../vocabulary/endpoints.
 import { SPEC_ERROR_STATUSES, type SpecErrorCode } from '../../vocabulary/error-codes.ts';
 import { TOOL_NAMES } from '../../vocabulary/tools.ts';
 import { CheckFailure, codeOf, describeResponse, type Endpoint, type ToolName } from '../check.ts';
-import type { Exchange, SuiteRequest } from '../http-client.ts';
+import type { Exchange, SuiteRequest } from '../suite-request.ts';
 import type { TokenValue } from '../token-value.ts';
 
 /** The token the suite was given, unaltered. */

@@ -1,6 +1,6 @@
 import { type Check, CheckFailure, describeResponse, observed } from '../check.ts';
 import { checkOnce } from '../check-cases.ts';
-import type { Exchange } from '../http-client.ts';
+import type { Exchange } from '../suite-request.ts';
 import { tellsCallersApart } from '../whoami-volatile.ts';
 import { DENIED_TOKEN, requestFor, VALID_TOKEN } from './support.ts';
 
