@@ -9,7 +9,6 @@ import { GatewayError } from './errors.ts';
 import { fingerprint } from './hash.ts';
 import type { IdentityVerifier } from './identity/verifier.ts';
 import type { JournalEntry } from './journal/journal.ts';
-import { andThen, type MaybePromise } from './maybe-promise.ts';
 import { loadCorpus } from './providers/corpus.ts';
 import { createFixtureFetchProvider, type FetchProvider } from './providers/web-fetch.ts';
 import { createFixtureSearchProvider, type SearchProvider } from './providers/web-search.ts';
@@ -130,27 +129,15 @@ export function createGateway(options: GatewayOptions = {}) {
   };
 
   /**
-   * Grades an agent against the spec's client safety rules, from the journal of the state port: one path
-   * for both stores, synchronous in memory. An agent the gateway neither knows nor journaled is a mistake (a
-   * typo), not an agent that did nothing: 404 not_found.
-   */
-  const gradeFromJournal = (
-    agent: string,
-    reportOptions?: Partial<ClientReportOptions>,
-  ): MaybePromise<ClientReport> =>
-    andThen(runtime.state.journal.readAll({ agent }), ({ entries, dropped }) =>
-      reportOf(agent, entries, dropped, reportOptions),
-    );
-  /**
-   * The client report, synchronously. On a shared store the journal is the store's, read asynchronously:
-   * this throws, saying to use `readClientReport`.
+   * The client report, synchronously, from this process's journal (a test's small one). On a shared store
+   * the journal is the store's, read asynchronously: this throws, saying to use `readClientReport`.
    */
   const clientReport = (agent: string, reportOptions?: Partial<ClientReportOptions>): ClientReport => {
     if (runtime.shared)
       throw new Error(
         'This gateway is on a shared store: its journal is in the store, read asynchronously. Use `await gateway.readClientReport(agent)` or `await expect(gateway).toFollowClientRules(agent)`.',
       );
-    return gradeFromJournal(agent, reportOptions) as ClientReport;
+    return reportOf(agent, runtime.journal.list({ agent }), runtime.journal.dropped, reportOptions);
   };
   /** The client report from whichever journal is in use: the shared one when there is a shared store. */
   const readClientReport = async (
@@ -161,6 +148,10 @@ export function createGateway(options: GatewayOptions = {}) {
     const { entries, dropped } = await runtime.state.journal.readInSlices({ agent });
     return reportOf(agent, entries, dropped, reportOptions);
   };
+  /**
+   * Grades an agent against the spec's client safety rules from its entries. An agent the gateway neither
+   * knows nor journaled is a mistake (a typo), not an agent that did nothing: 404 not_found.
+   */
   const reportOf = (
     agent: string,
     entries: JournalEntry[],

@@ -89,7 +89,7 @@ async function trace(state: StatePort, world: ReturnType<typeof stageWorld>, spe
   }
   const page = await state.journal.page({});
   out.push(['journal', page.entries.map((e) => [e.seq, e.request_id, e.agent, e.exchange?.request_headers])]);
-  out.push(['journal a', (await state.journal.readAll({ agent: 'a' })).entries.map((e) => e.seq)]);
+  out.push(['journal a', (await state.journal.readInSlices({ agent: 'a' })).entries.map((e) => e.seq)]);
   out.push(['journal list', (await state.journal.list({ limit: 1 })).entries.map((e) => e.seq)]);
   await state.journal.clear();
   out.push(['journal cleared', (await state.journal.page({})).entries.length]);

@@ -51,7 +51,6 @@ export function createMemoryState(parts: MemoryParts): StatePort {
       },
       page: (filter) => journal.readPage(filter),
       list: (filter) => ({ entries: journal.list(filter), dropped: journal.dropped }),
-      readAll: (filter) => ({ entries: journal.list(filter), dropped: journal.dropped }),
       readInSlices: (filter) => journal.readAll(filter),
       exportSlices: (filter) => journal.exportSlices(filter),
       entrySlices: (filter) => journal.entrySlices(filter),

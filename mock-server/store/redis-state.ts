@@ -61,7 +61,6 @@ export function createRedisState(
       },
       page: (filter) => store.journal.readPage(filter),
       list: (filter) => store.journal.page(filter),
-      readAll: (filter) => store.journal.readAll(filter),
       readInSlices: (filter) => store.journal.readAll(filter),
       exportSlices: (filter) => store.journal.exportSlices(filter),
       entrySlices: (filter) => store.journal.entrySlices(filter),

@@ -95,11 +95,9 @@ export interface JournalPort {
   /** The entries a query asks for (export, findings): in memory all of them, on a shared store one page. */
   list(filter: JournalFilter): MaybePromise<JournalSlice>;
   /**
-   * Every entry of an agent (or of all): what the client report grades. In memory at once (synchronous, for
-   * `gateway.clientReport()` on a test's small journal), page after page on a shared store.
+   * Every entry of an agent (or of all), what the client report grades: read in bounded slices, the event
+   * loop free between two (admin report, readClientReport).
    */
-  readAll(filter: { agent?: string }): MaybePromise<JournalSlice>;
-  /** The same entries read in bounded slices, the event loop free between two (admin report, readClientReport). */
   readInSlices(filter: { agent?: string }): Promise<JournalSlice>;
   /**
    * An NDJSON export of the entries up to now (GET /__admin/journal/export), made slice by slice as it is
