@@ -6,12 +6,8 @@ import { respondError } from './http/respond.ts';
 import type { MaybePromise } from './maybe-promise.ts';
 import { registerOpenApiRoute } from './openapi/openapi-route.ts';
 import { recordCall } from './pipeline/record.ts';
-import {
-  ADMIN_PREFIX,
-  type AdminControl,
-  registerAdminRoutes,
-  requireAdminKey,
-} from './routes/admin-routes.ts';
+import { type AdminControl, registerAdminRoutes, requireAdminKey } from './routes/admin-routes.ts';
+import { ADMIN_PREFIX, isAdminPath } from './routes/admin-schemas.ts';
 import { isDashboardAsset, registerDashboardRoutes } from './routes/dashboard-routes.ts';
 import { registerGatewayRoutes } from './routes/gateway-routes.ts';
 import { registerIdpRoutes } from './routes/idp-routes.ts';
@@ -51,7 +47,6 @@ function requestIdOf(request: GatewayRequest, runtime: Runtime): string {
     : requestIdFor(given);
 }
 
-const isAdminPath = (path: string) => path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`);
 const NOT_RECORDED = () => {};
 const PUBLIC_ENDPOINTS = publicEndpoints(servedRoutes());
 

@@ -24,7 +24,7 @@ import type { TargetErrorCode } from '../journal/journal.ts';
 import { writeSlices } from '../journal/write-slices.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
 import { recordCall } from '../pipeline/record.ts';
-import { ADMIN_PREFIX } from '../routes/admin-routes.ts';
+import { isAdminPath } from '../routes/admin-schemas.ts';
 import { routingPath } from '../routes/router.ts';
 import { FAULT_TARGETS, type FaultTarget } from '../scenarios/faults.ts';
 import { createAgentNames } from './agent-names.ts';
@@ -159,8 +159,7 @@ export function createProxy(options: ProxyOptions): Proxy {
 
   const handleNode = async (request: GatewayRequest, req: IncomingMessage, res: ServerResponse) => {
     const path = routingPath(request.path);
-    if (options.adminKey && (path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`)))
-      return serveAdmin(request, res);
+    if (options.adminKey && isAdminPath(path)) return serveAdmin(request, res);
     const started = performance.now();
     const operation = operationOf(path);
     const ctx = {

@@ -23,7 +23,6 @@ import {
   type ScenarioInput,
 } from '../scenarios/scenarios.ts';
 import {
-  ADMIN_PREFIX,
   advanceSchema,
   agentCreateSchema,
   agentPatchSchema,
@@ -38,8 +37,6 @@ import {
 } from './admin-schemas.ts';
 import type { Routes } from './route-declaration.ts';
 import { adminIndex } from './route-index.ts';
-
-export { ADMIN_PREFIX };
 
 export interface AdminControl {
   runtime: Runtime;

@@ -12,6 +12,9 @@ import { queryShapeOf } from '../options/option-schema.ts';
 /** The admin API's reserved prefix. */
 export const ADMIN_PREFIX = '/__admin';
 
+/** Whether a path is the admin API's (the prefix itself or under it). */
+export const isAdminPath = (path: string) => path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`);
+
 // The config's own field schemas, every field optional (a patch changes what it names).
 /** Body of PATCH /__admin/agents/:id. */
 export const agentPatchSchema = z
