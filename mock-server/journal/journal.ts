@@ -37,6 +37,13 @@ export interface JournalPageOf<E = JournalEntry> {
   next_since: number;
 }
 
+/** Entries as NDJSON text, one JSON entry a line: a slice of the export, from memory or from Redis. */
+export function ndjsonOf(entries: readonly JournalEntry[]): string {
+  let lines = '';
+  for (const entry of entries) lines += `${JSON.stringify(entry)}\n`;
+  return lines;
+}
+
 /**
  * A page as JSON text, the same bytes as `JSON.stringify(page)`, made in slices of `sliceEntries` entries
  * with a turn of the event loop between two: a page of 1,000 large entries is not one long block (five
@@ -226,9 +233,7 @@ export function createJournal(initialCapacity: number) {
       const { until, slices } = this.entrySlices(filter, sliceEntries, budgetMs);
       function* text() {
         for (const entries of slices) {
-          let lines = '';
-          for (const entry of entries) lines += `${JSON.stringify(entry)}\n`;
-          yield lines;
+          yield ndjsonOf(entries);
         }
       }
       return { until, slices: text() };

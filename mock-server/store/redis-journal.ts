@@ -8,6 +8,7 @@ import {
   type JournalPageOf,
   MAX_JOURNAL_PAGE,
   MAX_JOURNAL_SCAN,
+  ndjsonOf,
 } from '../journal/journal.ts';
 import type { RedisConnection } from './redis-connection.ts';
 
@@ -190,9 +191,7 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
       const { until, slices } = await this.entrySlices(filter, sliceEntries);
       async function* text() {
         for await (const entries of slices) {
-          let lines = '';
-          for (const entry of entries) lines += `${JSON.stringify(entry)}\n`;
-          yield lines;
+          yield ndjsonOf(entries);
         }
       }
       return { until, slices: text() };
