@@ -173,11 +173,6 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
       }
     },
 
-    /** `page`, as the admin API reads it (named as the in-memory journal's `readPage`). */
-    readPage(filter: JournalFilter = {}, max = MAX_JOURNAL_PAGE): Promise<JournalPage> {
-      return this.page(filter, max);
-    },
-
     /**
      * The NDJSON export, as the in-memory journal's: the entries up to the last seq when it is asked for
      * (read before the answer starts, so a store down is a 503), then XRANGE slices of `sliceEntries`, each

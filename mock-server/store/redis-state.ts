@@ -59,7 +59,7 @@ export function createRedisState(
         if (exchange) (entry as { exchange?: unknown }).exchange = exchange();
         store.journal.record(entry);
       },
-      page: (filter) => store.journal.readPage(filter),
+      page: (filter) => store.journal.page(filter),
       list: (filter) => store.journal.page(filter),
       readInSlices: (filter) => store.journal.readAll(filter),
       exportSlices: (filter) => store.journal.exportSlices(filter),
