@@ -7,7 +7,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { createClientReport } from '../mock-server/client-report/report.ts';
-import { requestKey } from '../mock-server/client-report/request-meaning.ts';
+import { requestKey } from '../mock-server/tools/request-meaning.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import { journalFingerprint } from '../mock-server/hash.ts';
 import type { CallContext, GatewayRequest } from '../mock-server/http/context.ts';

@@ -13,7 +13,7 @@
  * expect(gateway).toFollowClientRules('agent-early');
  */
 
-import { printable } from '../conformance/redact.ts';
+import { printable } from '../vocabulary/redact.ts';
 import { describe, firstWhere, hasDeliveryFacts } from './client-report/journal-facts.ts';
 import { type ClientReport, formatClientReport, nothingToGrade } from './client-report/report.ts';
 import type { ClientReportOptions } from './client-report/types.ts';

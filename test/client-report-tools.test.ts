@@ -1,6 +1,6 @@
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UNPRINTABLE } from '../conformance/redact.ts';
+import { UNPRINTABLE } from '../vocabulary/redact.ts';
 import { gatewayHandlers } from '../mock-server/adapters/msw.ts';
 import { formatClientReport } from '../mock-server/client-report/report.ts';
 import { createGateway } from '../mock-server/gateway.ts';

@@ -1,4 +1,4 @@
-import { requestKey } from '../client-report/request-meaning.ts';
+import { requestKey } from '../tools/request-meaning.ts';
 import type { CallContext } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { SecretKind } from '../secrets/secrets.ts';

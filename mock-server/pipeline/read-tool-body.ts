@@ -1,4 +1,4 @@
-import { requestKey } from '../client-report/request-meaning.ts';
+import { requestKey } from '../tools/request-meaning.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { CallContext } from '../http/context.ts';
 import { parseJsonBodyAsSent, readBody } from '../http/read-body.ts';

@@ -1,6 +1,6 @@
 import { ENDPOINTS, type JournalOperation } from '../../vocabulary/endpoints.ts';
 import { TOOL_NAMES, TOOLS } from '../../vocabulary/tools.ts';
-import { requestKey } from '../client-report/request-meaning.ts';
+import { requestKey } from '../tools/request-meaning.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { CallContext } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';

@@ -7,7 +7,7 @@ import {
   keyOf,
   TOGETHER_MS,
 } from '../journal-facts.ts';
-import { meaningOfUrl, wordsOf } from '../request-meaning.ts';
+import { meaningOfUrl, wordsOf } from '../../tools/request-meaning.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 // Words that carry no subject: a rewording adds or drops them freely.
