@@ -28,7 +28,7 @@ import { isAdminPath } from '../routes/admin-schemas.ts';
 import { routingPath } from '../routes/router.ts';
 import { FAULT_TARGETS, type FaultTarget } from '../scenarios/faults.ts';
 import { createAgentNames } from './agent-names.ts';
-import { ANALYSED_BYTES, agentIdOf, codeOf, noteRequest, operationOf, TOOL_FIELD } from './exchange-notes.ts';
+import { ANALYSED_BYTES, agentIdOf, codeOf, noteRequest, operationOf, toolNamed } from './exchange-notes.ts';
 import { type Collector, collector, endToEnd, headerOf } from './wire.ts';
 
 /*
@@ -161,7 +161,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     const path = routingPath(request.path);
     if (options.adminKey && isAdminPath(path)) return serveAdmin(request, res);
     const started = performance.now();
-    const operation = operationOf(path);
+    const operation = operationOf(path, runtime.tools);
     const ctx = {
       request,
       runtime,
@@ -186,7 +186,7 @@ export function createProxy(options: ProxyOptions): Proxy {
       else ctx.note.agent = await names.of(token, request.connection?.id);
     }
     const keep = bodyBytes();
-    const requestBody = collector(Math.max(keep, TOOL_FIELD[operation] ? ANALYSED_BYTES : 0));
+    const requestBody = collector(Math.max(keep, toolNamed(runtime.tools, operation) ? ANALYSED_BYTES : 0));
     const requestHeaders = req.rawHeaders;
 
     /** The journal entry, once the answer is written (or the connection is gone). */
@@ -218,7 +218,7 @@ export function createProxy(options: ProxyOptions): Proxy {
         note.fault === undefined
       )
         names.byConnection.set(request.connection.id, note.agent);
-      noteRequest(ctx, operation, requestBody);
+      noteRequest(ctx, operation, requestBody, runtime.tools);
       if (status >= 400) {
         const code = codeOf(responseText);
         if (code) note.code = code as TargetErrorCode;

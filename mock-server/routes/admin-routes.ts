@@ -4,7 +4,6 @@ import type { ClientReport } from '../client-report/report.ts';
 import { reportOptionsSchema } from '../client-report/report-options.ts';
 import type { ClientReportOptions } from '../client-report/types.ts';
 import { ConfigError } from '../config/load-config.ts';
-import { TOOL_NAMES, type ToolName } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import type { CallContext, Handler } from '../http/context.ts';
 import { readJsonBody } from '../http/read-body.ts';
@@ -126,6 +125,15 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
       });
     }
   };
+  /** An allowlist names tools this gateway has (built-in or declared in its config). */
+  const checkAllowlist = (allowlist: readonly string[] | undefined) => {
+    const unknown = allowlist?.find((tool) => !Object.hasOwn(runtime.policy.tools, tool));
+    if (unknown !== undefined)
+      throw new GatewayError('invalid_request', {
+        message: `allowlist: unknown tool "${unknown}" (tools: ${Object.keys(runtime.policy.tools).join(', ')})`,
+        details: { field: 'allowlist' },
+      });
+  };
   const clockState = () => ({
     now: clock.now(),
     time: new Date(clock.now()).toISOString(),
@@ -154,6 +162,7 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
   route('createAgent', async (ctx) => {
     const body = await readJsonBody(ctx.request, agentCreateSchema, maxBody());
     checkTier(body.tier);
+    checkAllowlist(body.allowlist);
     if (registry.get(body.id))
       throw new GatewayError('already_exists', { message: `Agent "${body.id}" already exists.` });
     const apiKey = body.api_key ?? `ak_${randomBytes(12).toString('hex')}`;
@@ -174,6 +183,7 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
     const agent = agentOr404(params.id as string);
     const body = await readJsonBody(ctx.request, agentPatchSchema, maxBody());
     checkTier(body.tier);
+    checkAllowlist(body.allowlist);
     registry.update(agent.id, body);
     return ok(ctx, showAgent(agent));
   });
@@ -196,10 +206,10 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
 
   route('listTools', (ctx) => ok(ctx, { tools: runtime.policy.tools }));
   route('updateTool', async (ctx, params) => {
-    const tool = params.tool as ToolName;
-    if (!TOOL_NAMES.includes(tool))
+    const tool = params.tool as string;
+    if (!Object.hasOwn(runtime.policy.tools, tool))
       throw new GatewayError('not_found', {
-        message: `No tool "${tool}" (tools: ${TOOL_NAMES.join(', ')}).`,
+        message: `No tool "${tool}" (tools: ${Object.keys(runtime.policy.tools).join(', ')}).`,
       });
     const body = await readJsonBody(ctx.request, toolPatchSchema, maxBody());
     for (const tier of body.tiers ?? []) checkTier(tier);

@@ -1,4 +1,5 @@
 import type { JournalEntry } from '../../journal/journal.ts';
+import { meaningOfUrl, wordsOf } from '../../tools/request-meaning.ts';
 import {
   answeredAt,
   createReactionFacts,
@@ -7,7 +8,6 @@ import {
   keyOf,
   TOGETHER_MS,
 } from '../journal-facts.ts';
-import { meaningOfUrl, wordsOf } from '../../tools/request-meaning.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 // Words that carry no subject: a rewording adds or drops them freely.
