@@ -152,7 +152,7 @@ export const configSchema = z
     tiers: z.record(identifier, z.strictObject({ description: z.string().default('') })),
     default_tier: identifier,
     /** The built-in tools' policies, and any extra tool (name, path, tiers, answer), see tool-entries.ts. */
-    tools: z.record(toolName, toolEntrySchema),
+    tools: z.record(z.string(), toolEntrySchema),
     agents: z.array(agentSchema),
     corpus: z
       .strictObject({

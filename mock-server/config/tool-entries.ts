@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ENDPOINTS } from '../../vocabulary/endpoints.ts';
-import { TOOL_NAMES, TOOLS } from '../../vocabulary/tools.ts';
+import { TOOL_NAME_PATTERN, TOOL_NAMES, TOOLS } from '../../vocabulary/tools.ts';
 import { toolRouteId } from '../tools/tool-definition.ts';
 
 // A tier name (the same rule as config/schema.ts's identifier; declared here so this module stands alone).
@@ -77,7 +77,12 @@ export function checkToolDeclarations(tools: Readonly<Record<string, ToolEntry>>
   const paths = new Map<string, string>(Object.entries(ENDPOINTS).map(([id, e]) => [e.path, id]));
   const routeIds = new Map<string, string>();
   for (const [name, entry] of Object.entries(tools)) {
-    if (RESERVED.has(name) || name.startsWith('idp.'))
+    if (name.length > 64 || !TOOL_NAME_PATTERN.test(name))
+      issue(
+        [name],
+        `"${name}" is not a tool name: lower-case words joined by dots (letters, digits, _ or -), e.g. web.extract`,
+      );
+    else if (RESERVED.has(name) || name.startsWith('idp.'))
       issue([name], `"${name}" names an endpoint of the gateway, not a tool: choose another name`);
     const routeId = toolRouteId(name);
     const twin = routeIds.get(routeId);
