@@ -48,7 +48,10 @@ describe("the config's tools: built-in policies and extra tools", () => {
       { a: { path: '/v1/same' }, b: { path: '/v1/same' } },
       "tools.b.path: /v1/same is already a's path: give b a path of its own",
     ],
-    [{ 'Web.Extract': { path: '/v1/x' } }, 'tools["Web.Extract"]: "Web.Extract" is not a tool name: lower-case words joined by dots'],
+    [
+      { 'Web.Extract': { path: '/v1/x' } },
+      'tools["Web.Extract"]: "Web.Extract" is not a tool name: lower-case words joined by dots',
+    ],
     [{ whoami: { path: '/v1/who' } }, 'tools.whoami: "whoami" names an endpoint of the gateway, not a tool'],
     [{ 'web.extract': { path: 'v1/web/extract' } }, 'must be a path under /v1/'],
     [{ 'web.extract': { path: '/v1/:id' } }, 'must be a path under /v1/'],
