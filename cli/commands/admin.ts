@@ -67,7 +67,7 @@ export function registerAdminCommand(program: Command) {
                   r.scope,
                   r.algorithm,
                   `${r.limit} per ${r.window_seconds} s`,
-                  r.operations?.join(',') ?? 'whoami,web.search,web.fetch',
+                  r.operations?.join(',') ?? 'whoami and every tool',
                 ]),
               ]),
           `Retry-After as ${l.retry_after}; concurrency per agent: ${l.concurrency.per_agent ?? 'no limit'}`,
