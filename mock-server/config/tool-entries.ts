@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ENDPOINTS } from '../../vocabulary/endpoints.ts';
 import { TOOL_NAME_PATTERN, TOOL_NAMES, TOOLS } from '../../vocabulary/tools.ts';
-import { toolRouteId } from '../tools/tool-definition.ts';
+import { toolRouteId } from '../tools/tool-route-id.ts';
 
 // A tier name (the same rule as config/schema.ts's identifier; declared here so this module stands alone).
 const tierName = z

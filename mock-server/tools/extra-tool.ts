@@ -3,7 +3,8 @@ import type { ToolVocabulary } from '../../vocabulary/tools.ts';
 import { fingerprint } from '../hash.ts';
 import { createSeededFaker } from '../providers/seeded-faker.ts';
 import { canonicalJson } from './canonical-json.ts';
-import { type ToolDefinition, toolRouteId } from './tool-definition.ts';
+import type { ToolDefinition } from './tool-definition.ts';
+import { toolRouteId } from './tool-route-id.ts';
 
 /** The parts of a config's tool entry that only an extra tool has, as validated (`config/schema.ts`). */
 export interface ExtraToolDeclaration {

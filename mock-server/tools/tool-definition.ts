@@ -52,10 +52,3 @@ export interface ToolDefinition<Body = Record<string, unknown>> {
 /** Any tool, whatever its body. */
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of different bodies; each checks its own.
 export type AnyToolDefinition = ToolDefinition<any>;
-
-/** The journal's operation and a definition's name are the same string. */
-export const toolRouteId = (name: string) =>
-  name
-    .split(/[.\-_]/)
-    .map((word, i) => (i === 0 ? word : word.charAt(0).toUpperCase() + word.slice(1)))
-    .join('');
