@@ -17,7 +17,7 @@ export const faultSpecSchema = z
         operation: z
           .enum(FAULT_TARGETS)
           .optional()
-          .describe('only requests to this endpoint (default: any of health, whoami, web.search, web.fetch)'),
+          .describe(`only requests to this endpoint (default: any of ${FAULT_TARGETS.join(', ')})`),
         agent: z
           .string()
           .min(1)
