@@ -179,6 +179,23 @@ describe('an extra tool in the rest of the harness', () => {
     expect(((await unknown.json()) as { message: string }).message).toContain('unknown tool "web.nothing"');
   });
 
+  it("finds a secret the agent puts in an extra tool's body (spec section 1, client rule 2)", async () => {
+    const gateway = createGateway({ configFile, log: () => {} });
+    const token = gateway.mintToken('agent-verified');
+    const response = await gateway.fetch(
+      new Request('http://gw.test/v1/web/extract', {
+        method: 'POST',
+        headers: { 'x-agent-identity': token, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: 'https://a.example/', note: 'key ak_verified_2b8d4f6a1c9e' }),
+      }),
+    );
+    expect(response.status).toBe(200);
+    const [entry] = gateway.journal.list({ agent: 'agent-verified' });
+    expect(entry?.secrets_in).toEqual(['body.note']);
+    const report = gateway.clientReport('agent-verified');
+    expect(report.rules.find((rule) => rule.id === 'no-secrets-in-requests')?.violations).toBe(1);
+  });
+
   it('the client report tells its different calls apart: failing calls with different bodies are no retry loop', async () => {
     const failing = async (bodies: unknown[]) => {
       const gateway = createGateway({ configFile, log: () => {} });
