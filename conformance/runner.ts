@@ -7,9 +7,14 @@ import { REAL_CLOCK, type SuiteClock } from './client-pacing.ts';
 import { createSuiteClient } from './http-client.ts';
 import { type ConformanceReport, summariseResults } from './report-summary.ts';
 import { blamedRepeat, REPEAT_RULE, runOne, withoutTokens } from './run-check.ts';
-import { parseSuiteOptions, SUITE_DEFAULTS, type SuiteOptions, type SuiteOptionsInput } from './suite-options.ts';
-import { parseToolDeclaration, type SuiteTool, suiteTools } from './suite-tools.ts';
+import {
+  parseSuiteOptions,
+  SUITE_DEFAULTS,
+  type SuiteOptions,
+  type SuiteOptionsInput,
+} from './suite-options.ts';
 import type { Exchange } from './suite-request.ts';
+import { parseToolDeclaration, type SuiteTool, suiteTools } from './suite-tools.ts';
 import { staticToken, type TokenSource } from './token-source.ts';
 import type { CheckResult, Reproduction } from './types.ts';
 
@@ -86,7 +91,6 @@ export function defaultSeed(): number {
   }
   return seed;
 }
-
 
 /**
  * Runs the conformance checks against a gateway over HTTP.
@@ -297,7 +301,8 @@ export function toolRoles(
   const allowedTools = suite.allowedTools ?? names;
   undeclared(allowedTools, 'the allowed tools');
   const [first] = names;
-  const deniedTool = suite.deniedTool ?? (names.includes('web.search') || first === undefined ? 'web.search' : first);
+  const deniedTool =
+    suite.deniedTool ?? (names.includes('web.search') || first === undefined ? 'web.search' : first);
   undeclared([deniedTool], 'the denied tool');
   return { allowedTools, deniedTool };
 }

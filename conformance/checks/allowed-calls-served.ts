@@ -52,7 +52,11 @@ function notServed(ctx: CheckContext, endpoint: Endpoint, exchange: Exchange): C
       expected,
       actual: describeResponse(exchange),
       fix: tool
-        ? `serve every verified caller whose tier or allowlist includes ${tool}, on every call; if the token given to the suite may not call ${tool}, say so with --allowed-tools ${toolNames(ctx).filter((t) => t !== tool).join(',') || 'none'} (--token must be a token allowed to call every tool checked)`
+        ? `serve every verified caller whose tier or allowlist includes ${tool}, on every call; if the token given to the suite may not call ${tool}, say so with --allowed-tools ${
+            toolNames(ctx)
+              .filter((t) => t !== tool)
+              .join(',') || 'none'
+          } (--token must be a token allowed to call every tool checked)`
         : 'answer whoami 200 for every valid token, whatever its tier (spec §4 rule 2)',
       exchange,
     });
