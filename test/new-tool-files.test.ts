@@ -30,11 +30,12 @@ const EXPECTED: Record<string, string> = {
   'mock-server/client-report/rules/no-secrets-in-requests.ts':
     'spec section 1 rule 2: secrets in search queries or URLs (the place named in a finding)',
   'cli/commands/admin.ts': 'a help example (admin faults arm --operation web.search)',
-  'cli/commands/check.ts': "the suite's default denied tool, as the spec names it",
+  'cli/commands/check.ts': "its help names the spec's tools in its examples",
   'cli/option-tables.ts': 'generated from the suite and fault schemas (npm run gen:options)',
-  'conformance/runner.ts': "the suite's endpoints for the spec's tools",
-  'conformance/checks/allowed-calls-served.ts': "names the flag that sets a spec tool's body in its advice",
-  'conformance/suite-options.ts': "the suite's option schema: the denied tool and the tools' bodies",
+  'conformance/runner.ts':
+    "the spec tools' own body options (--search-body, --fetch-body) and the spec's default denied tool",
+  'conformance/checks/allowed-calls-served.ts': "names the spec tools' own body flags in its advice",
+  'conformance/suite-options.ts': "the suite's option schema: the spec tools' body options and defaults",
 };
 
 /** Source files (tests, test support and generated bundles aside) of the folders that ship. */
