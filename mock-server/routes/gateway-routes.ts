@@ -140,20 +140,26 @@ function whoamiAnswer(call: Caller): Answer {
   return respondJson(call.ctx, body, 200, NO_STORE, admissionOf(call).headers);
 }
 
-/** GET /v1/whoami (spec section 4 rule 2): identify, admit (limits apply, policy does not), fault, answer. */
-const whoamiStages = compose<Caller, Answer>(
-  [
-    identifyCaller,
-    (call) =>
-      andThen(admit(call.runtime, call.ctx, identityOf(call), 'whoami'), (admission) => {
-        call.admission = admission;
-        return undefined;
-      }),
-    (call) => injectFault(call.runtime, call.ctx, 'whoami', identityOf(call).agentId),
-    whoamiAnswer,
-  ],
-  settleCall,
-);
+/** admit (429) for whoami: limits apply to it, policy does not. */
+const admitWhoami: Stage<Caller, Answer> = (call) =>
+  andThen(admit(call.runtime, call.ctx, identityOf(call), 'whoami'), (admission) => {
+    call.admission = admission;
+    return undefined;
+  });
+
+/** inject fault on whoami. */
+const injectWhoamiFault: Stage<Caller, Answer> = (call) =>
+  injectFault(call.runtime, call.ctx, 'whoami', identityOf(call).agentId);
+
+/** GET /v1/whoami (spec section 4 rule 2), as the list of its stages: every valid token, whatever its tier. */
+export const WHOAMI_STAGES: readonly Stage<Caller, Answer>[] = [
+  identifyCaller,
+  admitWhoami,
+  injectWhoamiFault,
+  whoamiAnswer,
+];
+
+const whoamiStages = compose(WHOAMI_STAGES, settleCall);
 
 /** The /v1 endpoints that are not tools: health and whoami. */
 function plainEndpoints(runtime: Runtime) {
