@@ -103,6 +103,10 @@ export const clockSchema = z.strictObject({
   now: z.number().int().describe('The gateway clock, ms since the epoch.'),
   time: isoTime,
   frozen: z.boolean(),
+  epoch: z
+    .number()
+    .int()
+    .describe('How many times the clock was moved back: each move into its past starts a new epoch.'),
 });
 
 export const faultSchema = z.strictObject({
@@ -118,6 +122,11 @@ export const journalEntrySchema = z.looseObject({
   request_id: z.string(),
   at: z.number().describe('Start on the gateway clock (ms since the epoch).'),
   time: isoTime,
+  epoch: z
+    .number()
+    .int()
+    .optional()
+    .describe('The gateway clock epoch at arrival: how many times the clock had been moved back (absent: 0).'),
   duration_ms: z.number(),
   real_ms: z.number(),
   written_ms: z.number().optional(),
