@@ -126,7 +126,9 @@ export const journalEntrySchema = z.looseObject({
     .number()
     .int()
     .optional()
-    .describe('The gateway clock epoch at arrival: how many times the clock had been moved back (absent: 0).'),
+    .describe(
+      'The gateway clock epoch at arrival: how many times the clock had been moved back (absent: 0).',
+    ),
   duration_ms: z.number(),
   real_ms: z.number(),
   written_ms: z.number().optional(),
