@@ -96,6 +96,8 @@ export interface JournalEntry {
    */
   quota?: { rule: string; key: string; limit: number; remaining: number }[];
   fault?: string;
+  /** Replay scenarios: the recorded answer that answered it, `<recorded agent>#<n>` (its n-th to the endpoint). */
+  replay?: string;
   /** `stored`: a response was kept for its Idempotency-Key; `replayed`: answered from the store. */
   idempotency?: 'stored' | 'replayed';
   /** Search query or fetch URL, with detected secrets replaced by [REDACTED:<kind>]. */
