@@ -132,7 +132,10 @@ export function scenarioFromRecording(
   const start = ordered[0]?.e.at as number;
   const redact = recordingRedactor();
   const agents: Record<string, RecordedAnswer[]> = {};
-  for (const { e } of ordered) (agents[e.agent] ??= []).push(answerOf(e, start, redact));
+  for (const { e } of ordered) {
+    agents[e.agent] ??= [];
+    agents[e.agent]?.push(answerOf(e, start, redact));
+  }
   const recordedAt = new Date(start).toISOString();
   const replay: ReplayInput = {
     source: basename(options.source),
