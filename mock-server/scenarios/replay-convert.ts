@@ -124,7 +124,7 @@ export function scenarioFromRecording(
     warnings.push(
       `${cut.length} answer body(ies) were cut by the recording (journal.body_bytes), e.g. ${cut[0]?.place}: the replay answers the part kept; record with a larger --journal-body-bytes to keep whole bodies`,
     );
-  if (kept.some((e) => e.headers === undefined || e.headers.length === 0))
+  if (kept.some((e) => e.status !== 0 && (e.headers === undefined || e.headers.length === 0)))
     warnings.push(
       'some answers were recorded without headers (journal.body_bytes: 0): their Retry-After and RateLimit fields cannot be replayed',
     );
