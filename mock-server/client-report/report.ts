@@ -186,9 +186,10 @@ export function formatClientReport(report: ClientReport): string {
           `Only the most recent requests are judged: the journal dropped ${report.journal_dropped} older ones (of all agents); raise journal.capacity to keep more.`,
         ]
       : []),
-    ...(report.epochs ?? []).map(
-      (e) =>
-        `Clock epoch ${e.epoch} began${e.epoch === report.epochs?.[0]?.epoch ? '' : ' (the gateway clock was moved back)'} before #${e.first_seq}: ${e.requests} request(s), ${e.from} to ${e.to}; requests of different epochs are never compared as reactions or waits.`,
+    ...(report.epochs ?? []).map((e, i) =>
+      i === 0
+        ? `Clock epoch ${e.epoch}: ${e.requests} request(s), ${e.from} to ${e.to}. The gateway clock was moved back since: requests of different epochs are never compared as reactions or waits.`
+        : `Clock epoch ${e.epoch} began (the gateway clock was moved back) before #${e.first_seq}: ${e.requests} request(s), ${e.from} to ${e.to}.`,
     ),
     ...(report.without_connection
       ? [
