@@ -136,6 +136,26 @@ describe('scenario from a recording', () => {
     expect((await search(gateway, gateway.mintToken('agent-verified'), 'a')).status).toBe(200);
   });
 
+  it('loads through the admin API inline (what admin scenarios load FILE sends), starting a clock epoch', async () => {
+    const gateway = createGateway({ adminKey: 'replay-admin-key' });
+    const loaded = await call(gateway, 'POST', '/__admin/scenario', {
+      headers: { 'x-admin-key': 'replay-admin-key' },
+      body: { scenario: convert(INCIDENT).scenario },
+    });
+    expect(loaded.status, loaded.text).toBe(200);
+    // The clock starts at the recording's start, in its past: a new epoch, running.
+    expect(loaded.body.clock).toMatchObject({ frozen: false, epoch: 1 });
+    const token = gateway.mintToken('agent-verified');
+    expect((await search(gateway, token, 'a')).status).toBe(200);
+    expect((await search(gateway, token, 'b')).status).toBe(429);
+    const bad = await call(gateway, 'POST', '/__admin/scenario', {
+      headers: { 'x-admin-key': 'replay-admin-key' },
+      body: { scenario: { name: 'x', description: 'x', replay: { recorded_at: 'never', agents: {} } } },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toMatch(/replay\.recorded_at/);
+  });
+
   it('maps several recorded agents by id, or as the agent map says', async () => {
     const ndjson = [
       { seq: 1, at: START, path: '/v1/whoami', operation: 'whoami', status: 200, agent: 'bot-a' },
