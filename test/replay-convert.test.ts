@@ -50,9 +50,12 @@ const INCIDENT = foreignHar([
     '/v1/web/search',
     200,
     [
+      [':status', '200'],
       ['Content-Type', 'application/json'],
       ['Set-Cookie', 'session=abc'],
       ['Date', 'x'],
+      ['Link', '<a>'],
+      ['link', '<b>'],
     ],
     '{"results":[]}',
   ),
@@ -84,8 +87,8 @@ describe('scenario from a recording', () => {
       ['web.search', 40, 429],
       ['web.fetch', 80, 0],
     ]);
-    // Framing, Date and cookies are not kept; the rest is, by lower-case name.
-    expect(answers?.[0]?.headers).toEqual({ 'content-type': 'application/json' });
+    // Framing, Date, cookies and HTTP/2 pseudo-headers are not kept; the rest is, by lower-case name.
+    expect(answers?.[0]?.headers).toEqual({ 'content-type': 'application/json', link: '<a>, <b>' });
     expect(answers?.[1]?.headers).toMatchObject({
       'retry-after': 'Sun, 01 Mar 2026 10:00:07 GMT',
       ratelimit: '"calls";r=0;t=7',

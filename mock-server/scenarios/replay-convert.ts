@@ -28,6 +28,7 @@ const NOT_KEPT = new Set([
   'x-request-id',
   'set-cookie',
 ]);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 // Whole bodies up to this size are redacted and kept (a recording's own cut is `journal.body_bytes`).
 const KEPT_BODY_BYTES = 1024 * 1024;
 
@@ -67,8 +68,13 @@ const scenarioName = (source: string) =>
 /** One recorded answer, its headers and body redacted. */
 function answerOf(e: RecordedExchange, start: number, redact: (text: string) => string): RecordedAnswer {
   const headers: Record<string, string> = {};
-  for (const [name, value] of redactHeaderPairs((e.headers ?? []).flat(), redact))
-    if (!NOT_KEPT.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
+  for (const [name, value] of redactHeaderPairs((e.headers ?? []).flat(), redact)) {
+    const lower = name.toLowerCase();
+    // HTTP/2 pseudo-headers (`:status`) and names no HTTP/1.1 answer can carry are not headers to replay.
+    if (NOT_KEPT.has(lower) || !HEADER_NAME.test(lower)) continue;
+    // A repeated header is one list, as a reader of the answer sees it.
+    headers[lower] = headers[lower] === undefined ? value : `${headers[lower]}, ${value}`;
+  }
   const body = captureBody(e.body, KEPT_BODY_BYTES, redact);
   const answer: RecordedAnswer = {
     operation: e.operation as ProtectedEndpointId,
