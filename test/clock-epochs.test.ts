@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClientReport } from '../mock-server/client-report/report.ts';
 import { createClientReport, formatClientReport } from '../mock-server/client-report/report.ts';
 import { createClock } from '../mock-server/clock.ts';
-import { createGateway } from '../mock-server/gateway.ts';
+import { createGateway, createSharedGateway } from '../mock-server/gateway.ts';
 import type { JournalEntry } from '../mock-server/journal/journal.ts';
-import { search } from './support/call.ts';
+import { call, search } from './support/call.ts';
 import { runCli, startServe } from './support/cli.ts';
+import { describeWithRedis, useRedis } from './support/redis.ts';
 
 /** A search by agent-verified as the journal holds it, answered in 1 ms. */
 const searchEntry = (
@@ -151,4 +152,31 @@ describe('the issue, reproduced with real processes', () => {
     expect(text.stdout).toMatch(/Clock epoch \d+ began \(the gateway clock was moved back\) before #\d+/);
     expect(text.code).toBe(0);
   }, 120_000);
+});
+
+describeWithRedis('clock epochs on a shared store', () => {
+  const redis = useRedis();
+  it('the clock moved back through one instance starts the epoch on every instance, and their journal entries say so', async () => {
+    const ADMIN = 'epochs-admin-key';
+    const config = { store: { url: redis.url, key_prefix: 'epochs', timeout_ms: 10_000 } };
+    const [a, b] = [
+      await createSharedGateway({ config, clock: createClock(), adminKey: ADMIN }),
+      await createSharedGateway({ config, clock: createClock(), adminKey: ADMIN }),
+    ];
+    const admin = (gateway: typeof a, method: string, path: string, body?: unknown) =>
+      call(gateway, method, `/__admin${path}`, { headers: { 'x-admin-key': ADMIN }, body });
+    try {
+      const set = await admin(a, 'POST', '/clock/set', { time: '2026-01-01T00:00:00Z', frozen: true });
+      expect(set.body).toMatchObject({ epoch: 1 });
+      // B takes the setting over a pub/sub delivery away: polled, with a generous deadline.
+      const deadline = Date.now() + 15_000;
+      while (b.clock.epoch === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(b.clock.epoch).toBe(1);
+      expect((await call(b, 'GET', '/v1/whoami', { token: a.mintToken('agent-verified') })).status).toBe(200);
+      const journal = await admin(a, 'GET', '/journal?agent=agent-verified');
+      expect(journal.body.entries).toEqual([expect.objectContaining({ operation: 'whoami', epoch: 1 })]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  }, 60_000);
 });
