@@ -193,6 +193,33 @@ describe('scenario from a recording', () => {
     );
   });
 
+  it('replays a body the recording cut as the text kept, and says so; a whole JSON body is JSON whatever size was written', () => {
+    const line = (seq: number, body: string, bytes: number) =>
+      JSON.stringify({
+        seq,
+        at: START + seq,
+        path: '/v1/web/search',
+        operation: 'web.search',
+        status: 200,
+        agent: 'agent-verified',
+        exchange: {
+          response_headers: [['content-type', 'application/json']],
+          response_body: body,
+          response_body_bytes: bytes,
+        },
+      });
+    const { scenario, warnings } = convert(
+      [line(1, '{"results":[{"title":"a', 5000), line(2, '{"results":[]}', 9000)].join('\n'),
+      'cut.ndjson',
+    );
+    const answers = scenario.replay?.agents['agent-verified'];
+    expect(answers?.[0]).toMatchObject({ body: '{"results":[{"title":"a' });
+    expect(answers?.[1]).toMatchObject({ json: { results: [] } });
+    expect(warnings).toEqual([
+      expect.stringMatching(/^1 answer body\(ies\) were cut by the recording .* e\.g\. line 1:/),
+    ]);
+  });
+
   it.each([
     ['an empty file', '', /the file is empty/],
     ['not JSON at all', 'hello', /neither a HAR 1.2 file/],

@@ -65,6 +65,17 @@ const scenarioName = (source: string) =>
     .slice(0, 64)
     .replace(/-+$/, '');
 
+const parsedJson = (text: string): { ok: true; value: unknown } | { ok: false } => {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+};
+
+/** Whether a recorded body was cut: the recording says so, and what was kept is not whole JSON. */
+const wasCut = (e: RecordedExchange) => e.cut && e.body !== undefined && !parsedJson(e.body).ok;
+
 /** One recorded answer, its headers and body redacted. */
 function answerOf(e: RecordedExchange, start: number, redact: (text: string) => string): RecordedAnswer {
   const headers: Record<string, string> = {};
@@ -83,12 +94,9 @@ function answerOf(e: RecordedExchange, start: number, redact: (text: string) => 
     headers,
   };
   if (body === undefined) return answer;
-  try {
-    if (!e.cut) return { ...answer, json: JSON.parse(body) };
-  } catch {
-    // Not JSON: kept as text.
-  }
-  return { ...answer, body };
+  // A whole JSON body parses (some tools write a HAR's content.size wrong); a cut one almost never does.
+  const json = parsedJson(body);
+  return json.ok ? { ...answer, json: json.value } : { ...answer, body };
 }
 
 /**
@@ -125,7 +133,7 @@ export function scenarioFromRecording(
       'recording',
     );
   for (const [why, count] of skipped) warnings.push(`left out ${count} exchange(s): ${why} (not replayed)`);
-  const cut = kept.filter((e) => e.cut);
+  const cut = kept.filter(wasCut);
   if (cut.length > 0)
     warnings.push(
       `${cut.length} answer body(ies) were cut by the recording (journal.body_bytes), e.g. ${cut[0]?.place}: the replay answers the part kept; record with a larger --journal-body-bytes to keep whole bodies`,
