@@ -19,7 +19,7 @@ const NOT_REPLAYED = new Set([
  * The replay stage: a recorded answer (a scenario's `replay`) as this gateway's answer to the request, on
  * its clock. Status, headers and body are the recording's; `Date` and the request id are this gateway's;
  * a Retry-After given as an HTTP-date asks for the same wait it did in the recording (its distance from
- * when the recorded answer was given, counted from now). The journal learns the code, the Retry-After and
+ * the recorded answer's Date, counted from now). The journal learns the code, the Retry-After and
  * which recorded answer it was (`replay`), as for the gateway's own answers.
  */
 export function replayAnswer(ctx: CallContext, taken: TakenAnswer): Answer {
@@ -35,7 +35,11 @@ export function replayAnswer(ctx: CallContext, taken: TakenAnswer): Answer {
   const retryAfter = headers['retry-after'];
   const parsed = retryAfter === undefined ? undefined : parseRetryAfter(retryAfter);
   if (retryAfter !== undefined && parsed) {
-    const waitMs = parsed.kind === 'seconds' ? parsed.seconds * 1000 : parsed.date - taken.recordedAt;
+    // An HTTP-date is read against the recorded answer's Date (the recorded gateway's clock, which need not be
+    // the recorder's), else against when it was asked.
+    const recordedDate = answer.headers.date === undefined ? Number.NaN : Date.parse(answer.headers.date);
+    const base = Number.isNaN(recordedDate) ? taken.recordedAt : recordedDate;
+    const waitMs = parsed.kind === 'seconds' ? parsed.seconds * 1000 : parsed.date - base;
     if (parsed.kind === 'date') headers['retry-after'] = httpDate(now + Math.max(0, waitMs));
     ctx.note.retry_after = headers['retry-after'];
     ctx.note.retry_after_ms = Math.max(0, waitMs);

@@ -16,15 +16,15 @@ import { parseScenario, type ScenarioInput } from './scenarios.ts';
 /** The agent a recording without agent names (a HAR from another tool) is filed under. */
 export const UNNAMED_AGENT = 'recorded-agent';
 
-// Headers not kept: framing (the replaying adapter writes its own), this gateway's own (Date, request id),
-// and credentials, which a scenario meant to be shared never holds.
+// Headers not kept: framing (the replaying adapter writes its own), the recorded gateway's request id, and
+// credentials, which a scenario meant to be shared never holds. `Date` is kept for the reader and to read an
+// HTTP-date Retry-After against (the replay writes its own Date).
 const NOT_KEPT = new Set([
   'content-length',
   'transfer-encoding',
   'connection',
   'keep-alive',
   'content-encoding',
-  'date',
   'x-request-id',
   'set-cookie',
 ]);
@@ -83,6 +83,7 @@ function answerOf(e: RecordedExchange, start: number, redact: (text: string) => 
     const lower = name.toLowerCase();
     // HTTP/2 pseudo-headers (`:status`) and names no HTTP/1.1 answer can carry are not headers to replay.
     if (NOT_KEPT.has(lower) || !HEADER_NAME.test(lower)) continue;
+    if (lower === 'date' && Number.isNaN(Date.parse(value))) continue;
     // A repeated header is one list, as a reader of the answer sees it.
     headers[lower] = headers[lower] === undefined ? value : `${headers[lower]}, ${value}`;
   }
