@@ -159,6 +159,8 @@ describeInBrowser('the dashboard, in Chromium, against a running gateway', () =>
     await page
       .locator('#epoch-note', { hasText: 'clock epochs 0, 1' })
       .waitFor({ state: 'visible', ...WAIT });
+    // The agent's report says where the epoch began (each epoch is judged apart).
+    await page.locator('#report-agent-verified p.epoch', { hasText: 'Clock epoch 1 began' }).waitFor(WAIT);
     // The requests span four months of gateway-clock time: the axis is labelled with dates, not times of day.
     const labels = await page.locator('#timeline > text').allTextContents();
     expect(labels.length).toBeGreaterThan(1);

@@ -456,6 +456,14 @@ function renderReports() {
         `${agent}: ${report.requests} requests, ${report.violations.length === 0 ? 'no violation' : `${report.violations.length} violation(s) of ${failing} rule(s)`}`,
       ),
     );
+    for (const epoch of (report.epochs ?? []).slice(1))
+      next.append(
+        el(
+          'p',
+          { class: 'hint epoch' },
+          `Clock epoch ${epoch.epoch} began (the clock was moved back) before #${epoch.first_seq}: each epoch is judged apart.`,
+        ),
+      );
     const rules = el('ul', { class: 'plain' });
     for (const rule of report.rules) {
       const item = el('li', { 'data-rule': rule.id });
