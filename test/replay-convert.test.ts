@@ -17,14 +17,24 @@ const START = Date.parse('2026-03-01T10:00:00Z');
 const iso = (ms: number) => new Date(START + ms).toISOString();
 
 /** A HAR entry as another tool writes it: no `_agent`, a base path before /v1, base64 content. */
-function foreignEntry(ms: number, path: string, status: number, headers: [string, string][], body: string) {
+// A raw token, as a HAR from another tool holds it: the scenario keeps no request, so it never appears.
+const RAW_TOKEN = 'agt1.eyJzdWIiOiJ4In0.Xy7kQ2pL9mN4vB8cR1tZ5wE3aF6gH0jKXy7kQ2pL9mN';
+
+function foreignEntry(
+  ms: number,
+  path: string,
+  status: number,
+  headers: [string, string][],
+  body: string,
+  token: string | null = RAW_TOKEN,
+) {
   return {
     startedDateTime: iso(ms),
     time: 3,
     request: {
       method: 'POST',
       url: `https://gw.example.com/api${path}`,
-      headers: [],
+      headers: token === null ? [] : [{ name: 'X-Agent-Identity', value: token }],
       httpVersion: 'HTTP/1.1',
     },
     response: {
@@ -73,6 +83,10 @@ const INCIDENT = foreignHar([
   ),
   foreignEntry(80, '/v1/web/fetch', 0, [], ''),
   foreignEntry(90, '/v1/health', 200, [], '{"status":"ok"}'),
+  // No token: the replaying gateway refuses it itself, so it is no answer to replay.
+  foreignEntry(95, '/v1/whoami', 401, [], '{"code":"missing_identity_token"}', null),
+  // A token refused: the replaying gateway judges the tokens it mints itself.
+  foreignEntry(97, '/v1/whoami', 401, [], '{"code":"invalid_identity_token"}'),
 ]);
 
 const convert = (text: string, source = 'incident.har', agentMap?: Record<string, string>) =>
@@ -96,10 +110,15 @@ describe('scenario from a recording', () => {
       ratelimit: '"calls";r=0;t=7',
     });
     expect(answers?.[0]?.json).toEqual({ results: [] });
-    expect(warnings).toEqual(['left out 1 exchange(s): health (not replayed)']);
+    expect(warnings).toEqual([
+      'left out 1 exchange(s): health (not replayed)',
+      'left out 1 exchange(s): whoami without an agent (no valid token) (not replayed)',
+      'left out 1 exchange(s): whoami answered 401 (the replaying gateway judges its own tokens) (not replayed)',
+    ]);
     // The scenario is plain YAML that reads back to the same scenario, and holds no secret.
     expect(parse(yaml)).toEqual(scenario);
     expect(yaml).not.toContain('sk-ant-api03');
+    expect(yaml).not.toContain(RAW_TOKEN);
     expect(JSON.stringify(answers?.[1]?.json)).toMatch(/\[REDACTED/);
   });
 

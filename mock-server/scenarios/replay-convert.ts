@@ -101,6 +101,18 @@ function answerOf(e: RecordedExchange, start: number, redact: (text: string) => 
 }
 
 /**
+ * Why an exchange is not replayed, if it is not: another endpoint; no agent (no token, which the replaying
+ * gateway refuses itself); or a 401, as the replaying gateway judges the tokens it mints itself (a recorded
+ * 401 served to a valid token would put every later answer one place off).
+ */
+function leftOut(e: RecordedExchange, agent: string | undefined): string | undefined {
+  if (!(PROTECTED_ENDPOINTS as readonly string[]).includes(e.operation)) return e.operation;
+  if (agent === undefined) return `${e.operation} without an agent (no valid token)`;
+  if (e.status === 401) return `${e.operation} answered 401 (the replaying gateway judges its own tokens)`;
+  return undefined;
+}
+
+/**
  * The scenario replaying a recording: per recorded agent, its answers to whoami, web search and web fetch in
  * the order they were given, each with its time after the recording's start, status, headers and body
  * (redacted); the virtual clock starts at the recording's start and runs. Other exchanges (health, the
@@ -115,12 +127,10 @@ export function scenarioFromRecording(
   const skipped = new Map<string, number>();
   const kept: (RecordedExchange & { agent: string })[] = [];
   for (const e of exchanges) {
-    const agent = named ? e.agent : UNNAMED_AGENT;
-    const replayed = (PROTECTED_ENDPOINTS as readonly string[]).includes(e.operation);
-    if (!replayed || agent === undefined) {
-      const why = replayed ? `${e.operation} without an agent (no valid token)` : e.operation;
-      skipped.set(why, (skipped.get(why) ?? 0) + 1);
-    } else kept.push({ ...e, agent });
+    const agent = named ? e.agent : e.token === false ? undefined : UNNAMED_AGENT;
+    const why = leftOut(e, agent);
+    if (why === undefined && agent !== undefined) kept.push({ ...e, agent });
+    else if (why !== undefined) skipped.set(why, (skipped.get(why) ?? 0) + 1);
   }
   if (kept.length === 0)
     throw new ConfigError(

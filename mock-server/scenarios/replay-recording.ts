@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ENDPOINTS, type JournalOperation, PROTECTED_ENDPOINTS } from '../../vocabulary/endpoints.ts';
+import { IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
 import { ConfigError, describeIssues } from '../config/load-config.ts';
 
 /*
@@ -13,6 +14,8 @@ export interface RecordedExchange {
   /** Where it is in the file, for messages: `entry 3` (HAR) or `line 3` (NDJSON). */
   place: string;
   agent?: string;
+  /** Whether the request carried an identity token (a HAR from another tool, which names no agent). */
+  token?: boolean;
   operation: JournalOperation;
   /** When it was asked, ms since the epoch (the recorded gateway's clock). */
   at: number;
@@ -29,9 +32,14 @@ const time = z.string().refine((t) => !Number.isNaN(Date.parse(t)), 'must be an 
 
 const harEntrySchema = z.looseObject({
   startedDateTime: time,
-  request: z.looseObject({ method: z.string(), url: z.string().min(1) }),
+  request: z.looseObject({
+    method: z.string(),
+    url: z.string().min(1),
+    headers: z.array(header).default([]),
+  }),
   response: z.looseObject({
-    status: z.number().int().min(0).max(599),
+    // Some tools write -1 for a request that got no answer.
+    status: z.number().int().min(-1).max(599),
     headers: z.array(header).default([]),
     content: z
       .looseObject({
@@ -96,9 +104,12 @@ function fromHar(har: z.output<typeof harSchema>): RecordedExchange[] {
     return {
       place: `entry ${i + 1}`,
       agent: e._agent,
+      token: e.request.headers.some(
+        (h) => h.name.toLowerCase() === IDENTITY_HEADER_KEY && h.value.trim() !== '',
+      ),
       operation: operationOf(pathOf(e.request.url), e._operation),
       at: Date.parse(e.startedDateTime),
-      status: e.response.status,
+      status: Math.max(0, e.response.status),
       headers: e.response.headers.map((h) => [h.name, h.value] as [string, string]),
       body,
       cut: content.size !== undefined && content.size > kept && body !== undefined,
