@@ -153,7 +153,9 @@ describe('record through the proxy, convert, replay: the same answers and the sa
 
     const replay = await startServe(['--scenario', scenarioFile, '--admin-key', KEY]);
     started.push(replay);
-    expect(replay.output()).toMatch(/replay: 9 recorded answer\(s\) of agent-verified, in order per endpoint/);
+    expect(replay.output()).toMatch(
+      /replay: 9 recorded answer\(s\) of agent-verified, in order per endpoint/,
+    );
     const replayed = await runAgent(replay.url, API_KEYS['agent-verified']);
     expect(replayed).toEqual(recorded);
     const replayReport = await reportOf(replay.url, 'agent-verified');
