@@ -1,0 +1,120 @@
+/*
+ * The shape of a retry schedule, read so that load cannot change the verdict.
+ *
+ * What load does to a wait the gateway measures (a retry's arrival minus the failure's answer): it adds to it,
+ * never takes away, by a few milliseconds on a quiet machine and tens of them on a loaded one (21 ms measured
+ * on the shared 2-core machine). So nothing here compares waits to within a few milliseconds. What it reads
+ * instead, each as the chance that a client that does back off with jitter would have shown it:
+ * - spread: waits a schedule meant alike (the k-th waits of several calls, or the waits past a cap) spread
+ *   over less than a jittering client spreads them. A client that jitters spreads a wait over at least
+ *   LEAST_JITTER_FRACTION of it or LEAST_JITTER_MS, whichever is less (axios-retry adds 0-20% of the wait,
+ *   got 0-100 ms to waits of a second and more; full and equal jitter far more); a client without jitter
+ *   spreads them only by the noise. Noise widens the spread, so
+ *   load can only make a jitter-free client look jittered (a miss, told by the count of its sequences), never
+ *   the other way round (a false flag).
+ * - a floor that is never passed: waits that all stay under a ceiling a backoff would have passed. A client
+ *   backing off starts at FIRST_STEP_MS or more and doubles up to a cap of at least LEAST_CAP_MS; with full
+ *   jitter (the most spread downwards) its k-th wait stays under c with chance c / bound(k). Noise raises
+ *   the waits, so it only makes such a client less suspect.
+ */
+
+/** The least jitter a client that jitters spreads one wait over: 20% of it or 100 ms, whichever is less. */
+export const LEAST_JITTER_FRACTION = 0.2;
+export const LEAST_JITTER_MS = 100;
+/** How unlikely a spread must be for a jittering client before the schedule is taken as having none. */
+export const NO_JITTER_CHANCE = 0.001;
+/** The lowest cap a backoff may have: a client whose waits never reach it does not back off. */
+export const LEAST_CAP_MS = 1000;
+
+/** The width of the least jitter on a wait of `wait` ms. */
+export const leastJitter = (wait: number) => Math.min(LEAST_JITTER_MS, LEAST_JITTER_FRACTION * wait);
+
+/**
+ * The chance that `n` values drawn uniformly over a span have a range of at most `ratio` of it:
+ * n r^(n-1) - (n-1) r^n (1 for one value, or a ratio of 1 or more).
+ *
+ * @example
+ * chanceOfRange(8, 0.21); // 0.000118: eight waits jittered over 100 ms spread 21 ms or less
+ */
+export function chanceOfRange(n: number, ratio: number): number {
+  if (n < 2 || !(ratio < 1)) return 1;
+  const r = Math.max(0, ratio);
+  return n * r ** (n - 1) - (n - 1) * r ** n;
+}
+
+/** Range and least of some waits. */
+export function spreadOf(waits: readonly number[]): { least: number; spread: number } {
+  let least = Number.POSITIVE_INFINITY;
+  let most = Number.NEGATIVE_INFINITY;
+  for (const w of waits) {
+    if (w < least) least = w;
+    if (w > most) most = w;
+  }
+  return { least, spread: most - least };
+}
+
+/**
+ * The chance that a client jittering by at least `leastJitter` spreads each group of waits (waits its
+ * schedule meant alike) as little as they are. Each group's chance is that of its own range; they are
+ * independent (each wait is jittered anew) and combined as Fisher's method does: the chance that a product
+ * of k such chances is as small, t x (1 + L + L^2/2! + ... + L^(k-1)/(k-1)!) with L = -ln t.
+ */
+export function chanceOfSpread(groups: readonly (readonly number[])[]): number {
+  const chances: number[] = [];
+  for (const waits of groups) {
+    if (!waits.every(Number.isFinite)) return 1;
+    const { least, spread } = spreadOf(waits);
+    const jitter = leastJitter(Math.max(0, least));
+    chances.push(jitter > 0 ? chanceOfRange(waits.length, spread / jitter) : 1);
+  }
+  return combined(chances);
+}
+
+/** Fisher's combination of independent chances (see chanceOfSpread); 1 for none. */
+export function combined(chances: readonly number[]): number {
+  if (chances.length === 0) return 1;
+  const product = chances.reduce((a, b) => a * b, 1);
+  if (product <= 0) return 0;
+  const l = -Math.log(product);
+  let term = 1;
+  let sum = 1;
+  for (let j = 1; j < chances.length; j++) {
+    term *= l / j;
+    sum += term;
+  }
+  return Math.min(1, product * sum);
+}
+
+/**
+ * Waits past a cap, without jitter: the longest run of 4 or more waits at the end of a chain (after it grew,
+ * or from its start) whose spread a jittering client would show with chance under NO_JITTER_CHANCE. urllib3's
+ * `backoff_max` gives 0, 200, then 400 ms again and again: a fixed-interval loop once the cap is reached.
+ */
+export function fixedTail(
+  intervals: readonly number[],
+): { retries: number; least: number; spread: number; chance: number } | undefined {
+  for (let retries = intervals.length; retries >= 4; retries--) {
+    const tail = intervals.slice(intervals.length - retries);
+    const chance = chanceOfSpread([tail]);
+    if (chance < NO_JITTER_CHANCE) return { retries, ...spreadOf(tail), chance };
+  }
+  return undefined;
+}
+
+/** The bound of a backoff's wait at a retry's place in its chain (1 for a first retry): doubling, capped. */
+const boundAt = (place: number, firstStep: number) =>
+  Math.min(Math.max(LEAST_CAP_MS, firstStep), firstStep * 2 ** (place - 1));
+
+/**
+ * The chance that a client backing off (first step `firstStep` or more, doubling up to LEAST_CAP_MS or more,
+ * full jitter) waits at most `ceiling` ms at every one of these places: the product of ceiling / bound.
+ */
+export function chanceOfCeiling(places: readonly number[], ceiling: number, firstStep: number): number {
+  let chance = 1;
+  for (const place of places) chance *= Math.min(1, Math.max(0, ceiling) / boundAt(place, firstStep));
+  return chance;
+}
+
+/** A chance as words: `1 in 1234`, or `under 1 in a million`. */
+export const chanceText = (chance: number) =>
+  chance < 1e-6 ? 'under 1 in a million' : `1 in ${Math.round(1 / chance)}`;
