@@ -109,6 +109,18 @@ describe('backoff without jitter, through load', () => {
     }
   });
 
+  it('a full-jitter backoff capped at 100 ms is caught through two load spikes of 400 ms (every seed)', () => {
+    for (const seed of SEEDS) {
+      const rand = random(seed);
+      let spikes = 2;
+      const entries = client(seed, 3, 5, (k) => {
+        const wait = Math.min(100, 100 * 2 ** k) * rand();
+        return k >= 3 && spikes-- > 0 ? wait + 400 : wait;
+      });
+      expect(judge(backoffWithJitter, entries).length, `seed ${seed}`).toBeGreaterThan(0);
+    }
+  });
+
   it('even with no load at all, the capped client is caught by its ceiling', () => {
     const rand = random(7);
     const waits = () => Array.from({ length: 6 }, () => 60 + 40 * rand());

@@ -73,13 +73,15 @@ const fieldOf = (text: string | undefined, names: readonly string[]): string | u
 const MOST_PENDING_TOKENS = 1024;
 
 /**
- * Whether an armed fault names an agent and may strike `operation`: the proxy must then know whose a request
- * is before deciding, as the gateway does (it knows the agent of every token), so that the same fault hits
- * the same requests on every path. (Otherwise the proxy names a token by its first whoami's own answer, and
- * such a fault would let that whoami through and strike the agent's next request.)
+ * Whether an armed fault may strike `operation`: the proxy must then know whose a request is before it
+ * decides, as the gateway does (it knows the agent of every token), so that the same fault hits the same
+ * requests on every path and its answer is journaled under the agent. (Otherwise the proxy names a token by
+ * its first whoami's own answer: a fault armed for the agent would let that whoami through and strike the
+ * agent's next request, and a fault answering that whoami would leave the token named by its fingerprint.)
+ * Only while such a fault is armed does the proxy ask the target's whoami for a new token's agent.
  */
-export const agentFaultArmed = (faults: readonly Fault[], operation: string) =>
-  faults.some((f) => f.match.agent !== undefined && (!f.match.operation || f.match.operation === operation));
+export const faultArmedFor = (faults: readonly Fault[], operation: string) =>
+  faults.some((f) => !f.match.operation || f.match.operation === operation);
 
 /**
  * The proxy's knowledge of its agents' own keys, over its registry: `apiKeys` and the keys of `apiKeysFile`

@@ -29,7 +29,7 @@ import { routingPath } from '../routes/router.ts';
 import { FAULT_TARGETS, type FaultTarget } from '../scenarios/faults.ts';
 import { createAgentNames } from './agent-names.ts';
 import { ANALYSED_BYTES, agentIdOf, codeOf, noteRequest, operationOf, TOOL_FIELD } from './exchange-notes.ts';
-import { agentFaultArmed, createLearnedKeys, type DeclaredKeys, TOKEN_OPERATION } from './learned-keys.ts';
+import { createLearnedKeys, type DeclaredKeys, faultArmedFor, TOKEN_OPERATION } from './learned-keys.ts';
 import { type Collector, collector, endToEnd, headerOf } from './wire.ts';
 
 /*
@@ -182,12 +182,12 @@ export function createProxy(options: ProxyOptions): Proxy {
     let namedByThis: ((name: string) => void) | undefined;
     if (token) {
       ctx.note.token = tokenFingerprint(token);
-      // Unless a fault armed for an agent must know whose this whoami is before it is forwarded.
+      // Unless an armed fault must know whose this whoami is before it decides (learned-keys.ts).
       if (
         operation === 'whoami' &&
         request.method === 'GET' &&
         !names.byToken.get(token) &&
-        !agentFaultArmed(runtime.faults.list(), operation)
+        !faultArmedFor(runtime.faults.list(), operation)
       )
         names.byToken.set(
           token,

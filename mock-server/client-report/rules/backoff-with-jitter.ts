@@ -41,13 +41,13 @@ import type { JournalEntry } from '../../journal/journal.ts';
 import { describe, firstWhere, intervalsOf, isFailure, retryChains } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 import {
-  chanceOfCeiling,
   chanceOfSpread,
   chanceText,
   fixedTail,
   LEAST_CAP_MS,
   LEAST_JITTER_FRACTION,
   leastJitter,
+  lowCeiling,
   NO_JITTER_CHANCE,
   spreadOf,
 } from './schedule-shape.ts';
@@ -197,14 +197,14 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
   const eligible = SCHEDULES.map(() => 0);
   // Every retry's place in its chain, and the quick ones (no wait at all).
   const places: number[] = [];
-  let longest = 0;
+  const counted: { place: number; wait: number }[] = [];
   const quick: { chain: JournalEntry[]; retry: JournalEntry; wait: number; place: number }[] = [];
   for (const chain of retryChains(entries, unguided)) {
     const intervals = intervalsOf(chain);
     intervals.forEach((wait, k) => {
       if (places.length >= MOST_RETRIES_COUNTED) return;
       places.push(k + 1);
-      if (wait > longest) longest = wait;
+      counted.push({ place: k + 1, wait });
       if (wait <= NO_WAIT_MS) quick.push({ chain, retry: chain[k + 1] as JournalEntry, wait, place: k + 1 });
     });
     if (intervals.length >= 3) sequences.push({ chain, intervals });
@@ -241,27 +241,27 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
       inference: `taken as retries: the same request (same meaning) sent again after its failure was answered; a client backing off from ${FIRST_STEP_MS} ms or more would send this many that quickly with a chance of ${chance < 1e-6 ? 'under 1 in a million' : `1 in ${Math.round(1 / chance)}`}`,
     });
   }
-  const ceiling = findings.length === 0 ? ceilingFinding(entries, places, longest) : undefined;
+  const ceiling = findings.length === 0 ? ceilingFinding(entries, counted) : undefined;
   if (ceiling) findings.push(ceiling);
   return { findings, sequences };
 }
 
 /**
- * Waits that never passed a floor a backoff passes: every counted retry waited at most `longest` ms, which a
- * client backing off (FIRST_STEP_MS, doubling up to LEAST_CAP_MS or more, full jitter) does with a chance
- * under NO_JITTER_CHANCE. Load only lengthens waits: it can hide such a client, never make one of a client
- * that backs off.
+ * Waits that never passed a floor a backoff passes: every counted retry (but one or two a load spike may have
+ * lengthened) waited at most a ceiling that a client backing off (FIRST_STEP_MS, doubling up to LEAST_CAP_MS
+ * or more, full jitter) passes, with a chance under NO_JITTER_CHANCE (schedule-shape.ts `lowCeiling`). Load
+ * only lengthens waits: it can hide such a client, never make one of a client that backs off.
  */
 function ceilingFinding(
   entries: readonly JournalEntry[],
-  places: readonly number[],
-  longest: number,
+  counted: readonly { place: number; wait: number }[],
 ): Finding | undefined {
-  const chance = chanceOfCeiling(places, longest, FIRST_STEP_MS);
+  const { chance, ceiling, spikes } = lowCeiling(counted, FIRST_STEP_MS);
   if (!(chance < NO_JITTER_CHANCE)) return undefined;
   const chains = retryChains(entries, unguided).filter((c) => c.length > 1);
+  const deepest = Math.max(...counted.map((r) => r.place));
   return {
-    message: `${places.length} retries over ${chains.length} request(s) after failures without Retry-After never waited more than ${Math.round(longest)} ms (up to the ${Math.max(...places)}th retry of a request): the waits stay under a low ceiling instead of growing, no backoff (first ${describe(chains[0]?.[0] as JournalEntry)})`,
+    message: `${counted.length} retries over ${chains.length} request(s) after failures without Retry-After ${spikes === 0 ? 'never' : `but ${spikes}`} waited more than ${Math.round(ceiling)} ms (up to the ${deepest}th retry of a request): the waits stay under a low ceiling instead of growing, no backoff (first ${describe(chains[0]?.[0] as JournalEntry)})`,
     requests: chains.flat().slice(0, 24),
     count: chains.length,
     inference: `${RETRIES_OF_ONE_REQUEST}; a client backing off from ${FIRST_STEP_MS} ms, doubling up to at least ${LEAST_CAP_MS} ms with full jitter, stays this low with a chance of ${chanceText(chance)}`,

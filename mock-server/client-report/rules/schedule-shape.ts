@@ -110,9 +110,61 @@ const boundAt = (place: number, firstStep: number) =>
  * full jitter) waits at most `ceiling` ms at every one of these places: the product of ceiling / bound.
  */
 export function chanceOfCeiling(places: readonly number[], ceiling: number, firstStep: number): number {
-  let chance = 1;
-  for (const place of places) chance *= Math.min(1, Math.max(0, ceiling) / boundAt(place, firstStep));
+  return chanceOfFewAbove(places, ceiling, 0, firstStep);
+}
+
+/**
+ * The chance that such a client waits more than `ceiling` ms at no more than `above` of these places (each
+ * wait past it with chance 1 - ceiling / bound, independently): a Poisson-binomial tail.
+ */
+function chanceOfFewAbove(
+  places: readonly number[],
+  ceiling: number,
+  above: number,
+  firstStep: number,
+): number {
+  let probability = new Float64Array(above + 2);
+  probability[0] = 1;
+  for (const place of places) {
+    const past = Math.max(0, 1 - Math.max(0, ceiling) / boundAt(place, firstStep));
+    const next = new Float64Array(above + 2);
+    for (let j = 0; j <= above + 1; j++) {
+      const here = probability[j] as number;
+      if (here === 0) continue;
+      const up = Math.min(above + 1, j + 1);
+      next[j] = (next[j] as number) + here * (1 - past);
+      next[up] = (next[up] as number) + here * past;
+    }
+    probability = next;
+  }
+  let chance = 0;
+  for (let j = 0; j <= above; j++) chance += probability[j] as number;
   return chance;
+}
+
+// Waits a load spike may have lengthened, left out of the ceiling (each count is one more test).
+const MOST_SPIKES = 2;
+
+/**
+ * Waits that never passed a low ceiling, however a few load spikes lengthened some: for a ceiling at the
+ * longest wait, then at the second and third longest (one or two waits taken as spikes), the chance that a
+ * client backing off stays that low (chanceOfFewAbove); the least of them times the tests made.
+ */
+export function lowCeiling(
+  retries: readonly { place: number; wait: number }[],
+  firstStep: number,
+): { chance: number; ceiling: number; spikes: number } {
+  const waits = retries.map((r) => r.wait).sort((a, b) => b - a);
+  const places = retries.map((r) => r.place);
+  let best = { chance: 1, ceiling: waits[0] ?? 0, spikes: 0 };
+  const tests = Math.min(MOST_SPIKES + 1, waits.length);
+  if (tests === 0) return best;
+  for (let spikes = 0; spikes < tests; spikes++) {
+    const ceiling = waits[spikes] as number;
+    const chance = chanceOfFewAbove(places, ceiling, spikes, firstStep);
+    if (chance < best.chance) best = { chance, ceiling, spikes };
+  }
+  return { ...best, chance: Math.min(1, best.chance * tests) };
 }
 
 /** A chance as words: `1 in 1234`, or `under 1 in a million`. */
