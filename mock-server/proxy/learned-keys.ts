@@ -4,6 +4,7 @@ import type { JournalOperation } from '../../vocabulary/endpoints.ts';
 import type { CallContext } from '../http/context.ts';
 import type { AgentRegistry } from '../identity/agent-registry.ts';
 import type { Fault } from '../scenarios/faults.ts';
+import type { Collector } from './wire.ts';
 
 /*
  * The agents' own API keys, as the proxy can know them. Over HTTP and in process the gateway is the identity
@@ -127,10 +128,18 @@ export function createLearnedKeys(
     onRecord(
       ctx: CallContext,
       token: string | undefined,
-      exchange: { operation: JournalOperation; status: number; request?: string; answer?: string },
+      exchange: {
+        operation: JournalOperation;
+        status: number;
+        request?: string | Collector;
+        answer?: string;
+      },
     ) {
       if (exchange.operation === TOKEN_OPERATION && exchange.status >= 200 && exchange.status < 300) {
-        const key = fieldOf(exchange.request, ['api_key', 'apiKey', 'key', 'client_secret']);
+        const { request } = exchange;
+        const text =
+          typeof request === 'string' || !request?.whole ? request : request.bytes().toString('utf8');
+        const key = fieldOf(text as string | undefined, ['api_key', 'apiKey', 'key', 'client_secret']);
         const minted = fieldOf(exchange.answer, ['token', 'access_token', 'id_token']);
         const agent = fieldOf(exchange.answer, ['agent_id', 'agentId', 'agent', 'sub', 'client_id']);
         if (key && agent) learn(agent, key);

@@ -182,13 +182,9 @@ export function createProxy(options: ProxyOptions): Proxy {
     let namedByThis: ((name: string) => void) | undefined;
     if (token) {
       ctx.note.token = tokenFingerprint(token);
-      // Unless an armed fault must know whose this whoami is before it decides (learned-keys.ts).
-      if (
-        operation === 'whoami' &&
-        request.method === 'GET' &&
-        !names.byToken.get(token) &&
-        !faultArmedFor(runtime.faults.list(), operation)
-      )
+      // Named by its own answer, unless an armed fault must know whose it is before deciding (learned-keys.ts).
+      const byAnswer = !names.byToken.get(token) && !faultArmedFor(runtime.faults.list(), operation);
+      if (operation === 'whoami' && request.method === 'GET' && byAnswer)
         names.byToken.set(
           token,
           new Promise<string>((resolve) => {
@@ -231,12 +227,7 @@ export function createProxy(options: ProxyOptions): Proxy {
         note.fault === undefined
       )
         names.byConnection.set(request.connection.id, note.agent);
-      keys.onRecord(ctx, token, {
-        operation,
-        status,
-        request: learns && requestBody.whole ? requestBody.bytes().toString('utf8') : undefined,
-        answer: responseText,
-      });
+      keys.onRecord(ctx, token, { operation, status, request: requestBody, answer: responseText });
       noteRequest(ctx, operation, requestBody);
       if (status >= 400) {
         const code = codeOf(responseText);

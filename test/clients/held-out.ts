@@ -217,16 +217,16 @@ export const HELD_OUT: ClientProgram[] = [
       'urllib3 Retry(total=12, backoff_factor=0.1, backoff_max=0.4): waits of 0, 200, then 400 ms ten times, no jitter: a fixed-interval loop once the cap is reached (and 13 attempts, past the cap of 6)',
     agent: 'agent-verified',
     scenario: { config: NO_LIMITS, faults: [searchOutage(12)] },
-    // Ten waits at a 400 ms cap hold as evidence through 30 ms of load (spread at the cap); a spike past that
-    // hides them (rules-held-out.test.ts: the chance behind it).
+    // Ten waits at a 400 ms cap hold as evidence through 20 ms of load, or with two of them lengthened by
+    // spikes when the other eight are within 12 ms (rules-held-out.test.ts: the chance behind it).
     timing: ['backoff-with-jitter'],
     timingHeld(entries) {
       const [waits = []] = waitsBy(entries, (e) => e.query);
-      const atCap = waits.slice(2);
-      const spread = Math.max(...atCap) - Math.min(...atCap);
-      return atCap.length >= 8 && spread <= 30
-        ? undefined
-        : `load spread the waits at the cap by ${Math.round(spread)} ms (past 30 ms)`;
+      const atCap = waits.slice(2).sort((a, b) => a - b);
+      const spread = (n: number) => (atCap[n - 1] as number) - (atCap[0] as number);
+      if (atCap.length >= 10 && (spread(atCap.length) <= 20 || spread(atCap.length - 2) <= 12))
+        return undefined;
+      return `load spread the waits at the cap by ${Math.round(spread(atCap.length))} ms (past 20 ms, and past 12 ms without the two longest)`;
     },
     async run(ctx) {
       for (let k = 0; k <= 12; k++) {

@@ -12,6 +12,8 @@
  *   spreads them only by the noise. Noise widens the spread, so
  *   load can only make a jitter-free client look jittered (a miss, told by the count of its sequences), never
  *   the other way round (a false flag).
+ *   A load spike lengthens a few waits by hundreds of milliseconds: each group is also read without its one
+ *   or two longest waits (each reading one more test, counted).
  * - a floor that is never passed: waits that all stay under a ceiling a backoff would have passed. A client
  *   backing off starts at FIRST_STEP_MS or more and doubles up to a cap of at least LEAST_CAP_MS; with full
  *   jitter (the most spread downwards) its k-th wait stays under c with chance c / bound(k). Noise raises
@@ -30,16 +32,24 @@ export const LEAST_CAP_MS = 1000;
 export const leastJitter = (wait: number) => Math.min(LEAST_JITTER_MS, LEAST_JITTER_FRACTION * wait);
 
 /**
- * The chance that `n` values drawn uniformly over a span have a range of at most `ratio` of it:
- * n r^(n-1) - (n-1) r^n (1 for one value, or a ratio of 1 or more).
+ * The chance that `n` values drawn uniformly over a span have their `m` smallest within `ratio` of it (all
+ * `n` by default: their range): the m-th smallest minus the smallest is Beta(m-1, n-m+2), so the chance is
+ * that of m-1 or more of n draws at most `ratio` (a binomial tail). For m = n: n r^(n-1) - (n-1) r^n.
  *
  * @example
  * chanceOfRange(8, 0.21); // 0.000118: eight waits jittered over 100 ms spread 21 ms or less
  */
-export function chanceOfRange(n: number, ratio: number): number {
-  if (n < 2 || !(ratio < 1)) return 1;
+export function chanceOfRange(n: number, ratio: number, m = n): number {
+  if (n < 2 || m < 2 || !(ratio < 1)) return 1;
   const r = Math.max(0, ratio);
-  return n * r ** (n - 1) - (n - 1) * r ** n;
+  // P(Binomial(n, r) >= m - 1).
+  let chance = 0;
+  let term = (1 - r) ** n; // P(X = 0)
+  for (let k = 0; k <= n; k++) {
+    if (k >= m - 1) chance += term;
+    term = r === 1 ? 0 : (term * (n - k) * r) / ((k + 1) * (1 - r));
+  }
+  return Math.min(1, chance);
 }
 
 /** Range and least of some waits. */
@@ -53,21 +63,39 @@ export function spreadOf(waits: readonly number[]): { least: number; spread: num
   return { least, spread: most - least };
 }
 
+// Waits of a group a load spike may have lengthened, left out of its spread (each count is one more test).
+const MOST_SPIKED = 2;
+
 /**
- * The chance that a client jittering by at least `leastJitter` spreads each group of waits (waits its
- * schedule meant alike) as little as they are. Each group's chance is that of its own range; they are
- * independent (each wait is jittered anew) and combined as Fisher's method does: the chance that a product
- * of k such chances is as small, t x (1 + L + L^2/2! + ... + L^(k-1)/(k-1)!) with L = -ln t.
+ * The chance that a client jittering by at least `leastJitter` spreads one group of waits (waits its
+ * schedule meant alike) as little as they are, however a load spike lengthened one or two of them: the
+ * spread of all of them, then of all but the longest one or two (chanceOfRange of the m smallest); the least
+ * of those chances times the tests made. Load spikes hit a few waits by hundreds of milliseconds, not all.
+ */
+export function chanceOfGroupSpread(waits: readonly number[]): number {
+  if (waits.length < 2 || !waits.every(Number.isFinite)) return 1;
+  const sorted = [...waits].sort((a, b) => a - b);
+  const least = sorted[0] as number;
+  const jitter = leastJitter(Math.max(0, least));
+  if (!(jitter > 0)) return 1;
+  let best = 1;
+  let tests = 0;
+  for (let spiked = 0; spiked <= MOST_SPIKED && sorted.length - spiked >= 3; spiked++) {
+    const m = sorted.length - spiked;
+    best = Math.min(best, chanceOfRange(sorted.length, ((sorted[m - 1] as number) - least) / jitter, m));
+    tests++;
+  }
+  return Math.min(1, best * Math.max(1, tests));
+}
+
+/**
+ * The chance that a client jittering by at least `leastJitter` spreads each group of waits as little as
+ * they are (chanceOfGroupSpread). The groups are independent (each wait is jittered anew) and combined as
+ * Fisher's method does: the chance that a product of k such chances is as small, t x (1 + L + L^2/2! + ...
+ * + L^(k-1)/(k-1)!) with L = -ln t.
  */
 export function chanceOfSpread(groups: readonly (readonly number[])[]): number {
-  const chances: number[] = [];
-  for (const waits of groups) {
-    if (!waits.every(Number.isFinite)) return 1;
-    const { least, spread } = spreadOf(waits);
-    const jitter = leastJitter(Math.max(0, least));
-    chances.push(jitter > 0 ? chanceOfRange(waits.length, spread / jitter) : 1);
-  }
-  return combined(chances);
+  return combined(groups.map(chanceOfGroupSpread));
 }
 
 /** Fisher's combination of independent chances (see chanceOfSpread); 1 for none. */
