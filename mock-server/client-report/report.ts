@@ -86,9 +86,21 @@ export interface ClientReport {
    */
   epochs?: EpochView[];
   options: ClientReportOptions;
-  rules: { id: string; title: string; spec_ref: string; violations: number }[];
+  /**
+   * Per rule: its violations, and `unobserved` (why) when the journal could not show whether it was kept:
+   * such a rule is not a pass (green means seen).
+   */
+  rules: { id: string; title: string; spec_ref: string; violations: number; unobserved?: string }[];
   violations: Violation[];
 }
+
+/** The rules a report could not observe: not passed, whatever their violations (none). */
+export const unobservedRules = (report: Pick<ClientReport, 'rules'>) =>
+  report.rules.filter((r) => r.unobserved !== undefined);
+
+/** Whether a report is a pass: something judged, no violation, every rule observed. */
+export const reportPasses = (report: Pick<ClientReport, 'rules' | 'violations' | 'requests'>) =>
+  report.requests > 0 && report.violations.length === 0 && unobservedRules(report).length === 0;
 
 const view = (e: JournalEntry): RequestView => ({
   seq: e.seq,
@@ -147,11 +159,13 @@ export function createClientReport(input: {
         ...(f.inference ? { inference: f.inference, cannot_tell_apart: CANNOT_TELL_APART } : {}),
         requests: f.requests.map(view),
       });
+    const unobserved = findings.length === 0 ? rule.unobserved?.(ctx) : undefined;
     return {
       id: rule.id,
       title: rule.title,
       spec_ref: formatSpecRef(rule.specRef),
       violations: findings.length,
+      ...(unobserved ? { unobserved } : {}),
     };
   });
   const withoutConnection = entries.filter((e) => !hasCausalFacts(e)).length;
@@ -199,7 +213,9 @@ export function formatClientReport(report: ClientReport): string {
     '',
   ];
   for (const rule of report.rules) {
-    lines.push(`${rule.violations === 0 ? 'PASS' : 'FAIL'}  ${rule.id.padEnd(27)} ${rule.spec_ref}`);
+    const label = rule.violations > 0 ? 'FAIL' : rule.unobserved ? 'NOT OBSERVED' : 'PASS';
+    lines.push(`${label.padEnd(4)}  ${rule.id.padEnd(27)} ${rule.spec_ref}`);
+    if (rule.unobserved) lines.push(`        not observed, not passed: ${rule.unobserved}`);
     const ofRule = report.violations.filter((x) => x.rule === rule.id);
     for (const v of ofRule.slice(0, SHOWN_VIOLATIONS)) {
       lines.push(`        ${v.message}`);
@@ -230,13 +246,16 @@ export function formatClientReport(report: ClientReport): string {
       );
   }
   const count = report.violations.length;
+  const unseen = unobservedRules(report).map((r) => r.id);
   lines.push(
     '',
     report.requests === 0
       ? nothingToGrade(report.agent)
       : count === 0
-        ? `No violations of ${report.rules.length} rules.`
-        : `${count} violation(s) of ${report.rules.filter((r) => r.violations > 0).length} of ${report.rules.length} rules.`,
+        ? unseen.length === 0
+          ? `No violations of ${report.rules.length} rules.`
+          : `No violations seen, but ${unseen.length} of ${report.rules.length} rules not observed (${unseen.join(', ')}): not a pass.`
+        : `${count} violation(s) of ${report.rules.filter((r) => r.violations > 0).length} of ${report.rules.length} rules${unseen.length > 0 ? `; not observed: ${unseen.join(', ')}` : ''}.`,
   );
   return printable(lines.join('\n'));
 }

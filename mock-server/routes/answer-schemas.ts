@@ -219,6 +219,10 @@ export const journalEntrySchema = z.looseObject({
     .optional()
     .describe("Spec rules this answer broke (proxy mode: the target's answers)."),
   target_request_id: z.string().optional().describe("Proxy mode: the target's X-Request-Id."),
+  own_key_unknown: z
+    .literal(true)
+    .optional()
+    .describe("Proxy mode: the agent's own API key was unknown when this request was scanned."),
 });
 
 const nameValue = z.strictObject({ name: z.string(), value: z.string() });
@@ -315,7 +319,16 @@ export const clientReportSchema = z.looseObject({
   // The thresholds the report was graded with (report-options.ts), every one filled in.
   options: reportOptionsSchema.required(),
   rules: z.array(
-    z.looseObject({ id: z.string(), title: z.string(), spec_ref: z.string(), violations: z.number().int() }),
+    z.looseObject({
+      id: z.string(),
+      title: z.string(),
+      spec_ref: z.string(),
+      violations: z.number().int(),
+      unobserved: z
+        .string()
+        .optional()
+        .describe('Why the journal could not show whether the rule was kept: not observed, so not a pass.'),
+    }),
   ),
   violations: z.array(
     z.looseObject({
