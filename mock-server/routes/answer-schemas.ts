@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { reportOptionsSchema } from '../client-report/report-options.ts';
+import { CLIENT_REPORT_SCHEMA_VERSION } from '../client-report/report-version.ts';
 import { configSchema, TOOL_NAMES } from '../config/schema.ts';
 import { ERROR_CODES } from '../errors.ts';
 import { faultSpecSchema } from '../scenarios/faults.ts';
@@ -289,6 +290,9 @@ const requestView = z.looseObject({
 });
 /** The client behaviour report. Open: fields may be added. */
 export const clientReportSchema = z.looseObject({
+  schema_version: z
+    .literal(CLIENT_REPORT_SCHEMA_VERSION)
+    .describe('The version of this shape: raised when a field is removed or changes meaning.'),
   agent: z.string(),
   requests: z.number().int(),
   journal_dropped: z.number().int().optional(),
@@ -301,8 +305,8 @@ export const clientReportSchema = z.looseObject({
     ),
   from: isoTime.optional(),
   to: isoTime.optional(),
-  // The thresholds the report was graded with (report-options.ts), every one filled in.
-  options: reportOptionsSchema.required(),
+  // The thresholds the report was graded with (report-options.ts), every one filled in; `since` when given.
+  options: reportOptionsSchema.required().partial({ since: true }),
   rules: z.array(
     z.looseObject({ id: z.string(), title: z.string(), spec_ref: z.string(), violations: z.number().int() }),
   ),
