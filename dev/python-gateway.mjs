@@ -41,6 +41,8 @@ export async function buildPythonGateway(root = fileURLToPath(new URL('..', impo
   cpSync(join(root, 'mock-server/dashboard/assets'), join(out, 'mock-server/dashboard/assets'), {
     recursive: true,
   });
+  // The client report's JSON Schema (the contract the plugin reads: docs/any-language.md).
+  cpSync(join(root, 'mock-server/client-report/report.schema.json'), join(out, 'report.schema.json'));
   writeFileSync(
     join(out, 'README.txt'),
     'Built by dev/python-gateway.mjs (npm run build): the agent-gateway CLI bundled into one file, with its fixtures. Do not edit.\n',
