@@ -1,8 +1,10 @@
 """Build hook: make sure the wheel carries the bundled gateway (agent_gateway_harness/_gateway/).
 
-`npm install` (or `npm run build`) in the clone writes it. When it is missing and the clone's
-node_modules is there, the hook builds it with `node dev/python-gateway.mjs`. Without either, the wheel
-is built without it and the plugin then needs AGENT_GATEWAY_CLI (see docs/any-language.md).
+`npm install` (or `npm run build`) in the clone writes it. When it is missing (a git URL install: pip's
+temporary clone has no node_modules), the hook installs the clone's locked npm dependencies there
+(`npm ci --ignore-scripts`, which needs the npm registry) and builds it with `node dev/python-gateway.mjs`.
+Without node or npm, the wheel is built without it, and the plugin then needs AGENT_GATEWAY_CLI
+(docs/any-language.md).
 """
 
 import os
@@ -25,9 +27,14 @@ class GatewayBundleHook(BuildHookInterface):
         script = os.path.join(clone, "dev", "python-gateway.mjs")
         esbuild = os.path.join(clone, "node_modules", "esbuild")
         node = shutil.which("node")
-        if os.path.exists(script) and os.path.isdir(esbuild) and node:
-            subprocess.run([node, script], cwd=clone, check=True)
-            return
+        npm = shutil.which("npm")
+        if os.path.exists(script) and node:
+            if not os.path.isdir(esbuild) and npm and os.path.exists(os.path.join(clone, "package-lock.json")):
+                sys.stderr.write("agent-gateway-harness: building the gateway bundle (npm ci --ignore-scripts)\n")
+                subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=clone, check=True)
+            if os.path.isdir(esbuild):
+                subprocess.run([node, script], cwd=clone, check=True)
+                return
         sys.stderr.write(
             "agent-gateway-harness: no bundled gateway in agent_gateway_harness/_gateway/ "
             "(run `npm install` in the clone first); the wheel is built without it, and the plugin "
