@@ -5,6 +5,7 @@ every test gets it reset (agents, limits, faults, clock, journal) and graded fro
 """
 
 import json
+import os
 
 import pytest
 
@@ -40,9 +41,20 @@ class _Processes:
         self._running.clear()
 
 
+def _bypass_proxies_for_loopback():
+    """An HTTP(S)_PROXY in the environment would send the agents' loopback requests (requests, httpx, aiohttp
+    with trust_env) to the proxy: 127.0.0.1 and localhost are added to NO_PROXY for the session."""
+    if not any(os.environ.get(name) for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy")):
+        return
+    for name in ("NO_PROXY", "no_proxy"):
+        present = [h for h in os.environ.get(name, "").split(",") if h.strip()]
+        os.environ[name] = ",".join(present + [h for h in ("127.0.0.1", "localhost") if h not in present])
+
+
 @pytest.fixture(scope="session")
 def agent_gateway_processes():
     """The session's gateway processes (one per scenario and config), stopped at the session's end."""
+    _bypass_proxies_for_loopback()
     processes = _Processes()
     yield processes
     processes.stop_all()

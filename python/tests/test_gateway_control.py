@@ -66,3 +66,23 @@ def test_reset_gives_a_fresh_state(agent_gateway):
     assert agent_gateway.faults.list() == []
     assert agent_gateway.clock.now()["frozen"] is False
     assert agent_gateway.report("agent-early")["requests"] == 0
+
+
+def test_a_proxy_in_the_environment_is_bypassed_for_the_gateway(pytester, monkeypatch):
+    # A proxy that does not exist: any request sent through it would fail.
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    pytester.makepyfile(
+        """
+        import requests
+        from agent_gateway_harness import assert_follows_client_rules
+
+        def test_agent(agent_gateway):
+            token = agent_gateway.token("agent-verified")
+            whoami = requests.get(f"{agent_gateway.base_url}/v1/whoami", headers={"X-Agent-Identity": token})
+            assert whoami.status_code == 200
+            assert_follows_client_rules(agent_gateway, "agent-verified")
+        """
+    )
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)

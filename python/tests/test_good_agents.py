@@ -56,3 +56,36 @@ def test_the_suite_runs_the_installed_wheel():
         pytest.skip("run by npm run test:python, which installs the wheel")
     assert "site-packages" in agent_gateway_harness.__file__
     assert os.path.isfile(os.path.join(os.path.dirname(agent_gateway_harness.__file__), "_gateway", "cli", "agent-gateway.mjs"))
+
+
+def _good_requests_agent(base_url, api_key):
+    import requests
+
+    with requests.Session() as session:
+        token = session.post(f"{base_url}/idp/token", json={"api_key": api_key}, timeout=30).json()["token"]
+        headers = {"X-Agent-Identity": token}
+        return [session.get(f"{base_url}/v1/whoami", headers=headers, timeout=30).status_code for _ in range(3)]
+
+
+def _good_aiohttp_agent(base_url, api_key):
+    import asyncio
+
+    import aiohttp
+
+    async def run():
+        async with aiohttp.ClientSession() as session:
+            async with session.post(f"{base_url}/idp/token", json={"api_key": api_key}) as answer:
+                token = (await answer.json())["token"]
+            statuses = []
+            for _ in range(3):
+                async with session.get(f"{base_url}/v1/whoami", headers={"X-Agent-Identity": token}) as r:
+                    statuses.append(r.status)
+            return statuses
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("agent", [_good_requests_agent, _good_aiohttp_agent], ids=["requests", "aiohttp"])
+def test_well_behaved_agents_on_requests_and_aiohttp_pass(agent_gateway, agent):
+    assert agent(agent_gateway.base_url, agent_gateway.api_key("agent-verified")) == [200, 200, 200]
+    assert assert_follows_client_rules(agent_gateway, "agent-verified")["requests"] == 4
