@@ -58,6 +58,14 @@ function describeStartup(
     `Agent Tool Gateway (reference) listening on ${url}`,
     `  config: ${gateway.config.source}`,
     ...(gateway.scenario ? [`  scenario: ${gateway.scenario.name}: ${gateway.scenario.description}`] : []),
+    ...(gateway.runtime.replay
+      ? [
+          `  replay: ${gateway.runtime.replay
+            .agents()
+            .map((a) => `${a.answers} recorded answer(s) of ${a.agent}`)
+            .join(', ')}, in order per endpoint; then the config's answers`,
+        ]
+      : []),
     idpUrl ? `  identity: verified by the identity provider at ${idpUrl}` : `  identity provider: ${url}/idp`,
     `  token lifetime: ${gateway.idp.ttlSeconds} s`,
     options.store === 'memory'

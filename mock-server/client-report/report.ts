@@ -3,7 +3,7 @@ import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { Corpus } from '../providers/corpus.ts';
-import { describe, hasCausalFacts } from './journal-facts.ts';
+import { describe, type EpochView, epochSlices, epochViews, hasCausalFacts } from './journal-facts.ts';
 import { CLIENT_REPORT_SCHEMA_VERSION } from './report-version.ts';
 import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
 import { honorRetryAfter } from './rules/honor-retry-after.ts';
@@ -82,6 +82,12 @@ export interface ClientReport {
   without_connection?: number;
   from?: string;
   to?: string;
+  /**
+   * When the gateway clock was moved back during the agent's requests: each epoch (where it began, its time
+   * range). Each rule judged every epoch apart; `from` and `to` are then the latest epoch's range (times of
+   * different epochs do not compare: the range of all would run backwards).
+   */
+  epochs?: EpochView[];
   options: ClientReportOptions;
   rules: { id: string; title: string; spec_ref: string; violations: number }[];
   violations: Violation[];
@@ -132,8 +138,12 @@ export function createClientReport(input: {
     options,
   };
   const violations: Violation[] = [];
+  // The clock moved back between epochs: each is judged apart (facts/epochs.ts).
+  const slices = epochSlices(entries);
   const rules = CLIENT_RULES.map((rule) => {
-    const findings = rule.judge(ctx);
+    const findings = slices.flatMap((slice) =>
+      slices.length === 1 ? rule.judge(ctx) : rule.judge({ ...ctx, entries: slice.entries }),
+    );
     for (const f of findings)
       violations.push({
         rule: rule.id,
@@ -151,14 +161,16 @@ export function createClientReport(input: {
     };
   });
   const withoutConnection = entries.filter((e) => !hasCausalFacts(e)).length;
+  const epochs = epochViews(slices);
   return {
     schema_version: CLIENT_REPORT_SCHEMA_VERSION,
     agent: input.agent,
     requests: entries.length,
     ...(input.dropped ? { journal_dropped: input.dropped } : {}),
     ...(withoutConnection > 0 ? { without_connection: withoutConnection } : {}),
-    from: entries[0]?.time,
-    to: entries.at(-1)?.time,
+    from: epochs.at(-1)?.from ?? entries[0]?.time,
+    to: epochs.at(-1)?.to ?? entries.at(-1)?.time,
+    ...(epochs.length > 0 ? { epochs } : {}),
     options,
     rules,
     violations,
@@ -175,12 +187,17 @@ export const nothingToGrade = (agent: string) =>
  */
 export function formatClientReport(report: ClientReport): string {
   const lines = [
-    `Client behaviour report for ${report.agent}: ${report.requests} requests${report.from ? ` (${report.from} to ${report.to})` : ''}`,
+    `Client behaviour report for ${report.agent}: ${report.requests} requests${report.epochs ? ` in ${report.epochs.length} clock epochs` : report.from ? ` (${report.from} to ${report.to})` : ''}`,
     ...(report.journal_dropped
       ? [
           `Only the most recent requests are judged: the journal dropped ${report.journal_dropped} older ones (of all agents); raise journal.capacity to keep more.`,
         ]
       : []),
+    ...(report.epochs ?? []).map((e, i) =>
+      i === 0
+        ? `Clock epoch ${e.epoch}: ${e.requests} request(s), ${e.from} to ${e.to}. The gateway clock was moved back since: requests of different epochs are never compared as reactions or waits.`
+        : `Clock epoch ${e.epoch} began (the gateway clock was moved back) before #${e.first_seq}: ${e.requests} request(s), ${e.from} to ${e.to}.`,
+    ),
     ...(report.without_connection
       ? [
           `Judged without connection or delivery facts for ${report.without_connection} of ${report.requests} requests (a journal written by hand, or an adapter that records neither): requests within ${report.options.graceMs} ms of a refusal's answer were taken as already in flight, and requests within 10 ms of each other as sent together.`,

@@ -23,6 +23,12 @@ export interface JournalEntry {
   /** Start, on the gateway clock (ms since the epoch), and as ISO text. */
   at: number;
   time: string;
+  /**
+   * The gateway clock's epoch at arrival: how many times it had been moved back (admin API, CLI, dashboard,
+   * scenario load). Absent for 0. Time only moves forward within one epoch, so the client report never
+   * compares requests of different epochs as reactions or waits.
+   */
+  epoch?: number;
   /** Real time the gateway took to build its answer. */
   duration_ms: number;
   /**
@@ -90,6 +96,8 @@ export interface JournalEntry {
    */
   quota?: { rule: string; key: string; limit: number; remaining: number }[];
   fault?: string;
+  /** Replay scenarios: the recorded answer that answered it, `<recorded agent>#<n>` (its n-th to the endpoint). */
+  replay?: string;
   /** `stored`: a response was kept for its Idempotency-Key; `replayed`: answered from the store. */
   idempotency?: 'stored' | 'replayed';
   /** Search query or fetch URL, with detected secrets replaced by [REDACTED:<kind>]. */

@@ -104,6 +104,10 @@ export const clockSchema = z.strictObject({
   now: z.number().int().describe('The gateway clock, ms since the epoch.'),
   time: isoTime,
   frozen: z.boolean(),
+  epoch: z
+    .number()
+    .int()
+    .describe('How many times the clock was moved back: each move into its past starts a new epoch.'),
 });
 
 export const faultSchema = z.strictObject({
@@ -119,6 +123,13 @@ export const journalEntrySchema = z.looseObject({
   request_id: z.string(),
   at: z.number().describe('Start on the gateway clock (ms since the epoch).'),
   time: isoTime,
+  epoch: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'The gateway clock epoch at arrival: how many times the clock had been moved back (absent: 0).',
+    ),
   duration_ms: z.number(),
   real_ms: z.number(),
   written_ms: z.number().optional(),
@@ -303,8 +314,22 @@ export const clientReportSchema = z.looseObject({
     .describe(
       'Requests judged without connection facts (node:http) or delivery facts (in process: msw, fetch): told apart by time only.',
     ),
-  from: isoTime.optional(),
-  to: isoTime.optional(),
+  from: isoTime.optional().describe('The first graded request (of the last clock epoch, with epochs).'),
+  to: isoTime.optional().describe('The last graded request (of the last clock epoch, with epochs).'),
+  epochs: z
+    .array(
+      z.looseObject({
+        epoch: z.number().int(),
+        first_seq: z.number().int(),
+        requests: z.number().int(),
+        from: isoTime,
+        to: isoTime,
+      }),
+    )
+    .optional()
+    .describe(
+      "Present when the gateway's clock was moved back among the graded requests: each epoch is judged apart.",
+    ),
   // The thresholds the report was graded with (report-options.ts), every one filled in; `since` when given.
   options: reportOptionsSchema.required().partial({ since: true }),
   rules: z.array(
