@@ -4,6 +4,7 @@ import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { Corpus } from '../providers/corpus.ts';
 import { describe, type EpochView, epochSlices, epochViews, hasCausalFacts } from './journal-facts.ts';
+import { CLIENT_REPORT_SCHEMA_VERSION } from './report-version.ts';
 import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
 import { honorRetryAfter } from './rules/honor-retry-after.ts';
 import { noParallelStorm } from './rules/no-parallel-storm.ts';
@@ -65,6 +66,8 @@ export const SHOWN_REQUESTS = 6;
 export const SHOWN_VIOLATIONS = 5;
 
 export interface ClientReport {
+  /** The version of this JSON's shape (CLIENT_REPORT_SCHEMA_VERSION). */
+  schema_version: typeof CLIENT_REPORT_SCHEMA_VERSION;
   agent: string;
   /** The agent's requests the report judged; 0 means there was nothing to grade. */
   requests: number;
@@ -135,7 +138,10 @@ export function createClientReport(input: {
 }): ClientReport {
   const given = Object.entries(input.options ?? {}).filter(([, value]) => value !== undefined);
   const options: ClientReportOptions = { ...DEFAULT_REPORT_OPTIONS, ...Object.fromEntries(given) };
-  const entries = input.entries.filter((e) => e.agent === input.agent).sort((a, b) => a.seq - b.seq);
+  const since = options.since ?? 0;
+  const entries = input.entries
+    .filter((e) => e.agent === input.agent && e.seq > since)
+    .sort((a, b) => a.seq - b.seq);
   const ctx = {
     agent: input.agent,
     entries,
@@ -171,6 +177,7 @@ export function createClientReport(input: {
   const withoutConnection = entries.filter((e) => !hasCausalFacts(e)).length;
   const epochs = epochViews(slices);
   return {
+    schema_version: CLIENT_REPORT_SCHEMA_VERSION,
     agent: input.agent,
     requests: entries.length,
     ...(input.dropped ? { journal_dropped: input.dropped } : {}),
