@@ -53,6 +53,18 @@ export const REPORT_OPTION_ROWS: readonly OptionRow[] = [
     max: 3600000,
     default: 1000,
   },
+  {
+    key: 'since',
+    path: ['since'],
+    flag: 'since',
+    query: 'since',
+    description:
+      "grade only the requests journaled after this seq (a test's mark: the journal's next_since when the test began); absent: all",
+    type: 'integer',
+    required: false,
+    min: 0,
+    max: 9007199254740991,
+  },
 ];
 
 /** From conformance/suite-options.ts (suiteOptionsSchema, without the library-only options). */

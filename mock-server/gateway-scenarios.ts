@@ -2,6 +2,7 @@ import type { VirtualClock } from './clock.ts';
 import { ConfigError, deepMerge, loadConfig, type ResolvedConfig } from './config/load-config.ts';
 import type { GatewayConfigOverlay } from './config/schema.ts';
 import { applyConfig, type Runtime } from './runtime.ts';
+import { createReplayTracks } from './scenarios/replay-tracks.ts';
 import { loadScenario, parseScenario, type Scenario, type ScenarioInput } from './scenarios/scenarios.ts';
 
 /** What a gateway's scenarios are laid over and act on. */
@@ -30,6 +31,7 @@ export function createScenarioControl({ runtime, base, baseConfig, clock, initia
     applyConfig(runtime, baseConfig);
     runtime.faults.clear();
     runtime.journal.clear();
+    runtime.replay = undefined;
     scenario = undefined;
     scenarioInput = undefined;
   };
@@ -63,6 +65,7 @@ export function createScenarioControl({ runtime, base, baseConfig, clock, initia
     resetToBase();
     applyConfig(runtime, { ...config, source: `${baseConfig.source}, with scenario ${next.source}` });
     for (const fault of next.faults) runtime.faults.add(fault);
+    if (next.replay) runtime.replay = createReplayTracks(next.replay);
     if (next.clock) {
       clock.reset();
       // Frozen first: set on a running clock, then frozen, it would stop a moment past the start.

@@ -15,7 +15,12 @@
 
 import { printable } from '../vocabulary/redact.ts';
 import { describe, firstWhere, hasDeliveryFacts } from './client-report/journal-facts.ts';
-import { type ClientReport, formatClientReport, nothingToGrade } from './client-report/report.ts';
+import {
+  type ClientReport,
+  formatClientReport,
+  nothingToGrade,
+  reportPasses,
+} from './client-report/report.ts';
 import type { ClientReportOptions } from './client-report/types.ts';
 import type { Gateway } from './gateway.ts';
 import type { JournalEntry } from './journal/journal.ts';
@@ -142,7 +147,7 @@ export function assertFollowsClientRules(
     throw new Error(`${sharedStoreNote} Or await assertFollowsClientRulesShared(...).`);
   const report = gateway.clientReport(agent, options);
   if (report.requests === 0) throw new Error(nothingToGradeBecause(agent, gateway.journal.list()));
-  if (report.violations.length > 0)
+  if (!reportPasses(report))
     throw new Error(`${formatClientReport(report)}\n\n${agentTimeline(gateway, agent)}`);
   return report;
 }
@@ -156,7 +161,7 @@ export async function assertFollowsClientRulesShared(
   if (!isGateway(gateway)) throw new TypeError(notAGateway(gateway));
   const { report, entries, journal } = await gradeFromJournalInUse(gateway, agent, options);
   if (report.requests === 0) throw new Error(nothingToGradeBecause(agent, journal));
-  if (report.violations.length > 0)
+  if (!reportPasses(report))
     throw new Error(`${formatClientReport(report)}\n\n${timelineOf(entries, agent)}`);
   return report;
 }
@@ -174,7 +179,7 @@ async function gradeFromJournalInUse(
 }
 
 const verdict = (report: ClientReport, agent: string, timeline: string) => {
-  const pass = report.violations.length === 0;
+  const pass = reportPasses(report);
   return {
     pass,
     message: () =>

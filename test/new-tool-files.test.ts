@@ -20,6 +20,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const EXPECTED: Record<string, string> = {
   'vocabulary/tools.ts': 'the spec names the tools: name, path, body field, default conformance body',
   'vocabulary/endpoints.ts': "section 4's endpoints, the tools among them (spread from tools.ts)",
+  'mock-server/scenarios/replay-schema.ts':
+    "a recorded answer's endpoint: only the spec's are recorded and replayed",
   'mock-server/tools/web-search.ts': 'the definition of web.search',
   'mock-server/tools/web-fetch.ts': 'the definition of web.fetch',
   'mock-server/tools/index.ts': 'the registry of built-in definitions',

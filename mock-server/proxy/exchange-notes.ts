@@ -2,7 +2,7 @@ import { ENDPOINTS, type JournalOperation } from '../../vocabulary/endpoints.ts'
 import { journalFingerprint } from '../hash.ts';
 import type { CallContext } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import { noteOutgoingText } from '../pipeline/outgoing-text.ts';
+import { noteBodySecrets, noteOutgoingText } from '../pipeline/outgoing-text.ts';
 import { type AnyToolDefinition, BUILT_IN_TOOLS } from '../tools/index.ts';
 import { requestKey } from '../tools/request-meaning.ts';
 import type { Collector } from './wire.ts';
@@ -86,6 +86,8 @@ export function noteRequest(
     return;
   }
   if (typeof value !== 'object' || value === null) return;
+  // Every other string of the body leaves the agent too, as the gateway's body stage scans it.
+  noteBodySecrets(ctx, value, field);
   if (field === undefined) {
     // A tool without an outgoing field (a config's extra tool): its meaning is in the body as a whole.
     ctx.note.request_key = requestKey(tool, value as Record<string, unknown>);

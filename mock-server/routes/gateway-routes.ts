@@ -1,3 +1,4 @@
+import { isToolName } from '../../vocabulary/tools.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { Answer, CallContext, Handler } from '../http/context.ts';
 import { NO_STORE, respondJson, respondJsonText } from '../http/respond.ts';
@@ -11,6 +12,7 @@ import { idempotencyKey, type KeyOutcome } from '../pipeline/idempotency-key.ts'
 import { identify } from '../pipeline/identify.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
 import { readToolBody, type ToolBody } from '../pipeline/read-tool-body.ts';
+import { replayAnswer } from '../pipeline/replay-answer.ts';
 import { runTool } from '../pipeline/run-tool.ts';
 import { type ToolSpec, toolSpecOf } from '../pipeline/tool-spec.ts';
 import type { Runtime } from '../runtime.ts';
@@ -44,6 +46,18 @@ const identifyCaller: Stage<Caller, Answer> = (call) =>
     call.identity = identity;
     return undefined;
   });
+
+/**
+ * replay: with a replay scenario, the recorded answer left for this agent answers once the body is read (so
+ * the journal has what was asked: the report recognises retries by it), in place of policy, limits and
+ * tool. Only the spec's endpoints have recorded answers (a recording names them by path).
+ */
+const replayRecorded: Stage<Call, Answer> = (call) => {
+  const { tool } = call.spec;
+  const replayed = isToolName(tool) ? call.runtime.replay?.take(identityOf(call).agentId, tool) : undefined;
+  if (!replayed) return undefined;
+  return andThen(readToolBody(call.ctx, identityOf(call), call.spec), () => replayAnswer(call.ctx, replayed));
+};
 
 /** authorize (403): tiers, allowlist, a disabled tool. */
 const authorizeTool: Stage<Call, Answer> = (call) =>
@@ -98,11 +112,13 @@ const settleCall = (call: Caller) => {
 };
 
 /**
- * A tool call (spec section 4), as the list of its stages. The record stage follows once the adapter has
- * written the answer. In memory every stage answers at once and so does the handler (no promise).
+ * A tool call (spec section 4), as the list of its stages. With a replay scenario, a recorded answer left for
+ * the agent answers once the body is read. The record stage follows once the adapter has written the
+ * answer. In memory every stage answers at once and so does the handler (no promise).
  */
 export const TOOL_STAGES: readonly Stage<Call, Answer>[] = [
   identifyCaller,
+  replayRecorded,
   authorizeTool,
   readBody,
   admitCall,
@@ -140,6 +156,12 @@ function whoamiAnswer(call: Caller): Answer {
   return respondJson(call.ctx, body, 200, NO_STORE, admissionOf(call).headers);
 }
 
+/** replay for whoami: a recorded answer left for this agent answers in place of limits and identity. */
+const replayWhoami: Stage<Caller, Answer> = (call) => {
+  const replayed = call.runtime.replay?.take(identityOf(call).agentId, 'whoami');
+  return replayed ? replayAnswer(call.ctx, replayed) : undefined;
+};
+
 /** admit (429) for whoami: limits apply to it, policy does not. */
 const admitWhoami: Stage<Caller, Answer> = (call) =>
   andThen(admit(call.runtime, call.ctx, identityOf(call), 'whoami'), (admission) => {
@@ -154,6 +176,7 @@ const injectWhoamiFault: Stage<Caller, Answer> = (call) =>
 /** GET /v1/whoami (spec section 4 rule 2), as the list of its stages: every valid token, whatever its tier. */
 export const WHOAMI_STAGES: readonly Stage<Caller, Answer>[] = [
   identifyCaller,
+  replayWhoami,
   admitWhoami,
   injectWhoamiFault,
   whoamiAnswer,

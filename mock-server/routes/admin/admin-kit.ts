@@ -57,6 +57,7 @@ export function adminKit(routes: Routes, control: AdminControl) {
     now: clock.now(),
     time: new Date(clock.now()).toISOString(),
     frozen: clock.frozen,
+    epoch: clock.epoch,
   });
   const { changed } = control;
   const resets = new Set(['reset', 'loadScenario']);
