@@ -25,9 +25,13 @@ beforeEach(() => {
   testStarted();
 });
 
-declare module 'vitest' {
-  // biome-ignore lint/suspicious/noExplicitAny: must match vitest's own declaration, Matchers<T = any>
-  interface Matchers<T = any> extends ClientRuleMatchers<T> {}
+// Typed on chai's Assertion, which vitest's assertion maps (vitest 4 and 5 alike): vitest's own Matchers
+// changed its type parameters in vitest 5 (<T> to <R, T>), and a declaration merged into it must repeat
+// them, so one declaration there could not serve both majors.
+declare global {
+  namespace Chai {
+    interface Assertion extends ClientRuleMatchers<void> {}
+  }
 }
 
 /**

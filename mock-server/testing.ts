@@ -162,7 +162,7 @@ function nothingToGradeBecause(agent: string, journal: readonly JournalEntry[], 
     others
       ? `${where} requests from: ${printable(others)}. Is ${agent} the agent whose token the agent under test sent?`
       : `${where} no request at all: none reached the gateway.`,
-    "If the agent's requests failed (TypeError: fetch failed, getaddrinfo ENOTFOUND for the gateway's host), msw was not intercepting them: call server.listen() before the agent runs (beforeAll(() => server.listen({ onUnhandledRequest: 'error' }))), and give the agent the base URL passed to gatewayHandlers (default http://gateway.test).",
+    "If the agent's requests failed (TypeError: fetch failed, getaddrinfo ENOTFOUND for the gateway's host), msw was not intercepting them: call server.listen() before the agent runs (beforeAll(() => server.listen())), and give the agent the base URL passed to gatewayHandlers (default http://gateway.test).",
     ...(scope.kind === 'unmarked' ? [PER_TEST_HINT] : []),
     'If this test expects the agent not to call the gateway at all, say so: { allowNoRequests: true }.',
   ].join('\n');
