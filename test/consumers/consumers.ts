@@ -20,28 +20,26 @@
  * figures come from `npm run bench:cli`.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import {
+  cleanEnv,
+  expectSuccess,
+  installedMajor,
+  killGroup,
+  MINUTE,
+  nodeBinDir,
+  npmInstall,
+  progress,
+  run,
+} from './scratch-tools.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
-const CACHE = join(tmpdir(), 'agent-gateway-consumers-cache');
-/** The npm package that ships a Node binary of a major version for this machine. */
-const nodePackage = (major: number) => `node-${process.platform}-${process.arch}@${major}`;
-const MINUTE = 60_000;
 
 /**
  * The scratch projects: the example each copies, the Node major it runs on, and what it installs beside the
@@ -77,134 +75,6 @@ const PROJECTS = {
   },
 } as const;
 type ProjectName = keyof typeof PROJECTS;
-
-const progress = (line: string) => process.stderr.write(`[consumers] ${line}\n`);
-
-interface Result {
-  code: number | null;
-  output: string;
-}
-
-/**
- * The environment of a command run in a scratch project: `npm run` exports the repository's own npm and
- * package settings (npm_config_local_prefix, npm_package_*), which must not reach an npm run elsewhere.
- * The cache, registry and user config stay, so the scratch installs use the same ones.
- */
-function cleanEnv(nodeDir?: string): NodeJS.ProcessEnv {
-  const keep = new Set(['npm_config_cache', 'npm_config_registry', 'npm_config_userconfig']);
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('npm_') && !keep.has(key)) continue;
-    if (key === 'NODE_OPTIONS' || key.startsWith('VITEST') || key === 'NODE_ENV') continue;
-    env[key] = value;
-  }
-  env.NO_COLOR = '1';
-  env.CI = 'true';
-  if (nodeDir) env.PATH = `${nodeDir}${delimiter}${env.PATH ?? ''}`;
-  return env;
-}
-
-/** Runs a command to completion (killed, with its children, after timeoutMs); output interleaved. */
-function run(
-  command: string,
-  args: string[],
-  options: { cwd: string; nodeDir?: string; env?: Record<string, string>; timeoutMs: number },
-): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: { ...cleanEnv(options.nodeDir), ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    const timer = setTimeout(() => {
-      killGroup(child, 'SIGKILL');
-      output += `\n[consumers] killed after ${options.timeoutMs / 1000} s`;
-    }, options.timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
-}
-
-/** Ends a command started here and the processes it started (npx runs the bin in a child). */
-function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
-  if (child.pid === undefined || child.exitCode !== null) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
-
-function expectSuccess(what: string, result: Result) {
-  assert.equal(result.code, 0, `${what} exited with ${result.code}:\n${result.output}`);
-}
-
-const NETWORK_TROUBLE =
-  /E(NOTFOUND|AI_AGAIN|CONNREFUSED|CONNRESET|TIMEDOUT|NETUNREACH|HOSTUNREACH)|socket hang up|network|request to \S+ failed/i;
-
-/** npm install, with a clear message when the registry is the problem rather than the package. */
-async function npmInstall(cwd: string, specs: string[], label: string) {
-  const result = await run(
-    'npm',
-    [
-      'install',
-      '--save-dev',
-      '--prefer-offline',
-      '--no-audit',
-      '--no-fund',
-      '--fetch-retries=1',
-      '--fetch-timeout=60000',
-      ...specs,
-    ],
-    { cwd, timeoutMs: 5 * MINUTE },
-  );
-  if (result.code === 0) return;
-  if (NETWORK_TROUBLE.test(result.output)) {
-    throw new Error(
-      `The consumer tests install ${label} from the npm registry (the npm cache first), and the registry could not be reached. Run them again with access to the registry (npm ping says whether it is reachable).\n${result.output.slice(-2000)}`,
-    );
-  }
-  throw new Error(`npm install ${specs.join(' ')} failed in ${cwd}:\n${result.output.slice(-4000)}`);
-}
-
-/** A Node binary of a major version from the npm package that ships it, kept between runs. */
-async function nodeBinDir(major: number): Promise<string> {
-  const spec = nodePackage(major);
-  const dir = join(CACHE, spec.replace('@', '-'));
-  const bin = join(dir, 'node_modules', spec.split('@')[0] as string, 'bin', 'node');
-  if (!existsSync(bin)) {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'package.json'), '{ "private": true }\n');
-    progress(`installing ${spec} into ${dir} (once; kept for the next runs)`);
-    await npmInstall(dir, ['--no-save', spec], `a Node ${major} binary (${spec})`);
-  }
-  const version = await run(bin, ['--version'], { cwd: dir, timeoutMs: MINUTE });
-  expectSuccess(`${bin} --version`, version);
-  assert.match(version.output.trim(), new RegExp(`^v${major}\\.`), `${bin} is not Node ${major}`);
-  return dirname(bin);
-}
-
-/** The installed major of a package in a scratch project. */
-function installedMajor(dir: string, name: string): number {
-  const manifest = JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')) as {
-    version: string;
-  };
-  return Number(manifest.version.split('.')[0]);
-}
 
 const work = mkdtempSync(join(tmpdir(), 'agent-gateway-consumers-'));
 const projectDir = (name: ProjectName) => join(work, name);
