@@ -47,9 +47,14 @@ const state: MarkState = holder[KEY] ?? {
 };
 holder[KEY] = state;
 
-/** Called once by a runner entry: how to read the test now running (vitest's or jest's expect.getState()). */
-export function useRunningTest(read: () => RunningTest | undefined): void {
+/**
+ * Called once by a runner entry: how to read the test now running (vitest's or jest's expect.getState()).
+ * Returns the reader it replaces.
+ */
+export function useRunningTest(read: () => RunningTest | undefined): () => RunningTest | undefined {
+  const before = state.running;
   state.running = read;
+  return before;
 }
 
 /**
