@@ -59,7 +59,7 @@ export function useRunningTest(read: () => RunningTest | undefined): () => Runni
 
 /**
  * Called by the runner entry's beforeEach: a test starts. Every gateway seen so far is marked at its
- * journal's last entry now, whatever way the test's requests then reach it (msw, \`gateway.fetch\`, HTTP).
+ * journal's last entry now, whatever way the test's requests then reach it (msw, `gateway.fetch`, HTTP).
  */
 export function testStarted(): void {
   state.started++;
@@ -73,7 +73,7 @@ export function testStarted(): void {
 
 /**
  * Makes a gateway known, so each test's start marks it; inside a test, marks it now (a gateway handed to
- * \`server.use(...gatewayHandlers(gateway))\` in the test: what came before is not this test's).
+ * `server.use(...gatewayHandlers(gateway))` in the test: what came before is not this test's).
  */
 export function trackGateway(gateway: Gateway, from: 'now' | 'start' = 'now'): void {
   if (state.isKnown.has(gateway)) return;
@@ -118,8 +118,8 @@ export function noteRequest(gateway: Gateway): void {
 
 /**
  * Where the current test's requests to this gateway begin, for the matchers: a sequence number (grade what
- * is after it), \`'unmarked'\` (a gateway seen before this test, with no mark for it: the runner entry's
- * beforeEach did not run for this test and no request came through the msw handlers), or \`undefined\`: no
+ * is after it), `'unmarked'` (a gateway seen before this test, with no mark for it: the runner entry's
+ * beforeEach did not run for this test and no request came through the msw handlers), or `undefined`: no
  * test known to be running, or a gateway never seen before (made in this test): its whole journal.
  */
 export function currentTestMark(gateway: Gateway): MaybePromise<number> | 'unmarked' | undefined {

@@ -26,9 +26,9 @@ function streamOf(
 }
 
 /**
- * An answer known in full, as a web stream whose \`tee()\` (what \`Response.clone()\` does) makes two
- * independent copies of the bytes. A tee's branch settles \`cancel()\` only once the other branch is
- * cancelled too; msw 2 clones every mocked response for its \`response:mocked\` event and never reads or
+ * An answer known in full, as a web stream whose `tee()` (what `Response.clone()` does) makes two
+ * independent copies of the bytes. A tee's branch settles `cancel()` only once the other branch is
+ * cancelled too; msw 2 clones every mocked response for its `response:mocked` event and never reads or
  * cancels the clone, so a client that cancels an answer's body (the openai and Anthropic SDKs do, before
  * each retry) would wait forever. Two copies of a body already in memory have nothing to wait for.
  */

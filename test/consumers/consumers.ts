@@ -51,13 +51,27 @@ const PROJECTS = {
     example: 'vitest-project',
     node: 20,
     // openai 7 needs Node 22: 6 is the SDK's last major for Node 20.
-    deps: ['msw@^2.12.0', 'vitest@^4.0.0', 'openai@^6.0.0', 'typescript@^5.9.0', '@types/node@^20.19.0'],
+    deps: [
+      'msw@^2.12.0',
+      'vitest@^4.0.0',
+      'openai@^6.0.0',
+      '@anthropic-ai/sdk@^1.0.0',
+      'typescript@^5.9.0',
+      '@types/node@^20.19.0',
+    ],
     majors: { msw: 2, vitest: 4 },
   },
   vitest5: {
     example: 'vitest-project',
     node: 24,
-    deps: ['msw@^3.0.0', 'vitest@^5.0.0', 'openai@^7.0.0', 'typescript@^5.9.0', '@types/node@^24.0.0'],
+    deps: [
+      'msw@^3.0.0',
+      'vitest@^5.0.0',
+      'openai@^7.0.0',
+      '@anthropic-ai/sdk@^1.0.0',
+      'typescript@^5.9.0',
+      '@types/node@^24.0.0',
+    ],
     majors: { msw: 3, vitest: 5 },
   },
   jest: {
@@ -68,6 +82,7 @@ const PROJECTS = {
       'jest@^30.0.0',
       '@jest/globals@^30.0.0',
       'openai@^7.0.0',
+      '@anthropic-ai/sdk@^1.0.0',
       'typescript@^7.0.0',
       '@types/node@^22.0.0',
     ],
@@ -220,7 +235,7 @@ describe('the test runners, from the tarball', () => {
   for (const name of ['vitest4', 'vitest5'] as const) {
     const { node: major, majors } = PROJECTS[name];
     it(
-      `(c) msw ${majors.msw} + vitest ${majors.vitest} on Node ${major}: README example, per-test grading, fake timers, the openai SDK's retries`,
+      `(c) msw ${majors.msw} + vitest ${majors.vitest} on Node ${major}: README example, per-test grading, fake timers, the openai and Anthropic SDKs' retries`,
       step(async () => {
         const dir = projectDir(name);
         const result = await run(nodeOf(major), [join(dir, 'node_modules/vitest/vitest.mjs'), 'run'], {

@@ -1,3 +1,4 @@
+import Anthropic from '@anthropic-ai/sdk';
 import { createGateway } from 'agent-tool-gateway-harness';
 import { gatewayHandlers } from 'agent-tool-gateway-harness/msw';
 import { runOnFakeTime } from 'agent-tool-gateway-harness/testing/vitest';
@@ -5,8 +6,8 @@ import { setupServer } from 'msw/node';
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
 
-// An agent on the openai SDK, whose own retry policy sleeps out a 429's Retry-After (it cancels the 429's
-// body first). Two searches a second per agent: the third meets a 429 with Retry-After 1.
+// Agents on the openai and Anthropic SDKs, whose own retry policies sleep out a 429's Retry-After (they
+// cancel the 429's body first). Two searches a second per agent: the third meets a 429 with Retry-After 1.
 const gateway = createGateway({
   config: {
     rate_limits: {
@@ -20,15 +21,21 @@ afterAll(() => server.close());
 afterEach(() => {
   vi.useRealTimers();
   gateway.reset();
+  gateway.clock.reset();
 });
 
-async function sdkAgent(questions: number): Promise<number> {
-  const client = new OpenAI({
-    apiKey: 'unused',
-    baseURL: 'http://gateway.test/v1',
-    defaultHeaders: { 'X-Agent-Identity': gateway.mintToken('agent-verified') },
-    maxRetries: 3,
-  });
+/** What the agent needs of an SDK client: its generic POST, which runs the SDK's retry policy. */
+interface SdkClient {
+  post(path: string, options: { body: unknown }): PromiseLike<unknown>;
+}
+const sdkOptions = (maxRetries = 3) => ({
+  apiKey: 'unused',
+  baseURL: 'http://gateway.test/v1',
+  defaultHeaders: { 'X-Agent-Identity': gateway.mintToken('agent-verified') },
+  maxRetries,
+});
+
+async function sdkAgent(questions: number, client: SdkClient = new OpenAI(sdkOptions())): Promise<number> {
   let answered = 0;
   for (let k = 0; k < questions; k++) {
     await client.post('/web/search', { body: { query: `question ${k}` } });
@@ -37,15 +44,24 @@ async function sdkAgent(questions: number): Promise<number> {
   return answered;
 }
 
-it('retries a 429 after its Retry-After and finishes, on real timers', { timeout: 60_000 }, async () => {
-  expect(await sdkAgent(4)).toBe(4);
-  expect(gateway.journal.list().some((e) => e.status === 429)).toBe(true);
-  expect(gateway).toFollowClientRules('agent-verified');
+it('on real timers, each SDK retries a 429 after its Retry-After (no hang) and gives up as configured', {
+  timeout: 60_000,
+}, async () => {
+  // The gateway clock stands still: whatever the machine's speed, every search after the second is refused
+  // (Retry-After: 1), so each retry is a real one-second wait and another 429.
+  gateway.clock.freeze();
+  for (const client of [new OpenAI(sdkOptions(2)), new Anthropic(sdkOptions(2))]) {
+    gateway.reset(); // limits and journal start over; the clock stays frozen
+    await expect(sdkAgent(3, client)).rejects.toThrow(/429/);
+    // The third question, then its two retries, each refused again.
+    expect(gateway.journal.list().map((e) => e.status)).toEqual([200, 200, 429, 429, 429]);
+  }
 });
 
-it('the same on fake timers', async () => {
+it('on fake timers, each SDK sleeps out the 429s and finishes, in no real time', async () => {
   vi.useFakeTimers();
   expect(await runOnFakeTime(sdkAgent(6))).toBe(6);
+  expect(await runOnFakeTime(sdkAgent(6, new Anthropic(sdkOptions())))).toBe(6);
   expect(gateway.journal.list().filter((e) => e.status === 429).length).toBeGreaterThan(0);
   expect(gateway).toFollowClientRules('agent-verified');
 });
