@@ -59,7 +59,7 @@ export const REPORT_OPTION_ROWS: readonly OptionRow[] = [
     flag: 'since',
     query: 'since',
     description:
-      "grade only the requests journaled after this seq (a test's mark: the journal's next_since when the test began); absent: all",
+      "grade only the requests journaled after this seq (a test's mark: journalMark(gateway) in JS, the journal's next_since over HTTP, taken when the test began); absent: the whole journal (the JS matchers: the current test's requests)",
     type: 'integer',
     required: false,
     min: 0,

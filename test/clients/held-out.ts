@@ -193,6 +193,19 @@ export const HELD_OUT: ClientProgram[] = [
       'a full-jitter backoff whose cap is 100 ms: three calls each retried five times (within the cap), every wait uniform in 0-100 ms: jittered, but it never backs off',
     agent: 'agent-verified',
     scenario: { config: NO_LIMITS, faults: [searchOutage(15)] },
+    // Load only lengthens waits: past a few spikes a stretched wait reads as growth, and the low ceiling is
+    // no longer evidence (the rule reads past two of them; see rules-held-out.test.ts).
+    timing: ['backoff-with-jitter'],
+    timingHeld(entries) {
+      const waits = waitsBy(
+        entries.filter((e) => e.query?.startsWith('low cap')),
+        (e) => e.query,
+      ).flat();
+      const stretched = waits.filter((w) => w > 130).length;
+      return stretched <= 2
+        ? undefined
+        : `load lengthened ${stretched} of ${waits.length} waits past 130 ms (planned at most 100 ms)`;
+    },
     async run(ctx) {
       await retriedInParallel(ctx, 'low cap', 3, 5, (k) => Math.min(100, 100 * 2 ** k) * Math.random());
     },
