@@ -19,7 +19,7 @@ import { requestIdFor } from '../http/request-id.ts';
 import { respondError } from '../http/respond.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 import { judgeAnswer } from '../journal/answer-findings.ts';
-import { bodyStart, type ExchangePieces } from '../journal/exchange-capture.ts';
+import { bodyStart, capturedBytes, type ExchangePieces } from '../journal/exchange-capture.ts';
 import type { TargetErrorCode } from '../journal/journal.ts';
 import { writeSlices } from '../journal/write-slices.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
@@ -27,13 +27,19 @@ import { recordCall } from '../pipeline/record.ts';
 import { isAdminPath } from '../routes/admin-schemas.ts';
 import { routingPath } from '../routes/router.ts';
 import { FAULT_TARGETS, type FaultTarget } from '../scenarios/faults.ts';
+import { credentialNames } from '../secrets/credential-names.ts';
 import { createAgentNames } from './agent-names.ts';
 import { ANALYSED_BYTES, agentIdOf, codeOf, noteRequest, operationOf, TOOL_FIELD } from './exchange-notes.ts';
-import { type Collector, collector, endToEnd, headerOf } from './wire.ts';
+import { forward } from './forward.ts';
+import { type ProxyDeadlines, type ProxyOwnOptions, proxyOptionsSchema } from './proxy-options.ts';
+import { cutOffFinding, failureAnswer } from './target-failures.ts';
+import { type Collector, carriesAdminKey, collector, endToEnd, headerOf, withoutAdminKey } from './wire.ts';
 
 /*
- * The proxy, by job: wire.ts (hop-by-hop headers, bodies kept in part), agent-names.ts (which agent a token
- * is, asked of the target), exchange-notes.ts (what the journal learns of an exchange). This file forwards.
+ * The proxy, by job: wire.ts (hop-by-hop headers, the admin key kept back, bodies kept in part), forward.ts
+ * (one request to the target under the deadlines), target-failures.ts (what the proxy answers and finds when
+ * the target fails), agent-names.ts (which agent a token is, asked of the target), exchange-notes.ts (what
+ * the journal learns of an exchange), proxy-options.ts (deadlines, fields kept). This file puts them together.
  */
 
 export { agentIdOf } from './exchange-notes.ts';
@@ -49,7 +55,7 @@ export { agentIdOf } from './exchange-notes.ts';
  * (order, spelling, repeated Set-Cookie); and nothing is decoded (fetch, undici's included, would undo
  * Content-Encoding and re-frame the body, which a proxy that passes answers through unchanged must not do).
  */
-export interface ProxyOptions {
+export interface ProxyOptions extends ProxyOwnOptions {
   /** The target gateway's base URL; a path in it prefixes every forwarded path. */
   target: string;
   /** Enables /__admin (journal, report, findings, faults, clock, export) on the proxy itself. */
@@ -66,6 +72,10 @@ export interface Proxy extends NodeHandler {
   /** The proxy's own state: journal, faults, clock, admin API, client reports. */
   gateway: Gateway;
   target: URL;
+  /** The deadlines in force on the target (`connectTimeoutMs`, `firstByteTimeoutMs`, `idleTimeoutMs`). */
+  deadlines: ProxyDeadlines;
+  /** The fields the journal keeps as sent though their names speak of a credential (`keepField`). */
+  keptFields: readonly string[];
   close(): void;
 }
 
@@ -84,6 +94,18 @@ export function createProxy(options: ProxyOptions): Proxy {
       message: `The target must be an http:// or https:// URL, got ${target.protocol}`,
     });
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const parsed = proxyOptionsSchema.safeParse({
+    connectTimeoutMs: options.connectTimeoutMs,
+    firstByteTimeoutMs: options.firstByteTimeoutMs,
+    idleTimeoutMs: options.idleTimeoutMs,
+    keepField: options.keepField,
+  });
+  if (!parsed.success)
+    throw new GatewayError('invalid_request', {
+      message: `Invalid proxy options: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    });
+  const { keepField, ...deadlines } = parsed.data;
+  const isCredential = credentialNames(keepField);
   const gateway = createGateway({
     config: options.config,
     adminKey: options.adminKey,
@@ -160,6 +182,9 @@ export function createProxy(options: ProxyOptions): Proxy {
   const handleNode = async (request: GatewayRequest, req: IncomingMessage, res: ServerResponse) => {
     const path = routingPath(request.path);
     if (options.adminKey && isAdminPath(path)) return serveAdmin(request, res);
+    // A URL that carries the proxy's admin key is not forwarded (nor journaled with it).
+    const leaksKey = options.adminKey !== undefined && carriesAdminKey(req.url ?? '', options.adminKey);
+    if (leaksKey) request = Object.create(request, { path: { value: '/[REDACTED]' }, query: { value: '' } });
     const started = performance.now();
     const operation = operationOf(path);
     const ctx = {
@@ -186,8 +211,9 @@ export function createProxy(options: ProxyOptions): Proxy {
       else ctx.note.agent = await names.of(token, request.connection?.id);
     }
     const keep = bodyBytes();
-    const requestBody = collector(Math.max(keep, TOOL_FIELD[operation] ? ANALYSED_BYTES : 0));
-    const requestHeaders = req.rawHeaders;
+    const requestBody = collector(Math.max(capturedBytes(keep), TOOL_FIELD[operation] ? ANALYSED_BYTES : 0));
+    // The proxy's own credentials are neither forwarded nor journaled.
+    const requestHeaders = withoutAdminKey(req.rawHeaders, options.adminKey);
 
     /** The journal entry, once the answer is written (or the connection is gone). */
     const record = (
@@ -256,22 +282,26 @@ export function createProxy(options: ProxyOptions): Proxy {
         if (findings.length > 0) note.findings = findings;
       }
       const raw = answer.raw;
+      // Taken past `keep`: the redaction sees a credential whole before the body is cut to `keep`.
+      const taken = capturedBytes(keep);
       const pieces: ExchangePieces | undefined =
         keep > 0
           ? {
               requestHeaders,
-              requestBody: bodyStart(requestBody.bytes(), keep),
+              ...(request.query ? { query: request.query } : {}),
+              requestBody: bodyStart(requestBody.bytes(), taken),
               requestBodyBytes: requestBody.total,
               get responseHeaders() {
                 return endToEnd(raw);
               },
               responseBody:
                 answer.text !== undefined
-                  ? bodyStart(answer.text, keep)
-                  : answer.body && bodyStart(answer.body.bytes(), keep),
+                  ? bodyStart(answer.text, taken)
+                  : answer.body && bodyStart(answer.body.bytes(), taken),
               responseBodyBytes:
                 answer.text !== undefined ? Buffer.byteLength(answer.text) : (answer.body?.total ?? 0),
               httpVersion: req.httpVersion,
+              isCredential,
             }
           : undefined;
       recordCall(runtime, ctx, status, answeredAt, writtenAt, pieces);
@@ -287,7 +317,7 @@ export function createProxy(options: ProxyOptions): Proxy {
             req.once('close', resolve);
             req.once('error', resolve);
           });
-      req.on('data', (chunk: Buffer) => requestBody.add(chunk));
+      if (!req.listeners('data').length) req.on('data', (chunk: Buffer) => requestBody.add(chunk));
       req.resume();
       const answeredAt = performance.now();
       const writtenAt = await writeOwn(res, answer);
@@ -300,6 +330,19 @@ export function createProxy(options: ProxyOptions): Proxy {
       );
     };
 
+    if (leaksKey) {
+      ctx.note.fault = 'proxy:admin_key_in_url';
+      return answerOwn(
+        respondError(
+          ctx,
+          new GatewayError('invalid_request', {
+            message:
+              "The request's URL carries the proxy's admin key: it is not forwarded to the target. Send the key only in X-Admin-Key, to /__admin.",
+            details: { proxy: true },
+          }),
+        ),
+      );
+    }
     if ((FAULT_TARGETS as readonly string[]).includes(operation)) {
       let fault: Answer | undefined;
       try {
@@ -311,66 +354,39 @@ export function createProxy(options: ProxyOptions): Proxy {
       if (fault) return answerOwn(fault);
     }
 
-    return new Promise<void>((resolve) => {
-      const forwarded = endToEnd(requestHeaders, (lower) => lower === 'host');
-      forwarded.unshift('Host', target.host);
-      const out = upstream(request.method, req.url?.startsWith('/') ? req.url : request.path, forwarded);
-      let answered = false;
-      out.on('error', (error: NodeJS.ErrnoException) => {
-        if (answered) return;
-        answered = true;
-        if (res.headersSent) {
-          res.destroy();
-          resolve();
-          return;
+    const forwarded = endToEnd(requestHeaders, (lower) => lower === 'host');
+    forwarded.unshift('Host', target.host);
+    return forward({
+      req,
+      res,
+      out: upstream(request.method, req.url?.startsWith('/') ? req.url : request.path, forwarded),
+      deadlines,
+      requestBody,
+      answerCapacity: (status) =>
+        Math.max(capturedBytes(keep), status >= 400 || namedByThis ? ANALYSED_BYTES : 0),
+      answered: ({ status, answeredAt, raw, body, writtenAt, cutOff }) => {
+        if (cutOff) {
+          ctx.note.fault = `proxy:${cutOff.kind}`;
+          ctx.note.findings = [cutOffFinding(cutOff)];
         }
-        const unreachable = new GatewayError('upstream_error', {
-          message: `The target gateway could not be reached or broke off its answer (${error.code ?? error.message}); this answer is the proxy's.`,
-          details: { proxy: true, target_error: error.code ?? 'unknown' },
-        });
-        ctx.note.fault = 'proxy:upstream';
-        answerOwn(respondError(ctx, unreachable)).then(resolve, resolve);
-      });
-      req.on('data', (chunk: Buffer) => requestBody.add(chunk));
-      req.pipe(out);
-      // The client hung up before the answer was complete: the target's request is abandoned too.
-      res.once('close', () => {
-        if (!res.writableFinished) out.destroy();
-      });
-      out.on('response', (up) => {
-        answered = true;
-        const answeredAt = performance.now();
-        const status = up.statusCode ?? 502;
-        const body = collector(Math.max(keep, status >= 400 || namedByThis ? ANALYSED_BYTES : 0));
-        // A flat [name, value, ...] list, as rawHeaders: order, spelling and repeats kept.
-        res.writeHead(status, up.statusMessage, endToEnd(up.rawHeaders) as unknown as OutgoingHttpHeaders);
-        up.on('data', (chunk: Buffer) => body.add(chunk));
-        up.pipe(res);
-        // When the last of the answer was handed to the client's socket (pipe ends the response on the
-        // target's end, before this listener): as the gateway records it. 'finish' comes a turn later,
-        // after the client may already have sent its next request.
-        let writtenAt: number | undefined;
-        up.once('end', () => {
-          writtenAt = performance.now();
-        });
-        let done = false;
-        const finish = (written: boolean) => {
-          if (done) return;
-          done = true;
-          record(written ? status : 0, answeredAt, { raw: up.rawHeaders, body }, writtenAt);
-          resolve();
-        };
-        res.once('finish', () => finish(true));
-        res.once('close', () => finish(res.writableFinished));
-        up.once('aborted', () => res.destroy());
-        up.once('error', () => res.destroy());
-      });
+        record(status, answeredAt, { raw, body }, writtenAt);
+      },
+      failed: async (failure) => {
+        const { error, fault, findings } = failureAnswer(failure);
+        ctx.note.fault = fault;
+        if (findings) ctx.note.findings = findings;
+        // The agent hung up first: nothing to answer, the exchange is journaled as dropped.
+        if (res.destroyed) return record(0, performance.now(), { raw: [] });
+        return answerOwn(respondError(ctx, error));
+      },
     });
   };
 
   return {
     gateway,
     target,
+    deadlines,
+    keptFields: keepField,
     config: gateway.config,
     handleNode,
     refuse: (error, request) => gateway.core.refuse(error, request),
