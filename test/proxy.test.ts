@@ -391,9 +391,10 @@ describe('proxy mode, in process over real sockets', () => {
     // Same ids as the conformance suite's checks where they judge the same rule (the target.* rules judge the
     // target as a transport, which only the proxy sees: its deadlines, a 101).
     const suiteIds = new Set(CHECKS.map((c) => c.id));
-    const judged = ANSWER_RULES.filter((r) => r.id !== 'ratelimit.rate-limited-code' && !r.id.startsWith('target.'));
+    const judged = ANSWER_RULES.filter(
+      (r) => r.id !== 'ratelimit.rate-limited-code' && !r.id.startsWith('target.'),
+    );
     expect(judged.length).toBeGreaterThan(4);
-    for (const rule of judged)
-      expect(suiteIds, rule.id).toContain(rule.id);
+    for (const rule of judged) expect(suiteIds, rule.id).toContain(rule.id);
   });
 });

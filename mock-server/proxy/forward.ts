@@ -71,6 +71,9 @@ export function forward(parts: ForwardParts): Promise<void> {
       if (decided) return;
       decided = true;
       deadline.clear();
+      // Unpiped first: a pipe whose destination closes pauses its source, and the proxy's own answer reads
+      // the rest of the request's body (for what it meant) before it is journaled.
+      req.unpipe(out);
       out.destroy();
       if (res.headersSent) {
         res.destroy();
@@ -139,6 +142,12 @@ export function forward(parts: ForwardParts): Promise<void> {
     const passAnswer = (up: IncomingMessage) => {
       if (decided) {
         up.destroy();
+        return;
+      }
+      // A bare 101 (no Upgrade header) comes as a response: refused as well.
+      if (up.statusCode === 101) {
+        up.destroy();
+        fail({ kind: 'upgrade', status: 101 });
         return;
       }
       decided = true;

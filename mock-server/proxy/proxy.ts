@@ -64,7 +64,7 @@ export interface ProxyOptions extends ProxyOwnOptions {
   config?: GatewayConfigOverlay;
   clock?: VirtualClock;
   log?: (line: string) => void;
-  /** How long the whoami asked of the target to name a token's agent may take (default 5 s). */
+  /** How long the whoami asked of the target to name a token's agent may take (default 5 s, or the connect and first byte deadlines together when shorter). */
   whoamiTimeoutMs?: number;
 }
 
@@ -118,7 +118,9 @@ export function createProxy(options: ProxyOptions): Proxy {
   const upstreamAgent = secure ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   const send = secure ? httpsRequest : httpRequest;
   const basePath = target.pathname.replace(/\/+$/, '');
-  const whoamiTimeout = options.whoamiTimeoutMs ?? 5000;
+  // A whoami the proxy asks of the target is held to the same deadlines (at most 5 s by default).
+  const whoamiTimeout =
+    options.whoamiTimeoutMs ?? Math.min(5000, deadlines.connectTimeoutMs + deadlines.firstByteTimeoutMs);
 
   const upstream = (method: string, path: string, headers: string[] | OutgoingHttpHeaders) =>
     send({
@@ -313,9 +315,16 @@ export function createProxy(options: ProxyOptions): Proxy {
       const ended = req.readableEnded
         ? undefined
         : new Promise<void>((resolve) => {
-            req.once('end', resolve);
-            req.once('close', resolve);
-            req.once('error', resolve);
+            const { socket } = req;
+            const done = () => {
+              socket.off('close', done);
+              resolve();
+            };
+            req.once('end', done);
+            req.once('close', done);
+            req.once('error', done);
+            // A request answered before its body was all in is not closed when its connection is.
+            socket.once('close', done);
           });
       if (!req.listeners('data').length) req.on('data', (chunk: Buffer) => requestBody.add(chunk));
       req.resume();
@@ -377,7 +386,11 @@ export function createProxy(options: ProxyOptions): Proxy {
         if (findings) ctx.note.findings = findings;
         // The agent hung up first: nothing to answer, the exchange is journaled as dropped.
         if (res.destroyed) return record(0, performance.now(), { raw: [] });
-        return answerOwn(respondError(ctx, error));
+        const answer = respondError(ctx, error);
+        // The request's body is not all in (a target that took none of it): answered, then the connection is
+        // closed (RFC 9112 section 9.6) rather than the rest read, so the exchange is journaled now.
+        if (!req.complete) answer.headers = { ...answer.headers, connection: 'close' };
+        return answerOwn(answer);
       },
     });
   };

@@ -203,7 +203,10 @@ export const journalEntrySchema = z.looseObject({
   exchange: z
     .strictObject({
       request_headers: z.array(z.tuple([z.string(), z.string()])),
-      query: z.string().optional().describe("The request's query string (without `?`), credentials redacted."),
+      query: z
+        .string()
+        .optional()
+        .describe("The request's query string (without `?`), credentials redacted."),
       request_body: z.string().optional(),
       request_body_bytes: z.number().int(),
       response_headers: z.array(z.tuple([z.string(), z.string()])),
