@@ -8,7 +8,6 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { ENDPOINTS } from '../../vocabulary/endpoints.ts';
 import { IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
-import { parseRetryAfter, retryAfterDelayMs } from '../../vocabulary/retry-after.ts';
 import type { NodeHandler } from '../adapters/node-server.ts';
 import type { VirtualClock } from '../clock.ts';
 import type { GatewayConfigOverlay } from '../config/schema.ts';
@@ -18,22 +17,20 @@ import type { Answer, CallContext, GatewayRequest, GatewayResponse } from '../ht
 import { requestIdFor } from '../http/request-id.ts';
 import { respondError } from '../http/respond.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
-import { judgeAnswer } from '../journal/answer-findings.ts';
-import { bodyStart, capturedBytes, type ExchangePieces } from '../journal/exchange-capture.ts';
-import type { TargetErrorCode } from '../journal/journal.ts';
+import { capturedBytes } from '../journal/exchange-capture.ts';
 import { writeSlices } from '../journal/write-slices.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
-import { recordCall } from '../pipeline/record.ts';
 import { isAdminPath } from '../routes/admin-schemas.ts';
 import { routingPath } from '../routes/router.ts';
 import { FAULT_TARGETS, type FaultTarget } from '../scenarios/faults.ts';
 import { credentialNames } from '../secrets/credential-names.ts';
 import { createAgentNames } from './agent-names.ts';
-import { ANALYSED_BYTES, agentIdOf, codeOf, noteRequest, operationOf, TOOL_FIELD } from './exchange-notes.ts';
+import { ANALYSED_BYTES, operationOf, TOOL_FIELD } from './exchange-notes.ts';
+import { createExchangeRecord } from './exchange-record.ts';
 import { forward } from './forward.ts';
 import { type ProxyDeadlines, type ProxyOwnOptions, proxyOptionsSchema } from './proxy-options.ts';
 import { cutOffFinding, failureAnswer } from './target-failures.ts';
-import { type Collector, carriesAdminKey, collector, endToEnd, headerOf, withoutAdminKey } from './wire.ts';
+import { carriesAdminKey, collector, endToEnd, withoutAdminKey } from './wire.ts';
 
 /*
  * The proxy, by job: wire.ts (hop-by-hop headers, the admin key kept back, bodies kept in part), forward.ts
@@ -218,96 +215,18 @@ export function createProxy(options: ProxyOptions): Proxy {
     const requestHeaders = withoutAdminKey(req.rawHeaders, options.adminKey);
 
     /** The journal entry, once the answer is written (or the connection is gone). */
-    const record = (
-      status: number,
-      answeredAt: number,
-      answer: { raw: readonly string[]; body?: Collector; text?: string },
-      writtenAt = performance.now(),
-    ) => {
-      const { note } = ctx;
-      const responseText =
-        answer.text ?? (answer.body?.whole ? answer.body.bytes().toString('utf8') : undefined);
-      if (namedByThis && token) {
-        const ok = status >= 200 && status < 300 && note.fault === undefined;
-        const connection = request.connection?.id;
-        note.agent =
-          (ok && responseText !== undefined && agentIdOf(responseText)) ||
-          (connection !== undefined && names.byConnection.get(connection)) ||
-          tokenFingerprint(token);
-        namedByThis(note.agent);
-      }
-      // Only an answer the target gave to a token it accepted ties the connection to the agent.
-      if (
-        token &&
-        note.agent &&
-        status >= 200 &&
-        status < 400 &&
-        request.connection &&
-        note.fault === undefined
-      )
-        names.byConnection.set(request.connection.id, note.agent);
-      noteRequest(ctx, operation, requestBody);
-      if (status >= 400) {
-        const code = codeOf(responseText);
-        if (code) note.code = code as TargetErrorCode;
-      }
-      const retryAfter = headerOf(answer.raw, 'retry-after');
-      if (retryAfter !== undefined && note.retry_after === undefined) {
-        note.retry_after = retryAfter;
-        const parsed = parseRetryAfter(retryAfter);
-        if (parsed)
-          note.retry_after_ms = retryAfterDelayMs(parsed, headerOf(answer.raw, 'date'), runtime.clock.now());
-      }
-      if (note.fault === undefined && status !== 0) {
-        const targetId = headerOf(answer.raw, 'x-request-id');
-        if (targetId) {
-          note.target_request_id = targetId;
-          ctx.requestId = targetId;
-        }
-        const lower: Record<string, string> = {};
-        for (let i = 0; i + 1 < answer.raw.length; i += 2)
-          lower[(answer.raw[i] as string).toLowerCase()] ??= answer.raw[i + 1] as string;
-        const findings = judgeAnswer({
-          operation,
-          method: request.method,
-          status,
-          headers: lower,
-          body: responseText,
-          token:
-            token !== undefined
-              ? 'present'
-              : request.header(IDENTITY_HEADER_KEY) === undefined
-                ? 'absent'
-                : 'blank',
-          requestBody: requestBody.whole ? requestBody.bytes().toString('utf8') : undefined,
-        });
-        if (findings.length > 0) note.findings = findings;
-      }
-      const raw = answer.raw;
-      // Taken past `keep`: the redaction sees a credential whole before the body is cut to `keep`.
-      const taken = capturedBytes(keep);
-      const pieces: ExchangePieces | undefined =
-        keep > 0
-          ? {
-              requestHeaders,
-              ...(request.query ? { query: request.query } : {}),
-              requestBody: bodyStart(requestBody.bytes(), taken),
-              requestBodyBytes: requestBody.total,
-              get responseHeaders() {
-                return endToEnd(raw);
-              },
-              responseBody:
-                answer.text !== undefined
-                  ? bodyStart(answer.text, taken)
-                  : answer.body && bodyStart(answer.body.bytes(), taken),
-              responseBodyBytes:
-                answer.text !== undefined ? Buffer.byteLength(answer.text) : (answer.body?.total ?? 0),
-              httpVersion: req.httpVersion,
-              isCredential,
-            }
-          : undefined;
-      recordCall(runtime, ctx, status, answeredAt, writtenAt, pieces);
-    };
+    const record = createExchangeRecord({
+      runtime,
+      ctx,
+      names,
+      token,
+      namedByThis: () => namedByThis,
+      requestBody,
+      requestHeaders,
+      keep,
+      httpVersion: req.httpVersion,
+      isCredential,
+    });
 
     /** An answer the proxy makes itself (fault, unreachable target): the request's body is read and dropped. */
     const answerOwn = async (answer: Answer) => {
