@@ -126,6 +126,20 @@ describe('the capture redacts by place, before it cuts', () => {
     expect(text).toContain('q=ok');
   });
 
+  it('JSON held in a JSON string, plain-text and YAML pairs, and known shapes under any name', () => {
+    const escaped = captureBody(
+      JSON.stringify({ body: JSON.stringify({ password: 'escaped-secret-1', q: 'kept' }) }),
+      1000,
+      same,
+    ) as string;
+    expect(escaped).not.toContain('escaped-secret-1');
+    expect(escaped).toContain('kept');
+    expect(captureBody('user: bob\npassword: yaml-secret-1\nX-Auth-Token: dump-secret-1', 1000, same)).toBe(
+      'user: bob\npassword: [REDACTED]\nX-Auth-Token: [REDACTED]',
+    );
+    expect(captureBody('author: Jane\nToken expired', 1000, same)).toBe('author: Jane\nToken expired');
+  });
+
   it('headers: credential names redacted whole (scheme and cookie names kept), URLs in others cleaned', () => {
     const pairs = redactHeaderPairs(
       [

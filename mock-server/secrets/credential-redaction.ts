@@ -13,6 +13,8 @@ export const REDACTED = '[REDACTED]';
 // The schemes of HTTP authentication and of common API tokens; what follows one is its credential.
 const SCHEMES =
   '(?:Basic|Bearer|Digest|Token|Negotiate|NTLM|OAuth|ApiKey|AWS4-HMAC-SHA256|Splunk|GoogleLogin)';
+// A scheme alone (`Authorization: Bearer abc`): the credential after it is the scheme rule's.
+const SCHEME_ONLY = new RegExp(`^${SCHEMES}$`, 'i');
 const SCHEME_VALUE = new RegExp(`^(\\s*${SCHEMES})\\s+\\S[\\s\\S]*$`, 'i');
 const SCHEME_IN_TEXT = new RegExp(`\\b(${SCHEMES})([ \\t]+|\\+|%20)([A-Za-z0-9._~+/=:%-]{6,})`, 'g');
 // A URL's userinfo password: `scheme://user:PASSWORD@`.
@@ -21,6 +23,10 @@ const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@?#]*:)([^@\s/?#]+)@/gi;
 const PAIR = /([A-Za-z0-9_.\-[\]%+]{1,128})=([^&;\s#"',<>]*)/g;
 // `"name": "value"` (or single quotes) outside a JSON document: JavaScript in a page, a JSON string's JSON.
 const QUOTED_PAIR = /(["'])([A-Za-z0-9_.\- ]{1,128})\1(\s*:\s*)(["'])((?:\\[\s\S]|(?!\4)[^\\])*)(\4|$)/g;
+// `name: value` in plain text, YAML or a header dump (`password: hunter2`, `X-Auth-Token: abc`), one line.
+const COLON_PAIR = /(^|[\s{,;])([A-Za-z][A-Za-z0-9_.-]{0,63})([ \t]*:[ \t]+)([^\s,;}"'[\]]+)/g;
+// The same in JSON held as a JSON string (`"body": "{\"password\": \"...\"}"`): quotes escaped.
+const ESCAPED_PAIR = /(\\")([A-Za-z0-9_.\- ]{1,128})\\"(\s*:\s*)(\\")((?:(?!\\")[\s\S])*)(\\"|$)/g;
 
 /**
  * Whether what follows a scheme in prose is a credential rather than a word (`Token expired`, `Basic
@@ -67,6 +73,19 @@ export function redactCredentialText(
         value !== '' && value !== REDACTED && isCredential(name)
           ? `${q}${name}${q}${colon}${vq}${REDACTED}${end}`
           : whole,
+    );
+    if (out.includes('\\"'))
+      out = out.replace(
+        ESCAPED_PAIR,
+        (whole, q: string, name: string, colon: string, vq: string, value: string, end: string) =>
+          value !== '' && value !== REDACTED && isCredential(name)
+            ? `${q}${name}${q}${colon}${vq}${REDACTED}${end}`
+            : whole,
+      );
+    out = out.replace(COLON_PAIR, (whole, before: string, name: string, colon: string, value: string) =>
+      value !== REDACTED && !SCHEME_ONLY.test(value) && isCredential(name)
+        ? `${before}${name}${colon}${REDACTED}`
+        : whole,
     );
     out = out.replace(URL_PASSWORD, `$1${REDACTED}@`);
   }
