@@ -138,6 +138,37 @@ describe('the proxy has deadlines on the target', () => {
     expect(entry?.findings?.[0]?.detail).toMatch(/took none of the request's body/);
   });
 
+  it('an agent that resets its connection before the target answers: journaled as dropped, the target request abandoned', async () => {
+    let arrived: () => void = () => {};
+    const reached = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    let abandoned: () => void = () => {};
+    const closed = new Promise<void>((resolve) => {
+      abandoned = resolve;
+    });
+    const target = await rawTarget((socket) => {
+      socket.once('data', () => arrived());
+      socket.once('close', () => abandoned());
+    });
+    const { url } = await startProxy(`http://${target}`, { ...SMALL, firstByteTimeoutMs: 600_000 });
+    // A reset, not a FIN: a half-closed client still gets its answer (the server allows half-open sockets).
+    const agent = connect(Number(new URL(url).port), '127.0.0.1', () =>
+      agent.write('GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n'),
+    );
+    agent.on('error', () => {});
+    await reached;
+    agent.resetAndDestroy();
+    await closed;
+    let entry: JournalEntry | undefined;
+    for (let i = 0; i < 100 && !entry; i++) {
+      entry = (await journalOf(url))[0];
+      if (!entry) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(entry).toMatchObject({ status: 0, fault: 'proxy:agent_gone' });
+    expect(entry?.findings).toBeUndefined();
+  });
+
   it('the defaults are in force without options, and options are checked', async () => {
     const { proxy } = await startProxy('http://127.0.0.1:9', {});
     expect(proxy.deadlines).toEqual({

@@ -15,7 +15,9 @@ import { type Collector, collector, endToEnd } from './wire.ts';
 export type ForwardFailure =
   | { kind: 'connect_timeout' | 'first_byte_timeout' | 'idle_timeout'; ms: number }
   | { kind: 'upgrade'; status: number }
-  | { kind: 'unreachable'; code: string };
+  | { kind: 'unreachable'; code: string }
+  /** The agent hung up before the target answered: nothing to answer, the exchange is journaled as dropped. */
+  | { kind: 'agent_gone' };
 
 /** The target's answer as passed to the agent. */
 export interface ForwardedAnswer {
@@ -135,7 +137,9 @@ export function forward(parts: ForwardParts): Promise<void> {
     req.pipe(out);
     // The agent hung up before the answer was complete: the target's request is abandoned too.
     res.once('close', () => {
-      if (!res.writableFinished) out.destroy();
+      if (res.writableFinished) return;
+      if (!decided) fail({ kind: 'agent_gone' });
+      else out.destroy();
     });
     out.on('response', (up) => passAnswer(up));
 

@@ -300,10 +300,14 @@ export function createProxy(options: ProxyOptions): Proxy {
         record(status, answeredAt, { raw, body }, writtenAt);
       },
       failed: async (failure) => {
+        // The agent hung up first: nothing to answer, the exchange is journaled as dropped.
+        if (failure.kind === 'agent_gone') {
+          ctx.note.fault = 'proxy:agent_gone';
+          return record(0, performance.now(), { raw: [] });
+        }
         const { error, fault, findings } = failureAnswer(failure);
         ctx.note.fault = fault;
         if (findings) ctx.note.findings = findings;
-        // The agent hung up first: nothing to answer, the exchange is journaled as dropped.
         if (res.destroyed) return record(0, performance.now(), { raw: [] });
         const answer = respondError(ctx, error);
         // The request's body is not all in (a target that took none of it): answered, then the connection is
