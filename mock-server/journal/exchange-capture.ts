@@ -95,7 +95,7 @@ export const redactHeaderRecord = (headers: Readonly<Record<string, string>>, re
  * split (a JSON string, a key of a known shape) is found whole first. A credential value still open where
  * even these end is redacted to the end.
  */
-export const REDACTION_MARGIN = 4096;
+export const REDACTION_MARGIN = 1024;
 
 /** How many bytes of a body to take for a journal that keeps `keep` of them (0 keeps none). */
 export const capturedBytes = (keep: number) => (keep > 0 ? keep + REDACTION_MARGIN : 0);

@@ -42,8 +42,22 @@ const COUNTED = new Set([
 /** Words before `key` that make it an identifier, not a secret (`idempotency-key`, `public_key`). */
 const NOT_SECRET_KEY = new Set(['idempotency', 'public', 'primary', 'foreign', 'sort', 'partition', 'cache']);
 
+// Names seen, and whether each speaks of a credential: the same few names recur in every body (bounded).
+const known = new Map<string, boolean>();
+const KNOWN_NAMES = 4096;
+
 /** Whether a name speaks of a credential, with no exception. */
 export function speaksOfCredential(name: string): boolean {
+  let answer = known.get(name);
+  if (answer === undefined) {
+    answer = judgeName(name);
+    if (known.size >= KNOWN_NAMES) known.clear();
+    known.set(name, answer);
+  }
+  return answer;
+}
+
+function judgeName(name: string): boolean {
   // CORS headers name credentials without holding one (`Access-Control-Allow-Credentials: true`).
   if (/^access-control-/i.test(name)) return false;
   const words = wordsOf(name);

@@ -20,7 +20,8 @@ const SCHEME_IN_TEXT = new RegExp(`\\b(${SCHEMES})([ \\t]+|\\+|%20)([A-Za-z0-9._
 // A URL's userinfo password: `scheme://user:PASSWORD@`.
 const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@?#]*:)([^@\s/?#]+)@/gi;
 // `name=value` in a query string, a form body, a cookie or prose; the name may be percent-encoded.
-const PAIR = /([A-Za-z0-9_.\-[\]%+]{1,128})=([^&;\s#"',<>]*)/g;
+const NAME_CHAR = /[A-Za-z0-9_.\-[\]%+]/;
+const VALUE_END = /[&;\s#"',<>]/;
 // `"name": "value"` (or single quotes) outside a JSON document: JavaScript in a page, a JSON string's JSON.
 const QUOTED_PAIR = /(["'])([A-Za-z0-9_.\- ]{1,128})\1(\s*:\s*)(["'])((?:\\[\s\S]|(?!\4)[^\\])*)(\4|$)/g;
 // `name: value` in plain text, YAML or a header dump (`password: hunter2`, `X-Auth-Token: abc`), one line.
@@ -43,6 +44,28 @@ const decodeName = (name: string) => {
   }
 };
 
+/**
+ * Each `name=value` whose name speaks of a credential, its value redacted: found from each `=` (a pass over
+ * the text, looking back over at most 128 name characters), so a long text costs one scan.
+ */
+function redactPairs(text: string, isCredential: IsCredentialName): string {
+  let out = '';
+  let copied = 0;
+  for (let at = text.indexOf('='); at !== -1; at = text.indexOf('=', at + 1)) {
+    let start = at;
+    while (start > 0 && at - start < 128 && NAME_CHAR.test(text[start - 1] as string)) start--;
+    if (start === at || start < copied) continue;
+    let end = at + 1;
+    while (end < text.length && !VALUE_END.test(text[end] as string)) end++;
+    const value = text.slice(at + 1, end);
+    if (value === '' || value === REDACTED || !isCredential(decodeName(text.slice(start, at)))) continue;
+    out += `${text.slice(copied, at + 1)}${REDACTED}`;
+    copied = end;
+    at = end - 1;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
 /** A credential header's value redacted: the scheme kept (`Bearer [REDACTED]`), each cookie's name kept. */
 export function redactCredentialHeader(lowerName: string, value: string): string {
   if (lowerName === 'cookie') return value.replace(/([^=;\s]+)=([^;]*)/g, `$1=${REDACTED}`);
@@ -59,21 +82,20 @@ export function redactCredentialHeader(lowerName: string, value: string): string
 export function redactCredentialText(
   text: string,
   isCredential: IsCredentialName = speaksOfCredential,
+  /** The text was read as JSON already (its quoted pairs are done). */
+  json = false,
 ): string {
   let out = text;
-  if (out.includes('=')) {
-    out = out.replace(PAIR, (whole, name: string, value: string) =>
-      value !== '' && value !== REDACTED && isCredential(decodeName(name)) ? `${name}=${REDACTED}` : whole,
-    );
-  }
+  if (out.includes('=')) out = redactPairs(out, isCredential);
   if (out.includes(':')) {
-    out = out.replace(
-      QUOTED_PAIR,
-      (whole, q: string, name: string, colon: string, vq: string, value: string, end: string) =>
-        value !== '' && value !== REDACTED && isCredential(name)
-          ? `${q}${name}${q}${colon}${vq}${REDACTED}${end}`
-          : whole,
-    );
+    if (!json)
+      out = out.replace(
+        QUOTED_PAIR,
+        (whole, q: string, name: string, colon: string, vq: string, value: string, end: string) =>
+          value !== '' && value !== REDACTED && isCredential(name)
+            ? `${q}${name}${q}${colon}${vq}${REDACTED}${end}`
+            : whole,
+      );
     if (out.includes('\\"'))
       out = out.replace(
         ESCAPED_PAIR,
@@ -203,6 +225,7 @@ export function redactMultipart(text: string, isCredential: IsCredentialName = s
 export function redactCredentials(text: string, isCredential: IsCredentialName = speaksOfCredential): string {
   let out = text;
   if (out.startsWith('--')) out = redactMultipart(out, isCredential);
-  if (looksLikeJson(out)) out = redactJsonCredentials(out, isCredential);
-  return redactCredentialText(out, isCredential);
+  const json = looksLikeJson(out);
+  if (json) out = redactJsonCredentials(out, isCredential);
+  return redactCredentialText(out, isCredential, json);
 }
