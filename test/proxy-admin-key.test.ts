@@ -85,6 +85,10 @@ describe('the proxy keeps its admin key to itself', () => {
     '/__admin',
     '/__admin/',
     '/v1/whoami',
+    // Absolute form, as HTTP proxies are sent requests.
+    'http://127.0.0.1//__admin/journal',
+    'http://example.com/v1/%2e%2e/__admin/journal',
+    'http://example.com/v1/whoami?page=2',
   ];
 
   it('every spelling of /__admin reaches the admin API or the target without the key; none carries the key upstream', async () => {
@@ -120,6 +124,8 @@ describe('the proxy keeps its admin key to itself', () => {
       '/./__admin/journal',
       '/__admin//journal',
       '/x/../../__admin/journal',
+      'http://127.0.0.1//__admin/journal',
+      'http://example.com/v1/%2e%2e/__admin/journal',
     ]) {
       expect(outcomes[`${path} x-admin-key`], path).toBe('admin 200');
       expect(outcomes[`${path} authorization`], path).toBe('admin 200');
@@ -129,6 +135,9 @@ describe('the proxy keeps its admin key to itself', () => {
     expect(outcomes['/__ADMIN/journal x-admin-key']).toBe('target');
     expect(outcomes['/__admin./journal authorization']).toBe('target');
     expect(outcomes['/v1/whoami x-other']).toBe('target');
+    // An absolute-form target goes on in origin form, its query kept.
+    expect(outcomes['http://example.com/v1/whoami?page=2 x-admin-key']).toBe('target');
+    expect(received.map((r) => r.url)).toContain('/v1/whoami?page=2');
   });
 
   it('a URL carrying the admin key is refused (400), never forwarded, and the key is not journaled', async () => {

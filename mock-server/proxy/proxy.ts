@@ -287,7 +287,12 @@ export function createProxy(options: ProxyOptions): Proxy {
     return forward({
       req,
       res,
-      out: upstream(request.method, req.url?.startsWith('/') ? req.url : request.path, forwarded),
+      out: upstream(
+        request.method,
+        // An absolute-form target (`GET http://host/path?q`) is sent on in origin form, query included.
+        req.url?.startsWith('/') ? req.url : `${request.path}${request.query ? `?${request.query}` : ''}`,
+        forwarded,
+      ),
       deadlines,
       requestBody,
       answerCapacity: (status) =>
