@@ -153,6 +153,28 @@ describe('the proxy keeps its admin key to itself', () => {
   });
 });
 
+describe("the gateway's router reads the same spellings (one rule, routingPath)", () => {
+  it('each spelling of /__admin is the admin API on serve too: the key is asked for, and the call is not journaled', async () => {
+    const gateway = createGateway({ adminKey: ADMIN, log: () => {} });
+    const server = await serve(gateway, { port: 0, log: () => {} });
+    try {
+      for (const path of [
+        '//__admin/agents',
+        '/v1/../__admin/agents',
+        '/./__admin//agents',
+        '/%5F%5Fadmin/agents',
+      ]) {
+        expect((await raw(server.url, path, {})).status, path).toBe(401);
+        expect((await raw(server.url, path, { 'x-admin-key': ADMIN })).status, path).toBe(200);
+      }
+      const journal = await raw(server.url, '/__admin/journal', { 'x-admin-key': ADMIN });
+      expect(JSON.parse(journal.body).entries).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('a blank admin key is refused at start (exit 2)', () => {
   it('proxy and serve, by flag and by environment: blank, spaces only, spaces at an end', async () => {
     const cases: [string[], Record<string, string>][] = [
