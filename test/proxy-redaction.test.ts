@@ -236,6 +236,8 @@ describe('through the proxy: the journal, the NDJSON and the HAR export hold no 
     'query-access-token-1',
     'request-cookie-secret',
     'key-case-dashes-1',
+    'fetch-url-key-1',
+    'multipart-json-secret-1',
   ];
 
   const send = async (base: string) => {
@@ -264,9 +266,23 @@ describe('through the proxy: the journal, the NDJSON and the HAR export hold no 
         'content-type': 'application/json',
       },
     );
+    await post(
+      '/v1/web/fetch',
+      JSON.stringify({ url: 'https://api.example.com/data?api_key=fetch-url-key-1' }),
+      {
+        'content-type': 'application/json',
+      },
+    );
     const form = new FormData();
     form.set('user', 'bob');
     form.set('password', 'multipart-password-1');
+    form.set(
+      'payload',
+      new Blob([JSON.stringify({ deep: [{ client_secret: 'multipart-json-secret-1' }] })], {
+        type: 'application/json',
+      }),
+      'payload.json',
+    );
     await fetch(`${base}/v1/upload`, { method: 'POST', body: form }).then((r) => r.text());
   };
 
@@ -290,7 +306,7 @@ describe('through the proxy: the journal, the NDJSON and the HAR export hold no 
         // Nor a piece of it long enough to matter.
         expect(text, `a piece of ${secret} in the ${name}`).not.toContain(secret.slice(0, 12));
       }
-    expect(ndjson.trim().split('\n')).toHaveLength(5);
+    expect(ndjson.trim().split('\n')).toHaveLength(6);
     const projects = har.log.entries.find((e) => e.request.url.includes('/api/v4/projects'));
     expect(projects?.request.url).toMatch(/\?access_token=\[REDACTED\]&page=2$/);
     expect(projects?.request.queryString).toContainEqual({ name: 'page', value: '2' });

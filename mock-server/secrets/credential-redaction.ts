@@ -209,8 +209,12 @@ export function redactMultipart(text: string, isCredential: IsCredentialName = s
     const headers = part.slice(0, blank.index);
     const name = /;\s*name\*?=(?:"((?:\\.|[^"\\])*)"|([^;\s]+))/i.exec(headers);
     const named = name?.[1] ?? name?.[2];
-    if (named === undefined || !isCredential(named)) continue;
     const body = part.slice(blank.index + blank[0].length);
+    if (named === undefined || !isCredential(named)) {
+      // A JSON part (a file, a `payload_json` field): its fields as in a JSON body.
+      if (looksLikeJson(body)) parts[p] = `${headers}${blank[0]}${redactJsonCredentials(body, isCredential)}`;
+      continue;
+    }
     const trailing = /\r?\n$/.exec(body)?.[0] ?? '';
     if (body.length > trailing.length)
       parts[p] = `${headers}${blank[0]}${REDACTED}${p < parts.length - 1 ? trailing : ''}`;
