@@ -15,7 +15,16 @@ interface ProxyCommandOptions {
   firstByteTimeoutMs?: number;
   idleTimeoutMs?: number;
   keepField?: string[];
+  apiKey?: Record<string, string>;
+  apiKeysFile?: string;
 }
+
+/** `--api-key agent-id=key`, repeatable: collected into one object. */
+const collectKey = (value: string, keys: Record<string, string> = {}) => {
+  const at = value.indexOf('=');
+  if (at <= 0) throw new Error(`--api-key takes agent-id=key, got "${value.slice(0, 20)}…"`);
+  return { ...keys, [value.slice(0, at)]: value.slice(at + 1) };
+};
 
 /** `--keep-field NAME`, repeatable (and comma-separated): the names gathered. */
 const keepFields = (value: string, previous: string[] | undefined) => [
@@ -55,6 +64,15 @@ export function registerProxyCommand(program: Command) {
       intOption(0, 1_048_576),
     )
     .option(
+      '--api-key <agent=key>',
+      "an agent's own API key (repeatable), so the report finds a leak of it as the agent's own; otherwise learned from POST /idp/token through the proxy, or the own-key check is reported not observed",
+      collectKey,
+    )
+    .option(
+      '--api-keys-file <file>',
+      'a file of agents\' API keys: a JSON object {"agent-id": "key"} or lines agent-id=key',
+    )
+    .option(
       '--admin-key <key>',
       'enable the admin API (journal, report, findings, faults, clock, export) under /__admin, 8 characters or more (a blank one is refused); prefer $AGENT_GATEWAY_ADMIN_KEY',
     );
@@ -82,6 +100,8 @@ export function registerProxyCommand(program: Command) {
       target: options.target,
       adminKey,
       config,
+      apiKeys: options.apiKey,
+      apiKeysFile: options.apiKeysFile,
       ...valuesAt(PROXY_OPTION_ROWS, options as unknown as Record<string, unknown>),
     });
     const server = await serve(proxy, { port: options.port, host: options.host }).catch(

@@ -30,6 +30,8 @@ export interface ExchangeRecordParts {
   keep: number;
   httpVersion: IncomingMessage['httpVersion'];
   isCredential: IsCredentialName;
+  /** Called with the status and the answer's text (when read whole) before the request's meaning is noted. */
+  onRecord?: (status: number, responseText: string | undefined) => void;
 }
 
 /**
@@ -71,6 +73,7 @@ export function createExchangeRecord(parts: ExchangeRecordParts) {
       note.fault === undefined
     )
       names.byConnection.set(request.connection.id, note.agent);
+    parts.onRecord?.(status, responseText);
     noteRequest(ctx, operation, requestBody);
     if (status >= 400) {
       const code = codeOf(responseText);

@@ -28,6 +28,7 @@ import { createAgentNames } from './agent-names.ts';
 import { ANALYSED_BYTES, operationOf, TOOL_FIELD } from './exchange-notes.ts';
 import { createExchangeRecord } from './exchange-record.ts';
 import { forward } from './forward.ts';
+import { createLearnedKeys, type DeclaredKeys, faultArmedFor, TOKEN_OPERATION } from './learned-keys.ts';
 import { type ProxyDeadlines, type ProxyOwnOptions, proxyOptionsSchema } from './proxy-options.ts';
 import { cutOffFinding, failureAnswer } from './target-failures.ts';
 import { carriesAdminKey, collector, endToEnd, withoutAdminKey } from './wire.ts';
@@ -63,6 +64,10 @@ export interface ProxyOptions extends ProxyOwnOptions {
   log?: (line: string) => void;
   /** How long the whoami asked of the target to name a token's agent may take (default 5 s, or the connect and first byte deadlines together when shorter). */
   whoamiTimeoutMs?: number;
+  /** Agents' own API keys (agent id to key), so a leak of one is found as the agent's own (learned-keys.ts). */
+  apiKeys?: DeclaredKeys;
+  /** A file of such keys: a JSON object, or lines `agent-id=key`. */
+  apiKeysFile?: string;
 }
 
 export interface Proxy extends NodeHandler {
@@ -111,6 +116,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     log,
   });
   const { runtime } = gateway;
+  const keys = createLearnedKeys(runtime.registry, options);
   const secure = target.protocol === 'https:';
   const upstreamAgent = secure ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   const send = secure ? httpsRequest : httpRequest;
@@ -200,7 +206,9 @@ export function createProxy(options: ProxyOptions): Proxy {
     let namedByThis: ((name: string) => void) | undefined;
     if (token) {
       ctx.note.token = tokenFingerprint(token);
-      if (operation === 'whoami' && request.method === 'GET' && !names.byToken.get(token))
+      // Named by its own answer, unless an armed fault must know whose it is before deciding (learned-keys.ts).
+      const byAnswer = !names.byToken.get(token) && !faultArmedFor(runtime.faults.list(), operation);
+      if (operation === 'whoami' && request.method === 'GET' && byAnswer)
         names.byToken.set(
           token,
           new Promise<string>((resolve) => {
@@ -210,7 +218,10 @@ export function createProxy(options: ProxyOptions): Proxy {
       else ctx.note.agent = await names.of(token, request.connection?.id);
     }
     const keep = bodyBytes();
-    const requestBody = collector(Math.max(capturedBytes(keep), TOOL_FIELD[operation] ? ANALYSED_BYTES : 0));
+    const learns = operation === TOKEN_OPERATION;
+    const requestBody = collector(
+      Math.max(capturedBytes(keep), TOOL_FIELD[operation] || learns ? ANALYSED_BYTES : 0),
+    );
     // The proxy's own credentials are neither forwarded nor journaled.
     const requestHeaders = withoutAdminKey(req.rawHeaders, options.adminKey);
 
@@ -226,6 +237,8 @@ export function createProxy(options: ProxyOptions): Proxy {
       keep,
       httpVersion: req.httpVersion,
       isCredential,
+      onRecord: (status, responseText) =>
+        keys.onRecord(ctx, token, { operation, status, request: requestBody, answer: responseText }),
     });
 
     /** An answer the proxy makes itself (fault, unreachable target): the request's body is read and dropped. */
@@ -296,7 +309,7 @@ export function createProxy(options: ProxyOptions): Proxy {
       deadlines,
       requestBody,
       answerCapacity: (status) =>
-        Math.max(capturedBytes(keep), status >= 400 || namedByThis ? ANALYSED_BYTES : 0),
+        Math.max(capturedBytes(keep), status >= 400 || namedByThis || learns ? ANALYSED_BYTES : 0),
       answered: ({ status, answeredAt, raw, body, writtenAt, cutOff }) => {
         if (cutOff) {
           ctx.note.fault = `proxy:${cutOff.kind}`;
