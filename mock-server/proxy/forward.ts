@@ -57,6 +57,10 @@ function createDeadline() {
       if (timer) clearTimeout(timer);
       timer = undefined;
     },
+    /** Starts the armed timer's wait again (no new timer: this runs per chunk of a body). */
+    refresh() {
+      timer?.refresh();
+    },
   };
 }
 
@@ -175,7 +179,7 @@ export function forward(parts: ForwardParts): Promise<void> {
       res.writeHead(status, up.statusMessage, endToEnd(up.rawHeaders) as unknown as OutgoingHttpHeaders);
       up.on('data', (chunk: Buffer) => {
         body.add(chunk);
-        idle();
+        deadline.refresh();
       });
       up.pipe(res);
       // When the last of the answer was handed to the client's socket (pipe ends the response on the
