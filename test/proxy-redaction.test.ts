@@ -138,6 +138,9 @@ describe('the capture redacts by place, before it cuts', () => {
       'user: bob\npassword: [REDACTED]\nX-Auth-Token: [REDACTED]',
     );
     expect(captureBody('author: Jane\nToken expired', 1000, same)).toBe('author: Jane\nToken expired');
+    expect(captureBody('curl -H "x: bearer abc123def456" https://a.example', 1000, same)).toBe(
+      'curl -H "x: bearer [REDACTED]" https://a.example',
+    );
   });
 
   it('headers: credential names redacted whole (scheme and cookie names kept), URLs in others cleaned', () => {

@@ -16,7 +16,8 @@ const SCHEMES =
 // A scheme alone (`Authorization: Bearer abc`): the credential after it is the scheme rule's.
 const SCHEME_ONLY = new RegExp(`^${SCHEMES}$`, 'i');
 const SCHEME_VALUE = new RegExp(`^(\\s*${SCHEMES})\\s+\\S[\\s\\S]*$`, 'i');
-const SCHEME_IN_TEXT = new RegExp(`\\b(${SCHEMES})([ \\t]+|\\+|%20)([A-Za-z0-9._~+/=:%-]{6,})`, 'g');
+// Any case (`bearer abc123` too); `looksGenerated` tells a credential from a word after it.
+const SCHEME_IN_TEXT = new RegExp(`\\b(${SCHEMES})([ \\t]+|\\+|%20)([A-Za-z0-9._~+/=:%-]{6,})`, 'gi');
 // A URL's userinfo password: `scheme://user:PASSWORD@`.
 const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@?#]*:)([^@\s/?#]+)@/gi;
 // `name=value` in a query string, a form body, a cookie or prose; the name may be percent-encoded.
