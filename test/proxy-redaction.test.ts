@@ -96,6 +96,14 @@ describe('the capture redacts by place, before it cuts', () => {
     expect(captureBody('api_key=ak_live_123&password=pw%21x&name=bob', 500, same)).toBe(
       'api_key=[REDACTED]&password=[REDACTED]&name=bob',
     );
+    // Percent-encoded JSON in a form field, and a URL with its own query in another.
+    const encoded = captureBody(
+      `payload=${encodeURIComponent(JSON.stringify({ deep: { password: 'enc-json-secret' } }))}&redirect=${encodeURIComponent('https://x.example/cb?access_token=enc-url-secret&s=1')}&q=hi`,
+      1000,
+      same,
+    ) as string;
+    expect(decodeURIComponent(encoded)).not.toMatch(/enc-json-secret|enc-url-secret/);
+    expect(decodeURIComponent(encoded)).toContain('"password":"[REDACTED]"');
     expect(captureBody('user%5Bpassword%5D=pw&API-Key=k1', 500, same)).toBe(
       'user%5Bpassword%5D=[REDACTED]&API-Key=[REDACTED]',
     );

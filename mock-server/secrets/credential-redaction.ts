@@ -49,7 +49,7 @@ const decodeName = (name: string) => {
  * Each `name=value` whose name speaks of a credential, its value redacted: found from each `=` (a pass over
  * the text, looking back over at most 128 name characters), so a long text costs one scan.
  */
-function redactPairs(text: string, isCredential: IsCredentialName): string {
+function redactPairs(text: string, isCredential: IsCredentialName, depth = 0): string {
   let out = '';
   let copied = 0;
   for (let at = text.indexOf('='); at !== -1; at = text.indexOf('=', at + 1)) {
@@ -59,12 +59,30 @@ function redactPairs(text: string, isCredential: IsCredentialName): string {
     let end = at + 1;
     while (end < text.length && !VALUE_END.test(text[end] as string)) end++;
     const value = text.slice(at + 1, end);
-    if (value === '' || value === REDACTED || !isCredential(decodeName(text.slice(start, at)))) continue;
-    out += `${text.slice(copied, at + 1)}${REDACTED}`;
+    if (value === '' || value === REDACTED) continue;
+    let replaced: string | undefined;
+    if (isCredential(decodeName(text.slice(start, at)))) replaced = REDACTED;
+    else if (depth < 2 && value.includes('%')) replaced = redactEncoded(value, isCredential, depth);
+    if (replaced === undefined) continue;
+    out += `${text.slice(copied, at + 1)}${replaced}`;
     copied = end;
     at = end - 1;
   }
   return copied === 0 ? text : out + text.slice(copied);
+}
+
+/**
+ * A percent-encoded value (a form field holding JSON, a `redirect=` URL with its own `?access_token=`) read
+ * decoded: when that holds a credential by place, the value redacted and encoded again; else undefined.
+ */
+function redactEncoded(value: string, isCredential: IsCredentialName, depth: number): string | undefined {
+  const decoded = decodeName(value);
+  if (decoded === value) return undefined;
+  let redacted = decoded.includes('=') ? redactPairs(decoded, isCredential, depth + 1) : decoded;
+  if (looksLikeJson(redacted)) redacted = redactJsonCredentials(redacted, isCredential);
+  if (redacted.includes(':'))
+    redacted = redactCredentialText(redacted, isCredential, looksLikeJson(redacted));
+  return redacted === decoded ? undefined : encodeURIComponent(redacted);
 }
 
 /** A credential header's value redacted: the scheme kept (`Bearer [REDACTED]`), each cookie's name kept. */
