@@ -12,6 +12,7 @@ import type { JournalEntry } from './journal/journal.ts';
 import { loadCorpus } from './providers/corpus.ts';
 import { createFixtureFetchProvider, type FetchProvider } from './providers/web-fetch.ts';
 import { createFixtureSearchProvider, type SearchProvider } from './providers/web-search.ts';
+import { adminKeyProblem } from './routes/admin-key.ts';
 import { applyConfig, createRuntime, type Runtime } from './runtime.ts';
 import { createReplayTracks } from './scenarios/replay-tracks.ts';
 import { loadScenario, parseScenario, type Scenario, type ScenarioInput } from './scenarios/scenarios.ts';
@@ -60,6 +61,9 @@ const withoutSource = ({ source: _source, ...config }: ResolvedConfig) => config
  * const res = await gateway.fetch(new Request('http://gw.test/v1/whoami', { headers: { 'X-Agent-Identity': token } }));
  */
 export function createGateway(options: GatewayOptions = {}) {
+  // A key no request could send (blank, spaces at an end) would refuse every admin call: refused here.
+  const keyProblem = options.adminKey === undefined ? undefined : adminKeyProblem(options.adminKey, 0);
+  if (keyProblem) throw new GatewayError('invalid_request', { message: keyProblem });
   // What a scenario is laid over: the caller's file and overlay (or resolved config).
   const base: { file?: string; config?: GatewayConfigOverlay } = isResolved(options.config)
     ? { config: withoutSource(options.config) }
