@@ -27,6 +27,13 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * Connections the kernel may hold for this server before it accepts them (Node's default is 511): a burst
+ * of a thousand connections from a busy process would otherwise wait on SYN retransmits. Linux caps it at
+ * net.core.somaxconn (4096 by default since 5.4).
+ */
+export const LISTEN_BACKLOG = 4096;
+
 /** Node checks its header and request timeouts on an interval: a tenth of the shorter, within 50 ms to 1 s. */
 const checkingInterval = (settings: ServerSettings) =>
   Math.min(
@@ -117,7 +124,7 @@ export async function serve(
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 8787, host, () => {
+    server.listen({ port: options.port ?? 8787, host, backlog: LISTEN_BACKLOG }, () => {
       server.off('error', reject);
       resolve();
     });

@@ -36,13 +36,25 @@ export const connectionOf = (socket: Socket): ConnectionState | undefined =>
 export type ConnectionGuard = ReturnType<typeof createConnectionGuard>;
 
 /**
- * Caps the connections of each client address at `maxPerClient`. A connection beyond it makes room by closing
- * the address's longest-idle connection (no request in progress: a socket that never sent a byte, or a
- * kept-alive one between requests), so thousands of idle sockets from one address are shed while its busy
- * connections and new ones keep working; only when every connection of the address has a request in progress
- * is the new one refused. Costs a request two Set operations.
+ * How long a connection made room for a newcomer keeps listening before it closes. Idle as it looked, its
+ * client may already have sent a request on it (its first on a fresh socket, or the next on a kept-alive
+ * one) that sits unread while this process is busy: closing at once dropped such requests with a reset and
+ * no answer. Within this grace such a request is answered (with `Connection: close`); after it, closing a
+ * connection that sent nothing is the idle timeout's race, which HTTP clients expect.
  */
-export function createConnectionGuard(maxPerClient: number) {
+export const CLOSE_GRACE_MS = 1000;
+
+/**
+ * Caps the connections of each client address at `maxPerClient`. A connection beyond it makes room: the
+ * address's longest-idle connection (no request in progress: a socket that never sent a byte, or a
+ * kept-alive one between requests) stops counting and closes, after answering a request that arrives on it
+ * within `CLOSE_GRACE_MS`. So thousands of idle sockets from one address are shed while its busy connections
+ * and new ones keep working, and no request already sent is dropped unanswered; only when every connection
+ * of the address has a request in progress is the new one refused (its request is answered 429,
+ * `reason: connections`, and it closes). Costs a request two Set operations.
+ */
+export function createConnectionGuard(maxPerClient: number, options: { closeGraceMs?: number } = {}) {
+  const closeGraceMs = options.closeGraceMs ?? CLOSE_GRACE_MS;
   const groups = new Map<string, ClientGroup>();
   let ids = 0;
   const release = (socket: TrackedSocket, state: ConnectionState) => {
@@ -52,6 +64,17 @@ export function createConnectionGuard(maxPerClient: number) {
     group.idle.delete(socket);
     group.count -= 1;
     if (group.count === 0) groups.delete(group.address);
+  };
+
+  /** Stops counting an idle connection; it answers what arrives within the grace, then closes. */
+  const makeRoom = (socket: TrackedSocket, state: ConnectionState) => {
+    release(socket, state);
+    state.closeAfter = true;
+    const closing = setTimeout(() => {
+      if (state.requests.size === 0) socket.destroy();
+    }, closeGraceMs);
+    closing.unref();
+    socket.once('close', () => clearTimeout(closing));
   };
 
   return {
@@ -68,10 +91,8 @@ export function createConnectionGuard(maxPerClient: number) {
       let group = groups.get(address);
       if (group && group.count >= maxPerClient) {
         const longestIdle: TrackedSocket | undefined = group.idle.values().next().value;
-        if (longestIdle) {
-          release(longestIdle, longestIdle[CONNECTION] as ConnectionState);
-          longestIdle.destroy();
-        } else state.refused = true;
+        if (longestIdle) makeRoom(longestIdle, longestIdle[CONNECTION] as ConnectionState);
+        else state.refused = true;
       }
       if (!state.refused) {
         if (!group) {

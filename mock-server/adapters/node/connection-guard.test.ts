@@ -1,0 +1,69 @@
+import { EventEmitter } from 'node:events';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CLOSE_GRACE_MS, createConnectionGuard, type TrackedSocket } from './connection-guard.ts';
+import type { NodeRequest } from './request.ts';
+
+/** A stand-in socket: an address, `destroy()` that closes it, and nothing else the guard reads. */
+function fakeSocket(address = '127.0.0.1') {
+  const socket = new EventEmitter() as EventEmitter & {
+    remoteAddress: string;
+    destroyed: boolean;
+    destroy(): void;
+  };
+  socket.remoteAddress = address;
+  socket.destroyed = false;
+  socket.destroy = () => {
+    if (socket.destroyed) return;
+    socket.destroyed = true;
+    socket.emit('close');
+  };
+  return socket as unknown as TrackedSocket;
+}
+const request = () => ({}) as NodeRequest;
+
+describe('connection guard: over the cap, an idle connection makes room without dropping a request', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('the longest-idle connection stops counting at once, answers a request that arrives within the grace, then closes', () => {
+    vi.useFakeTimers();
+    const guard = createConnectionGuard(2);
+    const [a, b, c] = [fakeSocket(), fakeSocket(), fakeSocket()];
+    guard.opened(a);
+    guard.opened(b);
+    guard.opened(c);
+    // C is served (not refused) and A, the longest idle, is not closed under a request it may have sent.
+    expect(a.destroyed).toBe(false);
+    const onA = request();
+    const state = guard.started(a, onA);
+    expect(state?.closeAfter).toBe(true);
+    expect(guard.started(c, request())?.refused).toBe(false);
+    vi.advanceTimersByTime(CLOSE_GRACE_MS * 2);
+    // Its request in progress: still open (it closes after its answer, Connection: close).
+    expect(a.destroyed).toBe(false);
+    guard.finished(a, onA);
+    // B, never used, is still counted: a fourth connection makes room with it.
+    const d = fakeSocket();
+    guard.opened(d);
+    expect(b.destroyed).toBe(false);
+    vi.advanceTimersByTime(CLOSE_GRACE_MS);
+    // Silent through the grace: closed.
+    expect(b.destroyed).toBe(true);
+    expect(guard.started(d, request())?.refused).toBe(false);
+  });
+
+  it('with every connection of the address busy, a newcomer is refused (answered 429, then closed)', () => {
+    const guard = createConnectionGuard(1);
+    const [a, b] = [fakeSocket(), fakeSocket()];
+    guard.opened(a);
+    guard.started(a, request());
+    guard.opened(b);
+    expect(guard.started(b, request())?.refused).toBe(true);
+    expect(a.destroyed).toBe(false);
+    // Another address is not affected.
+    const other = fakeSocket('127.0.0.2');
+    guard.opened(other);
+    expect(guard.started(other, request())?.refused).toBe(false);
+  });
+});
