@@ -87,5 +87,10 @@ for (let round = 1; round <= rounds; round++) {
   for (const o of counts.keys())
     if (o.startsWith('error') || o.startsWith('no answer') || o.includes('unavailable')) failed = true;
 }
+const logged = server
+  .output()
+  .split('\n')
+  .filter((line) => /state store|worker/.test(line));
+if (logged.length > 0) console.log(`server log (${logged.length} lines):\n  ${logged.slice(0, 10).join('\n  ')}`);
 await server.stop();
 process.exit(failed ? 1 : 0);

@@ -12,6 +12,7 @@ function fakeSocket(address = '127.0.0.1') {
   };
   socket.remoteAddress = address;
   socket.destroyed = false;
+  (socket as unknown as { bytesRead: number }).bytesRead = 0;
   socket.destroy = () => {
     if (socket.destroyed) return;
     socket.destroyed = true;
@@ -48,9 +49,38 @@ describe('connection guard: over the cap, an idle connection makes room without 
     guard.opened(d);
     expect(b.destroyed).toBe(false);
     vi.advanceTimersByTime(CLOSE_GRACE_MS);
+    // Decided on the turn after, once waiting I/O was read.
+    vi.advanceTimersByTime(1);
     // Silent through the grace: closed.
     expect(b.destroyed).toBe(true);
     expect(guard.started(d, request())?.refused).toBe(false);
+  });
+
+  it('a fresh connection that sent some bytes (a request still arriving) is left to the timeouts', () => {
+    vi.useFakeTimers();
+    const guard = createConnectionGuard(1);
+    const [a, b] = [fakeSocket(), fakeSocket()];
+    guard.opened(a);
+    (a as unknown as { bytesRead: number }).bytesRead = 20;
+    guard.opened(b);
+    vi.advanceTimersByTime(CLOSE_GRACE_MS * 2);
+    expect(a.destroyed).toBe(false);
+  });
+
+  it('a kept-alive connection made room with is never closed idle: after its next answer, or at the idle timeout', () => {
+    vi.useFakeTimers();
+    const guard = createConnectionGuard(1);
+    const [a, b] = [fakeSocket(), fakeSocket()];
+    guard.opened(a);
+    const first = request();
+    guard.started(a, first);
+    guard.finished(a, first);
+    guard.opened(b);
+    vi.advanceTimersByTime(CLOSE_GRACE_MS * 10);
+    expect(a.destroyed).toBe(false);
+    // Its next request is answered with Connection: close.
+    expect(guard.started(a, request())?.closeAfter).toBe(true);
+    expect(guard.started(b, request())?.refused).toBe(false);
   });
 
   it('with every connection of the address busy, a newcomer is refused (answered 429, then closed)', () => {

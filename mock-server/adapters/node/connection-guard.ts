@@ -20,6 +20,8 @@ export interface ConnectionState {
   readonly requests: Set<NodeRequest | ServerResponse>;
   /** A parser error came while a request was in progress: the connection closes after that answer. */
   closeAfter: boolean;
+  /** It carried a request: a kept-alive connection, which its client may reuse at any moment. */
+  used: boolean;
 }
 
 /** The connections of one client address; `idle` holds those without a request, longest idle first. */
@@ -36,19 +38,17 @@ export const connectionOf = (socket: Socket): ConnectionState | undefined =>
 export type ConnectionGuard = ReturnType<typeof createConnectionGuard>;
 
 /**
- * How long a connection made room for a newcomer keeps listening before it closes. Idle as it looked, its
- * client may already have sent a request on it (its first on a fresh socket, or the next on a kept-alive
- * one) that sits unread while this process is busy: closing at once dropped such requests with a reset and
- * no answer. Within this grace such a request is answered (with `Connection: close`); after it, closing a
- * connection that sent nothing is the idle timeout's race, which HTTP clients expect.
+ * How long a connection that never sent a request, made to give room to a newcomer, may still send one
+ * before it is closed. Idle as it looks, its client may have sent its first request already, unread while
+ * this process is busy: closing it at once dropped such requests with a reset and no answer.
  */
 export const CLOSE_GRACE_MS = 1000;
 
 /**
  * Caps the connections of each client address at `maxPerClient`. A connection beyond it makes room: the
  * address's longest-idle connection (no request in progress: a socket that never sent a byte, or a
- * kept-alive one between requests) stops counting and closes, after answering a request that arrives on it
- * within `CLOSE_GRACE_MS`. So thousands of idle sockets from one address are shed while its busy connections
+ * kept-alive one between requests) stops counting and closes without losing a request sent on it
+ * (`makeRoom`). So thousands of idle sockets from one address are shed while its busy connections
  * and new ones keep working, and no request already sent is dropped unanswered; only when every connection
  * of the address has a request in progress is the new one refused (its request is answered 429,
  * `reason: connections`, and it closes). Costs a request two Set operations.
@@ -66,12 +66,21 @@ export function createConnectionGuard(maxPerClient: number, options: { closeGrac
     if (group.count === 0) groups.delete(group.address);
   };
 
-  /** Stops counting an idle connection; it answers what arrives within the grace, then closes. */
+  /**
+   * Stops counting an idle connection, and closes it without dropping a request its client may have sent:
+   * a kept-alive one after its next answer (`Connection: close`), or at the idle timeout (which its client
+   * was told of in `Keep-Alive`); one that never sent a request after `closeGraceMs` of silence.
+   */
   const makeRoom = (socket: TrackedSocket, state: ConnectionState) => {
     release(socket, state);
     state.closeAfter = true;
+    if (state.used) return;
     const closing = setTimeout(() => {
-      if (state.requests.size === 0) socket.destroy();
+      // Decided after the I/O waiting now is read (Node runs timers first): a request that arrived while
+      // this process was busy has started by then, and a client that sent any byte is left to the timeouts.
+      setImmediate(() => {
+        if (!state.used && state.requests.size === 0 && socket.bytesRead === 0) socket.destroy();
+      });
     }, closeGraceMs);
     closing.unref();
     socket.once('close', () => clearTimeout(closing));
@@ -86,6 +95,7 @@ export function createConnectionGuard(maxPerClient: number, options: { closeGrac
         refused: false,
         requests: new Set(),
         closeAfter: false,
+        used: false,
       };
       socket[CONNECTION] = state;
       let group = groups.get(address);
@@ -112,6 +122,7 @@ export function createConnectionGuard(maxPerClient: number, options: { closeGrac
       if (!state) return undefined;
       if (state.requests.size === 0) state.group?.idle.delete(socket);
       state.requests.add(request);
+      state.used = true;
       return state;
     },
 
