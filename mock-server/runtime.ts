@@ -53,7 +53,7 @@ export interface Runtime {
    */
   readonly shared?: SharedStore;
   /** With a shared store: tells the other instances a fault was spent here (set by the gateway). */
-  afterFaultSpent?: () => void;
+  afterFaultSpent?: (id: string) => void;
 }
 
 export function createRuntime(
@@ -102,7 +102,7 @@ export function createRuntime(
       ? createRedisState(shared, local, {
           config: () => runtime.config,
           faults: memory.faults,
-          faultSpent: () => runtime.afterFaultSpent?.(),
+          faultSpent: (id) => runtime.afterFaultSpent?.(id),
         })
       : local,
     corpus: parts.corpus,
