@@ -100,6 +100,9 @@ export async function serve(
   // ignore an expectation it does not know, so the request is served as if it had none.
   server.on('checkExpectation', listener);
   server.keepAliveTimeout = settings.idle_timeout_ms;
+  // Node destroys an idle kept-alive connection at that timeout unless the server listens for it: the guard
+  // does, and closes it only if no request arrived meanwhile (after reading what is waiting).
+  server.on('timeout', (socket: TrackedSocket) => guard.idleTimedOut(socket));
   // A client that half-closes after its request (HTTP/1.0 style, `nc`, some proxies) still gets its answer:
   // by default Node aborts the request and ends the socket on the client's FIN, so an answer that takes a
   // tick (a compressed body, a remote verifier, tool latency) was lost. The connection closes after it.

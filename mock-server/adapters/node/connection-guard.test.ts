@@ -83,6 +83,25 @@ describe('connection guard: over the cap, an idle connection makes room without 
     expect(guard.started(b, request())?.refused).toBe(false);
   });
 
+  it('at the idle timeout, a kept-alive connection is closed only if no request arrived meanwhile (read after the timer)', () => {
+    vi.useFakeTimers();
+    const guard = createConnectionGuard(10);
+    const [quiet, reused] = [fakeSocket(), fakeSocket()];
+    for (const socket of [quiet, reused]) {
+      guard.opened(socket);
+      const first = request();
+      guard.started(socket, first);
+      (socket as unknown as { bytesRead: number }).bytesRead = 80;
+      guard.finished(socket, first);
+      guard.idleTimedOut(socket);
+    }
+    // The next request's bytes were in the socket when the timer ran: read before the decision.
+    (reused as unknown as { bytesRead: number }).bytesRead = 160;
+    vi.advanceTimersByTime(1);
+    expect(quiet.destroyed).toBe(true);
+    expect(reused.destroyed).toBe(false);
+  });
+
   it('with every connection of the address busy, a newcomer is refused (answered 429, then closed)', () => {
     const guard = createConnectionGuard(1);
     const [a, b] = [fakeSocket(), fakeSocket()];

@@ -22,6 +22,8 @@ export interface ConnectionState {
   closeAfter: boolean;
   /** It carried a request: a kept-alive connection, which its client may reuse at any moment. */
   used: boolean;
+  /** The socket's bytes read when it last became idle: more since means a request is arriving. */
+  bytesAtIdle: number;
 }
 
 /** The connections of one client address; `idle` holds those without a request, longest idle first. */
@@ -96,6 +98,7 @@ export function createConnectionGuard(maxPerClient: number, options: { closeGrac
         requests: new Set(),
         closeAfter: false,
         used: false,
+        bytesAtIdle: 0,
       };
       socket[CONNECTION] = state;
       let group = groups.get(address);
@@ -131,7 +134,24 @@ export function createConnectionGuard(maxPerClient: number, options: { closeGrac
       const state = socket[CONNECTION];
       if (!state) return;
       state.requests.delete(request);
-      if (state.requests.size === 0 && state.group && !socket.destroyed) state.group.idle.add(socket);
+      if (state.requests.size !== 0) return;
+      state.bytesAtIdle = socket.bytesRead;
+      if (state.group && !socket.destroyed) state.group.idle.add(socket);
+    },
+
+    /**
+     * A kept-alive connection reached the idle timeout (Node's keep-alive timer, `server.on('timeout')`):
+     * closed unless a request arrived meanwhile. Decided after the I/O waiting now is read: Node runs timers
+     * before it reads sockets, so on a busy process the timer came first and closed connections whose next
+     * request was already there (a reset, no answer: bursts after the first round).
+     */
+    idleTimedOut(socket: TrackedSocket): void {
+      setImmediate(() => {
+        const state = socket[CONNECTION];
+        if (socket.destroyed || (state && (state.requests.size > 0 || socket.bytesRead > state.bytesAtIdle)))
+          return;
+        socket.destroy();
+      });
     },
 
     /** The answer of a refused connection's request. */
