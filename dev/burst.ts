@@ -5,7 +5,7 @@
  * rounds, requests and time.
  *
  *   npx tsx dev/burst.ts [--rounds 5] [--size 1000] [--store redis://127.0.0.1:6379] [--workers 2]
- *                        [--path /v1/whoami] [--bound-ms 30000]
+ *                        [--path /v1/whoami] [--bound-ms 30000] [--pause-ms 0] [--config FILE]
  *
  * Prints one line per round and exits 1 if any request got no HTTP answer or a 503 state_store_unavailable.
  */
@@ -22,11 +22,13 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '1' },
     path: { type: 'string', default: '/v1/whoami' },
     'bound-ms': { type: 'string', default: '30000' },
+    'pause-ms': { type: 'string', default: '0' },
   },
 });
 const rounds = Math.min(50, Number(values.rounds));
 const size = Math.min(5000, Number(values.size));
 const boundMs = Math.min(120_000, Number(values['bound-ms']));
+const pauseMs = Math.min(60_000, Number(values['pause-ms']));
 const ADMIN = 'burst-admin-key-0123';
 
 const args = ['--admin-key', ADMIN, '--workers', values.workers as string];
@@ -76,6 +78,7 @@ console.log(
   `${size} concurrent GET ${values.path} per round, ${rounds} rounds, store ${values.store ?? 'memory'}, workers ${values.workers}`,
 );
 for (let round = 1; round <= rounds; round++) {
+  if (round > 1 && pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
   const started = performance.now();
   const outcomes = await Promise.all(Array.from({ length: size }, one));
   const counts = new Map<string, number>();
@@ -91,6 +94,7 @@ const logged = server
   .output()
   .split('\n')
   .filter((line) => /state store|worker/.test(line));
-if (logged.length > 0) console.log(`server log (${logged.length} lines):\n  ${logged.slice(0, 10).join('\n  ')}`);
+if (logged.length > 0)
+  console.log(`server log (${logged.length} lines):\n  ${logged.slice(0, 10).join('\n  ')}`);
 await server.stop();
 process.exit(failed ? 1 : 0);
