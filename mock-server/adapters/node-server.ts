@@ -73,7 +73,9 @@ export async function serve(
     ...('core' in handler || 'handleNode' in handler ? handler.config?.server : undefined),
     ...options.server,
   };
-  const guard = createConnectionGuard(settings.max_connections_per_client);
+  const guard = createConnectionGuard(settings.max_connections_per_client, {
+    closeGraceMs: settings.headers_timeout_ms,
+  });
   const own = 'handleNode' in handler ? handler : undefined;
   const refuse = core
     ? (error: GatewayError) => core.refuse(error)

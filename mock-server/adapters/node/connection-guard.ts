@@ -22,6 +22,8 @@ export interface ConnectionState {
   closeAfter: boolean;
   /** It carried a request: a kept-alive connection, which its client may reuse at any moment. */
   used: boolean;
+  /** Made room with for a newcomer: its next answer closes it. */
+  closing: boolean;
   /** The socket's bytes read when it last became idle: more since means a request is arriving. */
   bytesAtIdle: number;
 }
@@ -40,11 +42,13 @@ export const connectionOf = (socket: Socket): ConnectionState | undefined =>
 export type ConnectionGuard = ReturnType<typeof createConnectionGuard>;
 
 /**
- * How long a connection that never sent a request, made to give room to a newcomer, may still send one
- * before it is closed. Idle as it looks, its client may have sent its first request already, unread while
- * this process is busy: closing it at once dropped such requests with a reset and no answer.
+ * How long a connection that never sent a request, made room with for a newcomer, may still send one before
+ * the guard closes it (the server passes its `headers_timeout_ms`: the patience it has for any request).
+ * Silent as it looks, its client may have connected and not written yet (a busy client process) or have
+ * written what this busy process has not read: closing it sooner (at once, or after 1 s) dropped such
+ * requests with a reset and no answer in bursts on a loaded machine.
  */
-export const CLOSE_GRACE_MS = 1000;
+export const CLOSE_GRACE_MS = 10_000;
 
 /**
  * Caps the connections of each client address at `maxPerClient`. A connection beyond it makes room: the
@@ -75,7 +79,7 @@ export function createConnectionGuard(maxPerClient: number, options: { closeGrac
    */
   const makeRoom = (socket: TrackedSocket, state: ConnectionState) => {
     release(socket, state);
-    state.closeAfter = true;
+    state.closing = true;
     if (state.used) return;
     const closing = setTimeout(() => {
       // Decided after the I/O waiting now is read (Node runs timers first): a request that arrived while
@@ -98,6 +102,7 @@ export function createConnectionGuard(maxPerClient: number, options: { closeGrac
         requests: new Set(),
         closeAfter: false,
         used: false,
+        closing: false,
         bytesAtIdle: 0,
       };
       socket[CONNECTION] = state;
@@ -126,6 +131,7 @@ export function createConnectionGuard(maxPerClient: number, options: { closeGrac
       if (state.requests.size === 0) state.group?.idle.delete(socket);
       state.requests.add(request);
       state.used = true;
+      if (state.closing) state.closeAfter = true;
       return state;
     },
 
