@@ -75,6 +75,7 @@ export async function serve(
   };
   const guard = createConnectionGuard(settings.max_connections_per_client, {
     closeGraceMs: settings.headers_timeout_ms,
+    idleTimeoutMs: settings.idle_timeout_ms,
   });
   const own = 'handleNode' in handler ? handler : undefined;
   const refuse = core
@@ -103,7 +104,8 @@ export async function serve(
   server.on('checkExpectation', listener);
   server.keepAliveTimeout = settings.idle_timeout_ms;
   // Node destroys an idle kept-alive connection at that timeout unless the server listens for it: the guard
-  // does, and closes it only if no request arrived meanwhile (after reading what is waiting).
+  // does, and closes it only if no request arrived meanwhile (after reading what is waiting), at the second
+  // timeout (clients were told the first, in Keep-Alive).
   server.on('timeout', (socket: TrackedSocket) => guard.idleTimedOut(socket));
   // A client that half-closes after its request (HTTP/1.0 style, `nc`, some proxies) still gets its answer:
   // by default Node aborts the request and ends the socket on the client's FIN, so an answer that takes a

@@ -24,6 +24,8 @@ export interface ConnectionState {
   used: boolean;
   /** Made room with for a newcomer: its next answer closes it. */
   closing: boolean;
+  /** Reached the idle timeout once with nothing received: closed at the next one. */
+  idleOnce: boolean;
   /** The socket's bytes read when it last became idle: more since means a request is arriving. */
   bytesAtIdle: number;
 }
@@ -59,7 +61,10 @@ export const CLOSE_GRACE_MS = 10_000;
  * of the address has a request in progress is the new one refused (its request is answered 429,
  * `reason: connections`, and it closes). Costs a request two Set operations.
  */
-export function createConnectionGuard(maxPerClient: number, options: { closeGraceMs?: number } = {}) {
+export function createConnectionGuard(
+  maxPerClient: number,
+  options: { closeGraceMs?: number; idleTimeoutMs?: number } = {},
+) {
   const closeGraceMs = options.closeGraceMs ?? CLOSE_GRACE_MS;
   const groups = new Map<string, ClientGroup>();
   let ids = 0;
@@ -103,6 +108,7 @@ export function createConnectionGuard(maxPerClient: number, options: { closeGrac
         closeAfter: false,
         used: false,
         closing: false,
+        idleOnce: false,
         bytesAtIdle: 0,
       };
       socket[CONNECTION] = state;
@@ -131,6 +137,7 @@ export function createConnectionGuard(maxPerClient: number, options: { closeGrac
       if (state.requests.size === 0) state.group?.idle.delete(socket);
       state.requests.add(request);
       state.used = true;
+      state.idleOnce = false;
       if (state.closing) state.closeAfter = true;
       return state;
     },
@@ -146,16 +153,22 @@ export function createConnectionGuard(maxPerClient: number, options: { closeGrac
     },
 
     /**
-     * A kept-alive connection reached the idle timeout (Node's keep-alive timer, `server.on('timeout')`):
-     * closed unless a request arrived meanwhile. Decided after the I/O waiting now is read: Node runs timers
-     * before it reads sockets, so on a busy process the timer came first and closed connections whose next
-     * request was already there (a reset, no answer: bursts after the first round).
+     * A kept-alive connection reached the idle timeout (Node's keep-alive timer, `server.on('timeout')`).
+     * Decided after the I/O waiting now is read (Node runs timers before it reads sockets): a request that
+     * arrived meanwhile keeps it. Silent, it gets the timeout once more before it closes: clients stop
+     * reusing a connection by the announced `Keep-Alive: timeout`, but a busy client's timers run late, and
+     * closing on the dot reset connections it was just sending on (bursts on a loaded machine).
      */
     idleTimedOut(socket: TrackedSocket): void {
       setImmediate(() => {
         const state = socket[CONNECTION];
         if (socket.destroyed || (state && (state.requests.size > 0 || socket.bytesRead > state.bytesAtIdle)))
           return;
+        if (state && !state.idleOnce && options.idleTimeoutMs) {
+          state.idleOnce = true;
+          socket.setTimeout(options.idleTimeoutMs);
+          return;
+        }
         socket.destroy();
       });
     },
