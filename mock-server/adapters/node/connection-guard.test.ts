@@ -67,6 +67,14 @@ describe('connection guard: over the cap, an idle connection makes room without 
     expect(a.destroyed).toBe(false);
   });
 
+  it('a flood of silent connections from one address: past twice the cap, the oldest silent ones close at once', () => {
+    const guard = createConnectionGuard(2);
+    const sockets = Array.from({ length: 6 }, () => fakeSocket());
+    for (const socket of sockets) guard.opened(socket);
+    // 2 counted (the newest), 2 made room with and waiting for the headers timeout, 2 closed.
+    expect(sockets.map((s) => s.destroyed)).toEqual([true, true, false, false, false, false]);
+  });
+
   it('a kept-alive connection made room with is never closed idle: after its next answer, or at the idle timeout', () => {
     vi.useFakeTimers();
     const guard = createConnectionGuard(1);

@@ -80,17 +80,39 @@ export function createConnectionGuard(
   /**
    * Stops counting an idle connection, and closes it without dropping a request its client may have sent:
    * a kept-alive one after its next answer (`Connection: close`), or at the idle timeout (which its client
-   * was told of in `Keep-Alive`); one that never sent a request after `closeGraceMs` of silence.
+   * was told of in `Keep-Alive`); one that never sent a request after `closeGraceMs` of silence, or
+   * sooner when its address has `maxPerClient` such connections waiting already (`wait`).
    */
+  const silent = (socket: TrackedSocket, state: ConnectionState) =>
+    !state.used && state.requests.size === 0 && socket.bytesRead === 0;
+  // Per address, the silent connections made room with and not closed yet, oldest first: at most
+  // `maxPerClient` of them (an address past twice the cap is a flood, not a burst: its oldest silent one goes).
+  const waiting = new Map<string, Set<TrackedSocket>>();
+  const wait = (socket: TrackedSocket) => {
+    const address = socket.remoteAddress ?? '';
+    const sockets = waiting.get(address) ?? new Set<TrackedSocket>();
+    waiting.set(address, sockets);
+    sockets.add(socket);
+    socket.once('close', () => {
+      sockets.delete(socket);
+      if (sockets.size === 0 && waiting.get(address) === sockets) waiting.delete(address);
+    });
+    if (sockets.size <= maxPerClient) return;
+    const oldest = sockets.values().next().value as TrackedSocket;
+    sockets.delete(oldest);
+    const oldestState = oldest[CONNECTION];
+    if (oldestState && silent(oldest, oldestState)) oldest.destroy();
+  };
   const makeRoom = (socket: TrackedSocket, state: ConnectionState) => {
     release(socket, state);
     state.closing = true;
     if (state.used) return;
+    wait(socket);
     const closing = setTimeout(() => {
       // Decided after the I/O waiting now is read (Node runs timers first): a request that arrived while
       // this process was busy has started by then, and a client that sent any byte is left to the timeouts.
       setImmediate(() => {
-        if (!state.used && state.requests.size === 0 && socket.bytesRead === 0) socket.destroy();
+        if (silent(socket, state)) socket.destroy();
       });
     }, closeGraceMs);
     closing.unref();
