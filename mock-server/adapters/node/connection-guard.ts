@@ -22,6 +22,8 @@ export interface ConnectionState {
   closeAfter: boolean;
   /** It carried a request: a kept-alive connection, which its client may reuse at any moment. */
   used: boolean;
+  /** Requests begun on it so far. */
+  begun: number;
   /** Made room with for a newcomer: its next answer closes it. */
   closing: boolean;
   /** Reached the idle timeout once with nothing received: closed at the next one. */
@@ -129,6 +131,7 @@ export function createConnectionGuard(
         requests: new Set(),
         closeAfter: false,
         used: false,
+        begun: 0,
         closing: false,
         idleOnce: false,
         bytesAtIdle: 0,
@@ -159,6 +162,7 @@ export function createConnectionGuard(
       if (state.requests.size === 0) state.group?.idle.delete(socket);
       state.requests.add(request);
       state.used = true;
+      state.begun += 1;
       state.idleOnce = false;
       if (state.closing) state.closeAfter = true;
       return state;
