@@ -5,6 +5,7 @@ import { registerCheckCommand } from './commands/check.ts';
 import { registerOpenApiCommand } from './commands/openapi.ts';
 import { registerProxyCommand } from './commands/proxy.ts';
 import { registerReportCommand } from './commands/report.ts';
+import { registerScenarioCommand } from './commands/scenario.ts';
 import { registerServeCommand } from './commands/serve.ts';
 import { registerTokenCommand } from './commands/token.ts';
 
@@ -24,6 +25,7 @@ registerCheckCommand(program);
 registerReportCommand(program);
 registerAdminCommand(program);
 registerOpenApiCommand(program);
+registerScenarioCommand(program);
 
 /**
  * Errors that explain themselves in one line (a bad config, a refused token, an unreachable target): told

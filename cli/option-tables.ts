@@ -53,6 +53,18 @@ export const REPORT_OPTION_ROWS: readonly OptionRow[] = [
     max: 3600000,
     default: 1000,
   },
+  {
+    key: 'since',
+    path: ['since'],
+    flag: 'since',
+    query: 'since',
+    description:
+      "grade only the requests journaled after this seq (a test's mark: journalMark(gateway) in JS, the journal's next_since over HTTP, taken when the test began); absent: the whole journal (the JS matchers: the current test's requests)",
+    type: 'integer',
+    required: false,
+    min: 0,
+    max: 9007199254740991,
+  },
 ];
 
 /** From conformance/suite-options.ts (suiteOptionsSchema, without the library-only options). */

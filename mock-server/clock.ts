@@ -23,6 +23,12 @@ export interface VirtualClock extends Clock {
   /** Back to real time, running. */
   reset(): void;
   readonly frozen: boolean;
+  /**
+   * How many times the clock was moved back (`set` or `reset` into its own past, or a setting taken over
+   * from another instance): 0 until then. Time only moves forward within an epoch, so the client report never
+   * compares requests of different epochs as reactions or waits (the journal records each request's epoch).
+   */
+  readonly epoch: number;
   /** The clock's setting, to hand to another instance (shared store): an offset from real time, or frozen. */
   state(): ClockState;
   /** Takes over another instance's setting. */
@@ -33,12 +39,15 @@ export interface VirtualClock extends Clock {
 export interface ClockState {
   offset: number;
   frozenAt?: number;
+  /** Its epoch (see `VirtualClock.epoch`); absent from a setting written before epochs existed: 0. */
+  epoch?: number;
 }
 
 /**
  * Creates the gateway clock: real time by default (`Date.now()` as it is at each call, so it follows a test
  * runner's fake timers whenever they were installed), frozen at `startAt` when `frozen` is set.
- * Time never goes backwards through `advance`; `set` may move it anywhere (QA decides).
+ * Time never goes backwards through `advance`; `set` may move it anywhere (QA decides), and moving it into
+ * its past starts a new epoch (`epoch`).
  *
  * @example
  * const clock = createClock({ frozen: true, startAt: Date.parse('2026-01-01T00:00:00Z') });
@@ -58,6 +67,13 @@ export function createClock(
   let frozenAt: number | undefined = options.frozen ? createdAt + offset : undefined;
 
   const now = () => (frozenAt === undefined ? realNow() + offset : frozenAt);
+  let epoch = 0;
+  /** Runs a change of setting; a clock it moved into its own past starts a new epoch. */
+  const moving = (change: () => void) => {
+    const before = now();
+    change();
+    if (now() < before) epoch += 1;
+  };
 
   return {
     now,
@@ -82,20 +98,31 @@ export function createClock(
         throw new RangeError(
           `set needs an epoch in ms from 0 to ${MAX_CLOCK_MS} (${new Date(MAX_CLOCK_MS).toISOString()}), got ${epochMs}`,
         );
-      if (frozenAt === undefined) offset = epochMs - realNow();
-      else frozenAt = epochMs;
+      moving(() => {
+        if (frozenAt === undefined) offset = epochMs - realNow();
+        else frozenAt = epochMs;
+      });
     },
     reset() {
-      offset = 0;
-      frozenAt = undefined;
+      moving(() => {
+        offset = 0;
+        frozenAt = undefined;
+      });
     },
     get frozen() {
       return frozenAt !== undefined;
     },
-    state: () => (frozenAt === undefined ? { offset } : { offset, frozenAt }),
+    get epoch() {
+      return epoch;
+    },
+    state: () => (frozenAt === undefined ? { offset, epoch } : { offset, frozenAt, epoch }),
     restore(state) {
-      offset = state.offset;
-      frozenAt = state.frozenAt;
+      moving(() => {
+        offset = state.offset;
+        frozenAt = state.frozenAt;
+      });
+      // The instance that moved the clock counted the epoch: every instance takes its count over.
+      if (state.epoch !== undefined) epoch = Math.max(epoch, state.epoch);
     },
   };
 }

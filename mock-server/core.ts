@@ -94,7 +94,15 @@ export function createCore(
       if (!request) response.record = NOT_RECORDED;
       else {
         const started = performance.now();
-        const ctx: CallContext = { request, runtime, requestId, note, at: runtime.clock.now(), started };
+        const ctx: CallContext = {
+          request,
+          runtime,
+          requestId,
+          note,
+          at: runtime.clock.now(),
+          epoch: runtime.clock.epoch,
+          started,
+        };
         response.record = recorder(runtime, ctx, response, started);
       }
       return response;
@@ -108,6 +116,7 @@ export function createCore(
         requestId: requestIdOf(request, runtime),
         note: {},
         at: runtime.clock.now(),
+        epoch: runtime.clock.epoch,
         started,
       };
       const path = routingPath(request.path);

@@ -13,6 +13,7 @@ import { loadCorpus } from './providers/corpus.ts';
 import { createFixtureFetchProvider, type FetchProvider } from './providers/web-fetch.ts';
 import { createFixtureSearchProvider, type SearchProvider } from './providers/web-search.ts';
 import { applyConfig, createRuntime, type Runtime } from './runtime.ts';
+import { createReplayTracks } from './scenarios/replay-tracks.ts';
 import { loadScenario, parseScenario, type Scenario, type ScenarioInput } from './scenarios/scenarios.ts';
 import { createMemoryAdmin } from './store/memory-admin.ts';
 import { createSharedControl } from './store/shared-control.ts';
@@ -87,6 +88,7 @@ export function createGateway(options: GatewayOptions = {}) {
     applyConfig(runtime, baseConfig);
     runtime.faults.clear();
     runtime.journal.clear();
+    runtime.replay = undefined;
     scenario = undefined;
     scenarioInput = undefined;
   };
@@ -110,6 +112,7 @@ export function createGateway(options: GatewayOptions = {}) {
     resetToBase();
     applyConfig(runtime, { ...config, source: `${baseConfig.source}, with scenario ${next.source}` });
     for (const fault of next.faults) runtime.faults.add(fault);
+    if (next.replay) runtime.replay = createReplayTracks(next.replay);
     if (next.clock) {
       clock.reset();
       // Frozen first: set on a running clock, then frozen, it would stop a moment past the start.

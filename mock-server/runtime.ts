@@ -13,6 +13,7 @@ import type { Corpus } from './providers/corpus.ts';
 import type { FetchProvider } from './providers/web-fetch.ts';
 import type { SearchProvider } from './providers/web-search.ts';
 import { createFaultInjector } from './scenarios/faults.ts';
+import type { ReplayTracks } from './scenarios/replay-tracks.ts';
 import { createSecretScanner, type ScanCaller, type ScanResult } from './secrets/secrets.ts';
 import { createMemoryState } from './store/memory-state.ts';
 import { createRedisState } from './store/redis-state.ts';
@@ -52,6 +53,8 @@ export interface Runtime {
    * around it (the signing secret, the admin snapshot); stages use `state`. Undefined: all in this process.
    */
   readonly shared?: SharedStore;
+  /** The recorded answers of the replay scenario in force (scenarios/replay-tracks.ts); set by the gateway. */
+  replay?: ReplayTracks;
   /** With a shared store: tells the other instances a fault was spent here (set by the gateway). */
   afterFaultSpent?: (id: string) => void;
 }

@@ -149,6 +149,24 @@ describeInBrowser('the dashboard, in Chromium, against a running gateway', () =>
     expect(gateway.clock.now()).toBe(Date.parse('2026-07-01T00:00:00Z'));
   }, 90_000);
 
+  it('setting the clock into its past from the page starts an epoch: the axis shows dates, the page says so', async () => {
+    await page.locator('#clock-set-time').fill('2026-01-01T00:00:00Z');
+    await page.getByRole('button', { name: 'Set', exact: true }).click();
+    await page.locator('#clock-state', { hasText: 'epoch 1' }).waitFor(WAIT);
+    expect(gateway.clock.epoch).toBe(1);
+    const token = gateway.mintToken('agent-verified');
+    expect((await search(server.url, token, 'after the clock moved back')).status).toBe(200);
+    await page
+      .locator('#epoch-note', { hasText: 'clock epochs 0, 1' })
+      .waitFor({ state: 'visible', ...WAIT });
+    // The agent's report says where the epoch began (each epoch is judged apart).
+    await page.locator('#report-agent-verified p.epoch', { hasText: 'Clock epoch 1 began' }).waitFor(WAIT);
+    // The requests span four months of gateway-clock time: the axis is labelled with dates, not times of day.
+    const labels = await page.locator('#timeline > text').allTextContents();
+    expect(labels.length).toBeGreaterThan(1);
+    for (const label of labels) expect(label).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d$/);
+  }, 60_000);
+
   it('every data call sends the key in X-Admin-Key; no URL ever carries it', () => {
     expect(requested.length).toBeGreaterThan(10);
     // The one URL with the key is the test's own navigation to a link carrying it, which the page drops.

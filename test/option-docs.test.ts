@@ -42,7 +42,9 @@ describe('the guides document every option as its schema declares it', () => {
     const developers = guide('agent-developers.md');
     for (const option of REPORT_OPTION_ROWS)
       expect(developers).toContain(
-        `\`--${option.flag}\` (default ${option.default}, ${option.min} to ${option.max})`,
+        option.default === undefined
+          ? `\`--${option.flag}\` (query \`${option.query}\`)`
+          : `\`--${option.flag}\` (default ${option.default}, ${option.min} to ${option.max})`,
       );
     const faults = guide('qa.md')
       .split('\n')

@@ -24,8 +24,11 @@ export interface ClockState {
   now: number;
   time: string;
   frozen: boolean;
+  /** How many times the clock was moved back (absent from gateways older than epochs). */
+  epoch?: number;
 }
-export const clockLine = (c: ClockState) => `${c.time} (${c.frozen ? 'frozen' : 'running'})`;
+export const clockLine = (c: ClockState) =>
+  `${c.time} (${c.frozen ? 'frozen' : 'running'}${c.epoch ? `, epoch ${c.epoch}: moved back ${c.epoch === 1 ? 'once' : `${c.epoch} times`}` : ''})`;
 
 /** `10s`, `1500ms`, `2m`, `1h` or a number of seconds, as milliseconds. */
 export function parseDuration(value: string): number {

@@ -9,7 +9,16 @@ interface ProxyCommandOptions {
   config?: string;
   adminKey?: string;
   journalBodyBytes?: number;
+  apiKey?: Record<string, string>;
+  apiKeysFile?: string;
 }
+
+/** `--api-key agent-id=key`, repeatable: collected into one object. */
+const collectKey = (value: string, keys: Record<string, string> = {}) => {
+  const at = value.indexOf('=');
+  if (at <= 0) throw new Error(`--api-key takes agent-id=key, got "${value.slice(0, 20)}…"`);
+  return { ...keys, [value.slice(0, at)]: value.slice(at + 1) };
+};
 
 /**
  * `agent-gateway proxy --target URL`: sits between an agent and a real gateway, forwards every request and
@@ -40,6 +49,15 @@ export function registerProxyCommand(program: Command) {
       intOption(0, 1_048_576),
     )
     .option(
+      '--api-key <agent=key>',
+      "an agent's own API key (repeatable), so the report finds a leak of it as the agent's own; otherwise learned from POST /idp/token through the proxy, or the own-key check is reported not observed",
+      collectKey,
+    )
+    .option(
+      '--api-keys-file <file>',
+      'a file of agents\' API keys: a JSON object {"agent-id": "key"} or lines agent-id=key',
+    )
+    .option(
       '--admin-key <key>',
       'enable the admin API (journal, report, findings, faults, clock, export) under /__admin; prefer $AGENT_GATEWAY_ADMIN_KEY',
     )
@@ -57,7 +75,13 @@ export function registerProxyCommand(program: Command) {
             ? undefined
             : { journal: { body_bytes: options.journalBodyBytes } },
       });
-      const proxy = createProxy({ target: options.target, adminKey, config });
+      const proxy = createProxy({
+        target: options.target,
+        adminKey,
+        config,
+        apiKeys: options.apiKey,
+        apiKeysFile: options.apiKeysFile,
+      });
       const server = await serve(proxy, { port: options.port, host: options.host }).catch(
         (error: NodeJS.ErrnoException) => {
           throwIfPortInUse(error, options);

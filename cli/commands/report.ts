@@ -19,8 +19,8 @@ export const withThresholds = (command: Command) =>
   addOptionFlags(command, REPORT_OPTION_ROWS, {}, { defaultInHelpOnly: true });
 
 /**
- * Asks a running gateway for an agent's client report and prints it. Exit 0: no violation; 1: violations;
- * 2: could not get the report, or nothing to grade (a CliError).
+ * Asks a running gateway for an agent's client report and prints it. Exit 0: no violation and every rule
+ * observed; 1: violations; 2: could not get the report, nothing to grade (a CliError), or a rule not observed.
  */
 export async function printReport(options: ReportOptions): Promise<void> {
   const adminKey = options.adminKey ?? (process.env.AGENT_GATEWAY_ADMIN_KEY || undefined);
@@ -60,13 +60,16 @@ export async function printReport(options: ReportOptions): Promise<void> {
   process.stdout.write(options.json ? `${JSON.stringify(body, null, 2)}\n` : `${formatClientReport(body)}\n`);
   // Nothing graded is not a pass: most likely the wrong agent, or a gateway the agent never talked to.
   if (body.requests === 0) throw new CliError(nothingToGrade(options.agent));
-  process.exitCode = body.violations.length > 0 ? EXIT.failed : EXIT.ok;
+  // A rule the journal could not observe is no pass (green means seen): the report could not do its job.
+  const unobserved = (body.rules ?? []).filter((r: { unobserved?: string }) => r.unobserved !== undefined);
+  process.exitCode =
+    body.violations.length > 0 ? EXIT.failed : unobserved.length > 0 ? EXIT.cannotRun : EXIT.ok;
 }
 
 /**
  * `agent-gateway report`: grades an agent's behaviour, from a running gateway's journal, against the
- * spec's client safety rules. Exit 0: no violation; 1: violations; 2: could not get the report, or nothing
- * to grade. `agent-gateway admin report AGENT` is the same command (admin.ts).
+ * spec's client safety rules. Exit 0: no violation, every rule observed; 1: violations; 2: could not get the
+ * report, nothing to grade, or a rule not observed (a proxy that did not know the agent's API key). `agent-gateway admin report AGENT` is the same command (admin.ts).
  */
 export function registerReportCommand(program: Command) {
   withThresholds(

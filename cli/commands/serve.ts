@@ -31,10 +31,16 @@ function describeStartup(
   options: { idpUrl?: string; adminKey?: string; store: string },
 ): string {
   const { idpUrl } = options;
-  const agents = gateway.registry
-    .list()
-    .map((a) => `    ${a.id.padEnd(20)} tier ${a.tier.padEnd(13)}${a.disabled ? ' (disabled)' : ''}`)
+  const registered = gateway.registry.list();
+  // The agents' API keys are fixtures (config agents[].api_key): shown so a harness in any language can mint.
+  const agents = registered
+    .map(
+      (a) =>
+        `    ${a.id.padEnd(20)} tier ${a.tier.padEnd(13)} API key ${a.apiKey}${a.disabled ? ' (disabled)' : ''}`,
+    )
     .join('\n');
+  const minter =
+    registered.find((a) => a.id === 'agent-verified' && !a.disabled) ?? registered.find((a) => !a.disabled);
   const tools = Object.entries(gateway.policy.tools)
     .map(
       ([name, t]) =>
@@ -52,6 +58,14 @@ function describeStartup(
     `Agent Tool Gateway (reference) listening on ${url}`,
     `  config: ${gateway.config.source}`,
     ...(gateway.scenario ? [`  scenario: ${gateway.scenario.name}: ${gateway.scenario.description}`] : []),
+    ...(gateway.runtime.replay
+      ? [
+          `  replay: ${gateway.runtime.replay
+            .agents()
+            .map((a) => `${a.answers} recorded answer(s) of ${a.agent}`)
+            .join(', ')}, in order per endpoint; then the config's answers`,
+        ]
+      : []),
     idpUrl ? `  identity: verified by the identity provider at ${idpUrl}` : `  identity provider: ${url}/idp`,
     `  token lifetime: ${gateway.idp.ttlSeconds} s`,
     options.store === 'memory'
@@ -74,7 +88,7 @@ function describeStartup(
       : '  admin API: off (pass --admin-key or set AGENT_GATEWAY_ADMIN_KEY)',
     '  tools:',
     tools,
-    ...(idpUrl ? [] : ['  agents:', agents]),
+    ...(idpUrl ? [] : ['  agents (fixtures):', agents]),
     '',
     'Try it:',
     `  curl -s ${url}/v1/health`,
@@ -83,6 +97,13 @@ function describeStartup(
       ? '  TOKEN=<a token from that identity provider>'
       : `  TOKEN=$(npx --no-install agent-gateway token agent-verified --base-url ${url})`,
     `  curl -s ${url}/v1/whoami -H "X-Agent-Identity: $TOKEN"`,
+    ...(idpUrl || !minter
+      ? []
+      : [
+          'From any language: POST an API key to /idp/token, send the "token" of the answer as X-Agent-Identity',
+          `  curl -s ${url}/idp/token -H 'content-type: application/json' -d '{"api_key":"${minter.apiKey}"}'`,
+          '  (Python: the pytest plugin in python/; every language: docs/any-language.md)',
+        ]),
     '',
     'Press Ctrl+C to stop.',
   ].join('\n');

@@ -22,7 +22,7 @@ export class ConfigError extends Error {
   constructor(
     file: string,
     issues: { path: string; message: string }[],
-    subject: 'config' | 'scenario' | 'fixture' = 'config',
+    subject: 'config' | 'scenario' | 'fixture' | 'recording' = 'config',
   ) {
     super(
       `Invalid ${subject} ${file}:\n${issues.map((i) => `  - ${i.path || '(root)'}: ${i.message}`).join('\n')}`,

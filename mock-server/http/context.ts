@@ -92,7 +92,8 @@ export interface GatewayResponse {
 export interface CallServices {
   /** Read live: a scenario replaces the config in force. */
   readonly config: Pick<ResolvedConfig, 'server'>;
-  readonly clock: { now(): number };
+  /** `epoch`: how many times the clock was moved back (a virtual clock's; absent for a plain clock). */
+  readonly clock: { now(): number; readonly epoch?: number };
   readonly log: (line: string) => void;
   /** Finds (and redacts) secrets in text the caller sent. */
   readonly scanSecrets: (text: string, own: ScanCaller) => ScanResult;
@@ -108,6 +109,8 @@ export interface CallContext {
   readonly note: JournalNote;
   /** Arrival on the gateway clock (ms since the epoch) and on the real monotonic clock. */
   readonly at: number;
+  /** The clock's epoch at arrival (`VirtualClock.epoch`), when the clock counts them. */
+  readonly epoch?: number;
   readonly started: number;
   /** The body bytes a stage read (tool calls), for the journal to keep (`journal.body_bytes`). */
   requestBody?: Uint8Array;

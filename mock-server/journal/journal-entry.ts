@@ -23,6 +23,12 @@ export interface JournalEntry {
   /** Start, on the gateway clock (ms since the epoch), and as ISO text. */
   at: number;
   time: string;
+  /**
+   * The gateway clock's epoch at arrival: how many times it had been moved back (admin API, CLI, dashboard,
+   * scenario load). Absent for 0. Time only moves forward within one epoch, so the client report never
+   * compares requests of different epochs as reactions or waits.
+   */
+  epoch?: number;
   /** Real time the gateway took to build its answer. */
   duration_ms: number;
   /**
@@ -90,6 +96,8 @@ export interface JournalEntry {
    */
   quota?: { rule: string; key: string; limit: number; remaining: number }[];
   fault?: string;
+  /** Replay scenarios: the recorded answer that answered it, `<recorded agent>#<n>` (its n-th to the endpoint). */
+  replay?: string;
   /** `stored`: a response was kept for its Idempotency-Key; `replayed`: answered from the store. */
   idempotency?: 'stored' | 'replayed';
   /** Search query or fetch URL, with detected secrets replaced by [REDACTED:<kind>]. */
@@ -105,6 +113,11 @@ export interface JournalEntry {
    * header).
    */
   secrets_in?: string[];
+  /**
+   * Proxy mode: the agent's own API key was unknown to the proxy when this request was scanned, so a leak of
+   * it could not be told as its own (the client report says its own-key check was not observed).
+   */
+  own_key_unknown?: true;
   /**
    * The exchange as seen on the wire, when the journal keeps bodies (`journal.body_bytes` > 0): headers with
    * the identity header, credentials and secrets redacted, and the first `body_bytes` of each body as text

@@ -86,6 +86,9 @@ export function recordCall(
     operation,
     status,
   };
+  // Read at arrival, with `at` (the proxy's requests: when recorded); epoch 0 is left out, as most are.
+  const epoch = ctx.epoch ?? ctx.runtime.clock.epoch;
+  if (epoch) entry.epoch = epoch;
   if (connection) {
     entry.connection = connection.id;
     entry.connection_opened_ms = Math.round(connection.openedAt * 100) / 100;

@@ -4,7 +4,7 @@ import { requestKey } from '../client-report/request-meaning.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { CallContext } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import { noteOutgoingText } from '../pipeline/outgoing-text.ts';
+import { noteBodySecrets, noteOutgoingText } from '../pipeline/outgoing-text.ts';
 import type { Collector } from './wire.ts';
 
 /*
@@ -76,6 +76,8 @@ export function noteRequest(ctx: CallContext, operation: JournalOperation, body:
     return;
   }
   if (typeof value !== 'object' || value === null) return;
+  // Every other string of the body leaves the agent too, as the gateway's body stage scans it.
+  noteBodySecrets(ctx, value, field);
   const text = (value as Record<string, unknown>)[field];
   if (typeof text !== 'string') return;
   ctx.note.request_key = requestKey(operation, value as Record<string, unknown>);

@@ -29,6 +29,7 @@ import { routingPath } from '../routes/router.ts';
 import { FAULT_TARGETS, type FaultTarget } from '../scenarios/faults.ts';
 import { createAgentNames } from './agent-names.ts';
 import { ANALYSED_BYTES, agentIdOf, codeOf, noteRequest, operationOf, TOOL_FIELD } from './exchange-notes.ts';
+import { createLearnedKeys, type DeclaredKeys, faultArmedFor, TOKEN_OPERATION } from './learned-keys.ts';
 import { type Collector, collector, endToEnd, headerOf } from './wire.ts';
 
 /*
@@ -60,6 +61,10 @@ export interface ProxyOptions {
   log?: (line: string) => void;
   /** How long the whoami asked of the target to name a token's agent may take (default 5 s). */
   whoamiTimeoutMs?: number;
+  /** Agents' own API keys (agent id to key), so a leak of one is found as the agent's own (learned-keys.ts). */
+  apiKeys?: DeclaredKeys;
+  /** A file of such keys: a JSON object, or lines `agent-id=key`. */
+  apiKeysFile?: string;
 }
 
 export interface Proxy extends NodeHandler {
@@ -92,6 +97,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     log,
   });
   const { runtime } = gateway;
+  const keys = createLearnedKeys(runtime.registry, options);
   const secure = target.protocol === 'https:';
   const upstreamAgent = secure ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   const send = secure ? httpsRequest : httpRequest;
@@ -176,7 +182,9 @@ export function createProxy(options: ProxyOptions): Proxy {
     let namedByThis: ((name: string) => void) | undefined;
     if (token) {
       ctx.note.token = tokenFingerprint(token);
-      if (operation === 'whoami' && request.method === 'GET' && !names.byToken.get(token))
+      // Named by its own answer, unless an armed fault must know whose it is before deciding (learned-keys.ts).
+      const byAnswer = !names.byToken.get(token) && !faultArmedFor(runtime.faults.list(), operation);
+      if (operation === 'whoami' && request.method === 'GET' && byAnswer)
         names.byToken.set(
           token,
           new Promise<string>((resolve) => {
@@ -186,7 +194,8 @@ export function createProxy(options: ProxyOptions): Proxy {
       else ctx.note.agent = await names.of(token, request.connection?.id);
     }
     const keep = bodyBytes();
-    const requestBody = collector(Math.max(keep, TOOL_FIELD[operation] ? ANALYSED_BYTES : 0));
+    const learns = operation === TOKEN_OPERATION;
+    const requestBody = collector(Math.max(keep, TOOL_FIELD[operation] || learns ? ANALYSED_BYTES : 0));
     const requestHeaders = req.rawHeaders;
 
     /** The journal entry, once the answer is written (or the connection is gone). */
@@ -218,6 +227,7 @@ export function createProxy(options: ProxyOptions): Proxy {
         note.fault === undefined
       )
         names.byConnection.set(request.connection.id, note.agent);
+      keys.onRecord(ctx, token, { operation, status, request: requestBody, answer: responseText });
       noteRequest(ctx, operation, requestBody);
       if (status >= 400) {
         const code = codeOf(responseText);
@@ -341,7 +351,7 @@ export function createProxy(options: ProxyOptions): Proxy {
         answered = true;
         const answeredAt = performance.now();
         const status = up.statusCode ?? 502;
-        const body = collector(Math.max(keep, status >= 400 || namedByThis ? ANALYSED_BYTES : 0));
+        const body = collector(Math.max(keep, status >= 400 || namedByThis || learns ? ANALYSED_BYTES : 0));
         // A flat [name, value, ...] list, as rawHeaders: order, spelling and repeats kept.
         res.writeHead(status, up.statusMessage, endToEnd(up.rawHeaders) as unknown as OutgoingHttpHeaders);
         up.on('data', (chunk: Buffer) => body.add(chunk));

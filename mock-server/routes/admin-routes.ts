@@ -132,6 +132,7 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
     now: clock.now(),
     time: new Date(clock.now()).toISOString(),
     frozen: clock.frozen,
+    epoch: clock.epoch,
   });
   const { admin } = control;
   const route = (id: string, handler: Handler) => routes.bind(id, handler);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { reportOptionsSchema } from '../client-report/report-options.ts';
+import { CLIENT_REPORT_SCHEMA_VERSION } from '../client-report/report-version.ts';
 import { configSchema, TOOL_NAMES } from '../config/schema.ts';
 import { ERROR_CODES } from '../errors.ts';
 import { faultSpecSchema } from '../scenarios/faults.ts';
@@ -103,6 +104,10 @@ export const clockSchema = z.strictObject({
   now: z.number().int().describe('The gateway clock, ms since the epoch.'),
   time: isoTime,
   frozen: z.boolean(),
+  epoch: z
+    .number()
+    .int()
+    .describe('How many times the clock was moved back: each move into its past starts a new epoch.'),
 });
 
 export const faultSchema = z.strictObject({
@@ -118,6 +123,13 @@ export const journalEntrySchema = z.looseObject({
   request_id: z.string(),
   at: z.number().describe('Start on the gateway clock (ms since the epoch).'),
   time: isoTime,
+  epoch: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'The gateway clock epoch at arrival: how many times the clock had been moved back (absent: 0).',
+    ),
   duration_ms: z.number(),
   real_ms: z.number(),
   written_ms: z.number().optional(),
@@ -208,6 +220,10 @@ export const journalEntrySchema = z.looseObject({
     .optional()
     .describe("Spec rules this answer broke (proxy mode: the target's answers)."),
   target_request_id: z.string().optional().describe("Proxy mode: the target's X-Request-Id."),
+  own_key_unknown: z
+    .literal(true)
+    .optional()
+    .describe("Proxy mode: the agent's own API key was unknown when this request was scanned."),
 });
 
 const nameValue = z.strictObject({ name: z.string(), value: z.string() });
@@ -289,6 +305,9 @@ const requestView = z.looseObject({
 });
 /** The client behaviour report. Open: fields may be added. */
 export const clientReportSchema = z.looseObject({
+  schema_version: z
+    .literal(CLIENT_REPORT_SCHEMA_VERSION)
+    .describe('The version of this shape: raised when a field is removed or changes meaning.'),
   agent: z.string(),
   requests: z.number().int(),
   journal_dropped: z.number().int().optional(),
@@ -299,12 +318,35 @@ export const clientReportSchema = z.looseObject({
     .describe(
       'Requests judged without connection facts (node:http) or delivery facts (in process: msw, fetch): told apart by time only.',
     ),
-  from: isoTime.optional(),
-  to: isoTime.optional(),
-  // The thresholds the report was graded with (report-options.ts), every one filled in.
-  options: reportOptionsSchema.required(),
+  from: isoTime.optional().describe('The first graded request (of the last clock epoch, with epochs).'),
+  to: isoTime.optional().describe('The last graded request (of the last clock epoch, with epochs).'),
+  epochs: z
+    .array(
+      z.looseObject({
+        epoch: z.number().int(),
+        first_seq: z.number().int(),
+        requests: z.number().int(),
+        from: isoTime,
+        to: isoTime,
+      }),
+    )
+    .optional()
+    .describe(
+      "Present when the gateway's clock was moved back among the graded requests: each epoch is judged apart.",
+    ),
+  // The thresholds the report was graded with (report-options.ts), every one filled in; `since` when given.
+  options: reportOptionsSchema.required().partial({ since: true }),
   rules: z.array(
-    z.looseObject({ id: z.string(), title: z.string(), spec_ref: z.string(), violations: z.number().int() }),
+    z.looseObject({
+      id: z.string(),
+      title: z.string(),
+      spec_ref: z.string(),
+      violations: z.number().int(),
+      unobserved: z
+        .string()
+        .optional()
+        .describe('Why the journal could not show whether the rule was kept: not observed, so not a pass.'),
+    }),
   ),
   violations: z.array(
     z.looseObject({

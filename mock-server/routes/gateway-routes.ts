@@ -12,6 +12,7 @@ import { idempotencyKey, type KeyOutcome } from '../pipeline/idempotency-key.ts'
 import { identify } from '../pipeline/identify.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
 import { readToolBody, type ToolBody } from '../pipeline/read-tool-body.ts';
+import { replayAnswer } from '../pipeline/replay-answer.ts';
 import { runTool } from '../pipeline/run-tool.ts';
 import type { ToolSpec } from '../pipeline/tool-spec.ts';
 import { fetchRequestSchema } from '../providers/web-fetch.ts';
@@ -24,6 +25,7 @@ const WHOAMI_FINGERPRINT = journalFingerprint('whoami');
 /**
  * A tool call (spec section 4), as the list of its stages: identify (401), authorize (403), read body
  * (415/413/400), admit (429), idempotency key (replay/409/422), inject fault (5xx/drop), run tool, respond.
+ * With a replay scenario, a recorded answer left for the agent answers once the body is read.
  * The record stage follows once the adapter has written the answer. In memory every stage answers at once
  * and so does the handler (no promise); a stage that returns a promise (a shared store, a remote verifier,
  * a slow tool) is waited for.
@@ -33,15 +35,19 @@ export function toolCall<T>(runtime: Runtime, spec: ToolSpec<T>): Handler {
   return (ctx) => {
     ctx.note.operation = spec.tool;
     ctx.note.request_fingerprint = fingerprint;
-    return andThen(identify(runtime, ctx), (id) =>
-      andThen(authorize(runtime, ctx, id, spec), () =>
+    return andThen(identify(runtime, ctx), (id) => {
+      // A replay scenario's recorded answer, when one is left for this agent: after the body is read, so the
+      // journal has what was asked (the report recognises retries by it), in place of policy, limits and tool.
+      const replayed = runtime.replay?.take(id.agentId, spec.tool);
+      if (replayed) return andThen(readToolBody(ctx, id, spec), () => replayAnswer(ctx, replayed));
+      return andThen(authorize(runtime, ctx, id, spec), () =>
         andThen(readToolBody(ctx, id, spec), (body) =>
           andThen(admit(runtime, ctx, id, spec.tool), (admission) =>
             admitted(runtime, ctx, spec, id, body, admission),
           ),
         ),
-      ),
-    );
+      );
+    });
   };
 }
 
@@ -93,8 +99,10 @@ function plainEndpoints(runtime: Runtime) {
   const whoami: Handler = (ctx) => {
     ctx.note.operation = 'whoami';
     ctx.note.request_fingerprint = WHOAMI_FINGERPRINT;
-    return andThen(identify(runtime, ctx), (identity) =>
-      andThen(admit(runtime, ctx, identity, 'whoami'), (admission) =>
+    return andThen(identify(runtime, ctx), (identity) => {
+      const replayed = runtime.replay?.take(identity.agentId, 'whoami');
+      if (replayed) return replayAnswer(ctx, replayed);
+      return andThen(admit(runtime, ctx, identity, 'whoami'), (admission) =>
         andFinally(
           () =>
             andThen(injectFault(runtime, ctx, 'whoami', identity.agentId), (fault) => {
@@ -116,8 +124,8 @@ function plainEndpoints(runtime: Runtime) {
             }),
           admission.release,
         ),
-      ),
-    );
+      );
+    });
   };
   return { health, whoami };
 }

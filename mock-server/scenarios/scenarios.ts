@@ -4,12 +4,14 @@ import { z } from 'zod';
 import { ConfigError, describeIssues, readYamlFile } from '../config/load-config.ts';
 import { SCENARIOS_DIR } from '../fixtures-dir.ts';
 import { faultSpecSchema } from './faults.ts';
+import { replaySchema } from './replay-schema.ts';
 
 export { SCENARIOS_DIR };
 
 /**
  * A QA scenario: a config overlay (limits, token lifetime, tools, agents...) laid over the gateway's base
- * config, faults armed from the start, and optionally a frozen virtual clock.
+ * config, faults armed from the start, optionally a frozen virtual clock, and optionally a recorded
+ * exchange to replay (`replay`).
  */
 export const scenarioSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be lower-case letters, digits and dashes'),
@@ -31,6 +33,8 @@ export const scenarioSchema = z.strictObject({
       start: z.iso.datetime({ offset: true }).optional(),
     })
     .optional(),
+  /** What a recorded gateway answered, replayed per agent in order (replay-schema.ts); beyond it, the config. */
+  replay: replaySchema.optional(),
 });
 
 export type Scenario = z.output<typeof scenarioSchema> & { source: string };

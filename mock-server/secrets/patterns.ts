@@ -1,3 +1,5 @@
+import { isPlaceholder } from './placeholders.ts';
+
 /**
  * Finds secrets in what an agent sends out (search queries, fetch URLs): spec section 1, client safety
  * rule 2. The journal stores the text with every finding replaced by `[REDACTED:<kind>]`.
@@ -41,10 +43,11 @@ const looksRandom = (match: string) =>
  */
 export const PATTERNS: [SecretKind, RegExp, ((match: string) => boolean)?][] = [
   // Before identity tokens: an HS256 JWT ends in `<payload>.<43-character signature>` too.
-  ['jwt', /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g],
-  ['identity_token', IDENTITY_TOKEN],
-  ['aws_access_key', /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g],
-  ['github_token', /\bgh[pousr]_[A-Za-z0-9]{36,}\b/g],
+  ['jwt', /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, (m) => !isPlaceholder(m)],
+  ['identity_token', IDENTITY_TOKEN, (m) => !isPlaceholder(m)],
+  // Documentation placeholders (AKIAIOSFODNN7EXAMPLE, jwt.io's sample, `ghp_xxxx…`) are not secrets.
+  ['aws_access_key', /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, (m) => !isPlaceholder(m)],
+  ['github_token', /\bgh[pousr]_[A-Za-z0-9]{36,}\b/g, (m) => !isPlaceholder(m)],
   ['openai_style_key', /\bsk-[A-Za-z0-9_-]{20,}/g, looksRandom],
   // Slack tokens are numeric ids then a secret (`xoxb-123…-456…-AbC…`); `xoxb-your-bot-token-here` is not.
   ['slack_token', /\bxox[abposr]-[0-9]+-[A-Za-z0-9-]{10,}/g],

@@ -2,11 +2,22 @@
  * backoff-with-jitter (spec section 7: 429 without Retry-After, exponential backoff with jitter; 5xx,
  * retry with backoff).
  *
+ * What it means: after a failure the gateway gave no Retry-After for, a client waits before retrying, waits
+ * longer each time (up to a cap), and jitters the waits so that many clients do not retry in lock-step.
+ * Most common real way to break it: a retry loop with no wait or a fixed sleep (axios-retry's default
+ * noDelay, `while (status >= 500) { await sleep(1000); retry(); }`), or exponential steps with no jitter.
+ * Most unusual legal way to keep it: full jitter, whose waits are uniform from 0 up to the doubled bound, so
+ * some retries come at once and a later wait may be shorter than an earlier one; or urllib3's Retry, whose
+ * first retry is immediate and the later ones back off.
+ * Not retries: GET /v1/health (section 4 rule 1). Health is a probe, not a call to retry: a monitor polls
+ * it on its own beat whatever it answers (and the spec lists only whoami and the tools as safe to retry,
+ * section 4 rule 4), so a poller meeting 503s on a fixed 1 s beat is no retry chain.
+ *
  * The same request: the same `request_key` (its meaning: case, spacing, punctuation, ignored fields and
  * cache-buster parameters do not count). A retry: a request with the key of an attempt that failed (429
  * without Retry-After, 5xx without Retry-After, dropped) sent in reaction to that failure (connection facts,
  * see journal-facts.ts); attempts so linked make a retry chain. Its wait: its arrival minus the failure's
- * answer, as the gateway measured it (scheduling noise included).
+ * answer, as the gateway measured it (scheduling noise included: load only ever adds to it).
  * Broken when, over the agent's retries:
  * - no wait at all: retries that came within NO_WAIT_MS of the failure are more than a client backing off
  *   could send by chance. Any backoff's first step is taken to be at least FIRST_STEP_MS (the smallest among
@@ -14,27 +25,48 @@
  *   chain is then at most NO_WAIT_MS / (FIRST_STEP_MS x 2^(k-1)) (full jitter, the most spread). When the
  *   chance of so many quick retries is under 1 in 1000, the client does not wait: however short its chains
  *   (six calls each retried twice at once are as clear as one call retried six times);
+ * - a floor never passed: every wait stayed under a ceiling that a backoff (from FIRST_STEP_MS, doubling up
+ *   to a cap of LEAST_CAP_MS or more, full jitter) would have passed, with a chance under 1 in 1000 (a
+ *   full-jitter backoff capped at 100 ms), see schedule-shape.ts;
  * - per chain, in a third or more of the chains long enough to show it: 3+ retries none over NO_WAIT_MS,
- *   3+ at identical intervals, 5+ that never grew past 1.5x the first;
- * - across chains: four or more sequences, a third of all, on one schedule (no jitter).
+ *   3+ at identical intervals, 4+ at the end held at a cap without jitter (0, 200, then 400 ms eight
+ *   times), 5+ that never grew past 1.5x the first;
+ * - across chains: four or more sequences, a third of all, on one schedule (no jitter): their first three
+ *   waits alike to 5 ms or 2% (a quiet machine), or, for all the sequences together, each place's waits
+ *   spread less than a client jittering by 20% of the wait (at most 100 ms) would spread them (chance under 1 in 1000; load
+ *   only widens the spread, see schedule-shape.ts).
  * One behaviour: each schedule is one violation, with the chains that show it counted.
  */
 import type { JournalEntry } from '../../journal/journal.ts';
 import { describe, firstWhere, intervalsOf, isFailure, retryChains } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
+import {
+  chanceOfSpread,
+  chanceText,
+  fixedTail,
+  LEAST_CAP_MS,
+  LEAST_JITTER_FRACTION,
+  leastJitter,
+  lowCeiling,
+  NO_JITTER_CHANCE,
+  spreadOf,
+} from './schedule-shape.ts';
 
 // Retries after a failure the gateway gave no Retry-After for: the client's own backoff is judged.
-const unguided = (e: JournalEntry) => isFailure(e) && e.retry_after === undefined;
+// Health is polled, not retried (see above): its requests make no chain.
+const unguided = (e: JournalEntry) => isFailure(e) && e.retry_after === undefined && e.operation !== 'health';
 // Waits of one chain this close are "the same": 5 ms or 5%, whichever is larger (scheduling noise grows
 // with the wait).
 const same = (a: number, b: number) => Math.abs(a - b) <= Math.max(5, 0.05 * Math.max(a, b));
 /**
- * Waits of two sequences this close are "alike": 5 ms or 2%. Tighter than `same`: libraries jitter by as
+ * Waits of two sequences this close are "alike": 5 ms or 2% (10 ms past 500 ms). Tighter than `same`: libraries jitter by as
  * little as 20% (axios-retry's exponentialDelay adds 0-20%), and at 5% three of its sequences would match by
  * chance about 1% of the time; at 2% it is 0.01%.
  */
 export const ALIKE_FRACTION = 0.02;
-const alikeWait = (a: number, b: number) => Math.abs(a - b) <= Math.max(5, ALIKE_FRACTION * Math.max(a, b));
+// A tenth of the least jitter (schedule-shape.ts): 2% up to 500 ms, then 10 ms (got jitters by 0-100 ms).
+const alikeWait = (a: number, b: number) =>
+  Math.abs(a - b) <= Math.max(5, (ALIKE_FRACTION / LEAST_JITTER_FRACTION) * leastJitter(Math.max(a, b)));
 /**
  * Retries that never wait longer than this did not back off at all: a zero-delay retry measures as
  * scheduling noise, which is tens of milliseconds on a loaded machine, never a backoff step.
@@ -104,6 +136,16 @@ const SCHEDULES = [
       `came at identical intervals (${ms(intervals)} ms): no backoff and no jitter`,
   },
   {
+    // Four or more waits at the end of the chain held at one value (its cap) without jitter: a fixed-interval
+    // retry loop once the cap is reached, however the first waits grew (urllib3's backoff_max).
+    retries: 4,
+    shows: (intervals: number[]) => fixedTail(intervals) !== undefined,
+    says: (intervals: number[]) => {
+      const tail = fixedTail(intervals) as NonNullable<ReturnType<typeof fixedTail>>;
+      return `reached ${Math.round(tail.least)} ms and stayed there (${ms(intervals)} ms): the last ${tail.retries} waits spread ${Math.round(tail.spread)} ms, where a client jittering by 20% (at most 100 ms) would spread them more (chance ${chanceText(tail.chance)}): a fixed-interval retry loop past the cap, no jitter`;
+    },
+  },
+  {
     // Five retries whose waits never grew past 1.5x the first: exponential backoff doubles, and full jitter
     // (a uniform wait up to the doubled bound) looks like that about 0.1% of the time (0.15% capped at ten
     // times the base; four retries would be 1.4%), while scheduling noise cannot fake the growth.
@@ -155,12 +197,14 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
   const eligible = SCHEDULES.map(() => 0);
   // Every retry's place in its chain, and the quick ones (no wait at all).
   const places: number[] = [];
+  const counted: { place: number; wait: number }[] = [];
   const quick: { chain: JournalEntry[]; retry: JournalEntry; wait: number; place: number }[] = [];
   for (const chain of retryChains(entries, unguided)) {
     const intervals = intervalsOf(chain);
     intervals.forEach((wait, k) => {
       if (places.length >= MOST_RETRIES_COUNTED) return;
       places.push(k + 1);
+      counted.push({ place: k + 1, wait });
       if (wait <= NO_WAIT_MS) quick.push({ chain, retry: chain[k + 1] as JournalEntry, wait, place: k + 1 });
     });
     if (intervals.length >= 3) sequences.push({ chain, intervals });
@@ -197,7 +241,31 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
       inference: `taken as retries: the same request (same meaning) sent again after its failure was answered; a client backing off from ${FIRST_STEP_MS} ms or more would send this many that quickly with a chance of ${chance < 1e-6 ? 'under 1 in a million' : `1 in ${Math.round(1 / chance)}`}`,
     });
   }
+  const ceiling = findings.length === 0 ? ceilingFinding(entries, counted) : undefined;
+  if (ceiling) findings.push(ceiling);
   return { findings, sequences };
+}
+
+/**
+ * Waits that never passed a floor a backoff passes: every counted retry (but one or two a load spike may have
+ * lengthened) waited at most a ceiling that a client backing off (FIRST_STEP_MS, doubling up to LEAST_CAP_MS
+ * or more, full jitter) passes, with a chance under NO_JITTER_CHANCE (schedule-shape.ts `lowCeiling`). Load
+ * only lengthens waits: it can hide such a client, never make one of a client that backs off.
+ */
+function ceilingFinding(
+  entries: readonly JournalEntry[],
+  counted: readonly { place: number; wait: number }[],
+): Finding | undefined {
+  const { chance, ceiling, spikes } = lowCeiling(counted, FIRST_STEP_MS);
+  if (!(chance < NO_JITTER_CHANCE)) return undefined;
+  const chains = retryChains(entries, unguided).filter((c) => c.length > 1);
+  const deepest = Math.max(...counted.map((r) => r.place));
+  return {
+    message: `${counted.length} retries over ${chains.length} request(s) after failures without Retry-After ${spikes === 0 ? 'never' : `but ${spikes}`} waited more than ${Math.round(ceiling)} ms (up to the ${deepest}th retry of a request): the waits stay under a low ceiling instead of growing, no backoff (first ${describe(chains[0]?.[0] as JournalEntry)})`,
+    requests: chains.flat().slice(0, 24),
+    count: chains.length,
+    inference: `${RETRIES_OF_ONE_REQUEST}; a client backing off from ${FIRST_STEP_MS} ms, doubling up to at least ${LEAST_CAP_MS} ms with full jitter, stays this low with a chance of ${chanceText(chance)}`,
+  };
 }
 
 /**
@@ -220,6 +288,32 @@ export const lockStepFinding = (matching: Sequence[]): Finding => ({
   message: `${matching.length} retry sequences used the same waits (${matching.map((m) => `${ms(m.intervals.slice(0, 3))} ms`).join('; ')}): backoff without jitter`,
   requests: matching.flatMap((m) => m.chain).slice(0, 12),
 });
+
+/**
+ * All sequences (four or more) on one schedule, told by the spread of their waits place by place rather
+ * than by closeness: each place's waits spread less than a client jittering by 20% (at most 100 ms) would spread
+ * them (20% of the wait, at most 100 ms; chance under NO_JITTER_CHANCE over the places compared, up to six). Load widens the spread, so a
+ * ±1 ms jitter measured through 21 ms of noise still shows, and a jittered client is never made to look fixed.
+ */
+export function spreadFinding(sequences: readonly Sequence[]): Finding | undefined {
+  if (sequences.length < LOCK_STEP_SEQUENCES) return undefined;
+  const places = Math.min(6, ...sequences.map((s) => s.intervals.length));
+  const groups = Array.from({ length: places }, (_, k) => sequences.map((s) => s.intervals[k] as number));
+  const chance = chanceOfSpread(groups);
+  if (!(chance < NO_JITTER_CHANCE)) return undefined;
+  const shape = groups
+    .map((g) => {
+      const { least, spread } = spreadOf(g);
+      return `${Math.round(least)}+${Math.round(spread)}`;
+    })
+    .join(', ');
+  return {
+    message: `${sequences.length} retry sequences kept one schedule (each place's least wait + spread: ${shape} ms): backoff without jitter`,
+    requests: sequences.flatMap((s) => s.chain).slice(0, 24),
+    count: sequences.length,
+    inference: `${RETRIES_OF_ONE_REQUEST}; a client jittering each wait by 20% of it (at most 100 ms) spreads ${sequences.length} sequences this little with a chance of ${chanceText(chance)}`,
+  };
+}
 
 export const backoffWithJitter: ClientRule = {
   id: 'backoff-with-jitter',
@@ -251,9 +345,12 @@ export const backoffWithJitter: ClientRule = {
         .filter((other) => alike(base.intervals, other.intervals));
       if (lockStep(matching.length, sequences.length)) {
         findings.push(lockStepFinding(matching));
-        break;
+        return findings;
       }
     }
+    // One behaviour, one violation: only when no other schedule was found.
+    const spread = findings.length === 0 ? spreadFinding(sequences) : undefined;
+    if (spread) findings.push(spread);
     return findings;
   },
 };

@@ -69,6 +69,10 @@ const describe = (e) =>
   `#${e.seq} ${e.method} ${e.path} -> ${e.status === 0 ? 'dropped' : e.status}${e.code ? ` ${e.code}` : ''}`;
 
 const clockText = (ms) => new Date(ms).toISOString().slice(11, 23);
+const DAY_MS = 86_400_000;
+/** An axis label: the time of day, or the date and time when the axis spans more than a day. */
+const axisText = (ms, spanMs) =>
+  spanMs > DAY_MS ? new Date(ms).toISOString().slice(0, 16).replace('T', ' ') : clockText(ms);
 
 // --- the key -----------------------------------------------------------------------------------------
 
@@ -195,7 +199,8 @@ async function refreshReports() {
 
 function renderClock(clock) {
   $('clock-time').textContent = clock.time;
-  $('clock-state').textContent = clock.frozen ? '(frozen)' : '(running)';
+  $('clock-state').textContent =
+    (clock.frozen ? '(frozen)' : '(running)') + (clock.epoch ? `, epoch ${clock.epoch}` : '');
 }
 
 function renderFaults(faults) {
@@ -245,10 +250,25 @@ const LANE = 34;
 const LABEL = 170;
 const AXIS = 24;
 
+/**
+ * When the clock was moved back while the shown requests were made: says so, since their times belong to
+ * different epochs (the client report never compares them as reactions or waits).
+ */
+function renderEpochNote(entries) {
+  const epochs = [...new Set(entries.map((e) => e.epoch ?? 0))].sort((a, b) => a - b);
+  const note = $('epoch-note');
+  note.hidden = epochs.length < 2;
+  note.textContent =
+    epochs.length < 2
+      ? ''
+      : `The gateway clock was moved back while these requests were made: they span clock epochs ${epochs.join(', ')}. Times of different epochs are not comparable; the client report judges each epoch apart.`;
+}
+
 function renderTimeline() {
   const box = $('timeline-box');
   const chart = /** @type {SVGSVGElement} */ (/** @type {unknown} */ ($('timeline')));
   const entries = visibleEntries();
+  renderEpochNote(entries);
   const width = Math.max(600, box.clientWidth || 900);
   const agents = [...new Set(entries.map((e) => e.agent ?? '(no agent)'))].sort();
   const height = AXIS + Math.max(1, agents.length) * LANE + 8;
@@ -269,7 +289,7 @@ function renderTimeline() {
       svg(
         'text',
         { x: x(t) + (i === 5 ? -2 : 2), y: 12, 'text-anchor': i === 5 ? 'end' : 'start' },
-        clockText(t),
+        axisText(t, domain.to - domain.from),
       ),
     );
   }
@@ -320,6 +340,7 @@ function renderTimeline() {
       const detail = [
         describe(e),
         e.time,
+        e.epoch ? `clock epoch ${e.epoch}` : '',
         e.retry_after ? `Retry-After ${e.retry_after}` : '',
         e.fault ? `fault ${e.fault}` : '',
         e.query ?? e.url ?? '',
@@ -435,6 +456,14 @@ function renderReports() {
         `${agent}: ${report.requests} requests, ${report.violations.length === 0 ? 'no violation' : `${report.violations.length} violation(s) of ${failing} rule(s)`}`,
       ),
     );
+    for (const epoch of (report.epochs ?? []).slice(1))
+      next.append(
+        el(
+          'p',
+          { class: 'hint epoch' },
+          `Clock epoch ${epoch.epoch} began (the clock was moved back) before #${epoch.first_seq}: each epoch is judged apart.`,
+        ),
+      );
     const rules = el('ul', { class: 'plain' });
     for (const rule of report.rules) {
       const item = el('li', { 'data-rule': rule.id });

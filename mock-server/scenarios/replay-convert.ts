@@ -1,0 +1,196 @@
+import { basename } from 'node:path';
+import { stringify } from 'yaml';
+import { PROTECTED_ENDPOINTS, type ProtectedEndpointId } from '../../vocabulary/endpoints.ts';
+import { ConfigError, loadConfig, MAX_CONFIG_FILE_BYTES } from '../config/load-config.ts';
+import { captureBody, redactHeaderPairs } from '../journal/exchange-capture.ts';
+import { createSecretScanner } from '../secrets/secrets.ts';
+import type { RecordedExchange } from './replay-recording.ts';
+import type { RecordedAnswer, ReplayInput } from './replay-schema.ts';
+import { parseScenario, type ScenarioInput } from './scenarios.ts';
+
+/*
+ * A recording (replay-recording.ts) as a scenario whose replay section answers each agent the way the
+ * recorded gateway did: `agent-gateway scenario from-har`.
+ */
+
+/** The agent a recording without agent names (a HAR from another tool) is filed under. */
+export const UNNAMED_AGENT = 'recorded-agent';
+
+// Headers not kept: framing (the replaying adapter writes its own), the recorded gateway's request id, and
+// credentials, which a scenario meant to be shared never holds. `Date` is kept for the reader and to read an
+// HTTP-date Retry-After against (the replay writes its own Date).
+const NOT_KEPT = new Set([
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'content-encoding',
+  'x-request-id',
+  'set-cookie',
+]);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+// Whole bodies up to this size are redacted and kept (a recording's own cut is `journal.body_bytes`).
+const KEPT_BODY_BYTES = 1024 * 1024;
+
+export interface ConvertOptions {
+  /** The recording's file name, for the scenario's description and messages. */
+  source: string;
+  /** The scenario's name (default: `replay-` and the file's name). */
+  name?: string;
+  /** Which recorded agent answers which calling agent (`calling: recorded`). */
+  agentMap?: Record<string, string>;
+}
+
+export interface Conversion {
+  scenario: ScenarioInput;
+  /** What the replay will not reproduce (cut bodies, skipped exchanges), one line each. */
+  warnings: string[];
+  /** The scenario as YAML, with a comment header. */
+  yaml: string;
+}
+
+/** The secret scan of the recording's text: every secret pattern, and the bundled agents' API keys. */
+function recordingRedactor() {
+  const keys = loadConfig().agents.flatMap((a) => (a.api_key ? [{ key: a.api_key, owner: a.id }] : []));
+  const scan = createSecretScanner({ version: () => 0, keys: () => keys, canaries: [] });
+  return (text: string) => scan(text, {}).redacted;
+}
+
+const scenarioName = (source: string) =>
+  `replay-${basename(source)
+    .replace(/\.[^.]*$/, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')}`
+    .slice(0, 64)
+    .replace(/-+$/, '');
+
+const parsedJson = (text: string): { ok: true; value: unknown } | { ok: false } => {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+};
+
+/** Whether a recorded body was cut: the recording says so, and what was kept is not whole JSON. */
+const wasCut = (e: RecordedExchange) => e.cut && e.body !== undefined && !parsedJson(e.body).ok;
+
+/** One recorded answer, its headers and body redacted. */
+function answerOf(e: RecordedExchange, start: number, redact: (text: string) => string): RecordedAnswer {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of redactHeaderPairs((e.headers ?? []).flat(), redact)) {
+    const lower = name.toLowerCase();
+    // HTTP/2 pseudo-headers (`:status`) and names no HTTP/1.1 answer can carry are not headers to replay.
+    if (NOT_KEPT.has(lower) || !HEADER_NAME.test(lower)) continue;
+    if (lower === 'date' && Number.isNaN(Date.parse(value))) continue;
+    // A repeated header is one list, as a reader of the answer sees it.
+    headers[lower] = headers[lower] === undefined ? value : `${headers[lower]}, ${value}`;
+  }
+  const body = captureBody(e.body, KEPT_BODY_BYTES, redact);
+  const answer: RecordedAnswer = {
+    operation: e.operation as ProtectedEndpointId,
+    at_ms: Math.max(0, Math.round(e.at - start)),
+    status: e.status,
+    headers,
+  };
+  if (body === undefined) return answer;
+  // A whole JSON body parses (some tools write a HAR's content.size wrong); a cut one almost never does.
+  const json = parsedJson(body);
+  return json.ok ? { ...answer, json: json.value } : { ...answer, body };
+}
+
+/**
+ * Why an exchange is not replayed, if it is not: another endpoint; no agent (no token, which the replaying
+ * gateway refuses itself); or a 401, as the replaying gateway judges the tokens it mints itself (a recorded
+ * 401 served to a valid token would put every later answer one place off).
+ */
+function leftOut(e: RecordedExchange, agent: string | undefined): string | undefined {
+  if (!(PROTECTED_ENDPOINTS as readonly string[]).includes(e.operation)) return e.operation;
+  if (agent === undefined) return `${e.operation} without an agent (no valid token)`;
+  if (e.status === 401) return `${e.operation} answered 401 (the replaying gateway judges its own tokens)`;
+  return undefined;
+}
+
+/**
+ * The scenario replaying a recording: per recorded agent, its answers to whoami, web search and web fetch in
+ * the order they were given, each with its time after the recording's start, status, headers and body
+ * (redacted); the virtual clock starts at the recording's start and runs. Other exchanges (health, the
+ * identity provider, unknown paths, requests without an agent) are left out and counted in `warnings`.
+ */
+export function scenarioFromRecording(
+  exchanges: readonly RecordedExchange[],
+  options: ConvertOptions,
+): Conversion {
+  const named = exchanges.some((e) => e.agent !== undefined);
+  const warnings: string[] = [];
+  const skipped = new Map<string, number>();
+  const kept: (RecordedExchange & { agent: string })[] = [];
+  for (const e of exchanges) {
+    const agent = named ? e.agent : e.token === false ? undefined : UNNAMED_AGENT;
+    const why = leftOut(e, agent);
+    if (why === undefined && agent !== undefined) kept.push({ ...e, agent });
+    else if (why !== undefined) skipped.set(why, (skipped.get(why) ?? 0) + 1);
+  }
+  if (kept.length === 0)
+    throw new ConfigError(
+      options.source,
+      [
+        {
+          path: '',
+          message: `no answer to whoami, web search or web fetch of a named agent to replay (${exchanges.length} exchange(s) in the file)`,
+        },
+      ],
+      'recording',
+    );
+  for (const [why, count] of skipped) warnings.push(`left out ${count} exchange(s): ${why} (not replayed)`);
+  const cut = kept.filter(wasCut);
+  if (cut.length > 0)
+    warnings.push(
+      `${cut.length} answer body(ies) were cut by the recording (journal.body_bytes), e.g. ${cut[0]?.place}: the replay answers the part kept; record with a larger --journal-body-bytes to keep whole bodies`,
+    );
+  if (kept.some((e) => e.status !== 0 && (e.headers === undefined || e.headers.length === 0)))
+    warnings.push(
+      'some answers were recorded without headers (journal.body_bytes: 0): their Retry-After and RateLimit fields cannot be replayed',
+    );
+  const ordered = kept.map((e, i) => ({ e, i })).sort((a, b) => a.e.at - b.e.at || a.i - b.i);
+  const start = ordered[0]?.e.at as number;
+  const redact = recordingRedactor();
+  const agents: Record<string, RecordedAnswer[]> = {};
+  for (const { e } of ordered) {
+    agents[e.agent] ??= [];
+    agents[e.agent]?.push(answerOf(e, start, redact));
+  }
+  const recordedAt = new Date(start).toISOString();
+  const replay: ReplayInput = {
+    source: basename(options.source),
+    recorded_at: recordedAt,
+    agent_map: options.agentMap ?? {},
+    agents,
+  };
+  const names = Object.keys(agents);
+  const scenario: ScenarioInput = {
+    name: options.name ?? scenarioName(options.source),
+    description: `Replays ${basename(options.source)}: ${kept.length} answer(s) to ${names.length} recorded agent(s) (${names.join(', ')}), recorded from ${recordedAt}. ${names.length === 1 ? 'Every agent' : 'Each agent'} calling gets ${names.length === 1 ? 'them' : 'its recorded agent’s'} in order per endpoint; later requests get the reference gateway's answers.`,
+    clock: { frozen: false, start: recordedAt },
+    replay,
+  };
+  parseScenario(scenario, options.source);
+  const yaml = `${[
+    `# Converted by agent-gateway scenario from-har from ${basename(options.source)}.`,
+    '# Serve it: npx agent-gateway serve --scenario THIS_FILE. Format: docs/qa.md#replaying-a-recorded-incident',
+    ...warnings.map((w) => `# Note: ${w}`),
+  ].join('\n')}\n${stringify(scenario, { lineWidth: 0 })}`;
+  if (Buffer.byteLength(yaml) > MAX_CONFIG_FILE_BYTES)
+    throw new ConfigError(
+      options.source,
+      [
+        {
+          path: '',
+          message: `the scenario would be ${Buffer.byteLength(yaml)} bytes, over the ${MAX_CONFIG_FILE_BYTES} a scenario file may hold: export a slice of the journal (--agent, --since) and convert that`,
+        },
+      ],
+      'recording',
+    );
+  return { scenario, warnings, yaml };
+}

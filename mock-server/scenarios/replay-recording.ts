@@ -1,0 +1,196 @@
+import { z } from 'zod';
+import { ENDPOINTS, type JournalOperation, PROTECTED_ENDPOINTS } from '../../vocabulary/endpoints.ts';
+import { IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
+import { ConfigError, describeIssues } from '../config/load-config.ts';
+
+/*
+ * A recording, read: a HAR 1.2 file (the proxy's `GET /__admin/export?format=har`, or any browser, proxy or
+ * tool's) or the journal's NDJSON export (`GET /__admin/journal/export`), each validated with zod, as the
+ * list of exchanges the converter (replay-convert.ts) turns into a scenario's replay section.
+ */
+
+/** One recorded exchange, whatever file it came from. */
+export interface RecordedExchange {
+  /** Where it is in the file, for messages: `entry 3` (HAR) or `line 3` (NDJSON). */
+  place: string;
+  agent?: string;
+  /** Whether the request carried an identity token (a HAR from another tool, which names no agent). */
+  token?: boolean;
+  operation: JournalOperation;
+  /** When it was asked, ms since the epoch (the recorded gateway's clock). */
+  at: number;
+  status: number;
+  /** The answer's headers as recorded (already redacted in our exports), undefined when none were kept. */
+  headers?: [string, string][];
+  body?: string;
+  /** The recording kept only the start of the body (`journal.body_bytes`). */
+  cut: boolean;
+}
+
+const header = z.looseObject({ name: z.string(), value: z.string() });
+const time = z.string().refine((t) => !Number.isNaN(Date.parse(t)), 'must be an ISO 8601 date-time');
+
+const harEntrySchema = z.looseObject({
+  startedDateTime: time,
+  request: z.looseObject({
+    method: z.string(),
+    url: z.string().min(1),
+    headers: z.array(header).default([]),
+  }),
+  response: z.looseObject({
+    // Some tools write -1 for a request that got no answer.
+    status: z.number().int().min(-1).max(599),
+    headers: z.array(header).default([]),
+    content: z
+      .looseObject({
+        size: z.number().optional(),
+        text: z.string().optional(),
+        encoding: z.string().optional(),
+      })
+      .default({}),
+  }),
+  _agent: z.string().min(1).optional(),
+  _operation: z.string().optional(),
+});
+const harSchema = z.looseObject({
+  log: z.looseObject({ version: z.string().optional(), entries: z.array(harEntrySchema) }),
+});
+
+const journalLineSchema = z.looseObject({
+  seq: z.number().int(),
+  at: z.number(),
+  path: z.string(),
+  operation: z.string(),
+  status: z.number().int().min(0).max(599),
+  agent: z.string().min(1).optional(),
+  code: z.string().optional(),
+  retry_after: z.string().optional(),
+  exchange: z
+    .looseObject({
+      response_headers: z.array(z.tuple([z.string(), z.string()])),
+      response_body: z.string().optional(),
+      response_body_bytes: z.number(),
+    })
+    .optional(),
+});
+
+const OPERATION_IDS = new Set<string>(Object.keys(ENDPOINTS));
+
+/** The endpoint a recorded URL path was: the journal's own name, else by the end of its path (a prefix is the target's base). */
+function operationOf(path: string, named?: string): JournalOperation {
+  if (named && (OPERATION_IDS.has(named) || named === 'other')) return named as JournalOperation;
+  for (const id of PROTECTED_ENDPOINTS) if (path.endsWith(ENDPOINTS[id].path)) return id;
+  for (const id of Object.keys(ENDPOINTS) as (keyof typeof ENDPOINTS)[])
+    if (path.endsWith(ENDPOINTS[id].path)) return id;
+  return 'other';
+}
+
+const pathOf = (url: string) => {
+  try {
+    return new URL(url, 'http://recorded.invalid').pathname;
+  } catch {
+    return url;
+  }
+};
+
+function fromHar(har: z.output<typeof harSchema>): RecordedExchange[] {
+  return har.log.entries.map((e, i) => {
+    const { content } = e.response;
+    const body =
+      content.text !== undefined && content.encoding === 'base64'
+        ? Buffer.from(content.text, 'base64').toString('utf8')
+        : content.text;
+    const kept = body === undefined ? 0 : Buffer.byteLength(body);
+    return {
+      place: `entry ${i + 1}`,
+      agent: e._agent,
+      token: e.request.headers.some(
+        (h) => h.name.toLowerCase() === IDENTITY_HEADER_KEY && h.value.trim() !== '',
+      ),
+      operation: operationOf(pathOf(e.request.url), e._operation),
+      at: Date.parse(e.startedDateTime),
+      status: Math.max(0, e.response.status),
+      headers: e.response.headers.map((h) => [h.name, h.value] as [string, string]),
+      body,
+      cut: content.size !== undefined && content.size > kept && body !== undefined,
+    };
+  });
+}
+
+function fromNdjson(text: string, source: string): RecordedExchange[] {
+  const exchanges: RecordedExchange[] = [];
+  const issues: { path: string; message: string }[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '' || issues.length >= 10) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      issues.push({ path: `line ${i + 1}`, message: 'not JSON (a HAR file is one JSON object with a log)' });
+      return;
+    }
+    const parsed = journalLineSchema.safeParse(value);
+    if (!parsed.success) {
+      for (const issue of describeIssues(parsed.error))
+        issues.push({ path: `line ${i + 1}${issue.path ? `: ${issue.path}` : ''}`, message: issue.message });
+      return;
+    }
+    const e = parsed.data;
+    const x = e.exchange;
+    const kept = x?.response_body === undefined ? 0 : Buffer.byteLength(x.response_body);
+    exchanges.push({
+      place: `line ${i + 1}`,
+      agent: e.agent,
+      operation: operationOf(e.path, e.operation),
+      at: e.at,
+      status: e.status,
+      // Journaled without the exchange (journal.body_bytes 0): its Retry-After and code, as the journal has them.
+      headers: x?.response_headers ?? (e.retry_after ? [['retry-after', e.retry_after]] : undefined),
+      body: x ? x.response_body : e.code ? JSON.stringify({ code: e.code }) : undefined,
+      cut: x !== undefined && x.response_body_bytes > kept,
+    });
+  });
+  if (issues.length > 0) throw new ConfigError(source, issues, 'recording');
+  return exchanges;
+}
+
+/**
+ * The exchanges of a recording's text: a HAR 1.2 file (one JSON object with `log.entries`) or the journal's
+ * NDJSON export (one entry a line). A file that is neither is a ConfigError naming what is wrong and where.
+ */
+export function readRecording(text: string, source: string): RecordedExchange[] {
+  const trimmed = text.trim();
+  if (trimmed === '')
+    throw new ConfigError(source, [{ path: '', message: 'the file is empty' }], 'recording');
+  let whole: unknown;
+  try {
+    whole = JSON.parse(trimmed);
+  } catch {
+    whole = undefined;
+  }
+  if (typeof whole === 'object' && whole !== null && 'log' in whole) {
+    const parsed = harSchema.safeParse(whole);
+    if (!parsed.success)
+      throw new ConfigError(
+        source,
+        describeIssues(parsed.error)
+          .slice(0, 10)
+          .map((i) => ({ path: i.path, message: i.message })),
+        'recording',
+      );
+    return fromHar(parsed.data);
+  }
+  if (!trimmed.startsWith('{'))
+    throw new ConfigError(
+      source,
+      [
+        {
+          path: '',
+          message:
+            'neither a HAR 1.2 file (a JSON object with log.entries) nor the journal NDJSON export (one JSON entry a line)',
+        },
+      ],
+      'recording',
+    );
+  return fromNdjson(trimmed, source);
+}
