@@ -62,9 +62,10 @@ elseif redis.call('HDEL', KEYS[1], ARGV[2]) == 0 then return -1 end
 ${BUMP('KEYS[2]')}`;
 
 /**
- * KEYS: clock (hash offset, frozenAt), version. ARGV: channel, kind, real now (ms), value, '1' to freeze
- * first / '0' to resume after (set), the latest time the clock may show. The steps of clock.ts, on the
- * store's copy, so concurrent changes add up (two advances of 1 s move it 2 s). -1: past the latest time.
+ * KEYS: clock (hash offset, frozenAt, epoch), version. ARGV: channel, kind, real now (ms), value, '1' to
+ * freeze first / '0' to resume after (set), the latest time the clock may show. The steps of clock.ts, on
+ * the store's copy, so concurrent changes add up (two advances of 1 s move it 2 s); a change that moves the
+ * clock into its past starts a new epoch, as clock.ts counts them. -1: past the latest time.
  */
 export const CLOCK = `
 local offset = tonumber(redis.call('HGET', KEYS[1], 'offset') or '0')
@@ -73,6 +74,8 @@ if frozenAt then frozenAt = tonumber(frozenAt) end
 local real = tonumber(ARGV[3])
 local value = tonumber(ARGV[4])
 local function now() if frozenAt then return frozenAt end return real + offset end
+local epoch = tonumber(redis.call('HGET', KEYS[1], 'epoch') or '0')
+local before = now()
 local kind = ARGV[2]
 if kind == 'freeze' then
   if not frozenAt then frozenAt = now() end
@@ -88,8 +91,9 @@ elseif kind == 'set' then
   if frozenAt then frozenAt = value else offset = value - real end
   if ARGV[5] == '0' and frozenAt then offset = frozenAt - real; frozenAt = nil end
 end
+if now() < before then epoch = epoch + 1 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'offset', string.format('%.0f', offset))
+redis.call('HSET', KEYS[1], 'offset', string.format('%.0f', offset), 'epoch', epoch)
 if frozenAt then redis.call('HSET', KEYS[1], 'frozenAt', string.format('%.0f', frozenAt)) end
 ${BUMP('KEYS[2]')}`;
 
@@ -137,7 +141,7 @@ for _, t in ipairs(s.tools) do
 end
 for _, f in ipairs(s.faults) do redis.call('HSET', KEYS[5], f[1], f[2]) end
 if tonumber(redis.call('GET', KEYS[6]) or '0') < tonumber(s.lastFault) then redis.call('SET', KEYS[6], s.lastFault) end
-redis.call('HSET', KEYS[7], 'offset', s.clock.offset)
+redis.call('HSET', KEYS[7], 'offset', s.clock.offset, 'epoch', s.clock.epoch)
 if s.clock.frozenAt ~= '' then redis.call('HSET', KEYS[7], 'frozenAt', s.clock.frozenAt) end
 if s.scenario ~= '' then redis.call('SET', KEYS[8], s.scenario) end
 local v

@@ -172,6 +172,7 @@ export function createRedisAdmin(connection: RedisConnection) {
         clock: {
           offset: Number(clockFields.offset ?? 0),
           ...(clockFields.frozenAt === undefined ? {} : { frozenAt: Number(clockFields.frozenAt) }),
+          epoch: Number(clockFields.epoch ?? 0),
         },
         faults: Object.entries(objectOf(faults))
           .sort(([a], [b]) => faultNumber(a) - faultNumber(b))
@@ -226,6 +227,7 @@ export function createRedisAdmin(connection: RedisConnection) {
           clock: {
             offset: String(Math.round(state.clock.offset)),
             frozenAt: state.clock.frozenAt === undefined ? '' : String(Math.round(state.clock.frozenAt)),
+            epoch: String(state.clock.epoch ?? 0),
           },
           scenario: state.scenario === null ? '' : JSON.stringify(state.scenario),
         }),
