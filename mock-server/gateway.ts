@@ -3,6 +3,7 @@ import { createClock, type VirtualClock } from './clock.ts';
 import { loadConfig, type ResolvedConfig } from './config/load-config.ts';
 import type { GatewayConfigOverlay } from './config/schema.ts';
 import { createCore, type GatewayCore } from './core.ts';
+import { GatewayError } from './errors.ts';
 import { createReportReader } from './gateway-report.ts';
 import { createScenarioControl } from './gateway-scenarios.ts';
 import { fingerprint } from './hash.ts';
@@ -10,10 +11,13 @@ import type { IdentityVerifier } from './identity/verifier.ts';
 import { loadCorpus } from './providers/corpus.ts';
 import { createFixtureFetchProvider, type FetchProvider } from './providers/web-fetch.ts';
 import { createFixtureSearchProvider, type SearchProvider } from './providers/web-search.ts';
+import { adminKeyProblem } from './routes/admin-key.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import type { Scenario, ScenarioInput } from './scenarios/scenarios.ts';
+import { createMemoryAdmin } from './store/memory-admin.ts';
 import { createSharedControl } from './store/shared-control.ts';
 import { connectSharedStore, type SharedStore } from './store/shared-store.ts';
+import type { AdminPort } from './store/state-port.ts';
 
 export interface GatewayOptions {
   /** A config object laid over the bundled default, or one already returned by `loadConfig`. */
@@ -57,6 +61,9 @@ const withoutSource = ({ source: _source, ...config }: ResolvedConfig) => config
  * const res = await gateway.fetch(new Request('http://gw.test/v1/whoami', { headers: { 'X-Agent-Identity': token } }));
  */
 export function createGateway(options: GatewayOptions = {}) {
+  // A key no request could send (blank, spaces at an end) would refuse every admin call: refused here.
+  const keyProblem = options.adminKey === undefined ? undefined : adminKeyProblem(options.adminKey, 0);
+  if (keyProblem) throw new GatewayError('invalid_request', { message: keyProblem });
   // What a scenario is laid over: the caller's file and overlay (or resolved config).
   const base: { file?: string; config?: GatewayConfigOverlay } = isResolved(options.config)
     ? { config: withoutSource(options.config) }
@@ -84,9 +91,10 @@ export function createGateway(options: GatewayOptions = {}) {
   const { resetToBase, useScenario, reset } = scenarios;
   if (options.scenario) useScenario(options.scenario);
   const { clientReport, readClientReport } = createReportReader(runtime, corpus);
-  // With a shared store, admin changes are published to the other instances and theirs taken over.
+  // With a shared store, admin changes are made per entity in the store and taken over from it.
   const control = options.store
     ? createSharedControl(options.store, {
+        tools: () => runtime.tools.map((tool) => tool.name),
         snapshot: () => ({
           scenario: scenarios.input === undefined ? null : { input: scenarios.input },
           agents: runtime.registry.list(),
@@ -102,16 +110,24 @@ export function createGateway(options: GatewayOptions = {}) {
           }
           runtime.registry.restore(next.agents);
           runtime.policy.configure(next.tools);
-          runtime.faults.restore(next.faults);
+          // The counts shown for a fault are this instance's last reading of the store's (strikes).
+          const counts = new Map(runtime.faults.list().map((f) => [f.id, f]));
+          runtime.faults.restore(
+            next.faults.map((f) => ({
+              ...f,
+              seen: counts.get(f.id)?.seen ?? 0,
+              fired: counts.get(f.id)?.fired ?? 0,
+            })),
+          );
           clock.restore(next.clock);
           options.store?.limits.useEpoch(next.epoch);
         },
       })
     : undefined;
-  if (control)
-    runtime.afterFaultSpent = () => {
-      control.changed().catch((error) => log(`spent fault not announced: ${String(error)}`));
-    };
+  if (control) runtime.afterFaultSpent = (id) => control.faultSpent(id);
+  const admin: AdminPort =
+    control?.admin ??
+    createMemoryAdmin({ registry: runtime.registry, policy: runtime.policy, faults: runtime.faults, clock });
   const core: GatewayCore = createCore(runtime, {
     serveIdentityProvider: options.serveIdentityProvider ?? !options.verifier,
     admin: options.adminKey
@@ -122,7 +138,7 @@ export function createGateway(options: GatewayOptions = {}) {
           useScenario,
           scenario: () => scenarios.scenario,
           clientReport: readClientReport,
-          changed: control?.changed,
+          admin,
         }
       : undefined,
   });

@@ -5,6 +5,7 @@ import type { CallContext, Handler } from '../../http/context.ts';
 import { respondJson } from '../../http/respond.ts';
 import type { Runtime } from '../../runtime.ts';
 import type { Scenario, ScenarioInput } from '../../scenarios/scenarios.ts';
+import type { AdminPort } from '../../store/state-port.ts';
 import type { Routes } from '../route-declaration.ts';
 
 export interface AdminControl {
@@ -15,15 +16,15 @@ export interface AdminControl {
   scenario(): Scenario | undefined;
   clientReport(agent: string, options?: Partial<ClientReportOptions>): Promise<ClientReport>;
   /**
-   * With a shared store: publishes an admin change to the other instances (`reset`: counts and the journal
-   * start over everywhere too). Called after every successful change, before it is answered.
+   * Where every admin change is made: this process's state, or the shared store one entity at a time
+   * (answered once the store has it). Handlers change nothing themselves.
    */
-  changed?: (kind?: 'state' | 'reset') => Promise<void>;
+  admin: AdminPort;
 }
 
 /**
- * What every group of admin handlers shares: the control and runtime, `route` (binds a handler by its id;
- * with a shared store a change is published before it is answered), `ok`, the body limit, the query string,
+ * What every group of admin handlers shares: the control and runtime, `admin` (where every change is made),
+ * `route` (binds a handler by its id), `ok`, the body limit, the query string,
  * and the checks and views several groups use.
  */
 export function adminKit(routes: Routes, control: AdminControl) {
@@ -59,23 +60,12 @@ export function adminKit(routes: Routes, control: AdminControl) {
     frozen: clock.frozen,
     epoch: clock.epoch,
   });
-  const { changed } = control;
-  const resets = new Set(['reset', 'loadScenario']);
-  const route = (id: string, handler: Handler) =>
-    routes.bind(
-      id,
-      // A change is in the shared store (and announced) before the caller hears it was made.
-      !changed || routes.declared(id).method === 'GET'
-        ? handler
-        : async (ctx, params) => {
-            const answer = await handler(ctx, params);
-            await changed(resets.has(id) ? 'reset' : 'state');
-            return answer;
-          },
-    );
+  const { admin } = control;
+  const route = (id: string, handler: Handler) => routes.bind(id, handler);
   const queryOf = (ctx: CallContext) => Object.fromEntries(new URLSearchParams(ctx.request.query));
   return {
     control,
+    admin,
     runtime,
     registry,
     clock,

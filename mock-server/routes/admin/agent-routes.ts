@@ -17,18 +17,14 @@ const showAgent = (agent: Agent) => ({
 
 /** The agents (the transitions the spec leaves unshown), the tools' policies and the rate limits in force. */
 export function registerAgentAdmin(kit: AdminKit) {
-  const { route, ok, runtime, registry, maxBody, checkTier, checkAllowlist, agentOr404 } = kit;
+  const { route, ok, admin, runtime, registry, maxBody, checkTier, checkAllowlist, agentOr404 } = kit;
   route('listAgents', (ctx) => ok(ctx, { agents: registry.list().map(showAgent) }));
   route('createAgent', async (ctx) => {
     const body = await readJsonBody(ctx.request, agentCreateSchema, maxBody());
     checkTier(body.tier);
     checkAllowlist(body.allowlist);
-    if (registry.get(body.id))
-      throw new GatewayError('already_exists', { message: `Agent "${body.id}" already exists.` });
     const apiKey = body.api_key ?? `ak_${randomBytes(12).toString('hex')}`;
-    if (registry.findByApiKey(apiKey))
-      throw new GatewayError('already_exists', { message: 'That api_key is already used.' });
-    const agent = registry.add({
+    const created = await admin.createAgent({
       id: body.id,
       name: body.name ?? body.id,
       apiKey,
@@ -36,21 +32,25 @@ export function registerAgentAdmin(kit: AdminKit) {
       allowlist: body.allowlist ?? [],
       disabled: body.disabled ?? false,
     });
-    return ok(ctx, showAgent(agent), 201);
+    if (created === 'id_taken')
+      throw new GatewayError('already_exists', { message: `Agent "${body.id}" already exists.` });
+    if (created === 'key_taken')
+      throw new GatewayError('already_exists', { message: 'That api_key is already used.' });
+    return ok(ctx, showAgent(agentOr404(body.id)), 201);
   });
   route('getAgent', (ctx, params) => ok(ctx, showAgent(agentOr404(params.id as string))));
   route('updateAgent', async (ctx, params) => {
-    const agent = agentOr404(params.id as string);
+    const id = params.id as string;
     const body = await readJsonBody(ctx.request, agentPatchSchema, maxBody());
     checkTier(body.tier);
     checkAllowlist(body.allowlist);
-    registry.update(agent.id, body);
-    return ok(ctx, showAgent(agent));
+    if (!(await admin.updateAgent(id, body))) agentOr404(id);
+    return ok(ctx, showAgent(agentOr404(id)));
   });
-  route('revokeTokens', (ctx, params) => {
-    const agent = agentOr404(params.id as string);
-    registry.revokeTokens(agent.id);
-    return ok(ctx, showAgent(agent));
+  route('revokeTokens', async (ctx, params) => {
+    const id = params.id as string;
+    if (!(await admin.revokeTokens(id))) agentOr404(id);
+    return ok(ctx, showAgent(agentOr404(id)));
   });
   route('mintToken', (ctx, params) => {
     // Never mint with a secret the other instances may not hold (shared store in conflict: 503).
@@ -73,7 +73,7 @@ export function registerAgentAdmin(kit: AdminKit) {
       });
     const body = await readJsonBody(ctx.request, toolPatchSchema, maxBody());
     for (const tier of body.tiers ?? []) checkTier(tier);
-    runtime.policy.updateTool(tool, body);
+    await admin.updateTool(tool, body);
     return ok(ctx, { tool, ...runtime.policy.tools[tool] });
   });
 

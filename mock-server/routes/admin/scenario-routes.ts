@@ -12,7 +12,7 @@ import type { AdminKit } from './admin-kit.ts';
 
 /** The scenarios (bundled or inline, never a file over HTTP) and reset. */
 export function registerScenarioAdmin(kit: AdminKit) {
-  const { route, ok, control, maxBody, clockState } = kit;
+  const { route, ok, admin, control, maxBody, clockState } = kit;
   route('listScenarios', (ctx) =>
     ok(ctx, { scenarios: listScenarios().map(({ name, description }) => ({ name, description })) }),
   );
@@ -44,14 +44,17 @@ export function registerScenarioAdmin(kit: AdminKit) {
         details: { field: 'scenario', issues: error.issues },
       });
     }
+    // Every instance takes it over; counts and the journal start over everywhere.
+    await admin.replaced();
     return ok(ctx, {
       scenario: { name: loaded.name, description: loaded.description, source: loaded.source },
       clock: clockState(),
     });
   });
 
-  route('reset', (ctx) => {
+  route('reset', async (ctx) => {
     control.reset();
+    await admin.replaced();
     return ok(ctx, { reset: true, clock: clockState() });
   });
 }
