@@ -30,9 +30,14 @@ def timeline(entries, agent, last=_SHOWN):
     return "\n".join(lines)
 
 
+def _by_the_agent(gateway, entries):
+    """The entries the agent under test sent: not the tokens the harness minted for it (gateway.token)."""
+    return [e for e in entries if e.get("request_id") not in gateway.own_request_ids]
+
+
 def _nothing_seen(gateway, agent):
     others = {}
-    for entry in gateway.journal():
+    for entry in _by_the_agent(gateway, gateway.journal()):
         if entry.get("agent"):
             others[entry["agent"]] = others.get(entry["agent"], 0) + 1
     seen = ", ".join(f"{a} ({n})" for a, n in others.items())
@@ -63,7 +68,9 @@ def assert_follows_client_rules(gateway, agent, **thresholds):
         if error.code == "not_found":
             raise AssertionError(f"no request from {agent} was seen in this test: {error}") from None
         raise
-    if report["requests"] == 0:
+    if report["requests"] == 0 or (
+        gateway.own_request_ids and not _by_the_agent(gateway, gateway.journal(agent))
+    ):
         raise AssertionError(_nothing_seen(gateway, agent))
     if report["violations"]:
         text = gateway.report_text(agent, **thresholds)
