@@ -10,6 +10,7 @@ import os
 import pytest
 
 from ._process import GatewayProcess
+from .errors import NodeNotFoundError
 from .gateway import Gateway
 
 MARK = "agent_gateway"
@@ -28,11 +29,19 @@ class _Processes:
 
     def __init__(self):
         self._running = {}
+        self._no_node = None
 
     def get(self, scenario, config):
+        if self._no_node is not None:
+            # Node.js was looked for once: the first test showed where; the others say what, in one line.
+            pytest.fail(f"{type(self._no_node).__name__}: {self._no_node}", pytrace=False)
         key = (str(scenario), json.dumps(config, sort_keys=True, default=str))
         if key not in self._running:
-            self._running[key] = GatewayProcess(scenario=scenario, config=config)
+            try:
+                self._running[key] = GatewayProcess(scenario=scenario, config=config)
+            except NodeNotFoundError as error:
+                self._no_node = error
+                raise
         return self._running[key]
 
     def stop_all(self):
