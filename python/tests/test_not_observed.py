@@ -56,5 +56,9 @@ def test_a_rule_not_observed_fails_the_assertion(agent_gateway, proxy):
     report = proxy.report("team-bot")
     assert report["requests"] >= 1 and not report["violations"]
     assert any(rule.get("unobserved") for rule in report["rules"]), report["rules"]
-    with pytest.raises(AssertionError, match="NOT OBSERVED  no-secrets-in-requests"):
+    with pytest.raises(AssertionError) as failure:
         assert_follows_client_rules(proxy, "team-bot")
+    message = str(failure.value)
+    assert message.startswith("could not grade team-bot on every client safety rule: not observed, not passed")
+    assert "NOT OBSERVED  no-secrets-in-requests" in message
+    assert "What team-bot did (1 requests):" in message
