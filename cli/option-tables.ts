@@ -321,3 +321,55 @@ export const FAULT_OPTION_ROWS: readonly OptionRow[] = [
     default: 1,
   },
 ];
+
+/** From mock-server/proxy/proxy-options.ts (proxyOptionsSchema). */
+export const PROXY_OPTION_ROWS: readonly OptionRow[] = [
+  {
+    key: 'connectTimeoutMs',
+    path: ['connectTimeoutMs'],
+    flag: 'connect-timeout-ms',
+    query: 'connect_timeout_ms',
+    description: 'longest wait for a connection to the target before the agent gets a JSON 504',
+    type: 'integer',
+    required: false,
+    min: 1,
+    max: 600000,
+    default: 5000,
+  },
+  {
+    key: 'firstByteTimeoutMs',
+    path: ['firstByteTimeoutMs'],
+    flag: 'first-byte-timeout-ms',
+    query: 'first_byte_timeout_ms',
+    description:
+      "longest wait for the start of the target's answer (its status line) once the request was sent, before the agent gets a JSON 504",
+    type: 'integer',
+    required: false,
+    min: 1,
+    max: 3600000,
+    default: 30000,
+  },
+  {
+    key: 'idleTimeoutMs',
+    path: ['idleTimeoutMs'],
+    flag: 'idle-timeout-ms',
+    query: 'idle_timeout_ms',
+    description:
+      "longest silence of the target while it sends an answer's body (or reads the request's) before the proxy cuts the exchange off",
+    type: 'integer',
+    required: false,
+    min: 1,
+    max: 3600000,
+    default: 30000,
+  },
+  {
+    key: 'keepField',
+    path: ['keepField'],
+    flag: 'keep-field',
+    query: 'keep_field',
+    description:
+      'a header, JSON field, query or form parameter, or multipart part the journal keeps although its name speaks of a credential (repeatable, any spelling; the secret scan still applies)',
+    type: 'list',
+    required: false,
+  },
+];

@@ -12,11 +12,14 @@ import type { JournalEntry } from './journal/journal.ts';
 import { loadCorpus } from './providers/corpus.ts';
 import { createFixtureFetchProvider, type FetchProvider } from './providers/web-fetch.ts';
 import { createFixtureSearchProvider, type SearchProvider } from './providers/web-search.ts';
+import { adminKeyProblem } from './routes/admin-key.ts';
 import { applyConfig, createRuntime, type Runtime } from './runtime.ts';
 import { createReplayTracks } from './scenarios/replay-tracks.ts';
 import { loadScenario, parseScenario, type Scenario, type ScenarioInput } from './scenarios/scenarios.ts';
+import { createMemoryAdmin } from './store/memory-admin.ts';
 import { createSharedControl } from './store/shared-control.ts';
 import { connectSharedStore, type SharedStore } from './store/shared-store.ts';
+import type { AdminPort } from './store/state-port.ts';
 
 export interface GatewayOptions {
   /** A config object laid over the bundled default, or one already returned by `loadConfig`. */
@@ -60,6 +63,9 @@ const withoutSource = ({ source: _source, ...config }: ResolvedConfig) => config
  * const res = await gateway.fetch(new Request('http://gw.test/v1/whoami', { headers: { 'X-Agent-Identity': token } }));
  */
 export function createGateway(options: GatewayOptions = {}) {
+  // A key no request could send (blank, spaces at an end) would refuse every admin call: refused here.
+  const keyProblem = options.adminKey === undefined ? undefined : adminKeyProblem(options.adminKey, 0);
+  if (keyProblem) throw new GatewayError('invalid_request', { message: keyProblem });
   // What a scenario is laid over: the caller's file and overlay (or resolved config).
   const base: { file?: string; config?: GatewayConfigOverlay } = isResolved(options.config)
     ? { config: withoutSource(options.config) }
@@ -176,7 +182,7 @@ export function createGateway(options: GatewayOptions = {}) {
       dropped,
     });
   };
-  // With a shared store, admin changes are published to the other instances and theirs taken over.
+  // With a shared store, admin changes are made per entity in the store and taken over from it.
   const control = options.store
     ? createSharedControl(options.store, {
         snapshot: () => ({
@@ -194,16 +200,24 @@ export function createGateway(options: GatewayOptions = {}) {
           }
           runtime.registry.restore(next.agents);
           runtime.policy.configure(next.tools);
-          runtime.faults.restore(next.faults);
+          // The counts shown for a fault are this instance's last reading of the store's (strikes).
+          const counts = new Map(runtime.faults.list().map((f) => [f.id, f]));
+          runtime.faults.restore(
+            next.faults.map((f) => ({
+              ...f,
+              seen: counts.get(f.id)?.seen ?? 0,
+              fired: counts.get(f.id)?.fired ?? 0,
+            })),
+          );
           clock.restore(next.clock);
           options.store?.limits.useEpoch(next.epoch);
         },
       })
     : undefined;
-  if (control)
-    runtime.afterFaultSpent = () => {
-      control.changed().catch((error) => log(`spent fault not announced: ${String(error)}`));
-    };
+  if (control) runtime.afterFaultSpent = (id) => control.faultSpent(id);
+  const admin: AdminPort =
+    control?.admin ??
+    createMemoryAdmin({ registry: runtime.registry, policy: runtime.policy, faults: runtime.faults, clock });
   const core: GatewayCore = createCore(runtime, {
     serveIdentityProvider: options.serveIdentityProvider ?? !options.verifier,
     admin: options.adminKey
@@ -214,7 +228,7 @@ export function createGateway(options: GatewayOptions = {}) {
           useScenario,
           scenario: () => scenario,
           clientReport: readClientReport,
-          changed: control?.changed,
+          admin,
         }
       : undefined,
   });

@@ -56,7 +56,7 @@ export interface Runtime {
   /** The recorded answers of the replay scenario in force (scenarios/replay-tracks.ts); set by the gateway. */
   replay?: ReplayTracks;
   /** With a shared store: tells the other instances a fault was spent here (set by the gateway). */
-  afterFaultSpent?: () => void;
+  afterFaultSpent?: (id: string) => void;
 }
 
 export function createRuntime(
@@ -105,7 +105,7 @@ export function createRuntime(
       ? createRedisState(shared, local, {
           config: () => runtime.config,
           faults: memory.faults,
-          faultSpent: () => runtime.afterFaultSpent?.(),
+          faultSpent: (id) => runtime.afterFaultSpent?.(id),
         })
       : local,
     corpus: parts.corpus,

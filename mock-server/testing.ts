@@ -262,7 +262,7 @@ export function assertFollowsClientRules(
 ): ClientReport {
   if (!isGateway(gateway)) throw new TypeError(notAGateway(gateway));
   const { report, entries } = gradeHere(gateway, agent, options);
-  if (!reportPasses(report))
+  if (!passes({ report, entries }))
     throw new Error(`${formatClientReport(report)}\n\n${timelineOf(entries, agent)}`);
   return report;
 }
@@ -275,13 +275,20 @@ export async function assertFollowsClientRulesShared(
 ): Promise<ClientReport> {
   if (!isGateway(gateway)) throw new TypeError(notAGateway(gateway));
   const { report, entries } = await gradeInUse(gateway, agent, options);
-  if (!reportPasses(report))
+  if (!passes({ report, entries }))
     throw new Error(`${formatClientReport(report)}\n\n${timelineOf(entries, agent)}`);
   return report;
 }
 
+/**
+ * Whether the graded requests pass: every rule observed and kept. No request at all reaches here only when the
+ * caller said none were expected (allowNoRequests; otherwise grading threw), and then it passes.
+ */
+const passes = ({ report, entries }: Pick<Graded, 'report' | 'entries'>) =>
+  entries.length === 0 || reportPasses(report);
+
 const verdict = ({ report, entries }: Graded, agent: string) => {
-  const pass = reportPasses(report);
+  const pass = passes({ report, entries });
   const timeline = timelineOf(entries, agent);
   return {
     pass,

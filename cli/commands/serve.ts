@@ -275,6 +275,12 @@ function runWorkers(cluster: Cluster, count: number, store: string): Promise<voi
       );
       cluster.fork();
     });
+    // Each worker accepts its own connections from the shared listen socket (the kernel queues them), rather
+    // than the primary accepting and handing them over (round-robin, Node's default elsewhere): a connection
+    // handed to a worker killed before it confirmed stayed open in the primary, unanswered, until the client
+    // gave up. With the workers accepting, a killed worker's connections are reset at once, and those it had
+    // not accepted wait in the socket's queue for the others.
+    cluster.schedulingPolicy = cluster.SCHED_NONE;
     for (let i = 0; i < count; i++) cluster.fork();
     const stop = () => {
       if (stopping) return;

@@ -126,9 +126,9 @@ export const serverSchema = z
     /** A kept-alive connection with no request in progress is closed after this long. */
     idle_timeout_ms: z.number().int().min(100).max(600_000).default(5_000),
     /**
-     * Most connections one client address may hold. A new one beyond it closes that address's longest-idle
-     * connection; only when all of them have a request in progress is it refused (429 rate_limited,
-     * reason: connections).
+     * Most connections one client address may hold. A new one beyond it makes room with that address's
+     * longest-idle connection (closed without losing a request sent on it); only when all of them have a
+     * request in progress is it refused (429 rate_limited, reason: connections).
      */
     max_connections_per_client: z.number().int().min(1).max(1_000_000).default(1000),
   })
@@ -214,7 +214,10 @@ export const configSchema = z
          * only a crashed instance's slots expire, after at most this long (real time).
          */
         lease_seconds: z.number().min(0.2).max(3600).default(30),
-        /** The longest any Redis call may take before the request gets 503 state_store_unavailable. */
+        /**
+         * How long Redis may stay silent while a request waits for it before the request gets 503
+         * state_store_unavailable (a Redis that keeps answering, however slowly, is waited for).
+         */
         timeout_ms: z.number().int().min(10).max(60_000).default(2000),
       })
       .default({ url: 'memory', key_prefix: 'agw', lease_seconds: 30, timeout_ms: 2000 }),

@@ -1,6 +1,7 @@
 import { requestKey } from '../client-report/request-meaning.ts';
 import type { CallContext } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
+import { redactCredentialText } from '../secrets/credential-redaction.ts';
 import type { SecretKind } from '../secrets/secrets.ts';
 import { tokenOf } from './identify.ts';
 
@@ -15,7 +16,8 @@ export function noteOutgoingText(ctx: CallContext, identity: Identity, field: 'q
     agentId: identity.agentId,
     outgoing: true,
   });
-  ctx.note[field] = redacted;
+  // Credentials by place too (`?api_key=...`, `https://user:pass@`): the journal is shared as it is.
+  ctx.note[field] = redactCredentialText(redacted);
   if (kinds.length > 0) noteFound(ctx, field, kinds);
   if (split) ctx.note.secrets_split = split;
 }

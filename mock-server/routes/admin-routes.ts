@@ -13,6 +13,7 @@ import type { Agent } from '../identity/agent-registry.ts';
 import { findingsOf } from '../journal/answer-findings.ts';
 import { harTextSlices } from '../journal/har.ts';
 import { journalPageJson } from '../journal/journal.ts';
+import type { MaybePromise } from '../maybe-promise.ts';
 import { fromQuery } from '../options/option-schema.ts';
 import type { Runtime } from '../runtime.ts';
 import { type FaultSpec, faultSpecSchema } from '../scenarios/faults.ts';
@@ -22,6 +23,7 @@ import {
   type Scenario,
   type ScenarioInput,
 } from '../scenarios/scenarios.ts';
+import type { AdminPort, ClockChange } from '../store/state-port.ts';
 import {
   advanceSchema,
   agentCreateSchema,
@@ -46,16 +48,16 @@ export interface AdminControl {
   scenario(): Scenario | undefined;
   clientReport(agent: string, options?: Partial<ClientReportOptions>): Promise<ClientReport>;
   /**
-   * With a shared store: publishes an admin change to the other instances (`reset`: counts and the journal
-   * start over everywhere too). Called after every successful change, before it is answered.
+   * Where every admin change is made: this process's state, or the shared store one entity at a time
+   * (answered once the store has it). Handlers change nothing themselves.
    */
-  changed?: (kind?: 'state' | 'reset') => Promise<void>;
+  admin: AdminPort;
 }
 
 /** Runs a clock change; a time past the clock's range is the caller's mistake (400), not a crash. */
-function changeClock(field: string, change: () => void): void {
+async function changeClock(field: string, change: () => MaybePromise<void>): Promise<void> {
   try {
-    change();
+    await change();
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
     throw new GatewayError('invalid_request', { message: error.message, details: { field } });
@@ -132,20 +134,8 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
     frozen: clock.frozen,
     epoch: clock.epoch,
   });
-  const { changed } = control;
-  const resets = new Set(['reset', 'loadScenario']);
-  const route = (id: string, handler: Handler) =>
-    routes.bind(
-      id,
-      // A change is in the shared store (and announced) before the caller hears it was made.
-      !changed || routes.declared(id).method === 'GET'
-        ? handler
-        : async (ctx, params) => {
-            const answer = await handler(ctx, params);
-            await changed(resets.has(id) ? 'reset' : 'state');
-            return answer;
-          },
-    );
+  const { admin } = control;
+  const route = (id: string, handler: Handler) => routes.bind(id, handler);
   const queryOf = (ctx: CallContext) => Object.fromEntries(new URLSearchParams(ctx.request.query));
 
   const endpoints = adminIndex(routes.routes);
@@ -155,12 +145,8 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
   route('createAgent', async (ctx) => {
     const body = await readJsonBody(ctx.request, agentCreateSchema, maxBody());
     checkTier(body.tier);
-    if (registry.get(body.id))
-      throw new GatewayError('already_exists', { message: `Agent "${body.id}" already exists.` });
     const apiKey = body.api_key ?? `ak_${randomBytes(12).toString('hex')}`;
-    if (registry.findByApiKey(apiKey))
-      throw new GatewayError('already_exists', { message: 'That api_key is already used.' });
-    const agent = registry.add({
+    const created = await admin.createAgent({
       id: body.id,
       name: body.name ?? body.id,
       apiKey,
@@ -168,20 +154,24 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
       allowlist: body.allowlist ?? [],
       disabled: body.disabled ?? false,
     });
-    return ok(ctx, showAgent(agent), 201);
+    if (created === 'id_taken')
+      throw new GatewayError('already_exists', { message: `Agent "${body.id}" already exists.` });
+    if (created === 'key_taken')
+      throw new GatewayError('already_exists', { message: 'That api_key is already used.' });
+    return ok(ctx, showAgent(agentOr404(body.id)), 201);
   });
   route('getAgent', (ctx, params) => ok(ctx, showAgent(agentOr404(params.id as string))));
   route('updateAgent', async (ctx, params) => {
-    const agent = agentOr404(params.id as string);
+    const id = params.id as string;
     const body = await readJsonBody(ctx.request, agentPatchSchema, maxBody());
     checkTier(body.tier);
-    registry.update(agent.id, body);
-    return ok(ctx, showAgent(agent));
+    if (!(await admin.updateAgent(id, body))) agentOr404(id);
+    return ok(ctx, showAgent(agentOr404(id)));
   });
-  route('revokeTokens', (ctx, params) => {
-    const agent = agentOr404(params.id as string);
-    registry.revokeTokens(agent.id);
-    return ok(ctx, showAgent(agent));
+  route('revokeTokens', async (ctx, params) => {
+    const id = params.id as string;
+    if (!(await admin.revokeTokens(id))) agentOr404(id);
+    return ok(ctx, showAgent(agentOr404(id)));
   });
   route('mintToken', (ctx, params) => {
     // Never mint with a secret the other instances may not hold (shared store in conflict: 503).
@@ -204,55 +194,47 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
       });
     const body = await readJsonBody(ctx.request, toolPatchSchema, maxBody());
     for (const tier of body.tiers ?? []) checkTier(tier);
-    runtime.policy.updateTool(tool, body);
+    await admin.updateTool(tool, body);
     return ok(ctx, { tool, ...runtime.policy.tools[tool] });
   });
 
   route('getLimits', (ctx) => ok(ctx, runtime.config.rate_limits));
 
   route('getClock', (ctx) => ok(ctx, clockState()));
-  route('freezeClock', (ctx) => {
-    clock.freeze();
-    return ok(ctx, clockState());
-  });
-  route('resumeClock', (ctx) => {
-    clock.resume();
-    return ok(ctx, clockState());
-  });
-  route('resetClock', (ctx) => {
-    clock.reset();
-    return ok(ctx, clockState());
-  });
+  const clockRoute = (id: string, change: ClockChange) =>
+    route(id, async (ctx) => {
+      await admin.changeClock(change);
+      return ok(ctx, clockState());
+    });
+  clockRoute('freezeClock', { kind: 'freeze' });
+  clockRoute('resumeClock', { kind: 'resume' });
+  clockRoute('resetClock', { kind: 'reset' });
   route('advanceClock', async (ctx) => {
     const body = await readJsonBody(ctx.request, advanceSchema, maxBody());
     // Whole milliseconds, as the clock keeps them (token times and the journal are in ms).
     const field = body.ms === undefined ? 'seconds' : 'ms';
-    changeClock(field, () => clock.advance(body.ms ?? Math.round((body.seconds ?? 0) * 1000)));
+    const ms = body.ms ?? Math.round((body.seconds ?? 0) * 1000);
+    await changeClock(field, () => admin.changeClock({ kind: 'advance', ms }));
     return ok(ctx, clockState());
   });
   route('setClock', async (ctx) => {
     const { time, frozen } = await readJsonBody(ctx.request, setSchema, maxBody());
-    const epoch = typeof time === 'number' ? time : Date.parse(time);
-    changeClock('time', () => {
-      // Frozen first, then set: the clock shows exactly `time`, with no real time run in between.
-      if (frozen === true) clock.freeze();
-      clock.set(epoch);
-      if (frozen === false) clock.resume();
-    });
+    const epochMs = typeof time === 'number' ? time : Date.parse(time);
+    await changeClock('time', () => admin.changeClock({ kind: 'set', epochMs, frozen }));
     return ok(ctx, clockState());
   });
 
   route('listFaults', (ctx) => ok(ctx, { faults: runtime.faults.list() }));
   route('armFault', async (ctx) => {
     const spec: FaultSpec = await readJsonBody(ctx.request, faultSpecSchema, maxBody());
-    return ok(ctx, runtime.faults.add(spec), 201);
+    return ok(ctx, await admin.armFault(spec), 201);
   });
-  route('clearFaults', (ctx) => {
-    runtime.faults.clear();
+  route('clearFaults', async (ctx) => {
+    await admin.clearFaults();
     return ok(ctx, { faults: [] });
   });
-  route('disarmFault', (ctx, params) => {
-    if (!runtime.faults.remove(params.id as string))
+  route('disarmFault', async (ctx, params) => {
+    if (!(await admin.disarmFault(params.id as string)))
       throw new GatewayError('not_found', { message: `No fault "${params.id}".` });
     return ok(ctx, { faults: runtime.faults.list() });
   });
@@ -335,6 +317,8 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
         details: { field: 'scenario', issues: error.issues },
       });
     }
+    // Every instance takes it over; counts and the journal start over everywhere.
+    await admin.replaced();
     return ok(ctx, {
       scenario: { name: loaded.name, description: loaded.description, source: loaded.source },
       clock: clockState(),
@@ -346,8 +330,9 @@ export function registerAdminRoutes(routes: Routes, control: AdminControl) {
     return ok(ctx, await control.clientReport(q.agent, fromQuery(reportOptionsSchema, q)));
   });
 
-  route('reset', (ctx) => {
+  route('reset', async (ctx) => {
     control.reset();
+    await admin.replaced();
     return ok(ctx, { reset: true, clock: clockState() });
   });
 }

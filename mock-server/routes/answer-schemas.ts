@@ -204,6 +204,10 @@ export const journalEntrySchema = z.looseObject({
   exchange: z
     .strictObject({
       request_headers: z.array(z.tuple([z.string(), z.string()])),
+      query: z
+        .string()
+        .optional()
+        .describe("The request's query string (without `?`), credentials redacted."),
       request_body: z.string().optional(),
       request_body_bytes: z.number().int(),
       response_headers: z.array(z.tuple([z.string(), z.string()])),
@@ -213,7 +217,7 @@ export const journalEntrySchema = z.looseObject({
     })
     .optional()
     .describe(
-      'Headers and the first journal.body_bytes of each body, the identity header, credentials and secrets redacted.',
+      'Headers, the query and the first journal.body_bytes of each body, the identity header, credentials (by name, wherever they sit) and secrets redacted; a body is redacted before it is cut.',
     ),
   findings: z
     .array(z.strictObject({ rule: z.string(), detail: z.string() }))
