@@ -24,10 +24,19 @@
  * Load only lengthens waits. A spike (hundreds of ms) on a later wait hides a flat schedule (a miss, never a
  * false flag): the later waits are also read without their longest one or two (each reading one more test,
  * counted). A spike on a first retry's wait would fake a flat schedule: the first retries are ALWAYS read
- * without their longest EARLY_SPIKES waits (the order statistic's law is exact too: Beta). Steady load (tens of
- * ms) adds to every wait alike, which after scaling weighs more on the first retries; it matters only for a
- * first step as short as the load (a backoff from 10 ms through 25 ms of noise), and such a client's waits are
- * mostly load: it is named in the docs as a limit.
+ * without their longest EARLY_SPIKES waits (the law of that order statistic is exact too: Beta). Steady load
+ * (tens of ms) adds to every wait alike, which after scaling weighs more on the first retries; it matters
+ * only for a first step as short as the load, whose waits are mostly load.
+ *
+ * Its limit: scale-free, fifteen waits do not always tell. Three calls of five retries on a constant 100 ms
+ * bound whose three first waits all fell under 60 ms look like the reference with f = 60 ms (chance about
+ * 1 in 500); no scale-free reading can flag them without flagging that legal backoff as often. So a second
+ * reading, `lowCeiling`, holds the same reference to the least common first step (FIRST_STEP_MS, 100 ms:
+ * bounds 100, 200, then 400 ms): every wait but one or two (spikes) under a ceiling it passes with a chance
+ * under 1 in 1000. This one assumes a scale: a backoff from under 100 ms whose waits stay under 400 ms (40 ms
+ * doubling to a 200 ms step, three calls of seven retries) reads as a low ceiling. One such call (seven
+ * retries) never does: from its fourth retry on it waits 100 ms or more, and a ceiling of 100 ms over its
+ * seven places has a chance of 1 in 2048 at the least, times the three tests made.
  */
 
 /** Waits of the first retries a load spike may have lengthened: always left out of their largest. */
