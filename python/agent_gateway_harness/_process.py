@@ -104,6 +104,10 @@ class GatewayProcess:
         self._child.wait()
         self._listening.set()
 
+    def exit_code(self):
+        """None while the process runs; its exit code once it has ended (negative: killed by that signal)."""
+        return self._child.poll()
+
     def output(self):
         """Everything the gateway printed so far (its startup text names agents, API keys and limits)."""
         return "".join(self._lines)

@@ -30,9 +30,14 @@ def timeline(entries, agent, last=_SHOWN):
     return "\n".join(lines)
 
 
+def _by_the_agent(gateway, entries):
+    """The entries the agent under test sent: not the tokens the harness minted for it (gateway.token)."""
+    return [e for e in entries if e.get("request_id") not in gateway.own_request_ids]
+
+
 def _nothing_seen(gateway, agent):
     others = {}
-    for entry in gateway.journal():
+    for entry in _by_the_agent(gateway, gateway.journal()):
         if entry.get("agent"):
             others[entry["agent"]] = others.get(entry["agent"], 0) + 1
     seen = ", ".join(f"{a} ({n})" for a, n in others.items())
@@ -51,7 +56,8 @@ def _nothing_seen(gateway, agent):
 def assert_follows_client_rules(gateway, agent, **thresholds):
     """Fails unless the agent followed every client safety rule in the requests made during this test.
 
-    Raises AssertionError when the agent made no request in this test, and otherwise, on a violation, with
+    Raises AssertionError when the agent made no request in this test, when a rule could not be observed
+    (the report's rules[].unobserved: not observed is not a pass), and otherwise, on a violation, with
     the report (rule id, spec section, what was expected and what was seen, the offending requests) and the
     agent's timeline. Returns the report (JSON, docs/any-language.md) when the agent passed.
     Thresholds as keyword arguments: retry_cap, grace_ms, max_concurrency_after_429, quiet_ms.
@@ -63,12 +69,19 @@ def assert_follows_client_rules(gateway, agent, **thresholds):
         if error.code == "not_found":
             raise AssertionError(f"no request from {agent} was seen in this test: {error}") from None
         raise
-    if report["requests"] == 0:
+    if report["requests"] == 0 or (
+        gateway.own_request_ids and not _by_the_agent(gateway, gateway.journal(agent))
+    ):
         raise AssertionError(_nothing_seen(gateway, agent))
-    if report["violations"]:
+    # Green means seen: a rule the gateway could not observe (rules[].unobserved) is not a pass either.
+    unobserved = [rule["id"] for rule in report["rules"] if rule.get("unobserved")]
+    if report["violations"] or unobserved:
         text = gateway.report_text(agent, **thresholds)
-        raise AssertionError(
-            f"expected {agent} to follow the client safety rules\n\n{text}\n\n"
-            f"{timeline(gateway.journal(agent), agent)}"
+        heading = (
+            f"expected {agent} to follow the client safety rules"
+            if report["violations"]
+            else f"could not grade {agent} on every client safety rule: not observed, not passed: "
+            + ", ".join(unobserved)
         )
+        raise AssertionError(f"{heading}\n\n{text}\n\n{timeline(gateway.journal(agent), agent)}")
     return report

@@ -34,12 +34,18 @@ class Gateway:
         self.admin_key = admin_key
         self.process = process
         self.since = 0
+        # request ids of the calls the harness itself made as an agent (token()): not the agent's doing
+        self.own_request_ids = set()
         self.clock = Clock(self)
         self.faults = Faults(self)
 
     # -- HTTP ---------------------------------------------------------------------------------------------
     def call(self, method, path, body=None, admin=True):
         """One call to the gateway; returns the JSON answer, raises AdminApiError on an error status."""
+        return self._exchange(method, path, body, admin)[0]
+
+    def _exchange(self, method, path, body=None, admin=True):
+        """One call to the gateway: (the JSON answer, the response headers); AdminApiError on an error status."""
         data = None if body is None else json.dumps(body).encode()
         headers = {"accept": "application/json"}
         if data is not None:
@@ -50,6 +56,7 @@ class Gateway:
         try:
             with _DIRECT.open(request, timeout=_TIMEOUT_S) as response:
                 text = response.read().decode()
+                answer_headers = response.headers
         except urllib.error.HTTPError as error:
             text = error.read().decode(errors="replace")
             try:
@@ -57,7 +64,7 @@ class Gateway:
             except ValueError:
                 answer = {"message": text}
             raise AdminApiError(method, path, error.code, answer.get("code"), answer.get("message")) from None
-        return json.loads(text) if text else None
+        return (json.loads(text) if text else None), answer_headers
 
     # -- identity -----------------------------------------------------------------------------------------
     def api_key(self, agent):
@@ -65,8 +72,13 @@ class Gateway:
         return self.call("GET", f"/__admin/agents/{urllib.parse.quote(agent, safe='')}")["api_key"]
 
     def token(self, agent):
-        """A fresh identity token for the agent, minted with its API key (POST /idp/token)."""
-        answer = self.call("POST", "/idp/token", {"api_key": self.api_key(agent)}, admin=False)
+        """A fresh identity token for the agent, minted with its API key (POST /idp/token).
+
+        The gateway journals the mint under the agent; it is remembered as the harness's own, so a test in which
+        only the harness minted a token does not count as the agent having made a request."""
+        answer, headers = self._exchange("POST", "/idp/token", {"api_key": self.api_key(agent)}, admin=False)
+        if headers.get("x-request-id"):
+            self.own_request_ids.add(headers["x-request-id"])
         return answer["token"]
 
     def agents(self):
@@ -83,6 +95,7 @@ class Gateway:
     def mark(self):
         """From now on, report() and assert_follows_client_rules grade only the requests made after this."""
         self.since = self.call("GET", "/__admin/journal?limit=1")["next_since"]
+        self.own_request_ids.clear()
         return self.since
 
     def use_scenario(self, name=None, scenario=None):

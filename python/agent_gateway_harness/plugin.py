@@ -10,6 +10,7 @@ import os
 import pytest
 
 from ._process import GatewayProcess
+from .errors import AgentGatewayError, NodeNotFoundError
 from .gateway import Gateway
 
 MARK = "agent_gateway"
@@ -28,12 +29,35 @@ class _Processes:
 
     def __init__(self):
         self._running = {}
+        self._no_node = None
 
     def get(self, scenario, config):
+        if self._no_node is not None:
+            # Node.js was looked for once: the first test showed where; the others say what, in one line.
+            pytest.fail(f"{type(self._no_node).__name__}: {self._no_node}", pytrace=False)
         key = (str(scenario), json.dumps(config, sort_keys=True, default=str))
+        self._drop_if_dead(key)
         if key not in self._running:
-            self._running[key] = GatewayProcess(scenario=scenario, config=config)
+            try:
+                self._running[key] = GatewayProcess(scenario=scenario, config=config)
+            except NodeNotFoundError as error:
+                self._no_node = error
+                raise
         return self._running[key]
+
+    def _drop_if_dead(self, key):
+        """A process that ended during the session (killed, out of memory) errors the test that finds it,
+        with its exit code and last output, once: the next test gets a fresh one."""
+        process = self._running.get(key)
+        if process is None or process.exit_code() is None:
+            return
+        del self._running[key]
+        process.stop()
+        tail = "".join(process.output().splitlines(keepends=True)[-20:])
+        raise AgentGatewayError(
+            f"the gateway ({process.url}) exited during the session (exit code {process.exit_code()}); "
+            f"the next test starts a fresh one. Its last output:\n{tail}"
+        )
 
     def stop_all(self):
         for process in self._running.values():

@@ -2,6 +2,7 @@
 
 import httpx
 import pytest
+from agent_gateway_harness import assert_follows_client_rules
 from agents import PAGE
 
 
@@ -86,3 +87,19 @@ def test_a_proxy_in_the_environment_is_bypassed_for_the_gateway(pytester, monkey
         """
     )
     pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_a_token_minted_by_the_test_is_not_a_request_of_the_agent(agent_gateway):
+    """The test mints a token with the fixture and the agent never runs: nothing of the agent was seen, so
+    the assertion fails (the harness's own POST /idp/token is journaled under the agent, but is not graded
+    as the agent having done something)."""
+    agent_gateway.token("agent-early")
+    with pytest.raises(AssertionError, match="no request from agent-early was seen in this test"):
+        assert_follows_client_rules(agent_gateway, "agent-early")
+
+
+def test_a_token_minted_by_the_test_and_used_by_the_agent_is_graded(agent_gateway):
+    token = agent_gateway.token("agent-early")
+    assert fetch(agent_gateway, token).status_code == 200
+    report = assert_follows_client_rules(agent_gateway, "agent-early")
+    assert report["requests"] >= 1

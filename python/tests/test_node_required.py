@@ -44,3 +44,34 @@ def test_the_fixture_reports_it_as_one_error(pytester, monkeypatch, tmp_path, no
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*NodeNotFoundError: agent_gateway_harness runs the reference gateway with Node.js*"])
     assert os.environ["PATH"] == str(tmp_path)
+
+
+def test_many_tests_without_node_show_one_traceback(pytester, monkeypatch, tmp_path, no_overrides):
+    """Every test that asks for the fixture errors, but Node.js is looked for once: the first error has the
+    traceback, the others only the message (not one 40-line traceback per test of a large suite)."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    pytester.makepyfile(
+        textwrap.dedent(
+            """
+            import pytest
+
+            def test_one(agent_gateway):
+                pass
+
+            def test_two(agent_gateway):
+                pass
+
+            @pytest.mark.agent_gateway(scenario="burst-429")
+            def test_three(agent_gateway):
+                pass
+
+            def test_without_the_gateway():
+                pass
+            """
+        )
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=3, passed=1)
+    text = result.stdout.str()
+    assert text.count("raise NodeNotFoundError(") == 1
+    assert text.count("NodeNotFoundError: agent_gateway_harness runs the reference gateway with Node.js") == 3

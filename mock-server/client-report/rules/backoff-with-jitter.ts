@@ -23,14 +23,19 @@
  *   could send by chance. Any backoff's first step is taken to be at least FIRST_STEP_MS (the smallest among
  *   common libraries), doubling per retry; its chance of waiting NO_WAIT_MS or less at the k-th retry of a
  *   chain is then at most NO_WAIT_MS / (FIRST_STEP_MS x 2^(k-1)) (full jitter, the most spread). When the
- *   chance of so many quick retries is under 1 in 1000, the client does not wait: however short its chains
- *   (six calls each retried twice at once are as clear as one call retried six times);
- * - a floor never passed: every wait stayed under a ceiling that a backoff (from FIRST_STEP_MS, doubling up
- *   to a cap of LEAST_CAP_MS or more, full jitter) would have passed, with a chance under 1 in 1000 (a
- *   full-jitter backoff capped at 100 ms), see schedule-shape.ts;
+ *   chance of so many quick retries is under 1 in 10000, the client does not wait: however short its chains
+ *   (six calls each retried twice at once are as clear as one call retried six times). 1 in 10000, not 1 in
+ *   1000: a full-jitter backoff from exactly 100 ms is the reference itself, and over the rule's several
+ *   readings 1 in 1000 flagged it in about one journal in 250 (schedule-growth.test.ts, 500 seeds);
+ * - waits that never grow: the retries from the third on wait no longer, next to the first two, than the
+ *   least-growing backoff (full jitter, bound f, 2f, then 4f, for any f: the spec sets no step and no cap)
+ *   shows, or every wait stays under a ceiling that backoff from FIRST_STEP_MS (100, 200, then 400 ms)
+ *   passes, each with a chance under 1 in 1000, see schedule-growth.ts (a jittered constant bound, or a cap
+ *   reached at the second retry; a backoff that grew and then holds a jittered cap, whatever the cap, passes);
  * - per chain, in a third or more of the chains long enough to show it: 3+ retries none over NO_WAIT_MS,
  *   3+ at identical intervals, 4+ at the end held at a cap without jitter (0, 200, then 400 ms eight
- *   times), 5+ that never grew past 1.5x the first;
+ *   times), 5+ that never grew past 1.5x the shortest of the first three (a spike on the first two cannot
+ *   fake it); and two chains at least when there are more (one in three matching by chance is no schedule);
  * - across chains: four or more sequences, a third of all, on one schedule (no jitter): their first three
  *   waits alike to 5 ms or 2% (a quiet machine), or, for all the sequences together, each place's waits
  *   spread less than a client jittering by 20% of the wait (at most 100 ms) would spread them (chance under 1 in 1000; load
@@ -40,14 +45,13 @@
 import type { JournalEntry } from '../../journal/journal.ts';
 import { describe, firstWhere, intervalsOf, isFailure, retryChains } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
+import { EARLY_SPIKES, flatSchedule, lowCeiling } from './schedule-growth.ts';
 import {
   chanceOfSpread,
   chanceText,
   fixedTail,
-  LEAST_CAP_MS,
   LEAST_JITTER_FRACTION,
   leastJitter,
-  lowCeiling,
   NO_JITTER_CHANCE,
   spreadOf,
 } from './schedule-shape.ts';
@@ -75,7 +79,7 @@ export const NO_WAIT_MS = 50;
 /** The smallest first step of a backoff a client could mean (exponential-backoff's default is 100 ms). */
 export const FIRST_STEP_MS = 100;
 /** How unlikely quick retries must be for a client that backs off before they are taken as no wait at all. */
-export const NO_WAIT_CHANCE = 0.001;
+export const NO_WAIT_CHANCE = 0.0001;
 // Retries looked at for the no-wait count (bounds the work on huge journals).
 const MOST_RETRIES_COUNTED = 2000;
 
@@ -150,7 +154,8 @@ const SCHEDULES = [
     // (a uniform wait up to the doubled bound) looks like that about 0.1% of the time (0.15% capped at ten
     // times the base; four retries would be 1.4%), while scheduling noise cannot fake the growth.
     retries: 5,
-    shows: ([first = 0, ...later]: number[]) => Math.max(...later) <= 1.5 * first,
+    // The shortest of the first three waits is the base: load spikes on the first two cannot fake it.
+    shows: (intervals: number[]) => Math.max(...intervals) <= 1.5 * Math.min(...intervals.slice(0, 3)),
     says: (intervals: number[]) => `did not back off: waits of ${ms(intervals)} ms never grew`,
   },
 ] as const;
@@ -217,7 +222,10 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
   // One finding per schedule: the chains that show it are one behaviour of the client, counted.
   const findings = flagged.flatMap((list, k): Finding[] => {
     const first = list[0];
-    if (!first || 3 * list.length < (eligible[k] as number)) return [];
+    // A third of the chains, and two of them when there are more: one chain in three matching by chance (a
+    // 1 in 1000 draw) is not a schedule.
+    const chains = eligible[k] as number;
+    if (!first || 3 * list.length < chains || (chains > 1 && list.length < 2)) return [];
     return [
       list.length === 1
         ? first
@@ -241,30 +249,47 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
       inference: `taken as retries: the same request (same meaning) sent again after its failure was answered; a client backing off from ${FIRST_STEP_MS} ms or more would send this many that quickly with a chance of ${chance < 1e-6 ? 'under 1 in a million' : `1 in ${Math.round(1 / chance)}`}`,
     });
   }
-  const ceiling = findings.length === 0 ? ceilingFinding(entries, counted) : undefined;
-  if (ceiling) findings.push(ceiling);
+  const flat = findings.length === 0 ? flatFinding(entries, counted) : undefined;
+  if (flat) findings.push(flat);
   return { findings, sequences };
 }
 
 /**
- * Waits that never passed a floor a backoff passes: every counted retry (but one or two a load spike may have
- * lengthened) waited at most a ceiling that a client backing off (FIRST_STEP_MS, doubling up to LEAST_CAP_MS
- * or more, full jitter) passes, with a chance under NO_JITTER_CHANCE (schedule-shape.ts `lowCeiling`). Load
- * only lengthens waits: it can hide such a client, never make one of a client that backs off.
+ * Waits that never grow (schedule-growth.ts): the later retries (third and on) wait no longer, next to the
+ * first two, than the least-growing backoff (full jitter, bound f, 2f, then 4f, any f) would show with a
+ * chance under NO_JITTER_CHANCE (`flatSchedule`: scale-free, exact, read past load spikes); or every wait
+ * (but one or two a spike may have lengthened) stayed under a ceiling that the same backoff from FIRST_STEP_MS
+ * (100, 200, then 400 ms) passes, with a chance under NO_JITTER_CHANCE (`lowCeiling`).
  */
-function ceilingFinding(
+function flatFinding(
   entries: readonly JournalEntry[],
   counted: readonly { place: number; wait: number }[],
 ): Finding | undefined {
-  const { chance, ceiling, spikes } = lowCeiling(counted, FIRST_STEP_MS);
-  if (!(chance < NO_JITTER_CHANCE)) return undefined;
+  const growth = flatSchedule(counted);
+  const low = lowCeiling(counted, FIRST_STEP_MS);
+  const flat = growth !== undefined && growth.chance < NO_JITTER_CHANCE;
+  if (!flat && !(low.chance < NO_JITTER_CHANCE)) return undefined;
   const chains = retryChains(entries, unguided).filter((c) => c.length > 1);
+  const first = `(first ${describe(chains[0]?.[0] as JournalEntry)})`;
+  const lead = `${counted.length} retries over ${chains.length} request(s) after failures without Retry-After`;
+  const spikes = (n: number) => (n === 0 ? '' : ` (but the ${n} longest, taken as load spikes)`);
+  const reference = 'full jitter, f at the first retry, 2f at the second, 4f from the third on';
+  if (flat && growth) {
+    const firstWaits = counted.filter((r) => r.place <= 2).map((r) => r.wait);
+    const laterWaits = counted.filter((r) => r.place >= 3).map((r) => r.wait);
+    return {
+      message: `${lead} did not back off: the ${growth.laterRetries} waits from the 3rd retry on (${ms(laterWaits)} ms) stayed${spikes(growth.spikes)} at most ${Math.round(growth.late)} ms, where a backoff grows past 4 times its first two retries' waits (${ms(firstWaits)} ms; the second halved and the longest ${EARLY_SPIKES} left out: ${Math.round(growth.early)} ms): the bound never grew ${first}`,
+      requests: chains.flat().slice(0, 24),
+      count: chains.length,
+      inference: `${RETRIES_OF_ONE_REQUEST}; a client whose bound grows by the least a backoff does (${reference}, for any f) keeps its later waits this short next to its first ones with a chance of ${chanceText(growth.chance)}`,
+    };
+  }
   const deepest = Math.max(...counted.map((r) => r.place));
   return {
-    message: `${counted.length} retries over ${chains.length} request(s) after failures without Retry-After ${spikes === 0 ? 'never' : `but ${spikes}`} waited more than ${Math.round(ceiling)} ms (up to the ${deepest}th retry of a request): the waits stay under a low ceiling instead of growing, no backoff (first ${describe(chains[0]?.[0] as JournalEntry)})`,
+    message: `${lead} ${low.spikes === 0 ? 'never' : `but ${low.spikes}`} waited more than ${Math.round(low.ceiling)} ms (up to the ${deepest}th retry of a request): the waits stay under a low ceiling instead of growing, no backoff ${first}`,
     requests: chains.flat().slice(0, 24),
     count: chains.length,
-    inference: `${RETRIES_OF_ONE_REQUEST}; a client backing off from ${FIRST_STEP_MS} ms, doubling up to at least ${LEAST_CAP_MS} ms with full jitter, stays this low with a chance of ${chanceText(chance)}`,
+    inference: `${RETRIES_OF_ONE_REQUEST}; a client backing off from ${FIRST_STEP_MS} ms (the least common first step) whose bound grows by the least a backoff does (${reference}: ${FIRST_STEP_MS}, ${2 * FIRST_STEP_MS}, then ${4 * FIRST_STEP_MS} ms) stays this low with a chance of ${chanceText(low.chance)}`,
   };
 }
 

@@ -179,8 +179,8 @@ export const retryCap: ClientRule = {
         findings.push({
           message:
             loop.keys.size === 1
-              ? `${describe(first)} was attempted ${chain.length} times in a row without success (cap ${options.retryCap}); stop after the cap and report the failure`
-              : `${describe(first)} was attempted ${chain.length} times in a row without success, changed or reworded ${loop.keys.size - 1} time(s) on the way (cap ${options.retryCap}); a retry that rewords the request is still the same loop`,
+              ? `${describe(first)} was attempted ${chain.length} times in a row without success (cap ${options.retryCap}: this report's threshold, retryCap, since the spec leaves the cap's value open, §8); stop after the cap and report the failure`
+              : `${describe(first)} was attempted ${chain.length} times in a row without success, changed or reworded ${loop.keys.size - 1} time(s) on the way (cap ${options.retryCap}: this report's threshold, retryCap, since the spec leaves the cap's value open, §8); a retry that rewords the request is still the same loop`,
           requests: loop.entries.slice(0, 12),
         });
       }

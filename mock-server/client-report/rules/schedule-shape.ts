@@ -14,10 +14,7 @@
  *   the other way round (a false flag).
  *   A load spike lengthens a few waits by hundreds of milliseconds: each group is also read without its one
  *   or two longest waits (each reading one more test, counted).
- * - a floor that is never passed: waits that all stay under a ceiling a backoff would have passed. A client
- *   backing off starts at FIRST_STEP_MS or more and doubles up to a cap of at least LEAST_CAP_MS; with full
- *   jitter (the most spread downwards) its k-th wait stays under c with chance c / bound(k). Noise raises
- *   the waits, so it only makes such a client less suspect.
+ * Whether a schedule grows at all (a floor never passed) is read by schedule-growth.ts.
  */
 
 /** The least jitter a client that jitters spreads one wait over: 20% of it or 100 ms, whichever is less. */
@@ -25,9 +22,6 @@ export const LEAST_JITTER_FRACTION = 0.2;
 export const LEAST_JITTER_MS = 100;
 /** How unlikely a spread must be for a jittering client before the schedule is taken as having none. */
 export const NO_JITTER_CHANCE = 0.001;
-/** The lowest cap a backoff may have: a client whose waits never reach it does not back off. */
-export const LEAST_CAP_MS = 1000;
-
 /** The width of the least jitter on a wait of `wait` ms. */
 export const leastJitter = (wait: number) => Math.min(LEAST_JITTER_MS, LEAST_JITTER_FRACTION * wait);
 
@@ -127,72 +121,6 @@ export function fixedTail(
     if (chance < NO_JITTER_CHANCE) return { retries, ...spreadOf(tail), chance };
   }
   return undefined;
-}
-
-/** The bound of a backoff's wait at a retry's place in its chain (1 for a first retry): doubling, capped. */
-const boundAt = (place: number, firstStep: number) =>
-  Math.min(Math.max(LEAST_CAP_MS, firstStep), firstStep * 2 ** (place - 1));
-
-/**
- * The chance that a client backing off (first step `firstStep` or more, doubling up to LEAST_CAP_MS or more,
- * full jitter) waits at most `ceiling` ms at every one of these places: the product of ceiling / bound.
- */
-export function chanceOfCeiling(places: readonly number[], ceiling: number, firstStep: number): number {
-  return chanceOfFewAbove(places, ceiling, 0, firstStep);
-}
-
-/**
- * The chance that such a client waits more than `ceiling` ms at no more than `above` of these places (each
- * wait past it with chance 1 - ceiling / bound, independently): a Poisson-binomial tail.
- */
-function chanceOfFewAbove(
-  places: readonly number[],
-  ceiling: number,
-  above: number,
-  firstStep: number,
-): number {
-  let probability = new Float64Array(above + 2);
-  probability[0] = 1;
-  for (const place of places) {
-    const past = Math.max(0, 1 - Math.max(0, ceiling) / boundAt(place, firstStep));
-    const next = new Float64Array(above + 2);
-    for (let j = 0; j <= above + 1; j++) {
-      const here = probability[j] as number;
-      if (here === 0) continue;
-      const up = Math.min(above + 1, j + 1);
-      next[j] = (next[j] as number) + here * (1 - past);
-      next[up] = (next[up] as number) + here * past;
-    }
-    probability = next;
-  }
-  let chance = 0;
-  for (let j = 0; j <= above; j++) chance += probability[j] as number;
-  return chance;
-}
-
-// Waits a load spike may have lengthened, left out of the ceiling (each count is one more test).
-const MOST_SPIKES = 2;
-
-/**
- * Waits that never passed a low ceiling, however a few load spikes lengthened some: for a ceiling at the
- * longest wait, then at the second and third longest (one or two waits taken as spikes), the chance that a
- * client backing off stays that low (chanceOfFewAbove); the least of them times the tests made.
- */
-export function lowCeiling(
-  retries: readonly { place: number; wait: number }[],
-  firstStep: number,
-): { chance: number; ceiling: number; spikes: number } {
-  const waits = retries.map((r) => r.wait).sort((a, b) => b - a);
-  const places = retries.map((r) => r.place);
-  let best = { chance: 1, ceiling: waits[0] ?? 0, spikes: 0 };
-  const tests = Math.min(MOST_SPIKES + 1, waits.length);
-  if (tests === 0) return best;
-  for (let spikes = 0; spikes < tests; spikes++) {
-    const ceiling = waits[spikes] as number;
-    const chance = chanceOfFewAbove(places, ceiling, spikes, firstStep);
-    if (chance < best.chance) best = { chance, ceiling, spikes };
-  }
-  return { ...best, chance: Math.min(1, best.chance * tests) };
 }
 
 /** A chance as words: `1 in 1234`, or `under 1 in a million`. */
