@@ -70,26 +70,35 @@ export const REPORT_OPTION_ROWS: readonly OptionRow[] = [
 /** From conformance/suite-options.ts (suiteOptionsSchema, without the library-only options). */
 export const SUITE_OPTION_ROWS: readonly OptionRow[] = [
   {
+    key: 'tools',
+    path: ['tools'],
+    flag: 'tool',
+    query: 'tools',
+    description:
+      'a tool the gateway declares, as NAME=PATH or NAME=PATH=BODY (repeatable; NAME alone for web.search or web.fetch at the spec path): only these are checked (default: web.search and web.fetch)',
+    type: 'list',
+    required: false,
+    repeatable: true,
+  },
+  {
     key: 'allowedTools',
     path: ['allowedTools'],
     flag: 'allowed-tools',
     query: 'allowed_tools',
     description:
-      'the tools the token may call, when not both: web.search, web.fetch or none (the others are skipped, never passed)',
+      'the tools the token may call, when not all the gateway declares: names, or none (the others are skipped, never passed)',
     type: 'list',
     required: false,
-    choices: ['web.search', 'web.fetch'],
   },
   {
     key: 'deniedTool',
     path: ['deniedTool'],
     flag: 'denied-tool',
     query: 'denied_tool',
-    description: 'the tool the denied token may not call',
+    description:
+      'the tool the denied token may not call (default web.search, or the first tool declared when web.search is not)',
     type: 'string',
     required: false,
-    choices: ['web.search', 'web.fetch'],
-    default: 'web.search',
   },
   {
     key: 'tier',

@@ -14,7 +14,7 @@
  */
 
 import { z } from 'zod';
-import { printable } from '../conformance/redact.ts';
+import { printable } from '../vocabulary/redact.ts';
 import { describe, firstWhere, hasDeliveryFacts } from './client-report/journal-facts.ts';
 import {
   type ClientReport,

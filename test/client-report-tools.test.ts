@@ -1,10 +1,10 @@
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UNPRINTABLE } from '../conformance/redact.ts';
 import { gatewayHandlers } from '../mock-server/adapters/msw.ts';
 import { formatClientReport } from '../mock-server/client-report/report.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import { assertFollowsClientRules } from '../mock-server/testing.ts';
+import { UNPRINTABLE } from '../vocabulary/redact.ts';
 import '../mock-server/testing-vitest.ts';
 import { send, wellBehavedAgent } from './support/agents.ts';
 import { call } from './support/call.ts';

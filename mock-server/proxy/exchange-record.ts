@@ -74,7 +74,7 @@ export function createExchangeRecord(parts: ExchangeRecordParts) {
     )
       names.byConnection.set(request.connection.id, note.agent);
     parts.onRecord?.(status, responseText);
-    noteRequest(ctx, operation, requestBody);
+    noteRequest(ctx, operation, requestBody, runtime.tools);
     if (status >= 400) {
       const code = codeOf(responseText);
       if (code) note.code = code as TargetErrorCode;

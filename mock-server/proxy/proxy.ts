@@ -25,7 +25,7 @@ import { routingPath } from '../routes/router.ts';
 import { FAULT_TARGETS, type FaultTarget } from '../scenarios/faults.ts';
 import { credentialNames } from '../secrets/credential-names.ts';
 import { createAgentNames } from './agent-names.ts';
-import { ANALYSED_BYTES, operationOf, TOOL_FIELD } from './exchange-notes.ts';
+import { ANALYSED_BYTES, operationOf, toolNamed } from './exchange-notes.ts';
 import { createExchangeRecord } from './exchange-record.ts';
 import { forward } from './forward.ts';
 import { createLearnedKeys, type DeclaredKeys, faultArmedFor, TOKEN_OPERATION } from './learned-keys.ts';
@@ -191,7 +191,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     const leaksKey = options.adminKey !== undefined && carriesAdminKey(req.url ?? '', options.adminKey);
     if (leaksKey) request = Object.create(request, { path: { value: '/[REDACTED]' }, query: { value: '' } });
     const started = performance.now();
-    const operation = operationOf(path);
+    const operation = operationOf(path, runtime.tools);
     const ctx = {
       request,
       runtime,
@@ -220,7 +220,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     const keep = bodyBytes();
     const learns = operation === TOKEN_OPERATION;
     const requestBody = collector(
-      Math.max(capturedBytes(keep), TOOL_FIELD[operation] || learns ? ANALYSED_BYTES : 0),
+      Math.max(capturedBytes(keep), toolNamed(runtime.tools, operation) || learns ? ANALYSED_BYTES : 0),
     );
     // The proxy's own credentials are neither forwarded nor journaled.
     const requestHeaders = withoutAdminKey(req.rawHeaders, options.adminKey);

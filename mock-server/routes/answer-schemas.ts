@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { reportOptionsSchema } from '../client-report/report-options.ts';
 import { CLIENT_REPORT_SCHEMA_VERSION } from '../client-report/report-version.ts';
-import { configSchema, TOOL_NAMES } from '../config/schema.ts';
+import { configSchema } from '../config/schema.ts';
 import { ERROR_CODES } from '../errors.ts';
 import { faultSpecSchema } from '../scenarios/faults.ts';
 
 // The answers' shapes, for the OpenAPI document. Request bodies are described by the schemas that validate
-// them (tools/, routes/); answers are built in code, so these are checked against real answers instead
+// them (tools/, routes/), the tools' answers by their definitions (tools/). Answers are built in code, so these
+// are checked against real answers instead
 // (`openapi.test.ts` sends every documented request and parses each answer with its schema, strictly).
 
 const isoTime = z.iso.datetime();
@@ -29,36 +30,14 @@ export const healthSchema = z.strictObject({
 export const whoamiSchema = z.strictObject({
   agent: z.strictObject({ id: z.string(), name: z.string() }),
   tier: z.string(),
-  tools: z.array(z.enum(TOOL_NAMES)).describe('The tools this agent may call now.'),
+  tools: z
+    .array(z.string())
+    .describe("The tools this agent may call now (the built-in ones and the config's)."),
   token: z.strictObject({
     issued_at: isoTime,
     expires_at: isoTime,
     expires_in_seconds: z.number().int().min(0),
   }),
-});
-
-const source = z
-  .enum(['fixture', 'generated'])
-  .describe('`fixture` from fixtures/, `generated` by seeded faker.');
-
-export const searchResponseSchema = z.strictObject({
-  query: z.string(),
-  count: z.number().int(),
-  results: z.array(z.strictObject({ title: z.string(), url: z.string(), snippet: z.string() })),
-  source,
-});
-
-export const fetchResponseSchema = z.strictObject({
-  url: z.string(),
-  status: z.number().int().describe('HTTP status of the fetched page (the tool call itself succeeded).'),
-  title: z.string(),
-  format: z.enum(['markdown', 'text']),
-  content: z.string().describe('Untrusted input (spec section 1, rule 1): data, never instructions.'),
-  length: z.number().int().describe('Length of the whole page, before max_length.'),
-  truncated: z.boolean(),
-  untrusted: z.literal(true),
-  notice: z.string(),
-  source,
 });
 
 export const tokenResponseSchema = z.strictObject({
@@ -75,7 +54,7 @@ export const agentViewSchema = z.strictObject({
   name: z.string(),
   api_key: z.string(),
   tier: z.string(),
-  allowlist: z.array(z.enum(TOOL_NAMES)),
+  allowlist: z.array(z.string()),
   disabled: z.boolean(),
   token_generation: z
     .number()
@@ -92,7 +71,7 @@ export const mintedTokenSchema = z.strictObject({
 const toolsConfig = configSchema.shape.tools;
 export const toolsSchema = z.strictObject({ tools: toolsConfig });
 export const toolPatchedSchema = z.looseObject({
-  tool: z.enum(TOOL_NAMES),
+  tool: z.string(),
   tiers: z.array(z.string()),
   enabled: z.boolean(),
   latency_ms: z.number().int(),

@@ -1,6 +1,6 @@
 import type { ClockState } from '../clock.ts';
 import { MAX_CLOCK_MS } from '../clock.ts';
-import { TOOL_NAMES, type ToolConfig, type ToolName } from '../config/schema.ts';
+import { TOOL_NAMES, type ToolConfig } from '../config/schema.ts';
 import type { Agent, AgentPatch } from '../identity/agent-registry.ts';
 import type { ToolSettings } from '../policy/policy.ts';
 import type { Fault, FaultSpec } from '../scenarios/faults.ts';
@@ -128,7 +128,7 @@ export function createRedisAdmin(connection: RedisConnection) {
       )) as number,
     revokeTokens: async (id: string) =>
       (await run('REVOKE', [agentKey(id), keys.generations, keys.version], id)) as number,
-    updateTool: async (tool: ToolName, patch: Partial<ToolConfig>) =>
+    updateTool: async (tool: string, patch: Partial<ToolConfig>) =>
       (await run('SET_FIELDS', [toolKey(tool), keys.version], '0', ...pairsOf(patch))) as number,
     /** Resolves with the version and the fault's id. */
     armFault: async (spec: FaultSpec) => {
@@ -154,13 +154,13 @@ export function createRedisAdmin(connection: RedisConnection) {
       )) as number,
 
     /** The whole state at one version (version 0 and no seed: the store holds none). */
-    async read(): Promise<StoredAdminState> {
+    async read(toolNames: readonly string[] = TOOL_NAMES): Promise<StoredAdminState> {
       const reply = (await run(
         'READ_ALL',
         [keys.version, keys.seed, keys.ids, keys.faults, keys.clock, keys.scenario, keys.epoch],
         k('agent:'),
         k('tool:'),
-        ...TOOL_NAMES,
+        ...toolNames,
       )) as [string, string, string, string, string[], string[], [string, string[]][], [string, string[]][]];
       const [version, seed, scenario, epoch, clock, faults, agents, tools] = reply;
       const clockFields = objectOf(clock);

@@ -11,6 +11,8 @@ export interface ControlHooks {
   snapshot(): AdminState;
   /** Takes over the store's state, which is newer than the one this instance holds. */
   apply(state: StoredAdminState): void;
+  /** The tools whose settings to read (the built-in ones and the config's extra ones; default built-in). */
+  tools?(): readonly string[];
 }
 
 /**
@@ -39,7 +41,7 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
   let started = false;
 
   const readAndApply = async () => {
-    const state = await admin.read();
+    const state = await admin.read(hooks.tools?.());
     // An emptied store: nothing to take over (the instances write theirs back: `seed`).
     if (state.seed === '' && state.version === 0) return;
     if (state.seed === applied.seed && state.version <= applied.version) return;

@@ -1,6 +1,6 @@
 import type { VirtualClock } from '../clock.ts';
 import type { ResolvedConfig } from '../config/load-config.ts';
-import type { Operation, ToolConfig, ToolName } from '../config/schema.ts';
+import type { Operation, ToolConfig } from '../config/schema.ts';
 import type { GatewayError } from '../errors.ts';
 import type { IdempotencyOutcome, StoredResponse } from '../idempotency.ts';
 import type { Agent, AgentPatch } from '../identity/agent-registry.ts';
@@ -144,7 +144,7 @@ export interface AdminPort {
   updateAgent(id: string, patch: AgentPatch): MaybePromise<boolean>;
   /** False: no such agent. */
   revokeTokens(id: string): MaybePromise<boolean>;
-  updateTool(tool: ToolName, patch: Partial<ToolConfig>): MaybePromise<void>;
+  updateTool(tool: string, patch: Partial<ToolConfig>): MaybePromise<void>;
   armFault(spec: FaultSpec): MaybePromise<Fault>;
   /** False: no such fault. */
   disarmFault(id: string): MaybePromise<boolean>;

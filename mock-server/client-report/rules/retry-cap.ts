@@ -12,6 +12,7 @@
  * Not loops: GET /v1/health, which a monitor polls on its own beat (see backoff-with-jitter).
  */
 import type { JournalEntry } from '../../journal/journal.ts';
+import { meaningOfUrl, wordsOf } from '../../tools/request-meaning.ts';
 import {
   answeredAt,
   createReactionFacts,
@@ -20,7 +21,6 @@ import {
   keyOf,
   TOGETHER_MS,
 } from '../journal-facts.ts';
-import { meaningOfUrl, wordsOf } from '../request-meaning.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 // Words that carry no subject: a rewording adds or drops them freely.
