@@ -5,10 +5,20 @@ import type { Credential, SuiteResponse } from './suite-request.ts';
 
 /* How the suite's client paces itself (spec section 7): which failures it retries, how long it waits. */
 
-/** Statuses that say "try again" (bad gateway, unavailable, gateway timeout), unlike a 500 (a bug). */
-const TRANSIENT = new Set([502, 503, 504]);
-/** Whether a status is a transient server failure (spec section 7: retry with backoff). */
-export const isTransient = (status: number) => TRANSIENT.has(status);
+/**
+ * Whether a status is a server failure the suite retries (spec section 7: "5xx: transient server-side
+ * failure; retry with backoff"). Every 5xx, a 500 as much as a 502: the spec does not tell them apart, so a
+ * rare 500 that a retry clears is tolerated exactly as a rare 502 is, and a 500 that persists through the
+ * retries is observed exactly as a 503 that persists is.
+ */
+export const isTransient = (status: number) => status >= 500 && status <= 599;
+
+/**
+ * Whether a 5xx is load shed the way HTTP says it (RFC 9110 §15.6.4): a 503 that tells the client when to
+ * come back (a Retry-After). Shed load like that is allowed in any amount, as long as a retry clears it.
+ */
+export const isSignalledShedding = (response: SuiteResponse) =>
+  response.status === 503 && retryAfterOf(response) !== undefined;
 
 /** The wait a response's Retry-After asks for (ms), or undefined without a usable one. */
 export function retryAfterOf(response: SuiteResponse, now = Date.now()): number | undefined {
@@ -46,3 +56,15 @@ export const backoffMs = (attempt: number, random = Math.random) => {
   const step = Math.min(8000, 250 * 2 ** attempt);
   return step / 2 + random() * (step / 2);
 };
+
+/** The suite's own floor under a Retry-After once the gateway's proved too short: 1 s, doubling. */
+export const FIRST_LIE_FLOOR_MS = 1000;
+
+/**
+ * The wait before retrying a 429 whose Retry-After (or reset) asked `asked` ms, when the gateway's earlier
+ * waits proved too short (`floorMs`, 0 while none has): the longer of the two, with up to a quarter of
+ * jitter on top, so that a gateway answering "Retry-After: 0" to every 429 is still retried with
+ * exponential backoff (DESIGN.md: 0 means now, but a hard cap and backoff always apply).
+ */
+export const flooredWaitMs = (asked: number, floorMs: number, random = Math.random) =>
+  floorMs > asked ? floorMs + random() * (floorMs / 4) : asked;

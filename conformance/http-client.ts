@@ -4,6 +4,8 @@ import { IDENTITY_HEADER } from '../vocabulary/identity-header.ts';
 import {
   askedWaitOf,
   backoffMs,
+  FIRST_LIE_FLOOR_MS,
+  flooredWaitMs,
   isTransient,
   MAX_TRANSIENT_RETRIES,
   REAL_CLOCK,
@@ -52,9 +54,11 @@ const MAX_BODY = 1024 * 1024;
 
 /**
  * The suite's own HTTP client. It obeys the spec's client safety rules (section 7): on 429 it honours
- * Retry-After (or backs off exponentially with jitter when there is none), under a hard retry cap; a 502,
- * 503 or 504 is retried at most three times the same way (transient), a 500 never (it is an observation). With
- * a token command, a 401 on a real token refreshes it once. `raw` returns the first answer, whatever it is.
+ * Retry-After (or backs off exponentially with jitter when there is none), under a hard retry cap, and once
+ * a Retry-After proved too short (a 429 again after waiting it) it keeps its own floor under every later
+ * one of that scope, exponential with jitter; any 5xx is retried at most three times the same way
+ * (transient, spec section 7: a 500 as a 502). With a token command, a 401 on a real token refreshes it
+ * once. `raw` returns the first answer, whatever it is.
  */
 export function createSuiteClient(options: ClientOptions) {
   const base = new URL(options.baseUrl);
@@ -75,6 +79,19 @@ export function createSuiteClient(options: ClientOptions) {
   const gates = new Map<string, { until: number; why: string }>();
   /** Per scope, the requests the gateway last said were left (its rate-limit headers), when it says. */
   const remaining = new Map<string, number>();
+  /**
+   * Per scope, the suite's own floor under the waits a 429 asks, once one proved too short (0 until then):
+   * 1 s after the first 429 met again after waiting what was asked, doubling each time after, capped at
+   * --max-wait-seconds. A gateway whose Retry-After lies is still retried with backoff, never at 0 s.
+   */
+  const floors = new Map<string, number>();
+  const floorOf = (scope: string) => floors.get(scope) ?? 0;
+  const raiseFloor = (scope: string) => {
+    const next = Math.max(FIRST_LIE_FLOOR_MS, floorOf(scope) * 2);
+    floors.set(scope, Math.min(next, options.maxWaitSeconds * 1000));
+  };
+  /** While false (a property shrinking a counterexample already found), a 5xx is returned as it is. */
+  let retryServerErrors = true;
   const log = options.log ?? (() => {});
 
   /** Waits `ms` on the suite's clock, saying now and then that it still is (a CI log must not look hung). */
@@ -100,6 +117,9 @@ export function createSuiteClient(options: ClientOptions) {
     const gate = gates.get(scope);
     if (!gate || gate.until < until) gates.set(scope, { until, why });
   };
+  /** A wait a 429 asked of a scope, with the scope's floor under it once the gateway's waits proved short. */
+  const floored = (scope: string, asked: number | undefined) =>
+    asked === undefined ? undefined : flooredWaitMs(asked, floorOf(scope));
 
   /** Holds a call until its scope's gate opens, when that is within --max-wait-seconds and the budget. */
   const paced = async (scope: string, what: string) => {
@@ -177,10 +197,16 @@ export function createSuiteClient(options: ClientOptions) {
   const waitFor = (
     asked: number | undefined,
     attempt: number,
+    floorMs = 0,
   ): { wait: number } | { refused: 'max-wait' | 'time-budget' } => {
     const base = asked ?? backoffMs(attempt);
     if (base > options.maxWaitSeconds * 1000) return { refused: 'max-wait' };
-    const wait = asked !== undefined ? asked + Math.random() * 100 : base;
+    const wait =
+      asked !== undefined
+        ? floorMs > asked
+          ? flooredWaitMs(asked, floorMs)
+          : asked + Math.random() * 100
+        : Math.max(base, floorMs);
     if (clock.now() + wait > deadline) return { refused: 'time-budget' };
     return { wait };
   };
@@ -209,6 +235,18 @@ export function createSuiteClient(options: ClientOptions) {
 
     /** Waits as the gateway asked (logged, counted, on the suite's clock). */
     pause,
+
+    /**
+     * Whether a 5xx is retried (default) or returned at once: a property turns retries off while it shrinks
+     * a counterexample whose 5xx already persisted through them (each retry waits, and shrinking tries many
+     * inputs).
+     */
+    retryServerErrors(on: boolean) {
+      retryServerErrors = on;
+    },
+
+    /** The floor the suite keeps under a scope's asked waits (ms; 0 while the gateway's waits held). */
+    floorOf,
 
     /** Every 429 the run has met so far, in order. */
     seen429(): readonly Exchange[] {
@@ -262,9 +300,13 @@ export function createSuiteClient(options: ClientOptions) {
         const hint = rateLimitHint(response.headers, now);
         if (hint.remaining !== undefined) remaining.set(scope, hint.remaining);
         const asked = response.status === 429 ? askedWaitOf(response, now) : undefined;
+        // A 429 again after a retry that waited at least what was asked: the wait asked was too short.
+        if (response.status === 429 && attempts > 1 && retryAfterWaits === attempts - 1) raiseFloor(scope);
         learn(
           scope,
-          response.status === 429 ? asked : exhaustedWaitMs(response.status, response.headers, now),
+          response.status === 429
+            ? floored(scope, asked)
+            : exhaustedWaitMs(response.status, response.headers, now),
           response.status === 429
             ? `the gateway answered ${what} 429${asked !== undefined ? ` and asked for ${Math.ceil(asked / 1000)} s` : ''}`
             : `the gateway said no request is left (rate-limit headers on ${what})`,
@@ -297,7 +339,7 @@ export function createSuiteClient(options: ClientOptions) {
           if (await options.tokens[request.token.from]?.refresh()) continue;
         }
         if (sendOptions.raw) return exchange(false);
-        if (isTransient(response.status) && transientRetries < MAX_TRANSIENT_RETRIES) {
+        if (retryServerErrors && isTransient(response.status) && transientRetries < MAX_TRANSIENT_RETRIES) {
           // A transient server failure (spec section 7: retry with backoff): a gateway may have one now and
           // then, and the checks judge the outcome, not the hiccup. One that keeps failing is observed.
           const planned = waitFor(retryAfterOf(response, now), transientRetries + 1);
@@ -312,7 +354,7 @@ export function createSuiteClient(options: ClientOptions) {
           }
         }
         if (response.status !== 429 || sendOptions.observe429) return exchange(false);
-        const planned = attempts <= maxRetries ? waitFor(asked, attempts) : undefined;
+        const planned = attempts <= maxRetries ? waitFor(asked, attempts, floorOf(scope)) : undefined;
         if (!planned || 'refused' in planned) {
           const untruthful =
             attempts > maxRetries &&
@@ -327,9 +369,14 @@ export function createSuiteClient(options: ClientOptions) {
           };
         }
         if (asked !== undefined) retryAfterWaits += 1;
+        const floorMs = floorOf(scope);
+        const own =
+          asked !== undefined && floorMs > asked
+            ? `; the suite waits at least ${(floorMs / 1000).toFixed(0)} s, as this gateway's earlier waits proved too short`
+            : '';
         await pause(
           planned.wait,
-          `the gateway answered ${what} 429${asked !== undefined ? ` and asked for ${Math.ceil(asked / 1000)} s` : ' (no wait asked: backing off)'} (attempt ${attempts}/${maxRetries + 1})`,
+          `the gateway answered ${what} 429${asked !== undefined ? ` and asked for ${Math.ceil(asked / 1000)} s` : ' (no wait asked: backing off)'}${own} (attempt ${attempts}/${maxRetries + 1})`,
         );
       }
     },

@@ -26,6 +26,7 @@ function burstOf(counts: Record<string, number>): BurstObservation {
     rateLimited: [],
     refusals: [],
     transient: [],
+    unsignalled: [],
     serverErrors: [],
     requests,
     budget: requests,

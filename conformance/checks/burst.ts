@@ -1,6 +1,12 @@
 import type { CheckContext, CheckOutcome, Endpoint } from '../check.ts';
 import { codeOf } from '../check.ts';
-import { backoffMs, isTransient, MAX_TRANSIENT_RETRIES, retryAfterOf } from '../client-pacing.ts';
+import {
+  backoffMs,
+  isSignalledShedding,
+  isTransient,
+  MAX_TRANSIENT_RETRIES,
+  retryAfterOf,
+} from '../client-pacing.ts';
 import { curlFor } from '../curl.ts';
 import { reproductionOf } from '../exchange-record.ts';
 import type { Exchange } from '../suite-request.ts';
@@ -10,6 +16,8 @@ export interface TimedExchange {
   exchange: Exchange;
   /** Local time the response arrived (ms). */
   receivedAt: number;
+  /** The first answer was a 503 with a Retry-After: load shed as HTTP says to (RFC 9110 §15.6.4). */
+  signalled?: boolean;
 }
 
 /** What one bounded burst with the valid token showed; shared by the ratelimit.* checks. */
@@ -19,9 +27,11 @@ export interface BurstObservation {
   rateLimited: TimedExchange[];
   /** Answers that are neither 2xx nor 429 nor a 5xx (a 403, say), or carry `rate_limited` with a status other than 429. */
   refusals: TimedExchange[];
-  /** Answers that were a 502/503/504 at first (whether a retry cleared them or not). */
+  /** Answers that were a 5xx at first (whether a retry cleared them or not), shed with Retry-After or not. */
   transient: TimedExchange[];
-  /** 5xx still there after the retries, 500s, and dropped connections. */
+  /** Among `transient`, the 5xx without a Retry-After (or other than 503) that a retry cleared. */
+  unsignalled: TimedExchange[];
+  /** 5xx still there after the retries, and dropped connections. */
   serverErrors: TimedExchange[];
   /** The valid token refused (401 invalid_identity_token): it expired during the run? */
   tokenRefused?: TimedExchange;
@@ -33,36 +43,51 @@ export interface BurstObservation {
 
 const WAVE = 20;
 
-/** A 5xx clears when a retry answers 2xx or 429; sporadic failures are tolerated, load shed with 5xx is not. */
+/**
+ * A 5xx clears when a retry answers 2xx or 429. Load shed with 503 and a Retry-After (Envoy's overload
+ * manager, a concurrency limit) is allowed in any amount, when a retry clears it; a 5xx that says nothing
+ * (a 500, a 502, a bare 503) is tolerated when sporadic: at most this many, or this share of the burst.
+ * More is the burst answered with server errors: load shed without telling the client when to return.
+ */
 export const SPORADIC = { count: 3, share: 0.1 };
+
+/** Whether the burst's unsignalled 5xx are more than sporadic failures explain. */
+export const beyondSporadic = (burst: Pick<BurstObservation, 'unsignalled' | 'requests'>) =>
+  burst.unsignalled.length > SPORADIC.count && burst.unsignalled.length > SPORADIC.share * burst.requests;
 
 type Kind = 'ok' | 'limited' | 'refusal' | 'server-error' | 'token-refused';
 
 function kindOf(exchange: Exchange): Kind {
   const { status } = exchange.response;
   const code = codeOf(exchange);
-  if (status >= 200 && status < 300) return 'ok';
   if (status === 429) return 'limited';
+  // The limit signalled with another status, a 200 included: a refusal of the 429 rule, never "served".
   if (code === 'rate_limited') return 'refusal';
+  if (status >= 200 && status < 300) return 'ok';
   if (status === 0 || status >= 500) return 'server-error';
   if (status === 401 && code === 'invalid_identity_token') return 'token-refused';
   return 'refusal';
 }
 
 /**
- * Retries a transient 5xx of the burst, up to three times with jittered backoff (or its Retry-After, if
- * within --max-wait-seconds), in the background: the burst keeps its pace meanwhile, so a limiter that
- * answers 503 is still under pressure when the retry arrives, and a sporadic failure clears.
+ * Retries a 5xx of the burst, up to three times with jittered backoff (never shorter than its
+ * Retry-After, if within --max-wait-seconds), in the background: the burst keeps its pace meanwhile, so a
+ * limiter that answers 503 is still under pressure when the retry arrives, and a sporadic failure clears.
  */
 async function retryTransient(ctx: CheckContext, first: TimedExchange): Promise<TimedExchange> {
   let current = first;
+  const signalled = isSignalledShedding(first.exchange.response);
   for (let attempt = 1; attempt <= MAX_TRANSIENT_RETRIES; attempt++) {
     const asked = retryAfterOf(current.exchange.response);
-    await ctx.sleep(asked !== undefined && asked <= ctx.maxWaitSeconds * 1000 ? asked : backoffMs(attempt));
+    const floor = backoffMs(attempt);
+    await ctx.sleep(
+      asked !== undefined && asked <= ctx.maxWaitSeconds * 1000 ? Math.max(asked, floor) : floor,
+    );
     const exchange = await ctx.client.send(first.exchange.request, { raw: true });
     current = {
       exchange: { ...exchange, transientRetries: attempt, transientStatus: first.exchange.response.status },
       receivedAt: ctx.now(),
+      signalled,
     };
     if (!isTransient(exchange.response.status)) break;
   }
@@ -109,11 +134,13 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
     }
     const exchanges = await Promise.all(answers);
     const of = (kind: Kind) => exchanges.filter((t) => kindOf(t.exchange) === kind);
+    const transient = exchanges.filter((t) => t.exchange.transientRetries > 0);
     const observation: BurstObservation = {
       exchanges,
       rateLimited: of('limited'),
       refusals: of('refusal'),
-      transient: exchanges.filter((t) => t.exchange.transientRetries > 0),
+      transient,
+      unsignalled: transient.filter((t) => !t.signalled && !isTransient(t.exchange.response.status)),
       serverErrors: of('server-error'),
       tokenRefused: of('token-refused')[0],
       limitedEndpoint,
@@ -121,8 +148,9 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
       budget: ctx.rateLimitBudget,
     };
     const cleared = observation.transient.filter((t) => !isTransient(t.exchange.response.status)).length;
+    const shed = transient.filter((t) => t.signalled).length;
     ctx.log(
-      `  burst: ${exchanges.length} requests (${targets.map((e) => e.name).join(', ')}): ${observation.rateLimited.length} answered 429, ${observation.refusals.length} refused otherwise, ${observation.transient.length} transient 5xx (${cleared} cleared by a retry), ${observation.serverErrors.length} server errors`,
+      `  burst: ${exchanges.length} requests (${targets.map((e) => e.name).join(', ')}): ${observation.rateLimited.length} answered 429, ${observation.refusals.length} refused otherwise, ${observation.transient.length} 5xx at first (${shed} shed with 503 and Retry-After; ${cleared} cleared by a retry), ${observation.serverErrors.length} server errors that persisted`,
     );
     return observation;
   });
@@ -146,14 +174,12 @@ export function noRateLimitSeen(burst: BurstObservation) {
 
 /**
  * The burst's first answer that shows load shed with server errors instead of 429s: a 5xx that persisted,
- * or one of more transient 5xx than a sporadic failure explains (nginx's limit_req answers 503).
+ * or one of more unsignalled 5xx than a sporadic failure explains (nginx's limit_req answers a bare 503).
+ * A 503 with Retry-After that a retry cleared is load shedding, not a limit: it is not counted.
  */
 export function shedWithServerErrors(burst: BurstObservation): TimedExchange | undefined {
   if (burst.serverErrors[0]) return burst.serverErrors[0];
-  const { transient } = burst;
-  if (transient.length > SPORADIC.count && transient.length > SPORADIC.share * burst.requests)
-    return transient[0];
-  return undefined;
+  return beyondSporadic(burst) ? burst.unsignalled[0] : undefined;
 }
 
 /**

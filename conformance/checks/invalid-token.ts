@@ -1,4 +1,5 @@
 import { type BadTokenKind, badTokenKinds } from '../arbitraries/bad-token.ts';
+import { longTokenBoundaries } from '../arbitraries/long-token.ts';
 import { SPECIAL_TOKENS } from '../arbitraries/special-token.ts';
 import {
   type Check,
@@ -85,6 +86,17 @@ export const invalidToken: Check = {
         endpoints.map((endpoint) => [`${kind}@${endpoint.name}`, token.map((t) => ({ endpoint, token: t }))]),
       ),
     );
+    // The header-size boundaries real servers have (1, 2, 4 and 8 KiB, just below and above) on every
+    // endpoint on every seed, before the generated long tokens (long-token.ts says why).
+    const boundaries = longTokenBoundaries();
+    const examples = Object.fromEntries(
+      (['long', 'oversized'] as const).flatMap((kind) =>
+        endpoints.map((endpoint) => [
+          `${kind}@${endpoint.name}`,
+          boundaries[kind].map((token) => ({ endpoint, token })),
+        ]),
+      ),
+    );
     const perKind = Math.max(endpoints.length, Math.ceil(ctx.numRuns / kinds.length));
     const generated = await checkEach(
       ctx,
@@ -93,7 +105,7 @@ export const invalidToken: Check = {
         const kind = category.split('@')[0] as BadTokenKind;
         judge(kind, observed(await ctx.client.send(requestFor(endpoint, { token }))));
       },
-      { runsPerCategory: Math.ceil(perKind / endpoints.length) },
+      { runsPerCategory: Math.ceil(perKind / endpoints.length), examples },
     );
     if (generated.verdict === 'pass' && special) return special;
     if (generated.verdict === 'pass')
