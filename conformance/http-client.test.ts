@@ -132,7 +132,12 @@ describe('the suite client obeys the client safety rules', () => {
   it('keeps its own backoff floor once a Retry-After proved too short: "0" is never retried at 0 s again', async () => {
     // A virtual clock: the suite's waits take no real time, and the gaps are read on it.
     let now = 0;
-    const clock = { now: () => now, sleep: async (ms: number) => void (now += ms) };
+    const clock = {
+      now: () => now,
+      sleep: async (ms: number) => {
+        now += ms;
+      },
+    };
     const seen: number[] = [];
     const server = createServer((_req, res) => {
       seen.push(now);
