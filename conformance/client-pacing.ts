@@ -61,6 +61,22 @@ export const backoffMs = (attempt: number, random = Math.random) => {
 export const FIRST_LIE_FLOOR_MS = 1000;
 
 /**
+ * Per scope, the suite's own floor under the waits a 429 asks, once one proved too short (0 until then):
+ * 1 s after the first 429 met again after waiting what was asked, doubling each time after, capped at
+ * --max-wait-seconds. A gateway whose Retry-After lies is still retried with backoff, never at 0 s.
+ */
+export function createWaitFloors(capMs: number) {
+  const floors = new Map<string, number>();
+  const floorOf = (scope: string) => floors.get(scope) ?? 0;
+  return {
+    floorOf,
+    raise(scope: string) {
+      floors.set(scope, Math.min(Math.max(FIRST_LIE_FLOOR_MS, floorOf(scope) * 2), capMs));
+    },
+  };
+}
+
+/**
  * The wait before retrying a 429 whose Retry-After (or reset) asked `asked` ms, when the gateway's earlier
  * waits proved too short (`floorMs`, 0 while none has): the longer of the two, with up to a quarter of
  * jitter on top, so that a gateway answering "Retry-After: 0" to every 429 is still retried with

@@ -4,7 +4,7 @@ import { IDENTITY_HEADER } from '../vocabulary/identity-header.ts';
 import {
   askedWaitOf,
   backoffMs,
-  FIRST_LIE_FLOOR_MS,
+  createWaitFloors,
   flooredWaitMs,
   isTransient,
   MAX_TRANSIENT_RETRIES,
@@ -22,6 +22,7 @@ import {
   type SuiteRequest,
   type SuiteResponse,
 } from './suite-request.ts';
+import { createTokenLedger } from './token-ledger.ts';
 import type { TokenSource } from './token-source.ts';
 import { applyTransform, type TokenValue } from './token-value.ts';
 
@@ -71,7 +72,10 @@ export function createSuiteClient(options: ClientOptions) {
   const clock = options.clock ?? REAL_CLOCK;
   const deadline = options.deadline ?? Number.POSITIVE_INFINITY;
   let requests = 0;
+  let answers = 0;
   let waitedMs = 0;
+  /** When the gateway accepted and refused each real token (token-ledger.ts). */
+  const ledger = createTokenLedger();
   const answered = new Set<string>();
   /** Every 429 the run met, retried or not (ratelimit.retry-after-format judges them all). */
   const seen429: Exchange[] = [];
@@ -79,17 +83,8 @@ export function createSuiteClient(options: ClientOptions) {
   const gates = new Map<string, { until: number; why: string }>();
   /** Per scope, the requests the gateway last said were left (its rate-limit headers), when it says. */
   const remaining = new Map<string, number>();
-  /**
-   * Per scope, the suite's own floor under the waits a 429 asks, once one proved too short (0 until then):
-   * 1 s after the first 429 met again after waiting what was asked, doubling each time after, capped at
-   * --max-wait-seconds. A gateway whose Retry-After lies is still retried with backoff, never at 0 s.
-   */
-  const floors = new Map<string, number>();
-  const floorOf = (scope: string) => floors.get(scope) ?? 0;
-  const raiseFloor = (scope: string) => {
-    const next = Math.max(FIRST_LIE_FLOOR_MS, floorOf(scope) * 2);
-    floors.set(scope, Math.min(next, options.maxWaitSeconds * 1000));
-  };
+  /** Per scope, the suite's own floor under asked waits once one proved too short (client-pacing.ts). */
+  const { floorOf, raise: raiseFloor } = createWaitFloors(options.maxWaitSeconds * 1000);
   /** While false (a property shrinking a counterexample already found), a 5xx is returned as it is. */
   let retryServerErrors = true;
   const log = options.log ?? (() => {});
@@ -236,17 +231,16 @@ export function createSuiteClient(options: ClientOptions) {
     /** Waits as the gateway asked (logged, counted, on the suite's clock). */
     pause,
 
-    /**
-     * Whether a 5xx is retried (default) or returned at once: a property turns retries off while it shrinks
-     * a counterexample whose 5xx already persisted through them (each retry waits, and shrinking tries many
-     * inputs).
-     */
+    /** Whether a 5xx is retried (default): off while a property shrinks a failure that stands already. */
     retryServerErrors(on: boolean) {
       retryServerErrors = on;
     },
 
     /** The floor the suite keeps under a scope's asked waits (ms; 0 while the gateway's waits held). */
     floorOf,
+
+    /** What the gateway said of each real token sent unaltered, in the run's order of answers. */
+    ledger,
 
     /** Every 429 the run has met so far, in order. */
     seen429(): readonly Exchange[] {
@@ -265,7 +259,7 @@ export function createSuiteClient(options: ClientOptions) {
      */
     async send(
       request: SuiteRequest,
-      sendOptions: { raw?: boolean; observe429?: boolean } = {},
+      sendOptions: { raw?: boolean; observe429?: boolean; noRefresh?: boolean } = {},
     ): Promise<Exchange> {
       // Paths are relative to the base URL, path prefix included (spec section 4): a gateway may be
       // mounted under one (`https://api.example/tenant-a`).
@@ -286,15 +280,24 @@ export function createSuiteClient(options: ClientOptions) {
         const headers: [string, string][] = Object.entries(request.headers ?? {});
         let tokenTransform: Exchange['tokenTransform'];
         let redactedHeaders = headers;
+        let sentValue: string | undefined;
         if (request.token) {
           const { value, redacted } = await materialise(request.token);
+          sentValue = value;
           const name = request.tokenHeader ?? IDENTITY_HEADER;
           // node:http sends a string's characters as latin1 bytes: UTF-8 text must be pre-encoded.
           headers.push([name, Buffer.from(value, 'utf8').toString('latin1')]);
           tokenTransform = redacted;
           redactedHeaders = [...headers.slice(0, -1), [name, redacted ? `<${redacted.variable}>` : value]];
         }
+        const sentAfter = answers;
+        const tokenId =
+          sentValue !== undefined && (credential === 'valid' || credential === 'denied')
+            ? ledger.idOf(sentValue)
+            : undefined;
         const response = await sendOnce(url, request.method, headers, request.body);
+        answers += 1;
+        const answerNo = answers;
         if (isAnswer(response.status)) answered.add(key);
         const now = clock.now();
         const hint = rateLimitHint(response.headers, now);
@@ -316,6 +319,7 @@ export function createSuiteClient(options: ClientOptions) {
           url: url.href,
           credential,
           key,
+          ...(tokenId !== undefined && { tokenId }),
           sentHeaders: redactedHeaders,
           tokenTransform,
           response,
@@ -326,6 +330,8 @@ export function createSuiteClient(options: ClientOptions) {
           ...(transientStatus !== undefined && { transientStatus }),
         });
         if (response.status === 429) seen429.push(exchange(false));
+        if (sentValue !== undefined && tokenId !== undefined)
+          ledger.record(sentValue, credential, { exchange: exchange(false), sentAfter, answerNo });
         const code = (response.json as { code?: unknown } | undefined)?.code;
         if (
           response.status === 401 &&
@@ -333,7 +339,8 @@ export function createSuiteClient(options: ClientOptions) {
           request.token?.kind === 'derived' &&
           request.token.transform.op === 'none' &&
           request.token.from !== 'expired' &&
-          !refreshed
+          !refreshed &&
+          !sendOptions.noRefresh
         ) {
           refreshed = true;
           if (await options.tokens[request.token.from]?.refresh()) continue;

@@ -10,6 +10,7 @@ import { type ConformanceReport, summariseResults } from './report-summary.ts';
 import { blamedRepeat, REPEAT_RULE, runOne, withoutTokens } from './run-check.ts';
 import { SUITE_DEFAULTS } from './suite-options.ts';
 import type { Exchange } from './suite-request.ts';
+import { precheckToken } from './token-precheck.ts';
 import { staticToken, type TokenSource } from './token-source.ts';
 import type { CheckResult, Reproduction } from './types.ts';
 
@@ -267,23 +268,14 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         throw new CannotRunError(error instanceof Error ? error.message : String(error));
       }
     }
-    // A token the gateway does not accept would be blamed on the gateway, check after check: it is the
-    // run's input that is wrong (whoami answers 200 to every valid token, spec section 4).
+    // A token the gateway never accepts would be blamed on the gateway, check after check: it is the run's
+    // input that is wrong. One it accepts at least once is valid, and its refusals are the gateway's.
     for (const [token, source, need] of [
       [VALID_TOKEN, tokens.valid, 'token'],
       [DENIED_TOKEN, tokens.denied, 'deniedToken'],
     ] as const) {
       if (!source || !checks.some((check) => check.needs?.includes(need))) continue;
-      const whoami = await client.send({
-        method: SPEC_ENDPOINTS.whoami.method,
-        path: SPEC_ENDPOINTS.whoami.path,
-        token,
-      });
-      if (whoami.response.status !== 401) continue;
-      const code = (whoami.response.json as { code?: unknown } | undefined)?.code;
-      throw new CannotRunError(
-        `the gateway does not accept the token in ${source.variable}: ${SPEC_ENDPOINTS.whoami.method} ${SPEC_ENDPOINTS.whoami.path} answered 401${typeof code === 'string' ? ` ${code}` : ''}. Give a current, valid token (or a --token-command that mints one).`,
-      );
+      await precheckToken(client, token, source);
     }
 
     const results: CheckResult[] = [];

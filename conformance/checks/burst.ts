@@ -10,6 +10,7 @@ import {
 import { curlFor } from '../curl.ts';
 import { reproductionOf } from '../exchange-record.ts';
 import type { Exchange } from '../suite-request.ts';
+import { acceptsToken, refusesToken } from '../token-ledger.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 
 export interface TimedExchange {
@@ -95,6 +96,22 @@ async function retryTransient(ctx: CheckContext, first: TimedExchange): Promise<
 }
 
 /**
+ * Whether whoami accepts the very token a wave's 401 refused, sent after that refusal (up to 3 tries, one
+ * after another). A token a --token-command replaced meanwhile is not that token: an expiry, not a fault.
+ */
+async function acceptedAgain(ctx: CheckContext, refused: Exchange): Promise<boolean> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const whoami = await ctx.client.send(requestFor(ctx.endpoints.whoami, { token: VALID_TOKEN }), {
+      noRefresh: true,
+    });
+    if (whoami.tokenId !== refused.tokenId) return false;
+    if (acceptsToken(whoami)) return true;
+    if (!refusesToken(whoami)) return false;
+  }
+  return false;
+}
+
+/**
  * Sends waves of concurrent requests with the valid token (whoami, then each tool it may call, each with
  * a share of the budget) until a 429 or another refusal appears or the budget is spent. 429s are observed
  * as they are; a 502/503/504 is retried (see `retryTransient`), so a transient failure is told from one
@@ -107,6 +124,7 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
     const answers: Promise<TimedExchange>[] = [];
     let limitedEndpoint: Endpoint | undefined;
     let stop = false;
+    const wronglyRefused = new Set<Exchange>();
     for (const endpoint of targets) {
       for (let sent = 0; sent < share && !stop; ) {
         // When the gateway said how many requests are left (RateLimit / X-RateLimit-Remaining), the first
@@ -126,7 +144,14 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
           answers.push(
             isTransient(timed.exchange.response.status) ? retryTransient(ctx, timed) : Promise.resolve(timed),
           );
-        const kinds = wave.map((t) => kindOf(t.exchange));
+        let kinds = wave.map((t) => kindOf(t.exchange));
+        // A 401 to the valid token, and whoami accepts that token again right after: the refusal was the
+        // gateway's (auth.valid-token-accepted judges it), not an expired token; the burst goes on.
+        const refused = wave.find((t) => kindOf(t.exchange) === 'token-refused');
+        if (refused && (await acceptedAgain(ctx, refused.exchange))) {
+          for (const t of wave) if (kindOf(t.exchange) === 'token-refused') wronglyRefused.add(t.exchange);
+          kinds = kinds.filter((k) => k !== 'token-refused');
+        }
         if (kinds.includes('limited')) limitedEndpoint = endpoint;
         stop = kinds.some((k) => k === 'limited' || k === 'refusal' || k === 'token-refused');
       }
@@ -142,7 +167,7 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
       transient,
       unsignalled: transient.filter((t) => !t.signalled && !isTransient(t.exchange.response.status)),
       serverErrors: of('server-error'),
-      tokenRefused: of('token-refused')[0],
+      tokenRefused: of('token-refused').find((t) => !wronglyRefused.has(t.exchange)),
       limitedEndpoint,
       requests: exchanges.length,
       budget: ctx.rateLimitBudget,
