@@ -28,7 +28,7 @@ export const rateLimitBurst: Check = {
     const refusal = burst.refusals[0];
     if (refusal) {
       const failure = new CheckFailure({
-        expected: `every answer to a ${burst.requests}-request burst of allowed calls to be 2xx or 429 rate_limited (a transient 5xx that a retry clears is tolerated)`,
+        expected: `every answer to a ${burst.requests}-request burst of allowed calls to be served (2xx) or 429 rate_limited, the code rate_limited under no other status (a transient 5xx that a retry clears is tolerated)`,
         actual: describeResponse(refusal.exchange),
         fix:
           refusal.exchange.response.status < 300
