@@ -9,6 +9,7 @@ import {
   repeatRefusalOf,
 } from './check.ts';
 import { reproductionOf } from './exchange-record.ts';
+import { refusesToken } from './token-ledger.ts';
 
 /*
  * How a check runs its cases: a fast-check property over generated inputs (checkProperty), a fixed list
@@ -66,6 +67,8 @@ function failedOutcome(failure: CheckFailure) {
     message: failureMessage(failure),
     ...(failure.unobserved && { unobserved: failure.unobserved }),
     ...(repeatRefused && { repeatRefused }),
+    ...(failure.exchange?.tokenId !== undefined &&
+      refusesToken(failure.exchange) && { realTokenRefused: true }),
   };
 }
 

@@ -73,6 +73,11 @@ export type CheckOutcome = {
    * safety (§4 rule 4), not of this check's rule. The runner reports it under retry.sequential too.
    */
   repeatRefused?: Exchange;
+  /**
+   * The failing answer refused one of the suite's real tokens, unaltered (401 invalid_identity_token): when
+   * auth.valid-token-accepted finds the gateway accepted that token around it, the runner says so here too.
+   */
+  realTokenRefused?: boolean;
 };
 
 /** A conformance check: a small named unit tied to a spec section. */

@@ -103,6 +103,10 @@ export interface ConformanceOptions {
   replayCommand?: (check: CheckResult, reproduction: Reproduction) => string;
 }
 
+/** The check that judges refusals of a token the gateway accepted elsewhere (token-ledger.ts). */
+const TOKEN_RULE = 'auth.valid-token-accepted';
+const TOKEN_BLAME = `That refusal was of a token the gateway accepted too: ${TOKEN_RULE} (spec §4 rule 2) reports the evidence; the token is valid, the gateway is not.`;
+
 /** The checks selected by `only`; unknown ids are an error naming the known ones. */
 export function selectChecks(only?: readonly string[]): readonly Check[] {
   if (!only || only.length === 0) return CHECKS;
@@ -281,6 +285,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     const results: CheckResult[] = [];
     /** Repeats refused as duplicates that checks of other rules met, for the check of that rule. */
     const repeatRefusals: { by: string; exchange: Exchange }[] = [];
+    /** Failures on a refusal of a real token: blamed on auth.valid-token-accepted when that check fails. */
+    const refusedRealToken: CheckResult[] = [];
     for (const [index, check] of checks.entries()) {
       // Each check's share of what is left of the budget; the rate-limit checks (last) share one burst.
       const left = deadline - clock.now();
@@ -288,7 +294,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       running = check.id;
       sharedFrom = new Set();
       const sources = [tokens.valid, tokens.denied, tokens.expired];
-      let { result, repeatRefused } = await runOne(
+      let { result, repeatRefused, realTokenRefused } = await runOne(
         check,
         { ...ctx, caseDeadline: clock.now() + share },
         sources,
@@ -315,6 +321,9 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       if (result.reproduction && options.replayCommand && result.reproduction.path) {
         result.reproduction.replay = options.replayCommand(result, result.reproduction);
       }
+      if (realTokenRefused) refusedRealToken.push(result);
+      if (check.id === TOKEN_RULE && result.verdict === 'fail')
+        for (const other of refusedRealToken) other.message += ` ${TOKEN_BLAME}`;
       results.push(result);
       options.onResult?.(result);
     }

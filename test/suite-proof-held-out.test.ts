@@ -38,6 +38,13 @@ describe('held-out families: the faulty gateway fails its rule on every seed (ex
           /got 401 .* to .*answer \d+ of the run.* accepted again by .*answer \d+/,
         );
         expect(broken?.reproduction?.script).toMatch(/seq 1 12/);
+        // Checks that met the refusal on their way say whom it blames.
+        const blamed = report.checks.filter((c) => c.id !== target.breaks && c.verdict === 'fail');
+        expect(
+          blamed.some((c) =>
+            /auth\.valid-token-accepted \(spec §4 rule 2\) reports the evidence/.test(c.message),
+          ),
+        ).toBe(true);
         // The rate-limit checks were not told "the token expired": the burst went on past the refusals.
         for (const c of report.checks.filter((c) => c.id.startsWith('ratelimit.')))
           expect(c.unobserved, `${c.id}: ${c.message}`).not.toBe('token-refused');

@@ -71,9 +71,12 @@ function kindOf(exchange: Exchange): Kind {
 }
 
 /**
- * Retries a 5xx of the burst, up to three times with jittered backoff (never shorter than its
- * Retry-After, if within --max-wait-seconds), in the background: the burst keeps its pace meanwhile, so a
- * limiter that answers 503 is still under pressure when the retry arrives, and a sporadic failure clears.
+ * Retries a 5xx of the burst, up to three times, each once its Retry-After (if within --max-wait-seconds)
+ * and the suite's jittered backoff have passed since that answer arrived. A bare 5xx is retried in the
+ * background: the burst keeps its pace meanwhile, so a limiter that answers 503 is still under pressure
+ * when the retry arrives, and a sporadic failure clears. Load shed with 503 + Retry-After is retried as
+ * the gateway asked, with less concurrency (spec §7: "reduce concurrency"): once the burst is over, one
+ * request at a time, so whether a retry clears it does not turn on how the burst's waves overlapped.
  */
 async function retryTransient(ctx: CheckContext, first: TimedExchange): Promise<TimedExchange> {
   let current = first;
@@ -81,9 +84,8 @@ async function retryTransient(ctx: CheckContext, first: TimedExchange): Promise<
   for (let attempt = 1; attempt <= MAX_TRANSIENT_RETRIES; attempt++) {
     const asked = retryAfterOf(current.exchange.response);
     const floor = backoffMs(attempt);
-    await ctx.sleep(
-      asked !== undefined && asked <= ctx.maxWaitSeconds * 1000 ? Math.max(asked, floor) : floor,
-    );
+    const wait = asked !== undefined && asked <= ctx.maxWaitSeconds * 1000 ? Math.max(asked, floor) : floor;
+    await ctx.sleep(Math.max(0, current.receivedAt + wait - ctx.now()));
     const exchange = await ctx.client.send(first.exchange.request, { raw: true });
     current = {
       exchange: { ...exchange, transientRetries: attempt, transientStatus: first.exchange.response.status },
@@ -125,6 +127,16 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
     let limitedEndpoint: Endpoint | undefined;
     let stop = false;
     const wronglyRefused = new Set<Exchange>();
+    // Shed requests (503 + Retry-After) wait for the burst to end, then are retried one after another.
+    let burstOver = () => {};
+    let shedQueue = new Promise<void>((resolve) => {
+      burstOver = resolve;
+    });
+    const retryLater = (timed: TimedExchange) => {
+      const retried = shedQueue.then(() => retryTransient(ctx, timed));
+      shedQueue = retried.then(() => undefined);
+      return retried;
+    };
     for (const endpoint of targets) {
       for (let sent = 0; sent < share && !stop; ) {
         // When the gateway said how many requests are left (RateLimit / X-RateLimit-Remaining), the first
@@ -142,7 +154,11 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
         );
         for (const timed of wave)
           answers.push(
-            isTransient(timed.exchange.response.status) ? retryTransient(ctx, timed) : Promise.resolve(timed),
+            !isTransient(timed.exchange.response.status)
+              ? Promise.resolve(timed)
+              : isSignalledShedding(timed.exchange.response)
+                ? retryLater(timed)
+                : retryTransient(ctx, timed),
           );
         let kinds = wave.map((t) => kindOf(t.exchange));
         // A 401 to the valid token, and whoami accepts that token again right after: the refusal was the
@@ -157,6 +173,7 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
       }
       if (stop) break;
     }
+    burstOver();
     const exchanges = await Promise.all(answers);
     const of = (kind: Kind) => exchanges.filter((t) => kindOf(t.exchange) === kind);
     const transient = exchanges.filter((t) => t.exchange.transientRetries > 0);
