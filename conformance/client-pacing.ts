@@ -51,11 +51,17 @@ export const scopeOf = (credential: Credential) =>
  * two retries, enough to fail one run in twenty on the suite's ~400 requests; after three, one in 160,000.
  */
 export const MAX_TRANSIENT_RETRIES = 3;
-/** Exponential backoff with "equal jitter": half the step fixed, half random, capped. */
-export const backoffMs = (attempt: number, random = Math.random) => {
-  const step = Math.min(8000, 250 * 2 ** attempt);
+/** Exponential backoff with "equal jitter": half the step fixed, half random, capped (8 s by default). */
+export const backoffMs = (attempt: number, random = Math.random, capMs = 8000) => {
+  const step = Math.min(capMs, 250 * 2 ** attempt);
   return step / 2 + random() * (step / 2);
 };
+
+/**
+ * Retries of a 429 that asks for no wait (no Retry-After, no rate-limit reset): the backoff steps double
+ * up to --max-wait-seconds (0.5, 1, 2, ... 32, then 60 s at the default), about one to two minutes in all.
+ */
+export const NO_WAIT_RETRIES = 8;
 
 /** The suite's own floor under a Retry-After once the gateway's proved too short: 1 s, doubling. */
 export const FIRST_LIE_FLOOR_MS = 1000;

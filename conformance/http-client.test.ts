@@ -164,6 +164,32 @@ describe('the suite client obeys the client safety rules', () => {
     client.close();
   });
 
+  it('a 429 that asks for no wait is backed off with steps growing to --max-wait-seconds (a minute window is waited out)', async () => {
+    let now = 0;
+    const clock = {
+      now: () => now,
+      sleep: async (ms: number) => {
+        now += ms;
+      },
+    };
+    const seen: number[] = [];
+    const server = createServer((_req, res) => {
+      seen.push(now);
+      // A fixed window of a minute, without Retry-After or rate-limit headers: admitted from 60 s on.
+      res.writeHead(now >= 60_000 ? 200 : 429, { 'content-type': 'application/json' });
+      res.end(now >= 60_000 ? '{}' : '{"code":"rate_limited"}');
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = createSuiteClient({ baseUrl: base, tokens: {}, maxWaitSeconds: 60, clock });
+    const exchange = await client.send({ method: 'GET', path: '/v1/whoami' });
+    client.close();
+    expect(exchange.response.status).toBe(200);
+    expect(exchange.rateLimitExhausted).toBe(false);
+    expect(seen.length).toBeLessThanOrEqual(9);
+  });
+
   it('does not wait beyond --max-wait-seconds: the 429 is reported as exhausted at once, with the wait it asked', async () => {
     const { base, arrivals } = await scripted([limited({ 'retry-after': '3600' })]);
     const client = createSuiteClient({ baseUrl: base, tokens: {}, maxWaitSeconds: 2 });

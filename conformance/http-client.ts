@@ -8,6 +8,7 @@ import {
   flooredWaitMs,
   isTransient,
   MAX_TRANSIENT_RETRIES,
+  NO_WAIT_RETRIES,
   REAL_CLOCK,
   retryAfterOf,
   type SuiteClock,
@@ -26,11 +27,8 @@ import { createTokenLedger } from './token-ledger.ts';
 import type { TokenSource } from './token-source.ts';
 import { applyTransform, type TokenValue } from './token-value.ts';
 
-/*
- * The suite's HTTP client, by job: suite-request.ts (a request as a check describes it, the exchange it gets
- * back), client-pacing.ts (what it retries and how long it waits), decode-body.ts (bodies as text). This file
- * sends, paces and remembers.
- */
+/* The suite's HTTP client: requests and exchanges in suite-request.ts, retries and waits in client-pacing.ts,
+ * bodies in decode-body.ts, tokens seen in token-ledger.ts. This file sends, paces and remembers. */
 
 /** Whether an answer counts as the gateway serving the call: anything but a 429, a 5xx or no answer. */
 const isAnswer = (status: number) => status >= 200 && status < 500 && status !== 429;
@@ -68,6 +66,8 @@ export function createSuiteClient(options: ClientOptions) {
     ? new HttpsAgent({ keepAlive: true, maxSockets: 32 })
     : new HttpAgent({ keepAlive: true, maxSockets: 32 });
   const maxRetries = options.maxRetries ?? 5;
+  // A 429 asking no wait is backed off longer, steps growing to --max-wait-seconds (client-pacing.ts).
+  const noWaitRetries = options.maxRetries ?? NO_WAIT_RETRIES;
   const timeoutMs = options.timeoutMs ?? 15_000;
   const clock = options.clock ?? REAL_CLOCK;
   const deadline = options.deadline ?? Number.POSITIVE_INFINITY;
@@ -194,7 +194,7 @@ export function createSuiteClient(options: ClientOptions) {
     attempt: number,
     floorMs = 0,
   ): { wait: number } | { refused: 'max-wait' | 'time-budget' } => {
-    const base = asked ?? backoffMs(attempt);
+    const base = asked ?? backoffMs(attempt, Math.random, options.maxWaitSeconds * 1000);
     if (base > options.maxWaitSeconds * 1000) return { refused: 'max-wait' };
     const wait =
       asked !== undefined
@@ -361,10 +361,11 @@ export function createSuiteClient(options: ClientOptions) {
           }
         }
         if (response.status !== 429 || sendOptions.observe429) return exchange(false);
-        const planned = attempts <= maxRetries ? waitFor(asked, attempts, floorOf(scope)) : undefined;
+        const cap = asked === undefined ? noWaitRetries : maxRetries;
+        const planned = attempts <= cap ? waitFor(asked, attempts, floorOf(scope)) : undefined;
         if (!planned || 'refused' in planned) {
           const untruthful =
-            attempts > maxRetries &&
+            attempts > cap &&
             retryAfterWaits === attempts - 1 &&
             asked !== undefined &&
             asked <= options.maxWaitSeconds * 1000;
@@ -383,7 +384,7 @@ export function createSuiteClient(options: ClientOptions) {
             : '';
         await pause(
           planned.wait,
-          `the gateway answered ${what} 429${asked !== undefined ? ` and asked for ${Math.ceil(asked / 1000)} s` : ' (no wait asked: backing off)'}${own} (attempt ${attempts}/${maxRetries + 1})`,
+          `the gateway answered ${what} 429${asked !== undefined ? ` and asked for ${Math.ceil(asked / 1000)} s` : ' (no wait asked: backing off)'}${own} (attempt ${attempts}/${cap + 1})`,
         );
       }
     },
