@@ -68,14 +68,29 @@ export const FIRST_LIE_FLOOR_MS = 1000;
 
 /**
  * Per scope, the suite's own floor under the waits a 429 asks, once one proved too short (0 until then):
- * 1 s after the first 429 met again after waiting what was asked, doubling each time after, capped at
+ * 1 s after the first 429 met again by a retry that waited what was asked, alone in its scope (nothing
+ * else sent or in flight), doubling each time after, capped at
  * --max-wait-seconds. A gateway whose Retry-After lies is still retried with backoff, never at 0 s.
  */
 export function createWaitFloors(capMs: number) {
   const floors = new Map<string, number>();
   const floorOf = (scope: string) => floors.get(scope) ?? 0;
+  const counts = new Map<string, { sent: number; inFlight: number }>();
   return {
     floorOf,
+    /**
+     * A scope's requests sent so far and in flight now. Only a retry that was alone in its scope, from the
+     * 429 that asked the wait to its own answer, shows a wait too short: a concurrent sibling may have taken
+     * the one slot the wait freed (contention, not a lie).
+     */
+    traffic(scope: string) {
+      let entry = counts.get(scope);
+      if (!entry) {
+        entry = { sent: 0, inFlight: 0 };
+        counts.set(scope, entry);
+      }
+      return entry;
+    },
     raise(scope: string) {
       floors.set(scope, Math.min(Math.max(FIRST_LIE_FLOOR_MS, floorOf(scope) * 2), capMs));
     },

@@ -1,5 +1,3 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { IDENTITY_HEADER } from '../vocabulary/identity-header.ts';
 import {
   askedWaitOf,
@@ -14,21 +12,15 @@ import {
   type SuiteClock,
   scopeOf,
 } from './client-pacing.ts';
-import { decodeBody } from './decode-body.ts';
+import { createTransport } from './http-transport.ts';
 import { exhaustedWaitMs, rateLimitHint } from './rate-limit-headers.ts';
-import {
-  callKey,
-  credentialOf,
-  type Exchange,
-  type SuiteRequest,
-  type SuiteResponse,
-} from './suite-request.ts';
+import { callKey, credentialOf, type Exchange, type SuiteRequest } from './suite-request.ts';
 import { createTokenLedger } from './token-ledger.ts';
 import type { TokenSource } from './token-source.ts';
 import { applyTransform, type TokenValue } from './token-value.ts';
 
 /* The suite's HTTP client: requests and exchanges in suite-request.ts, retries and waits in client-pacing.ts,
- * bodies in decode-body.ts, tokens seen in token-ledger.ts. This file sends, paces and remembers. */
+ * the wire in http-transport.ts, tokens seen in token-ledger.ts. This file sends, paces and remembers. */
 
 /** Whether an answer counts as the gateway serving the call: anything but a 429, a 5xx or no answer. */
 const isAnswer = (status: number) => status >= 200 && status < 500 && status !== 429;
@@ -49,8 +41,6 @@ export interface ClientOptions {
   deadline?: number;
 }
 
-const MAX_BODY = 1024 * 1024;
-
 /**
  * The suite's own HTTP client. It obeys the spec's client safety rules (section 7): on 429 it honours
  * Retry-After (or backs off exponentially with jitter when there is none), under a hard retry cap, and once
@@ -62,9 +52,6 @@ const MAX_BODY = 1024 * 1024;
 export function createSuiteClient(options: ClientOptions) {
   const base = new URL(options.baseUrl);
   const secure = base.protocol === 'https:';
-  const agent = secure
-    ? new HttpsAgent({ keepAlive: true, maxSockets: 32 })
-    : new HttpAgent({ keepAlive: true, maxSockets: 32 });
   const maxRetries = options.maxRetries ?? 5;
   // A 429 asking no wait is backed off longer, steps growing to --max-wait-seconds (client-pacing.ts).
   const noWaitRetries = options.maxRetries ?? NO_WAIT_RETRIES;
@@ -84,7 +71,7 @@ export function createSuiteClient(options: ClientOptions) {
   /** Per scope, the requests the gateway last said were left (its rate-limit headers), when it says. */
   const remaining = new Map<string, number>();
   /** Per scope, the suite's own floor under asked waits once one proved too short (client-pacing.ts). */
-  const { floorOf, raise: raiseFloor } = createWaitFloors(options.maxWaitSeconds * 1000);
+  const { floorOf, raise: raiseFloor, traffic } = createWaitFloors(options.maxWaitSeconds * 1000);
   /** While false (a property shrinking a counterexample already found), a 5xx is returned as it is. */
   let retryServerErrors = true;
   const log = options.log ?? (() => {});
@@ -133,56 +120,11 @@ export function createSuiteClient(options: ClientOptions) {
     return { value, redacted: { variable: source.variable, transform: resolved } };
   };
 
-  const sendOnce = (
-    url: URL,
-    method: string,
-    headers: [string, string][],
-    body?: string,
-  ): Promise<SuiteResponse> =>
-    new Promise((resolve) => {
-      requests += 1;
-      const send = secure ? httpsRequest : httpRequest;
-      const outgoing: Record<string, string> = {};
-      for (const [name, value] of headers) outgoing[name] = value;
-      if (body !== undefined) outgoing['Content-Length'] = String(Buffer.byteLength(body));
-      const req = send(
-        url,
-        { method, headers: outgoing, agent, timeout: timeoutMs },
-        (res: IncomingMessage) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size <= MAX_BODY) chunks.push(chunk);
-          });
-          res.on('end', () => {
-            const text = decodeBody(Buffer.concat(chunks), res.headers['content-encoding']);
-            let json: unknown;
-            try {
-              json = text ? JSON.parse(text) : undefined;
-            } catch {
-              json = undefined;
-            }
-            const responseHeaders: Record<string, string> = {};
-            for (const [name, value] of Object.entries(res.headers)) {
-              responseHeaders[name] = Array.isArray(value) ? value.join(', ') : (value ?? '');
-            }
-            resolve({ status: res.statusCode ?? 0, headers: responseHeaders, text, json });
-          });
-          res.on('error', (error) =>
-            resolve({ status: 0, headers: {}, text: '', json: undefined, error: error.message }),
-          );
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error(`no response within ${timeoutMs / 1000} s`)));
-      req.on('error', (error: NodeJS.ErrnoException) =>
-        resolve({ status: 0, headers: {}, text: '', json: undefined, error: error.code ?? error.message }),
-      );
-      // A Buffer body makes Node write the headers on their own, as latin1, so header bytes go out exactly
-      // as given; with a string body it would send headers and body together as UTF-8.
-      if (body !== undefined) req.write(Buffer.from(body, 'utf8'));
-      req.end();
-    });
+  const transport = createTransport(secure, timeoutMs);
+  const sendOnce = (url: URL, method: string, headers: [string, string][], body?: string) => {
+    requests += 1;
+    return transport.send(url, method, headers, body);
+  };
 
   /**
    * The wait before a retry (the wait asked, in ms, else backoff), or why there is none: beyond
@@ -271,6 +213,8 @@ export function createSuiteClient(options: ClientOptions) {
       let transientStatus: number | undefined;
       let refreshed = false;
       let retryAfterWaits = 0;
+      /** The scope's count of sends when this request's last 429 arrived (-1 before any). */
+      let quiet = -1;
       const scope = scopeOf(credential);
       const what = `${request.method} ${request.path}`;
       for (;;) {
@@ -295,7 +239,13 @@ export function createSuiteClient(options: ClientOptions) {
           sentValue !== undefined && (credential === 'valid' || credential === 'denied')
             ? ledger.idOf(sentValue)
             : undefined;
+        // Alone in its scope since its last answer (nothing sent, nothing in flight): a 429 then is no sibling's.
+        const inScope = traffic(scope);
+        const alone = quiet === inScope.sent && inScope.inFlight === 0;
+        inScope.sent += 1;
+        inScope.inFlight += 1;
         const response = await sendOnce(url, request.method, headers, request.body);
+        inScope.inFlight -= 1;
         answers += 1;
         const answerNo = answers;
         if (isAnswer(response.status)) answered.add(key);
@@ -303,8 +253,11 @@ export function createSuiteClient(options: ClientOptions) {
         const hint = rateLimitHint(response.headers, now);
         if (hint.remaining !== undefined) remaining.set(scope, hint.remaining);
         const asked = response.status === 429 ? askedWaitOf(response, now) : undefined;
-        // A 429 again after a retry that waited at least what was asked: the wait asked was too short.
-        if (response.status === 429 && attempts > 1 && retryAfterWaits === attempts - 1) raiseFloor(scope);
+        if (response.status === 429) {
+          const lied = alone && inScope.sent === quiet + 1 && retryAfterWaits === attempts - 1;
+          if (lied && attempts > 1) raiseFloor(scope);
+          quiet = inScope.sent;
+        }
         learn(
           scope,
           response.status === 429
@@ -390,7 +343,7 @@ export function createSuiteClient(options: ClientOptions) {
     },
 
     close() {
-      agent.destroy();
+      transport.close();
     },
   };
 }
