@@ -25,6 +25,7 @@ async function scripted(replies: Reply[]) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, arrivals };
 }
+const VALID = { kind: 'derived', from: 'valid', transform: { op: 'none' } } as const;
 const limited = (headers: Record<string, string> = {}): Reply => ({
   status: 429,
   headers,
@@ -260,6 +261,25 @@ describe('the suite client obeys the client safety rules', () => {
     client.close();
     expect(exchange.response.status).toBe(200);
     expect(arrivals.map((a) => a.token)).toEqual(['tok-0', 'tok-1']);
+  });
+
+  it('resends once a fixed token the gateway accepted before and now refuses; the ledger keeps both answers', async () => {
+    const refused: Reply = { status: 401, body: { code: 'invalid_identity_token' } };
+    const { base, arrivals } = await scripted([{ status: 200 }, refused, { status: 200 }, refused, refused]);
+    const client = createSuiteClient({
+      baseUrl: base,
+      tokens: { valid: staticToken('tok', '$TOKEN') },
+      maxWaitSeconds: 5,
+    });
+    const whoami = { method: 'GET', path: '/v1/whoami', token: VALID } as const;
+    expect((await client.send(whoami)).response.status).toBe(200);
+    const again = await client.send(whoami);
+    expect([again.response.status, again.attempts]).toEqual([200, 2]);
+    expect(client.ledger.contradiction()?.refused.answerNo).toBe(2);
+    // Refused on the resend too (expired, say): the refusal is the answer, after one resend only.
+    const expired = await client.send(whoami);
+    expect([expired.response.status, expired.attempts, arrivals.length]).toEqual([401, 2, 5]);
+    client.close();
   });
 
   it('reports a refused connection as status 0, not as an exception', async () => {

@@ -297,6 +297,12 @@ export function createSuiteClient(options: ClientOptions) {
         ) {
           refreshed = true;
           if (await options.tokens[request.token.from]?.refresh()) continue;
+          // A fixed token the gateway accepted before is resent once (§5 rule 3: "resend"): one instance may
+          // refuse what the others accept. The ledger keeps both answers; auth.valid-token-accepted judges them.
+          if (sentValue !== undefined && ledger.everAccepted(sentValue)) {
+            await pause(backoffMs(1), '');
+            continue;
+          }
         }
         if (sendOptions.raw) return exchange(false);
         if (retryServerErrors && isTransient(response.status) && transientRetries < MAX_TRANSIENT_RETRIES) {

@@ -88,10 +88,9 @@ export function createTokenLedger() {
       }
     },
 
-    /** Whether a token value was accepted by a request sent after answer number `answerNo` arrived. */
-    acceptedSince(value: string, answerNo: number): boolean {
-      const last = byValue.get(value)?.lastAccepted;
-      return last !== undefined && last.sentAfter >= answerNo;
+    /** Whether the gateway has accepted this token value at least once in the run. */
+    everAccepted(value: string): boolean {
+      return (byValue.get(value)?.acceptances ?? 0) > 0;
     },
 
     /** The first token refused and then accepted again, if any (see the module comment). */

@@ -1,6 +1,7 @@
 import { type BadTokenKind, badTokenKinds } from '../arbitraries/bad-token.ts';
 import { longTokenBoundaries } from '../arbitraries/long-token.ts';
 import { SPECIAL_TOKENS } from '../arbitraries/special-token.ts';
+import { TRUNCATED_BOUNDARIES } from '../arbitraries/truncated-token.ts';
 import {
   type Check,
   type CheckContext,
@@ -11,6 +12,7 @@ import {
 } from '../check.ts';
 import { checkEach, checkOnce } from '../check-cases.ts';
 import type { Exchange } from '../suite-request.ts';
+import type { TokenValue } from '../token-value.ts';
 import {
   expectError,
   expectNoServerError,
@@ -86,14 +88,19 @@ export const invalidToken: Check = {
         endpoints.map((endpoint) => [`${kind}@${endpoint.name}`, token.map((t) => ({ endpoint, token: t }))]),
       ),
     );
-    // The header-size boundaries real servers have (1, 2, 4 and 8 KiB, just below and above) on every
-    // endpoint on every seed, before the generated long tokens (long-token.ts says why).
-    const boundaries = longTokenBoundaries();
+    // On every endpoint on every seed, before the generated cases: the header-size boundaries real servers
+    // have (1, 2, 4 and 8 KiB, just below and above; long-token.ts says why), and the valid token cut by its
+    // last character and by half (a prefix compare, a verifier reading a fixed length): random cuts find
+    // those only by luck, and every endpoint's category draws the same cut on a seed.
+    const fixed: Partial<Record<BadTokenKind, TokenValue[]>> = {
+      ...longTokenBoundaries(),
+      ...(ctx.has.token && { truncated: TRUNCATED_BOUNDARIES }),
+    };
     const examples = Object.fromEntries(
-      (['long', 'oversized'] as const).flatMap((kind) =>
+      Object.entries(fixed).flatMap(([kind, tokens]) =>
         endpoints.map((endpoint) => [
           `${kind}@${endpoint.name}`,
-          boundaries[kind].map((token) => ({ endpoint, token })),
+          tokens.map((token) => ({ endpoint, token })),
         ]),
       ),
     );
