@@ -212,6 +212,7 @@ export function createSuiteClient(options: ClientOptions) {
       let transientRetries = 0;
       let transientStatus: number | undefined;
       let refreshed = false;
+      let resent = 0;
       let retryAfterWaits = 0;
       /** The scope's count of sends when this request's last 429 arrived (-1 before any). */
       let quiet = -1;
@@ -292,14 +293,19 @@ export function createSuiteClient(options: ClientOptions) {
           request.token?.kind === 'derived' &&
           request.token.transform.op === 'none' &&
           request.token.from !== 'expired' &&
-          !refreshed &&
+          resent < 2 &&
           !sendOptions.noRefresh
         ) {
+          if (!refreshed && (await options.tokens[request.token.from]?.refresh())) {
+            refreshed = true;
+            continue;
+          }
           refreshed = true;
-          if (await options.tokens[request.token.from]?.refresh()) continue;
-          // A fixed token the gateway accepted before is resent once (§5 rule 3: "resend"): one instance may
-          // refuse what the others accept. The ledger keeps both answers; auth.valid-token-accepted judges them.
+          // A fixed token the gateway accepted before is resent, twice at most (§5 rule 3: "resend"): one
+          // instance may refuse what the others accept. The ledger keeps every answer; auth.valid-token-accepted
+          // judges them.
           if (sentValue !== undefined && ledger.everAccepted(sentValue)) {
+            resent += 1;
             await pause(backoffMs(1), '');
             continue;
           }
