@@ -128,19 +128,18 @@ export const HELD_OUT_VALID: ProofTarget[] = [
       'Envoy-style overload manager: more than 6 requests in flight are shed with 503 {"code":"overloaded"} and Retry-After: 1 (how many depends on timing; each is served on retry)',
     start: () => {
       let inFlight = 0;
-      return fronted(
-        async (request, gateway) => {
-          if (!PROTECTED.has(pathOf(request))) return gateway.fetch(request);
-          if (inFlight >= 6) return jsonError(503, 'overloaded', { 'retry-after': '1' });
-          inFlight += 1;
-          try {
-            // Each call takes a little while (an upstream), so a wave of concurrent calls piles up.
-            await new Promise((resolve) => setTimeout(resolve, 15));
-            return await gateway.fetch(request);
-          } finally {
-            inFlight -= 1;
-          }
-        })();
+      return fronted(async (request, gateway) => {
+        if (!PROTECTED.has(pathOf(request))) return gateway.fetch(request);
+        if (inFlight >= 6) return jsonError(503, 'overloaded', { 'retry-after': '1' });
+        inFlight += 1;
+        try {
+          // Each call takes a little while (an upstream), so a wave of concurrent calls piles up.
+          await new Promise((resolve) => setTimeout(resolve, 15));
+          return await gateway.fetch(request);
+        } finally {
+          inFlight -= 1;
+        }
+      })();
     },
   },
   {
