@@ -9,6 +9,7 @@ import {
   repeatRefusalOf,
 } from './check.ts';
 import { reproductionOf } from './exchange-record.ts';
+import { refusesToken } from './token-ledger.ts';
 
 /*
  * How a check runs its cases: a fast-check property over generated inputs (checkProperty), a fixed list
@@ -66,6 +67,8 @@ function failedOutcome(failure: CheckFailure) {
     message: failureMessage(failure),
     ...(failure.unobserved && { unobserved: failure.unobserved }),
     ...(repeatRefused && { repeatRefused }),
+    ...(failure.exchange?.tokenId !== undefined &&
+      refusesToken(failure.exchange) && { realTokenRefused: true }),
   };
 }
 
@@ -78,7 +81,15 @@ export async function checkProperty<T>(
   ctx: CheckContext,
   arbitrary: fc.Arbitrary<T>,
   body: (value: T) => Promise<void>,
-  options: { numRuns?: number; passMessage?: (runs: number) => string } = {},
+  options: {
+    numRuns?: number;
+    passMessage?: (runs: number) => string;
+    /**
+     * Values tried on every seed before the generated ones (fast-check `examples`): the boundaries real
+     * servers have, which random generation would reach only by luck.
+     */
+    examples?: readonly T[];
+  } = {},
 ): Promise<CheckOutcome> {
   const inconclusive: Inconclusive[] = [];
   const started = ctx.now();
@@ -88,7 +99,8 @@ export async function checkProperty<T>(
   let sent = 0;
   let notSent = 0;
   const property = fc.asyncProperty(arbitrary, async (value) => {
-    if (sent > 0 && ctx.now() > until && !ctx.path) {
+    // The boundary examples always go too: they are what every seed must try.
+    if (sent >= Math.max(1, options.examples?.length ?? 0) && ctx.now() > until && !ctx.path) {
       notSent += 1;
       return;
     }
@@ -100,15 +112,26 @@ export async function checkProperty<T>(
         inconclusive.push(error);
         return;
       }
+      // The failure stands (its 5xx, if any, persisted through the client's retries): while fast-check
+      // shrinks it, a 5xx is taken as it comes, or each smaller input would wait out three retries.
+      if (error instanceof CheckFailure) ctx.client?.retryServerErrors?.(false);
       throw error;
     }
   });
-  const numRuns = options.numRuns ?? ctx.numRuns;
-  const details = await fc.check(property, {
-    seed: ctx.seed,
-    numRuns,
-    path: ctx.path,
-  });
+  const examples = options.examples?.map((example) => [example] as [T]);
+  // fast-check counts its examples among numRuns: they come on top of the generated cases.
+  const numRuns = (options.numRuns ?? ctx.numRuns) + (examples?.length ?? 0);
+  let details: fc.RunDetails<[T]>;
+  try {
+    details = await fc.check(property, {
+      seed: ctx.seed,
+      numRuns,
+      path: ctx.path,
+      ...(examples && examples.length > 0 && { examples }),
+    });
+  } finally {
+    ctx.client?.retryServerErrors?.(true);
+  }
   if (details.failed && details.errorInstance instanceof CheckFailure) {
     const failure = details.errorInstance;
     return {
@@ -154,7 +177,11 @@ export async function checkEach<T>(
   ctx: CheckContext,
   categories: Record<string, fc.Arbitrary<T>>,
   body: (value: T, category: string) => Promise<void>,
-  options: { runsPerCategory?: number } = {},
+  options: {
+    runsPerCategory?: number;
+    /** Per category, values tried on every seed before the generated ones (see checkProperty). */
+    examples?: Record<string, readonly T[]>;
+  } = {},
 ): Promise<CheckOutcome> {
   const labels = Object.keys(categories);
   const [replayLabel, ...rest] = ctx.path?.split(':') ?? [];
@@ -167,7 +194,7 @@ export async function checkEach<T>(
       sub,
       categories[label] as fc.Arbitrary<T>,
       (value) => body(value, label),
-      { numRuns },
+      { numRuns, ...(options.examples?.[label] && { examples: options.examples[label] }) },
     );
     if (outcome.verdict === 'fail') {
       if (outcome.reproduction?.path) outcome.reproduction.path = `${label}:${outcome.reproduction.path}`;

@@ -81,6 +81,11 @@ export type CheckOutcome = {
    * safety (§4 rule 4), not of this check's rule. The runner reports it under retry.sequential too.
    */
   repeatRefused?: Exchange;
+  /**
+   * The failing answer refused one of the suite's real tokens, unaltered (401 invalid_identity_token): when
+   * auth.valid-token-accepted finds the gateway accepted that token around it, the runner says so here too.
+   */
+  realTokenRefused?: boolean;
 };
 
 /** A conformance check: a small named unit tied to a spec section. */
@@ -132,7 +137,7 @@ export class CheckFailure extends Error {
 
 /** What a failure says when the gateway's answer was a server error, whatever the check is about. */
 export const SERVER_ERROR_FIX =
-  "the gateway failed on its side, so this says nothing yet about the rule checked here: find the request in the gateway's logs (the reproduction sends it again) and make it succeed; the suite retries a 502, 503 or 504 up to 3 times (spec section 7), a 500 never";
+  "the gateway failed on its side, so this says nothing yet about the rule checked here: find the request in the gateway's logs (the reproduction sends it again) and make it succeed; the suite retries any 5xx up to 3 times with backoff (spec section 7 calls every 5xx transient) before judging it";
 
 /** What a failure says when the answer refused a repeated call as a duplicate, whatever the check is about. */
 export const REPEAT_REFUSED_FIX =

@@ -25,6 +25,7 @@ async function scripted(replies: Reply[]) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, arrivals };
 }
+const VALID = { kind: 'derived', from: 'valid', transform: { op: 'none' } } as const;
 const limited = (headers: Record<string, string> = {}): Reply => ({
   status: 429,
   headers,
@@ -61,7 +62,7 @@ describe('token commands', () => {
 });
 
 describe('the suite client obeys the client safety rules', () => {
-  it('retries a transient 503 (at most three times, honouring Retry-After), never a 500', async () => {
+  it('retries a 5xx (at most three times, honouring Retry-After): a 500 as a 503 (spec §7: every 5xx is transient)', async () => {
     const unavailable: Reply = {
       status: 503,
       headers: { 'retry-after': '0' },
@@ -79,7 +80,14 @@ describe('the suite client obeys the client safety rules', () => {
     const crash = await scripted([{ status: 500, body: { code: 'internal_error' } }, { status: 200 }]);
     const crashClient = createSuiteClient({ baseUrl: crash.base, tokens: {}, maxWaitSeconds: 5 });
     const crashed = await crashClient.send({ method: 'GET', path: '/v1/whoami' });
-    expect([crashed.response.status, crashed.attempts]).toEqual([500, 1]);
+    expect([crashed.response.status, crashed.attempts, crashed.transientRetries]).toEqual([200, 2, 1]);
+    // While a property shrinks a counterexample whose 5xx persisted, a 5xx is taken as it comes.
+    const shrinking = await scripted([{ status: 500, body: { code: 'internal_error' } }, { status: 200 }]);
+    const shrinkClient = createSuiteClient({ baseUrl: shrinking.base, tokens: {}, maxWaitSeconds: 5 });
+    shrinkClient.retryServerErrors(false);
+    const asIs = await shrinkClient.send({ method: 'GET', path: '/v1/whoami' });
+    expect([asIs.response.status, asIs.attempts]).toEqual([500, 1]);
+    shrinkClient.close();
     for (const c of [client, downClient, crashClient]) c.close();
   });
 
@@ -120,6 +128,67 @@ describe('the suite client obeys the client safety rules', () => {
     other.close();
     expect(unsaid.rateLimitExhausted).toBe(true);
     expect(unsaid.retryAfterUntruthful).toBeUndefined();
+  });
+
+  it('keeps its own backoff floor once a Retry-After proved too short: "0" is never retried at 0 s again', async () => {
+    // A virtual clock: the suite's waits take no real time, and the gaps are read on it.
+    let now = 0;
+    const clock = {
+      now: () => now,
+      sleep: async (ms: number) => {
+        now += ms;
+      },
+    };
+    const seen: number[] = [];
+    const server = createServer((_req, res) => {
+      seen.push(now);
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' });
+      res.end('{"code":"rate_limited"}');
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = createSuiteClient({ baseUrl: base, tokens: {}, maxWaitSeconds: 60, maxRetries: 4, clock });
+    const exchange = await client.send({ method: 'GET', path: '/v1/whoami' });
+    const gaps = seen.slice(1).map((at, i) => at - (seen[i] as number));
+    // The first retry honours "0" (now, plus jitter); each 429 after that doubles the floor: 1, 2, 4 s
+    // (a quarter of jitter on top; 50 ms of margin when the pacing gate of the scope ends later).
+    expect(gaps[0]).toBeLessThanOrEqual(100);
+    expect(gaps.slice(1).map((g, i) => g >= 1000 * 2 ** i && g <= 1250 * 2 ** i + 50)).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(exchange.retryAfterUntruthful).toBe(true);
+    // Later calls of the scope start from the floor reached, not from 0 s again.
+    expect(client.floorOf('anonymous')).toBe(8000);
+    client.close();
+  });
+
+  it('a 429 that asks for no wait is backed off with steps growing to --max-wait-seconds (a minute window is waited out)', async () => {
+    let now = 0;
+    const clock = {
+      now: () => now,
+      sleep: async (ms: number) => {
+        now += ms;
+      },
+    };
+    const seen: number[] = [];
+    const server = createServer((_req, res) => {
+      seen.push(now);
+      // A fixed window of a minute, without Retry-After or rate-limit headers: admitted from 60 s on.
+      res.writeHead(now >= 60_000 ? 200 : 429, { 'content-type': 'application/json' });
+      res.end(now >= 60_000 ? '{}' : '{"code":"rate_limited"}');
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = createSuiteClient({ baseUrl: base, tokens: {}, maxWaitSeconds: 60, clock });
+    const exchange = await client.send({ method: 'GET', path: '/v1/whoami' });
+    client.close();
+    expect(exchange.response.status).toBe(200);
+    expect(exchange.rateLimitExhausted).toBe(false);
+    expect(seen.length).toBeLessThanOrEqual(9);
   });
 
   it('does not wait beyond --max-wait-seconds: the 429 is reported as exhausted at once, with the wait it asked', async () => {
@@ -192,6 +261,25 @@ describe('the suite client obeys the client safety rules', () => {
     client.close();
     expect(exchange.response.status).toBe(200);
     expect(arrivals.map((a) => a.token)).toEqual(['tok-0', 'tok-1']);
+  });
+
+  it('resends (twice at most) a fixed token the gateway accepted before and now refuses; the ledger keeps every answer', async () => {
+    const refused: Reply = { status: 401, body: { code: 'invalid_identity_token' } };
+    const { base, arrivals } = await scripted([{ status: 200 }, refused, { status: 200 }, refused, refused]);
+    const client = createSuiteClient({
+      baseUrl: base,
+      tokens: { valid: staticToken('tok', '$TOKEN') },
+      maxWaitSeconds: 5,
+    });
+    const whoami = { method: 'GET', path: '/v1/whoami', token: VALID } as const;
+    expect((await client.send(whoami)).response.status).toBe(200);
+    const again = await client.send(whoami);
+    expect([again.response.status, again.attempts]).toEqual([200, 2]);
+    expect(client.ledger.contradiction()?.refused.answerNo).toBe(2);
+    // Refused on the resends too (expired, say): the refusal is the answer, after two resends at most.
+    const expired = await client.send(whoami);
+    expect([expired.response.status, expired.attempts, arrivals.length]).toEqual([401, 3, 6]);
+    client.close();
   });
 
   it('reports a refused connection as status 0, not as an exception', async () => {

@@ -1,33 +1,26 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { IDENTITY_HEADER } from '../vocabulary/identity-header.ts';
 import {
   askedWaitOf,
   backoffMs,
+  createWaitFloors,
+  flooredWaitMs,
   isTransient,
   MAX_TRANSIENT_RETRIES,
+  NO_WAIT_RETRIES,
   REAL_CLOCK,
   retryAfterOf,
   type SuiteClock,
   scopeOf,
 } from './client-pacing.ts';
-import { decodeBody } from './decode-body.ts';
+import { createTransport } from './http-transport.ts';
 import { exhaustedWaitMs, rateLimitHint } from './rate-limit-headers.ts';
-import {
-  callKey,
-  credentialOf,
-  type Exchange,
-  type SuiteRequest,
-  type SuiteResponse,
-} from './suite-request.ts';
+import { callKey, credentialOf, type Exchange, type SuiteRequest } from './suite-request.ts';
+import { createTokenLedger } from './token-ledger.ts';
 import type { TokenSource } from './token-source.ts';
 import { applyTransform, type TokenValue } from './token-value.ts';
 
-/*
- * The suite's HTTP client, by job: suite-request.ts (a request as a check describes it, the exchange it gets
- * back), client-pacing.ts (what it retries and how long it waits), decode-body.ts (bodies as text). This file
- * sends, paces and remembers.
- */
+/* The suite's HTTP client: requests and exchanges in suite-request.ts, retries and waits in client-pacing.ts,
+ * the wire in http-transport.ts, tokens seen in token-ledger.ts. This file sends, paces and remembers. */
 
 /** Whether an answer counts as the gateway serving the call: anything but a 429, a 5xx or no answer. */
 const isAnswer = (status: number) => status >= 200 && status < 500 && status !== 429;
@@ -48,26 +41,28 @@ export interface ClientOptions {
   deadline?: number;
 }
 
-const MAX_BODY = 1024 * 1024;
-
 /**
  * The suite's own HTTP client. It obeys the spec's client safety rules (section 7): on 429 it honours
- * Retry-After (or backs off exponentially with jitter when there is none), under a hard retry cap; a 502,
- * 503 or 504 is retried at most three times the same way (transient), a 500 never (it is an observation). With
- * a token command, a 401 on a real token refreshes it once. `raw` returns the first answer, whatever it is.
+ * Retry-After (or backs off exponentially with jitter when there is none), under a hard retry cap, and once
+ * a Retry-After proved too short (a 429 again after waiting it) it keeps its own floor under every later
+ * one of that scope, exponential with jitter; any 5xx is retried at most three times the same way
+ * (transient, spec section 7: a 500 as a 502). With a token command, a 401 on a real token refreshes it
+ * once. `raw` returns the first answer, whatever it is.
  */
 export function createSuiteClient(options: ClientOptions) {
   const base = new URL(options.baseUrl);
   const secure = base.protocol === 'https:';
-  const agent = secure
-    ? new HttpsAgent({ keepAlive: true, maxSockets: 32 })
-    : new HttpAgent({ keepAlive: true, maxSockets: 32 });
   const maxRetries = options.maxRetries ?? 5;
+  // A 429 asking no wait is backed off longer, steps growing to --max-wait-seconds (client-pacing.ts).
+  const noWaitRetries = options.maxRetries ?? NO_WAIT_RETRIES;
   const timeoutMs = options.timeoutMs ?? 15_000;
   const clock = options.clock ?? REAL_CLOCK;
   const deadline = options.deadline ?? Number.POSITIVE_INFINITY;
   let requests = 0;
+  let answers = 0;
   let waitedMs = 0;
+  /** When the gateway accepted and refused each real token (token-ledger.ts). */
+  const ledger = createTokenLedger();
   const answered = new Set<string>();
   /** Every 429 the run met, retried or not (ratelimit.retry-after-format judges them all). */
   const seen429: Exchange[] = [];
@@ -75,6 +70,10 @@ export function createSuiteClient(options: ClientOptions) {
   const gates = new Map<string, { until: number; why: string }>();
   /** Per scope, the requests the gateway last said were left (its rate-limit headers), when it says. */
   const remaining = new Map<string, number>();
+  /** Per scope, the suite's own floor under asked waits once one proved too short (client-pacing.ts). */
+  const { floorOf, raise: raiseFloor, traffic } = createWaitFloors(options.maxWaitSeconds * 1000);
+  /** While false (a property shrinking a counterexample already found), a 5xx is returned as it is. */
+  let retryServerErrors = true;
   const log = options.log ?? (() => {});
 
   /** Waits `ms` on the suite's clock, saying now and then that it still is (a CI log must not look hung). */
@@ -100,6 +99,9 @@ export function createSuiteClient(options: ClientOptions) {
     const gate = gates.get(scope);
     if (!gate || gate.until < until) gates.set(scope, { until, why });
   };
+  /** A wait a 429 asked of a scope, with the scope's floor under it once the gateway's waits proved short. */
+  const floored = (scope: string, asked: number | undefined) =>
+    asked === undefined ? undefined : flooredWaitMs(asked, floorOf(scope));
 
   /** Holds a call until its scope's gate opens, when that is within --max-wait-seconds and the budget. */
   const paced = async (scope: string, what: string) => {
@@ -118,56 +120,11 @@ export function createSuiteClient(options: ClientOptions) {
     return { value, redacted: { variable: source.variable, transform: resolved } };
   };
 
-  const sendOnce = (
-    url: URL,
-    method: string,
-    headers: [string, string][],
-    body?: string,
-  ): Promise<SuiteResponse> =>
-    new Promise((resolve) => {
-      requests += 1;
-      const send = secure ? httpsRequest : httpRequest;
-      const outgoing: Record<string, string> = {};
-      for (const [name, value] of headers) outgoing[name] = value;
-      if (body !== undefined) outgoing['Content-Length'] = String(Buffer.byteLength(body));
-      const req = send(
-        url,
-        { method, headers: outgoing, agent, timeout: timeoutMs },
-        (res: IncomingMessage) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size <= MAX_BODY) chunks.push(chunk);
-          });
-          res.on('end', () => {
-            const text = decodeBody(Buffer.concat(chunks), res.headers['content-encoding']);
-            let json: unknown;
-            try {
-              json = text ? JSON.parse(text) : undefined;
-            } catch {
-              json = undefined;
-            }
-            const responseHeaders: Record<string, string> = {};
-            for (const [name, value] of Object.entries(res.headers)) {
-              responseHeaders[name] = Array.isArray(value) ? value.join(', ') : (value ?? '');
-            }
-            resolve({ status: res.statusCode ?? 0, headers: responseHeaders, text, json });
-          });
-          res.on('error', (error) =>
-            resolve({ status: 0, headers: {}, text: '', json: undefined, error: error.message }),
-          );
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error(`no response within ${timeoutMs / 1000} s`)));
-      req.on('error', (error: NodeJS.ErrnoException) =>
-        resolve({ status: 0, headers: {}, text: '', json: undefined, error: error.code ?? error.message }),
-      );
-      // A Buffer body makes Node write the headers on their own, as latin1, so header bytes go out exactly
-      // as given; with a string body it would send headers and body together as UTF-8.
-      if (body !== undefined) req.write(Buffer.from(body, 'utf8'));
-      req.end();
-    });
+  const transport = createTransport(secure, timeoutMs);
+  const sendOnce = (url: URL, method: string, headers: [string, string][], body?: string) => {
+    requests += 1;
+    return transport.send(url, method, headers, body);
+  };
 
   /**
    * The wait before a retry (the wait asked, in ms, else backoff), or why there is none: beyond
@@ -177,10 +134,16 @@ export function createSuiteClient(options: ClientOptions) {
   const waitFor = (
     asked: number | undefined,
     attempt: number,
+    floorMs = 0,
   ): { wait: number } | { refused: 'max-wait' | 'time-budget' } => {
-    const base = asked ?? backoffMs(attempt);
+    const base = asked ?? backoffMs(attempt, Math.random, options.maxWaitSeconds * 1000);
     if (base > options.maxWaitSeconds * 1000) return { refused: 'max-wait' };
-    const wait = asked !== undefined ? asked + Math.random() * 100 : base;
+    const wait =
+      asked !== undefined
+        ? floorMs > asked
+          ? flooredWaitMs(asked, floorMs)
+          : asked + Math.random() * 100
+        : Math.max(base, floorMs);
     if (clock.now() + wait > deadline) return { refused: 'time-budget' };
     return { wait };
   };
@@ -210,6 +173,17 @@ export function createSuiteClient(options: ClientOptions) {
     /** Waits as the gateway asked (logged, counted, on the suite's clock). */
     pause,
 
+    /** Whether a 5xx is retried (default): off while a property shrinks a failure that stands already. */
+    retryServerErrors(on: boolean) {
+      retryServerErrors = on;
+    },
+
+    /** The floor the suite keeps under a scope's asked waits (ms; 0 while the gateway's waits held). */
+    floorOf,
+
+    /** What the gateway said of each real token sent unaltered, in the run's order of answers. */
+    ledger,
+
     /** Every 429 the run has met so far, in order. */
     seen429(): readonly Exchange[] {
       return seen429;
@@ -227,7 +201,7 @@ export function createSuiteClient(options: ClientOptions) {
      */
     async send(
       request: SuiteRequest,
-      sendOptions: { raw?: boolean; observe429?: boolean } = {},
+      sendOptions: { raw?: boolean; observe429?: boolean; noRefresh?: boolean } = {},
     ): Promise<Exchange> {
       // Paths are relative to the base URL, path prefix included (spec section 4): a gateway may be
       // mounted under one (`https://api.example/tenant-a`).
@@ -238,7 +212,10 @@ export function createSuiteClient(options: ClientOptions) {
       let transientRetries = 0;
       let transientStatus: number | undefined;
       let refreshed = false;
+      let resent = 0;
       let retryAfterWaits = 0;
+      /** The scope's count of sends when this request's last 429 arrived (-1 before any). */
+      let quiet = -1;
       const scope = scopeOf(credential);
       const what = `${request.method} ${request.path}`;
       for (;;) {
@@ -248,23 +225,45 @@ export function createSuiteClient(options: ClientOptions) {
         const headers: [string, string][] = Object.entries(request.headers ?? {});
         let tokenTransform: Exchange['tokenTransform'];
         let redactedHeaders = headers;
+        let sentValue: string | undefined;
         if (request.token) {
           const { value, redacted } = await materialise(request.token);
+          sentValue = value;
           const name = request.tokenHeader ?? IDENTITY_HEADER;
           // node:http sends a string's characters as latin1 bytes: UTF-8 text must be pre-encoded.
           headers.push([name, Buffer.from(value, 'utf8').toString('latin1')]);
           tokenTransform = redacted;
           redactedHeaders = [...headers.slice(0, -1), [name, redacted ? `<${redacted.variable}>` : value]];
         }
+        const sentAfter = answers;
+        const tokenId =
+          sentValue !== undefined && (credential === 'valid' || credential === 'denied')
+            ? ledger.idOf(sentValue)
+            : undefined;
+        // Alone in its scope since its last answer (nothing sent, nothing in flight): a 429 then is no sibling's.
+        const inScope = traffic(scope);
+        const alone = quiet === inScope.sent && inScope.inFlight === 0;
+        inScope.sent += 1;
+        inScope.inFlight += 1;
         const response = await sendOnce(url, request.method, headers, request.body);
+        inScope.inFlight -= 1;
+        answers += 1;
+        const answerNo = answers;
         if (isAnswer(response.status)) answered.add(key);
         const now = clock.now();
         const hint = rateLimitHint(response.headers, now);
         if (hint.remaining !== undefined) remaining.set(scope, hint.remaining);
         const asked = response.status === 429 ? askedWaitOf(response, now) : undefined;
+        if (response.status === 429) {
+          const lied = alone && inScope.sent === quiet + 1 && retryAfterWaits === attempts - 1;
+          if (lied && attempts > 1) raiseFloor(scope);
+          quiet = inScope.sent;
+        }
         learn(
           scope,
-          response.status === 429 ? asked : exhaustedWaitMs(response.status, response.headers, now),
+          response.status === 429
+            ? floored(scope, asked)
+            : exhaustedWaitMs(response.status, response.headers, now),
           response.status === 429
             ? `the gateway answered ${what} 429${asked !== undefined ? ` and asked for ${Math.ceil(asked / 1000)} s` : ''}`
             : `the gateway said no request is left (rate-limit headers on ${what})`,
@@ -274,6 +273,7 @@ export function createSuiteClient(options: ClientOptions) {
           url: url.href,
           credential,
           key,
+          ...(tokenId !== undefined && { tokenId }),
           sentHeaders: redactedHeaders,
           tokenTransform,
           response,
@@ -284,6 +284,8 @@ export function createSuiteClient(options: ClientOptions) {
           ...(transientStatus !== undefined && { transientStatus }),
         });
         if (response.status === 429) seen429.push(exchange(false));
+        if (sentValue !== undefined && tokenId !== undefined)
+          ledger.record(sentValue, credential, { exchange: exchange(false), sentAfter, answerNo });
         const code = (response.json as { code?: unknown } | undefined)?.code;
         if (
           response.status === 401 &&
@@ -291,13 +293,25 @@ export function createSuiteClient(options: ClientOptions) {
           request.token?.kind === 'derived' &&
           request.token.transform.op === 'none' &&
           request.token.from !== 'expired' &&
-          !refreshed
+          resent < 2 &&
+          !sendOptions.noRefresh
         ) {
+          if (!refreshed && (await options.tokens[request.token.from]?.refresh())) {
+            refreshed = true;
+            continue;
+          }
           refreshed = true;
-          if (await options.tokens[request.token.from]?.refresh()) continue;
+          // A fixed token the gateway accepted before is resent, twice at most (§5 rule 3: "resend"): one
+          // instance may refuse what the others accept. The ledger keeps every answer; auth.valid-token-accepted
+          // judges them.
+          if (sentValue !== undefined && ledger.everAccepted(sentValue)) {
+            resent += 1;
+            await pause(backoffMs(1), '');
+            continue;
+          }
         }
         if (sendOptions.raw) return exchange(false);
-        if (isTransient(response.status) && transientRetries < MAX_TRANSIENT_RETRIES) {
+        if (retryServerErrors && isTransient(response.status) && transientRetries < MAX_TRANSIENT_RETRIES) {
           // A transient server failure (spec section 7: retry with backoff): a gateway may have one now and
           // then, and the checks judge the outcome, not the hiccup. One that keeps failing is observed.
           const planned = waitFor(retryAfterOf(response, now), transientRetries + 1);
@@ -312,10 +326,11 @@ export function createSuiteClient(options: ClientOptions) {
           }
         }
         if (response.status !== 429 || sendOptions.observe429) return exchange(false);
-        const planned = attempts <= maxRetries ? waitFor(asked, attempts) : undefined;
+        const cap = asked === undefined ? noWaitRetries : maxRetries;
+        const planned = attempts <= cap ? waitFor(asked, attempts, floorOf(scope)) : undefined;
         if (!planned || 'refused' in planned) {
           const untruthful =
-            attempts > maxRetries &&
+            attempts > cap &&
             retryAfterWaits === attempts - 1 &&
             asked !== undefined &&
             asked <= options.maxWaitSeconds * 1000;
@@ -327,15 +342,20 @@ export function createSuiteClient(options: ClientOptions) {
           };
         }
         if (asked !== undefined) retryAfterWaits += 1;
+        const floorMs = floorOf(scope);
+        const own =
+          asked !== undefined && floorMs > asked
+            ? `; the suite waits at least ${(floorMs / 1000).toFixed(0)} s, as this gateway's earlier waits proved too short`
+            : '';
         await pause(
           planned.wait,
-          `the gateway answered ${what} 429${asked !== undefined ? ` and asked for ${Math.ceil(asked / 1000)} s` : ' (no wait asked: backing off)'} (attempt ${attempts}/${maxRetries + 1})`,
+          `the gateway answered ${what} 429${asked !== undefined ? ` and asked for ${Math.ceil(asked / 1000)} s` : ' (no wait asked: backing off)'}${own} (attempt ${attempts}/${cap + 1})`,
         );
       }
     },
 
     close() {
-      agent.destroy();
+      transport.close();
     },
   };
 }

@@ -43,7 +43,7 @@ export async function runOne(
   check: Check,
   ctx: CheckContext,
   tokenSources: (TokenSource | undefined)[],
-): Promise<{ result: CheckResult; repeatRefused?: Exchange }> {
+): Promise<{ result: CheckResult; repeatRefused?: Exchange; realTokenRefused?: boolean }> {
   const base = { id: check.id, title: check.title, specRef: check.specRef, level: check.level };
   const missing = (check.needs ?? []).filter((need) => !ctx.has[need]);
   if (missing.length > 0) {
@@ -70,7 +70,7 @@ export async function runOne(
       message: `the check could not run: ${error instanceof Error ? error.message : String(error)}`,
     };
   }
-  const { repeatRefused, ...told } = outcome;
+  const { repeatRefused, realTokenRefused, ...told } = outcome;
   return {
     result: {
       ...base,
@@ -79,6 +79,7 @@ export async function runOne(
       requests: ctx.client.requests - before,
     },
     ...(repeatRefused && { repeatRefused }),
+    ...(realTokenRefused && { realTokenRefused }),
   };
 }
 

@@ -15,6 +15,7 @@ import {
 } from './suite-options.ts';
 import type { Exchange } from './suite-request.ts';
 import { parseToolDeclaration, type SuiteTool, suiteTools } from './suite-tools.ts';
+import { precheckToken } from './token-precheck.ts';
 import { staticToken, type TokenSource } from './token-source.ts';
 import type { CheckResult, Reproduction } from './types.ts';
 
@@ -65,6 +66,10 @@ export interface RunInputs {
 
 /** What a run takes: its inputs, and the suite's options as given (the runner fills in the defaults, once). */
 export type ConformanceOptions = RunInputs & SuiteOptionsInput;
+
+/** The check that judges refusals of a token the gateway accepted elsewhere (token-ledger.ts). */
+const TOKEN_RULE = 'auth.valid-token-accepted';
+const TOKEN_BLAME = `That refusal was of a token the gateway accepted too: ${TOKEN_RULE} (spec §4 rule 2) reports the evidence; the token is valid, the gateway is not.`;
 
 /** The checks selected by `only`; unknown ids are an error naming the known ones. */
 export function selectChecks(only?: readonly string[]): readonly Check[] {
@@ -203,28 +208,21 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         throw new CannotRunError(error instanceof Error ? error.message : String(error));
       }
     }
-    // A token the gateway does not accept would be blamed on the gateway, check after check: it is the
-    // run's input that is wrong (whoami answers 200 to every valid token, spec section 4).
+    // A token the gateway never accepts would be blamed on the gateway, check after check: it is the run's
+    // input that is wrong. One it accepts at least once is valid, and its refusals are the gateway's.
     for (const [token, source, need] of [
       [VALID_TOKEN, tokens.valid, 'token'],
       [DENIED_TOKEN, tokens.denied, 'deniedToken'],
     ] as const) {
       if (!source || !checks.some((check) => check.needs?.includes(need))) continue;
-      const whoami = await client.send({
-        method: SPEC_ENDPOINTS.whoami.method,
-        path: SPEC_ENDPOINTS.whoami.path,
-        token,
-      });
-      if (whoami.response.status !== 401) continue;
-      const code = (whoami.response.json as { code?: unknown } | undefined)?.code;
-      throw new CannotRunError(
-        `the gateway does not accept the token in ${source.variable}: ${SPEC_ENDPOINTS.whoami.method} ${SPEC_ENDPOINTS.whoami.path} answered 401${typeof code === 'string' ? ` ${code}` : ''}. Give a current, valid token (or a --token-command that mints one).`,
-      );
+      await precheckToken(client, token, source);
     }
 
     const results: CheckResult[] = [];
     /** Repeats refused as duplicates that checks of other rules met, for the check of that rule. */
     const repeatRefusals: { by: string; exchange: Exchange }[] = [];
+    /** Failures on a refusal of a real token: blamed on auth.valid-token-accepted when that check fails. */
+    const refusedRealToken: CheckResult[] = [];
     for (const [index, check] of checks.entries()) {
       // Each check's share of what is left of the budget; the rate-limit checks (last) share one burst.
       const left = deadline - clock.now();
@@ -232,7 +230,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       running = check.id;
       sharedFrom = new Set();
       const sources = [tokens.valid, tokens.denied, tokens.expired];
-      let { result, repeatRefused } = await runOne(
+      let { result, repeatRefused, realTokenRefused } = await runOne(
         check,
         { ...ctx, caseDeadline: clock.now() + share },
         sources,
@@ -259,6 +257,9 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       if (result.reproduction && options.replayCommand && result.reproduction.path) {
         result.reproduction.replay = options.replayCommand(result, result.reproduction);
       }
+      if (realTokenRefused) refusedRealToken.push(result);
+      if (check.id === TOKEN_RULE && result.verdict === 'fail')
+        for (const other of refusedRealToken) other.message += ` ${TOKEN_BLAME}`;
       results.push(result);
       options.onResult?.(result);
     }

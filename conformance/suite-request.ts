@@ -34,6 +34,8 @@ export interface Exchange {
   key: string;
   /** Headers as sent, token redacted. */
   sentHeaders: [string, string][];
+  /** Which real token value was sent unaltered (the token ledger's number for it), when one was. */
+  tokenId?: number;
   /** How the token was derived, for the curl reproduction. */
   tokenTransform?: { variable: string; transform: ResolvedTransform };
   response: SuiteResponse;

@@ -7,7 +7,7 @@
 import { Command } from 'commander';
 import { intOption } from '../cli/cli-options.ts';
 import { FAULTY_GATEWAYS } from '../test/gateways/faulty-gateways.ts';
-import { PACED_FAULTY, PACED_VALID } from '../test/gateways/paced-gateways.ts';
+import { PACED_FAULTY, PACED_UNTRUTHFUL, PACED_VALID } from '../test/gateways/paced-gateways.ts';
 import type { ProofTarget } from '../test/gateways/proof-target.ts';
 import { proveAgainst } from '../test/gateways/prove.ts';
 import { VALID_VARIANTS } from '../test/gateways/valid-variants.ts';
@@ -64,7 +64,7 @@ async function main() {
   const only = options.only?.split(',').map((s) => s.trim());
   const pick = (targets: ProofTarget[]) => (only ? targets.filter((t) => only.includes(t.id)) : targets);
   const plan = [
-    ...pick([...FAULTY_GATEWAYS, ...PACED_FAULTY]).map((t) => [t, 'faulty'] as const),
+    ...pick([...FAULTY_GATEWAYS, ...PACED_FAULTY, ...PACED_UNTRUTHFUL]).map((t) => [t, 'faulty'] as const),
     ...pick([...VALID_VARIANTS, ...PACED_VALID]).map((t) => [t, 'valid'] as const),
   ];
   if (plan.length === 0) {

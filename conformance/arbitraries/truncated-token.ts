@@ -9,3 +9,10 @@ export const truncatedToken = (): fc.Arbitrary<TokenValue> =>
     from: 'valid',
     transform: { op: 'truncate', keep: permille / 1000 },
   }));
+
+/** Cuts tried on every seed: all but the last character (the commonest prefix bug), and half. */
+export const TRUNCATED_BOUNDARIES: TokenValue[] = [0.999999, 0.5].map((keep) => ({
+  kind: 'derived',
+  from: 'valid',
+  transform: { op: 'truncate', keep },
+}));

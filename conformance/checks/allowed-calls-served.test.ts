@@ -95,7 +95,7 @@ describe('authz.allowed-calls-served', () => {
     expect(seen['/v1/web/search']).toBe(searches);
   });
 
-  it('a 5xx is reported as a server error (possibly transient), not as an authorization problem', async () => {
+  it('a 5xx that persists through the retries is reported as a server error, not as an authorization problem', async () => {
     const { baseUrl } = await scripted({
       '/v1/whoami': [ok],
       '/v1/web/fetch': [{ status: 500, body: { code: 'internal_error' } }],
@@ -103,7 +103,7 @@ describe('authz.allowed-calls-served', () => {
     const { result } = await run(baseUrl);
     expect(result?.verdict).toBe('fail');
     expect(result?.message).toMatch(
-      /got 500 .*: a server error \(possibly transient\)\. Fix: the gateway failed on its side/,
+      /got 500 .*: a server error \(possibly transient, still so after 3 retries\)\. Fix: the gateway failed on its side/,
     );
   });
 });

@@ -29,15 +29,25 @@ export const authBeforeAuthorization: Check = {
     // the signature would answer 403 (and leak the agent's policy). Without a denied token, the valid one.
     const from = ctx.has.deniedToken ? 'denied' : 'valid';
     const endpoint = deniedEndpoint(ctx);
-    return checkProperty(ctx, spoil(), async (transform) => {
-      const token: TokenValue = { kind: 'derived', from, transform };
-      const exchange = observed(await ctx.client.send(requestFor(endpoint, { token })));
-      expectError(
-        exchange,
-        401,
-        ['invalid_identity_token'],
-        'verify the token before any policy decision; only a verified identity may get 403 access_denied',
-      );
-    });
+    // On every seed: the last character changed (the spoil a comparison that skips it misses) and a cut.
+    const examples: TokenTransform[] = [
+      { op: 'replace', at: 1, char: 'A' },
+      { op: 'truncate', keep: 0.9 },
+    ];
+    return checkProperty(
+      ctx,
+      spoil(),
+      async (transform) => {
+        const token: TokenValue = { kind: 'derived', from, transform };
+        const exchange = observed(await ctx.client.send(requestFor(endpoint, { token })));
+        expectError(
+          exchange,
+          401,
+          ['invalid_identity_token'],
+          'verify the token before any policy decision; only a verified identity may get 403 access_denied',
+        );
+      },
+      { examples },
+    );
   },
 };

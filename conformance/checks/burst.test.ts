@@ -1,7 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import type { CheckContext } from '../check.ts';
 import type { Exchange } from '../suite-request.ts';
 import { type BurstObservation, burstScript } from './burst.ts';
+import { no5xxUnderBurst } from './no-5xx-under-burst.ts';
+import { rateLimitBurst } from './rate-limit-burst.ts';
 
 /** A burst of `counts[path]` answered requests per path, as observeBurst records them. */
 function burstOf(counts: Record<string, number>): BurstObservation {
@@ -26,6 +29,7 @@ function burstOf(counts: Record<string, number>): BurstObservation {
     rateLimited: [],
     refusals: [],
     transient: [],
+    unsignalled: [],
     serverErrors: [],
     requests,
     budget: requests,
@@ -57,5 +61,72 @@ describe('burstScript', () => {
 
   it('one request is one request', () => {
     expect(sent(burstScript(burstOf({ '/v1/whoami': 1 })))).toEqual({ '/v1/whoami': 1 });
+  });
+});
+
+/** A burst of 100 answers: `spec` says how many of each kind (the rest are 200). */
+function judged(spec: {
+  limited?: number;
+  shed?: number;
+  unsignalled?: number;
+  persisted?: number;
+  okRateLimited?: number;
+}): BurstObservation {
+  const burst = burstOf({ '/v1/whoami': 100 });
+  const at = (i: number, status: number, extra: Partial<Exchange> = {}, json: unknown = {}) => {
+    const timed = burst.exchanges[i] as BurstObservation['exchanges'][number];
+    timed.exchange = {
+      ...timed.exchange,
+      ...extra,
+      response: { ...timed.exchange.response, status, json, text: JSON.stringify(json) },
+    };
+    return timed;
+  };
+  let i = 0;
+  const take = (n = 0, make: (k: number) => BurstObservation['exchanges'][number]) =>
+    Array.from({ length: n }, () => make(i++));
+  burst.rateLimited = take(spec.limited, (k) => at(k, 429, {}, { code: 'rate_limited' }));
+  const shed = take(spec.shed, (k) => ({
+    ...at(k, 200, { transientRetries: 1, transientStatus: 503 }),
+    signalled: true,
+  }));
+  burst.unsignalled = take(spec.unsignalled, (k) =>
+    at(k, 200, { transientRetries: 1, transientStatus: 500 }),
+  );
+  burst.serverErrors = take(spec.persisted, (k) => at(k, 503, { transientRetries: 3, transientStatus: 503 }));
+  burst.refusals = take(spec.okRateLimited, (k) => at(k, 200, {}, { code: 'rate_limited' }));
+  burst.transient = [...shed, ...burst.unsignalled, ...burst.serverErrors];
+  return burst;
+}
+
+const judge = (check: typeof no5xxUnderBurst, burst: BurstObservation) =>
+  check.run({ memo: async () => burst, log: () => {} } as unknown as CheckContext);
+
+describe('the burst verdicts are functions of what the gateway did, not of how many requests crossed a threshold', () => {
+  it('503 + Retry-After that a retry cleared is load shedding: allowed however much of the burst it was', async () => {
+    for (const shed of [1, 40, 90]) {
+      const outcome = await judge(no5xxUnderBurst, judged({ limited: 5, shed }));
+      expect(outcome.verdict, outcome.message).toBe('pass');
+    }
+  });
+
+  it('a 5xx that persisted through the retries fails, even once', async () => {
+    const outcome = await judge(no5xxUnderBurst, judged({ limited: 5, persisted: 1 }));
+    expect(outcome.verdict).toBe('fail');
+    expect(outcome.message).toMatch(/^Expected 2xx, 429, or a 5xx that a retry clears/);
+  });
+
+  it('a rare bare 500 that a retry cleared is tolerated as a 502 would be; 500s as the answer to a burst fail', async () => {
+    expect((await judge(no5xxUnderBurst, judged({ limited: 5, unsignalled: 2 }))).verdict).toBe('pass');
+    const flood = await judge(no5xxUnderBurst, judged({ limited: 0, unsignalled: 30 }));
+    expect(flood.verdict).toBe('fail');
+    expect(flood.message).toMatch(/30 of 100 burst requests answered 500 .* without a Retry-After/);
+  });
+
+  it('rate_limited under a 200 fails ratelimit.burst-429 (not "no 429 seen"), whatever else the burst met', async () => {
+    const outcome = await judge(rateLimitBurst, judged({ okRateLimited: 1 }));
+    expect(outcome.verdict).toBe('fail');
+    expect(outcome.unobserved).toBeUndefined();
+    expect(outcome.message).toMatch(/got 200 .*rate_limited.*Fix: signal a rate limit with the status 429/);
   });
 });

@@ -1,15 +1,24 @@
 import type { CheckContext, CheckOutcome, Endpoint } from '../check.ts';
 import { codeOf } from '../check.ts';
-import { backoffMs, isTransient, MAX_TRANSIENT_RETRIES, retryAfterOf } from '../client-pacing.ts';
+import {
+  backoffMs,
+  isSignalledShedding,
+  isTransient,
+  MAX_TRANSIENT_RETRIES,
+  retryAfterOf,
+} from '../client-pacing.ts';
 import { curlFor } from '../curl.ts';
 import { reproductionOf } from '../exchange-record.ts';
 import type { Exchange } from '../suite-request.ts';
+import { acceptsToken, refusesToken } from '../token-ledger.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 
 export interface TimedExchange {
   exchange: Exchange;
   /** Local time the response arrived (ms). */
   receivedAt: number;
+  /** The first answer was a 503 with a Retry-After: load shed as HTTP says to (RFC 9110 §15.6.4). */
+  signalled?: boolean;
 }
 
 /** What one bounded burst with the valid token showed; shared by the ratelimit.* checks. */
@@ -19,9 +28,11 @@ export interface BurstObservation {
   rateLimited: TimedExchange[];
   /** Answers that are neither 2xx nor 429 nor a 5xx (a 403, say), or carry `rate_limited` with a status other than 429. */
   refusals: TimedExchange[];
-  /** Answers that were a 502/503/504 at first (whether a retry cleared them or not). */
+  /** Answers that were a 5xx at first (whether a retry cleared them or not), shed with Retry-After or not. */
   transient: TimedExchange[];
-  /** 5xx still there after the retries, 500s, and dropped connections. */
+  /** Among `transient`, the 5xx without a Retry-After (or other than 503) that a retry cleared. */
+  unsignalled: TimedExchange[];
+  /** 5xx still there after the retries, and dropped connections. */
   serverErrors: TimedExchange[];
   /** The valid token refused (401 invalid_identity_token): it expired during the run? */
   tokenRefused?: TimedExchange;
@@ -33,40 +44,73 @@ export interface BurstObservation {
 
 const WAVE = 20;
 
-/** A 5xx clears when a retry answers 2xx or 429; sporadic failures are tolerated, load shed with 5xx is not. */
+/**
+ * A 5xx clears when a retry answers 2xx or 429. Load shed with 503 and a Retry-After (Envoy's overload
+ * manager, a concurrency limit) is allowed in any amount, when a retry clears it; a 5xx that says nothing
+ * (a 500, a 502, a bare 503) is tolerated when sporadic: at most this many, or this share of the burst.
+ * More is the burst answered with server errors: load shed without telling the client when to return.
+ */
 export const SPORADIC = { count: 3, share: 0.1 };
+
+/** Whether the burst's unsignalled 5xx are more than sporadic failures explain. */
+export const beyondSporadic = (burst: Pick<BurstObservation, 'unsignalled' | 'requests'>) =>
+  burst.unsignalled.length > SPORADIC.count && burst.unsignalled.length > SPORADIC.share * burst.requests;
 
 type Kind = 'ok' | 'limited' | 'refusal' | 'server-error' | 'token-refused';
 
 function kindOf(exchange: Exchange): Kind {
   const { status } = exchange.response;
   const code = codeOf(exchange);
-  if (status >= 200 && status < 300) return 'ok';
   if (status === 429) return 'limited';
+  // The limit signalled with another status, a 200 included: a refusal of the 429 rule, never "served".
   if (code === 'rate_limited') return 'refusal';
+  if (status >= 200 && status < 300) return 'ok';
   if (status === 0 || status >= 500) return 'server-error';
   if (status === 401 && code === 'invalid_identity_token') return 'token-refused';
   return 'refusal';
 }
 
 /**
- * Retries a transient 5xx of the burst, up to three times with jittered backoff (or its Retry-After, if
- * within --max-wait-seconds), in the background: the burst keeps its pace meanwhile, so a limiter that
- * answers 503 is still under pressure when the retry arrives, and a sporadic failure clears.
+ * Retries a 5xx of the burst, up to three times, each once its Retry-After (if within --max-wait-seconds)
+ * and the suite's jittered backoff have passed since that answer arrived. A bare 5xx is retried in the
+ * background: the burst keeps its pace meanwhile, so a limiter that answers 503 is still under pressure
+ * when the retry arrives, and a sporadic failure clears. Load shed with 503 + Retry-After is retried as
+ * the gateway asked, with less concurrency (spec §7: "reduce concurrency"): once the burst is over, one
+ * request at a time, so whether a retry clears it does not turn on how the burst's waves overlapped.
  */
 async function retryTransient(ctx: CheckContext, first: TimedExchange): Promise<TimedExchange> {
   let current = first;
+  const signalled = isSignalledShedding(first.exchange.response);
   for (let attempt = 1; attempt <= MAX_TRANSIENT_RETRIES; attempt++) {
     const asked = retryAfterOf(current.exchange.response);
-    await ctx.sleep(asked !== undefined && asked <= ctx.maxWaitSeconds * 1000 ? asked : backoffMs(attempt));
+    const floor = backoffMs(attempt);
+    const wait = asked !== undefined && asked <= ctx.maxWaitSeconds * 1000 ? Math.max(asked, floor) : floor;
+    await ctx.sleep(Math.max(0, current.receivedAt + wait - ctx.now()));
     const exchange = await ctx.client.send(first.exchange.request, { raw: true });
     current = {
       exchange: { ...exchange, transientRetries: attempt, transientStatus: first.exchange.response.status },
       receivedAt: ctx.now(),
+      signalled,
     };
     if (!isTransient(exchange.response.status)) break;
   }
   return current;
+}
+
+/**
+ * Whether whoami accepts the very token a wave's 401 refused, sent after that refusal (up to 3 tries, one
+ * after another). A token a --token-command replaced meanwhile is not that token: an expiry, not a fault.
+ */
+async function acceptedAgain(ctx: CheckContext, refused: Exchange): Promise<boolean> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const whoami = await ctx.client.send(requestFor(ctx.endpoints.whoami, { token: VALID_TOKEN }), {
+      noRefresh: true,
+    });
+    if (whoami.tokenId !== refused.tokenId) return false;
+    if (acceptsToken(whoami)) return true;
+    if (!refusesToken(whoami)) return false;
+  }
+  return false;
 }
 
 /**
@@ -82,6 +126,17 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
     const answers: Promise<TimedExchange>[] = [];
     let limitedEndpoint: Endpoint | undefined;
     let stop = false;
+    const wronglyRefused = new Set<Exchange>();
+    // Shed requests (503 + Retry-After) wait for the burst to end, then are retried one after another.
+    let burstOver = () => {};
+    let shedQueue = new Promise<void>((resolve) => {
+      burstOver = resolve;
+    });
+    const retryLater = (timed: TimedExchange) => {
+      const retried = shedQueue.then(() => retryTransient(ctx, timed));
+      shedQueue = retried.then(() => undefined);
+      return retried;
+    };
     for (const endpoint of targets) {
       for (let sent = 0; sent < share && !stop; ) {
         // When the gateway said how many requests are left (RateLimit / X-RateLimit-Remaining), the first
@@ -99,30 +154,45 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
         );
         for (const timed of wave)
           answers.push(
-            isTransient(timed.exchange.response.status) ? retryTransient(ctx, timed) : Promise.resolve(timed),
+            !isTransient(timed.exchange.response.status)
+              ? Promise.resolve(timed)
+              : isSignalledShedding(timed.exchange.response)
+                ? retryLater(timed)
+                : retryTransient(ctx, timed),
           );
-        const kinds = wave.map((t) => kindOf(t.exchange));
+        let kinds = wave.map((t) => kindOf(t.exchange));
+        // A 401 to the valid token, and whoami accepts that token again right after: the refusal was the
+        // gateway's (auth.valid-token-accepted judges it), not an expired token; the burst goes on.
+        const refused = wave.find((t) => kindOf(t.exchange) === 'token-refused');
+        if (refused && (await acceptedAgain(ctx, refused.exchange))) {
+          for (const t of wave) if (kindOf(t.exchange) === 'token-refused') wronglyRefused.add(t.exchange);
+          kinds = kinds.filter((k) => k !== 'token-refused');
+        }
         if (kinds.includes('limited')) limitedEndpoint = endpoint;
         stop = kinds.some((k) => k === 'limited' || k === 'refusal' || k === 'token-refused');
       }
       if (stop) break;
     }
+    burstOver();
     const exchanges = await Promise.all(answers);
     const of = (kind: Kind) => exchanges.filter((t) => kindOf(t.exchange) === kind);
+    const transient = exchanges.filter((t) => t.exchange.transientRetries > 0);
     const observation: BurstObservation = {
       exchanges,
       rateLimited: of('limited'),
       refusals: of('refusal'),
-      transient: exchanges.filter((t) => t.exchange.transientRetries > 0),
+      transient,
+      unsignalled: transient.filter((t) => !t.signalled && !isTransient(t.exchange.response.status)),
       serverErrors: of('server-error'),
-      tokenRefused: of('token-refused')[0],
+      tokenRefused: of('token-refused').find((t) => !wronglyRefused.has(t.exchange)),
       limitedEndpoint,
       requests: exchanges.length,
       budget: ctx.rateLimitBudget,
     };
     const cleared = observation.transient.filter((t) => !isTransient(t.exchange.response.status)).length;
+    const shed = transient.filter((t) => t.signalled).length;
     ctx.log(
-      `  burst: ${exchanges.length} requests (${targets.map((e) => e.name).join(', ')}): ${observation.rateLimited.length} answered 429, ${observation.refusals.length} refused otherwise, ${observation.transient.length} transient 5xx (${cleared} cleared by a retry), ${observation.serverErrors.length} server errors`,
+      `  burst: ${exchanges.length} requests (${targets.map((e) => e.name).join(', ')}): ${observation.rateLimited.length} answered 429, ${observation.refusals.length} refused otherwise, ${observation.transient.length} 5xx at first (${shed} shed with 503 and Retry-After; ${cleared} cleared by a retry), ${observation.serverErrors.length} server errors that persisted`,
     );
     return observation;
   });
@@ -146,14 +216,12 @@ export function noRateLimitSeen(burst: BurstObservation) {
 
 /**
  * The burst's first answer that shows load shed with server errors instead of 429s: a 5xx that persisted,
- * or one of more transient 5xx than a sporadic failure explains (nginx's limit_req answers 503).
+ * or one of more unsignalled 5xx than a sporadic failure explains (nginx's limit_req answers a bare 503).
+ * A 503 with Retry-After that a retry cleared is load shedding, not a limit: it is not counted.
  */
 export function shedWithServerErrors(burst: BurstObservation): TimedExchange | undefined {
   if (burst.serverErrors[0]) return burst.serverErrors[0];
-  const { transient } = burst;
-  if (transient.length > SPORADIC.count && transient.length > SPORADIC.share * burst.requests)
-    return transient[0];
-  return undefined;
+  return beyondSporadic(burst) ? burst.unsignalled[0] : undefined;
 }
 
 /**

@@ -1,11 +1,20 @@
 import fc from 'fast-check';
 import { garbageToken } from '../arbitraries/garbage-token.ts';
-import { longToken } from '../arbitraries/long-token.ts';
+import { longToken, tokenOfLength } from '../arbitraries/long-token.ts';
 import { unicodeToken } from '../arbitraries/unicode-token.ts';
 import { innerWhitespaceToken } from '../arbitraries/whitespace-token.ts';
 import { type Check, CheckFailure, describeResponse, observed } from '../check.ts';
 import { checkProperty } from '../check-cases.ts';
+import type { TokenValue } from '../token-value.ts';
 import { HEALTH_PATH, refusedByServer } from './support.ts';
+
+/** The kinds of bad token health is sent, each with its arbitrary. */
+const KINDS: [string, fc.Arbitrary<TokenValue>][] = [
+  ['garbage', garbageToken()],
+  ['unicode', unicodeToken()],
+  ['whitespace', innerWhitespaceToken()],
+  ['long', longToken()],
+];
 
 export const healthIgnoresBadToken: Check = {
   id: 'health.ignores-bad-token',
@@ -15,12 +24,7 @@ export const healthIgnoresBadToken: Check = {
   run: (ctx) =>
     checkProperty(
       ctx,
-      fc.oneof(
-        garbageToken().map((token) => ({ kind: 'garbage', token })),
-        unicodeToken().map((token) => ({ kind: 'unicode', token })),
-        innerWhitespaceToken().map((token) => ({ kind: 'whitespace', token })),
-        longToken().map((token) => ({ kind: 'long', token })),
-      ),
+      fc.oneof(...KINDS.map(([kind, token]) => token.map((t) => ({ kind, token: t })))),
       async ({ kind, token }) => {
         const exchange = observed(await ctx.client.send({ method: 'GET', path: HEALTH_PATH, token }));
         const { status } = exchange.response;
@@ -32,6 +36,16 @@ export const healthIgnoresBadToken: Check = {
           fix: 'answer the health check before looking at the identity header at all',
           exchange,
         });
+      },
+      // One of each kind on every seed (a long one at 2,049 characters), then the generated ones.
+      {
+        examples: [
+          ...KINDS.filter(([kind]) => kind !== 'long').map(([kind, token]) => ({
+            kind,
+            token: fc.sample(token, { numRuns: 1, seed: 1 })[0] as TokenValue,
+          })),
+          { kind: 'long', token: tokenOfLength(2049) },
+        ],
       },
     ),
 };

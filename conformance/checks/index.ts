@@ -17,6 +17,7 @@ import { retryAfterFormat } from './retry-after-format.ts';
 import { retryAfterHonoured } from './retry-after-honoured.ts';
 import { retryConcurrent } from './retry-concurrent.ts';
 import { retrySequential } from './retry-sequential.ts';
+import { validTokenAccepted } from './valid-token-accepted.ts';
 import { whoamiAnyTier } from './whoami-any-tier.ts';
 import { whoamiIdentity } from './whoami-identity.ts';
 import { whoamiTier } from './whoami-tier.ts';
@@ -25,6 +26,7 @@ import { whoamiTier } from './whoami-tier.ts';
  * Every check, in the order they run. authz.allowed-calls-served comes first among the token checks: a
  * gateway that serves nothing fails there, by name, with the quota still fresh. The rate-limit checks
  * come last: their burst exhausts the valid token's quota, which would only slow the others down.
+ * auth.valid-token-accepted runs after them all: it judges what the whole run saw of the real tokens.
  */
 export const CHECKS: readonly Check[] = [
   healthWithoutToken,
@@ -48,4 +50,5 @@ export const CHECKS: readonly Check[] = [
   no5xxUnderBurst,
   retryAfterFormat,
   retryAfterHonoured,
+  validTokenAccepted,
 ];

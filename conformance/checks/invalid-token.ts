@@ -1,5 +1,7 @@
 import { type BadTokenKind, badTokenKinds } from '../arbitraries/bad-token.ts';
+import { longTokenBoundaries } from '../arbitraries/long-token.ts';
 import { SPECIAL_TOKENS } from '../arbitraries/special-token.ts';
+import { TRUNCATED_BOUNDARIES } from '../arbitraries/truncated-token.ts';
 import {
   type Check,
   type CheckContext,
@@ -10,6 +12,7 @@ import {
 } from '../check.ts';
 import { checkEach, checkOnce } from '../check-cases.ts';
 import type { Exchange } from '../suite-request.ts';
+import type { TokenValue } from '../token-value.ts';
 import {
   expectError,
   expectNoServerError,
@@ -85,6 +88,22 @@ export const invalidToken: Check = {
         endpoints.map((endpoint) => [`${kind}@${endpoint.name}`, token.map((t) => ({ endpoint, token: t }))]),
       ),
     );
+    // On every endpoint on every seed, before the generated cases: the header-size boundaries real servers
+    // have (1, 2, 4 and 8 KiB, just below and above; long-token.ts says why), and the valid token cut by its
+    // last character and by half (a prefix compare, a verifier reading a fixed length): random cuts find
+    // those only by luck, and every endpoint's category draws the same cut on a seed.
+    const fixed: Partial<Record<BadTokenKind, TokenValue[]>> = {
+      ...longTokenBoundaries(),
+      ...(ctx.has.token && { truncated: TRUNCATED_BOUNDARIES }),
+    };
+    const examples = Object.fromEntries(
+      Object.entries(fixed).flatMap(([kind, tokens]) =>
+        endpoints.map((endpoint) => [
+          `${kind}@${endpoint.name}`,
+          tokens.map((token) => ({ endpoint, token })),
+        ]),
+      ),
+    );
     const perKind = Math.max(endpoints.length, Math.ceil(ctx.numRuns / kinds.length));
     const generated = await checkEach(
       ctx,
@@ -93,7 +112,7 @@ export const invalidToken: Check = {
         const kind = category.split('@')[0] as BadTokenKind;
         judge(kind, observed(await ctx.client.send(requestFor(endpoint, { token }))));
       },
-      { runsPerCategory: Math.ceil(perKind / endpoints.length) },
+      { runsPerCategory: Math.ceil(perKind / endpoints.length), examples },
     );
     if (generated.verdict === 'pass' && special) return special;
     if (generated.verdict === 'pass')

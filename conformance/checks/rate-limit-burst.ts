@@ -2,6 +2,20 @@ import { type Check, CheckFailure, describeResponse, failureMessage } from '../c
 import { burstFailure, noRateLimitSeen, observeBurst, shedWithServerErrors } from './burst.ts';
 import { expectError } from './support.ts';
 
+/**
+ * A bounded burst of allowed calls meets the rate limit as 429 {"code":"rate_limited"} (spec §8, §7).
+ *
+ * What it means: the limit is signalled by the status 429, and by nothing else. `rate_limited` under any
+ * other status (a 200 body saying so, a 403, a 503) is the limit signalled the wrong way: a failure of this
+ * rule, never "no 429 seen" (no budget would ever show one, and --allow-unobserved must not make it green).
+ * A burst that met no 429 and nothing else is inconclusive: the limit may be beyond --rate-limit-budget.
+ *
+ * The most common real way to break it: a framework's limiter configured to answer 200 {"code":
+ * "rate_limited"} (a GraphQL-style "errors in a 200") or 403 (@fastify/rate-limit's `ban`). The most
+ * unusual legal way to keep it: 200 answers that carry a nested advisory `code` about the quota
+ * (`{"warnings":[{"code":"rate_limited"}]}`) while the limit itself is a 429: only a top-level `code`
+ * is an error code.
+ */
 export const rateLimitBurst: Check = {
   id: 'ratelimit.burst-429',
   title: 'A bounded burst meets the rate limit as 429 with code rate_limited, and no other refusal (not 403)',
@@ -14,9 +28,12 @@ export const rateLimitBurst: Check = {
     const refusal = burst.refusals[0];
     if (refusal) {
       const failure = new CheckFailure({
-        expected: `every answer to a ${burst.requests}-request burst of allowed calls to be 2xx or 429 rate_limited (a transient 5xx that a retry clears is tolerated)`,
+        expected: `every answer to a ${burst.requests}-request burst of allowed calls to be served (2xx) or 429 rate_limited, the code rate_limited under no other status (a transient 5xx that a retry clears is tolerated)`,
         actual: describeResponse(refusal.exchange),
-        fix: 'signal a rate limit with 429 {"code":"rate_limited"} (spec §8), never 403 or another status (e.g. @fastify/rate-limit\'s `ban` answers 403: leave it off)',
+        fix:
+          refusal.exchange.response.status < 300
+            ? 'signal a rate limit with the status 429 {"code":"rate_limited"} (spec §8): a 200 (or any 2xx) that says rate_limited in its body is read by every HTTP client as served'
+            : 'signal a rate limit with 429 {"code":"rate_limited"} (spec §8), never 403 or another status (e.g. @fastify/rate-limit\'s `ban` answers 403: leave it off)',
         exchange: refusal.exchange,
       });
       return burstFailure(burst, refusal.exchange, failureMessage(failure));
@@ -29,7 +46,7 @@ export const rateLimitBurst: Check = {
       return burstFailure(
         burst,
         shed.exchange,
-        `Expected the rate limit met by a ${burst.requests}-request burst of allowed calls to answer 429 {"code":"rate_limited"}; got no 429, and ${status === 0 ? 'dropped connections' : `${status} (a server error)`} where the limit acted (${burst.serverErrors.length + burst.transient.length} of ${burst.requests} requests). Fix: signal a rate limit with 429 rate_limited and Retry-After (spec §8), not with a 5xx (nginx: limit_req_status 429;)`,
+        `Expected the rate limit met by a ${burst.requests}-request burst of allowed calls to answer 429 {"code":"rate_limited"}; got no 429, and ${status === 0 ? 'dropped connections' : `${status} (a server error)`} where the limit acted (${burst.serverErrors.length + burst.unsignalled.length} of ${burst.requests} requests, without a Retry-After). Fix: signal a rate limit with 429 rate_limited and Retry-After (spec §8), not with a 5xx (nginx: limit_req_status 429;)`,
       );
     }
     if (burst.rateLimited.length === 0) return noRateLimitSeen(burst);

@@ -26,6 +26,8 @@ export const whoamiAnyTier: Check = {
         });
       },
       {
+        // Each token once on every seed: four draws of two tokens miss the denied one one seed in sixteen.
+        examples: tokens,
         numRuns: Math.min(ctx.numRuns, 4),
         passMessage: (runs) =>
           `held for ${runs} cases${ctx.has.deniedToken ? '' : ' (valid token only: pass --denied-token to check a denied one too)'}`,
