@@ -18,6 +18,9 @@ const venv = join(work, 'venv');
 const bin = (name) => join(venv, process.platform === 'win32' ? 'Scripts' : 'bin', name);
 // What a developer's shell may set must not change what is tested: the wheel's own gateway, found by PATH.
 const env = { ...process.env, AGENT_GATEWAY_EXPECT_INSTALLED: '1', PIP_DISABLE_PIP_VERSION_CHECK: '1' };
+// An index that does not answer (a machine whose packages come from a mirror or a local index) costs pip's
+// five retries with backoff per package, minutes in all; one retry still rides out a passing fault.
+env.PIP_RETRIES ??= '1';
 delete env.AGENT_GATEWAY_CLI;
 delete env.AGENT_GATEWAY_NODE;
 
