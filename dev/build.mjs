@@ -15,6 +15,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { CLI_BUNDLE_OPTIONS } from './cli-bundle-options.mjs';
 import { buildPythonGateway } from './python-gateway.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -56,24 +57,11 @@ for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true }))
 }
 
 await build({
+  ...CLI_BUNDLE_OPTIONS,
   absWorkingDir: root,
   entryPoints: { 'agent-gateway': 'cli/cli.ts' },
   outdir: 'dist/cli',
-  bundle: true,
   splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20.19',
-  // Names stay (readable stack traces); whitespace and syntax go (less to parse at start).
-  minifyWhitespace: true,
-  minifySyntax: true,
-  // No source maps here: they would carry every dependency (4 MB); the library's maps cover our code.
-  sourcemap: false,
-  // commander is CommonJS: its require() calls of node: modules need a require in an ES module.
-  banner: {
-    js: "import { createRequire as __agentGatewayRequire } from 'node:module'; const require = __agentGatewayRequire(import.meta.url);",
-  },
-  logLevel: 'warning',
 });
 
 // The Python package's gateway (python/agent_gateway_harness/_gateway/): the CLI as one file with its fixtures.

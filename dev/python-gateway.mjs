@@ -9,6 +9,7 @@ import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { CLI_BUNDLE_OPTIONS } from './cli-bundle-options.mjs';
 
 /** The fixtures the runtime reads (those package.json "files" ships). */
 const FIXTURES = ['config/default.yaml', 'search', 'pages', 'scenarios'];
@@ -19,23 +20,13 @@ export async function buildPythonGateway(root = fileURLToPath(new URL('..', impo
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   await build({
+    ...CLI_BUNDLE_OPTIONS,
     absWorkingDir: root,
     entryPoints: ['cli/cli.ts'],
     outfile: join(out, 'cli/agent-gateway.mjs'),
-    bundle: true,
     splitting: false,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20.19',
-    minifyWhitespace: true,
-    minifySyntax: true,
-    sourcemap: false,
-    // commander is CommonJS: its require() calls of node: modules need a require in an ES module.
-    banner: {
-      js: "import { createRequire as __agentGatewayRequire } from 'node:module'; const require = __agentGatewayRequire(import.meta.url);",
-    },
-    logLevel: 'warning',
   });
+
   for (const path of FIXTURES)
     cpSync(join(root, 'fixtures', path), join(out, 'fixtures', path), { recursive: true });
   cpSync(join(root, 'mock-server/dashboard/assets'), join(out, 'mock-server/dashboard/assets'), {

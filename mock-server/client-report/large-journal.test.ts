@@ -1,5 +1,6 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../test/support/seeded-random.ts';
 import { loadConfig } from '../config/load-config.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry, TargetErrorCode } from '../journal/journal.ts';
@@ -365,17 +366,7 @@ function honoursOnce(entries: readonly JournalEntry[]) {
 
 // --- Journals -----------------------------------------------------------------------------------------
 
-/** A deterministic pseudo-random source (mulberry32). */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = seededRandom;
 
 type Draft = Omit<JournalEntry, 'seq' | 'request_id' | 'time' | 'agent'>;
 /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../test/support/seeded-random.ts';
 import { recordedEntry } from '../../test/support/synthetic-journal.ts';
 import { loadConfig } from '../config/load-config.ts';
 import type { JournalEntry } from '../journal/journal.ts';
@@ -22,17 +23,7 @@ const corpus = loadCorpus(loadConfig().corpus);
 const judge = (rule: ClientRule, entries: JournalEntry[]) =>
   rule.judge({ agent: 'a', entries, rateLimitRules: [], corpus, options: DEFAULT_REPORT_OPTIONS });
 
-/** mulberry32: a small seeded generator, so a seed reproduces a journal exactly. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = seededRandom;
 
 /** Load as the gateway measures it: 0 to `most` ms added to each wait. */
 const LOAD_MS = 25;

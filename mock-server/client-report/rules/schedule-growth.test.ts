@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../../test/support/seeded-random.ts';
 import { recordedEntry } from '../../../test/support/synthetic-journal.ts';
 import { loadConfig } from '../../config/load-config.ts';
 import type { JournalEntry } from '../../journal/journal.ts';
@@ -24,17 +25,7 @@ const judge = (entries: JournalEntry[]) =>
     options: DEFAULT_REPORT_OPTIONS,
   });
 
-/** mulberry32: a small seeded generator. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = seededRandom;
 
 const SEEDS = Array.from({ length: 500 }, (_, k) => k + 1);
 const LOAD_MS = 25;

@@ -1,0 +1,17 @@
+/**
+ * mulberry32: a small seeded generator of numbers in [0, 1), so a seed reproduces a synthetic journal exactly.
+ *
+ * @example
+ * const next = seededRandom(42);
+ * next(); // the same first number for seed 42 on every run
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
