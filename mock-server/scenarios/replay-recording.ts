@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ENDPOINTS, type JournalOperation, PROTECTED_ENDPOINTS } from '../../vocabulary/endpoints.ts';
 import { IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
 import { ConfigError, describeIssues } from '../config/load-config.ts';
+import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 
 /*
  * A recording, read: a HAR 1.2 file (the proxy's `GET /__admin/export?format=har`, or any browser, proxy or
@@ -14,8 +15,13 @@ export interface RecordedExchange {
   /** Where it is in the file, for messages: `entry 3` (HAR) or `line 3` (NDJSON). */
   place: string;
   agent?: string;
-  /** Whether the request carried an identity token (a HAR from another tool, which names no agent). */
-  token?: boolean;
+  /**
+   * The fingerprint of the request's identity token (a HAR from another tool, which names no agent: it tells
+   * its agents apart), false when it carried none; undefined when the recording names its agents.
+   */
+  token?: string | false;
+  /** The request's method, when the recording has it (a HAR). */
+  method?: string;
   operation: JournalOperation;
   /** When it was asked, ms since the epoch (the recorded gateway's clock). */
   at: number;
@@ -93,6 +99,12 @@ const pathOf = (url: string) => {
   }
 };
 
+/** The fingerprint of the identity token among a request's headers (never the token itself), or false. */
+function tokenOf(headers: readonly { name: string; value: string }[]): string | false {
+  const token = headers.find((h) => h.name.toLowerCase() === IDENTITY_HEADER_KEY)?.value.trim();
+  return token ? tokenFingerprint(token) : false;
+}
+
 function fromHar(har: z.output<typeof harSchema>): RecordedExchange[] {
   return har.log.entries.map((e, i) => {
     const { content } = e.response;
@@ -104,9 +116,8 @@ function fromHar(har: z.output<typeof harSchema>): RecordedExchange[] {
     return {
       place: `entry ${i + 1}`,
       agent: e._agent,
-      token: e.request.headers.some(
-        (h) => h.name.toLowerCase() === IDENTITY_HEADER_KEY && h.value.trim() !== '',
-      ),
+      token: tokenOf(e.request.headers),
+      method: e.request.method.toUpperCase(),
       operation: operationOf(pathOf(e.request.url), e._operation),
       at: Date.parse(e.startedDateTime),
       status: Math.max(0, e.response.status),
