@@ -165,4 +165,60 @@ describe('recordings from other tools', () => {
     });
     expect(served.status).toBe(200);
   });
+
+  it('redacts opaque credentials no secret pattern knows, by the name they go by (header, parameter, JSON field)', () => {
+    const { yaml, scenario } = convert([
+      {
+        ms: 0,
+        status: 429,
+        headers: {
+          'x-auth-token': 'f3a9c1d2e4b5a6c7d8e9',
+          'x-amz-security-token': 'FwoGZXIvYXdzEJrOpaque0',
+          'x-csrf-token': 'csrfopaque123456789',
+          link: '<https://gw.example/retry?access_token=opaque9f8e7d6c5b4a&sig=abcdef0123456789&page=2>; rel=next',
+          'retry-after': '3',
+          'ratelimit-policy': '"q";q=3;w=60',
+        },
+        body: JSON.stringify({
+          code: 'rate_limited',
+          sessionToken: 'sessopaque0123456789',
+          session_id: 'sid0123456789abcdef',
+          token_expires_at: '2026-03-01T11:00:00Z',
+          reason: 'expired',
+          retry_url: 'https://gw.example/v1/web/search?key=opaqueKEY0123456789&q=x',
+        }),
+      },
+      {
+        ms: 1,
+        status: 502,
+        headers: { 'content-type': 'text/plain' },
+        body: 'error: access_token=opaque9f8e7d6c5b4a&client_secret=cs0123456789abcdef',
+      },
+    ]);
+    for (const secret of [
+      'f3a9c1d2',
+      'FwoGZX',
+      'csrfopaque',
+      'opaque9f8e',
+      'abcdef0123',
+      'sessopaque',
+      'sid0123',
+      'opaqueKEY',
+      'cs0123',
+    ])
+      expect(yaml).not.toContain(secret);
+    const [refused, page] = scenario.replay?.agents['recorded-agent'] ?? [];
+    // What a replay needs stays: the limit's headers, the parameters and fields that are no credential.
+    expect(refused?.headers).toMatchObject({ 'retry-after': '3', 'ratelimit-policy': '"q";q=3;w=60' });
+    expect(refused?.headers?.link).toBe(
+      '<https://gw.example/retry?access_token=[REDACTED]&sig=[REDACTED]&page=2>; rel=next',
+    );
+    expect(refused?.json).toMatchObject({
+      code: 'rate_limited',
+      token_expires_at: '2026-03-01T11:00:00Z',
+      reason: 'expired',
+      retry_url: 'https://gw.example/v1/web/search?key=[REDACTED]&q=x',
+    });
+    expect(page?.body).toBe('error: access_token=[REDACTED]&client_secret=[REDACTED]');
+  });
 });

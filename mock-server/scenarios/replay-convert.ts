@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, MAX_CONFIG_FILE_BYTES } from '../config/load-c
 import { captureBody, redactHeaderPairs } from '../journal/exchange-capture.ts';
 import { createSecretScanner } from '../secrets/secrets.ts';
 import type { RecordedExchange } from './replay-recording.ts';
+import { isCredentialName, redactJsonFields, redactParameters } from './replay-redact.ts';
 import { HEADER_VALUE, type RecordedAnswer, type ReplayInput } from './replay-schema.ts';
 import { parseScenario, type ScenarioInput } from './scenarios.ts';
 
@@ -96,8 +97,10 @@ function answerOf(
       continue;
     }
     if (lower === 'date' && Number.isNaN(Date.parse(value))) continue;
+    // Opaque credentials match no secret pattern: told by their header's or parameter's name.
+    const kept = isCredentialName(lower) ? '[REDACTED]' : redactParameters(value);
     // A repeated header is one list, as a reader of the answer sees it.
-    headers[lower] = headers[lower] === undefined ? value : `${headers[lower]}, ${value}`;
+    headers[lower] = headers[lower] === undefined ? kept : `${headers[lower]}, ${kept}`;
   }
   const body = captureBody(e.body, KEPT_BODY_BYTES, redact);
   const answer: RecordedAnswer = {
@@ -109,7 +112,9 @@ function answerOf(
   if (body === undefined) return answer;
   // A whole JSON body parses (some tools write a HAR's content.size wrong); a cut one almost never does.
   const json = parsedJson(body);
-  return json.ok ? { ...answer, json: json.value } : { ...answer, body };
+  return json.ok
+    ? { ...answer, json: redactJsonFields(json.value) }
+    : { ...answer, body: redactParameters(body) };
 }
 
 /**
