@@ -1,3 +1,4 @@
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { createGateway } from '../mock-server/gateway.ts';
@@ -220,5 +221,46 @@ describe('recordings from other tools', () => {
       retry_url: 'https://gw.example/v1/web/search?key=[REDACTED]&q=x',
     });
     expect(page?.body).toBe('error: access_token=[REDACTED]&client_secret=[REDACTED]');
+  });
+
+  it('decodes a body a tool saved still compressed (base64 of gzip, deflate or br), instead of replaying [binary]', () => {
+    const text = body('zipped');
+    const entries = [
+      ['gzip', gzipSync(text)],
+      ['deflate', deflateSync(text)],
+      ['br', brotliCompressSync(text)],
+    ].map(([encoding, bytes], i) => {
+      const e = chromeEntry({ ms: i, headers: { 'content-encoding': encoding as string } });
+      return {
+        ...e,
+        response: {
+          ...e.response,
+          content: { size: -1, text: (bytes as Buffer).toString('base64'), encoding: 'base64' },
+        },
+      };
+    });
+    // As browsers save it: decoded, base64, the Content-Encoding header as it came.
+    const decoded = chromeEntry({ ms: 9, headers: { 'content-encoding': 'br' } });
+    entries.push({
+      ...decoded,
+      response: {
+        ...decoded.response,
+        content: {
+          size: -1,
+          text: Buffer.from(body('already decoded')).toString('base64'),
+          encoding: 'base64',
+        },
+      },
+    });
+    const source = JSON.stringify({ log: { version: '1.2', entries } });
+    const { scenario } = scenarioFromRecording(readRecording(source, 'charles.har'), {
+      source: 'charles.har',
+    });
+    expect(scenario.replay?.agents['recorded-agent']?.map((a) => a.json)).toEqual([
+      { query: 'zipped', results: [] },
+      { query: 'zipped', results: [] },
+      { query: 'zipped', results: [] },
+      { query: 'already decoded', results: [] },
+    ]);
   });
 });

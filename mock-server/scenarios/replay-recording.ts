@@ -1,3 +1,4 @@
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { z } from 'zod';
 import { ENDPOINTS, type JournalOperation, PROTECTED_ENDPOINTS } from '../../vocabulary/endpoints.ts';
 import { IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
@@ -105,13 +106,46 @@ function tokenOf(headers: readonly { name: string; value: string }[]): string | 
   return token ? tokenFingerprint(token) : false;
 }
 
+// Most a compressed body is inflated to (a recording file is read up to 512 MiB; no bomb past that).
+const MAX_INFLATED_BYTES = 64 * 1024 * 1024;
+const INFLATE = {
+  gzip: gunzipSync,
+  'x-gzip': gunzipSync,
+  deflate: inflateSync,
+  br: brotliDecompressSync,
+} as const;
+
+/**
+ * A HAR body's text. Base64 content is decoded; if it is still compressed as the answer's Content-Encoding
+ * says (some tools save the bytes as they came), it is inflated; bytes that do not inflate are kept as they are.
+ */
+function harBody(
+  text: string | undefined,
+  encoding: string | undefined,
+  headers: readonly { name: string; value: string }[],
+) {
+  if (text === undefined || encoding !== 'base64') return text;
+  const bytes = Buffer.from(text, 'base64');
+  const coding = headers
+    .find((h) => h.name.toLowerCase() === 'content-encoding')
+    ?.value.trim()
+    .toLowerCase();
+  const inflate = coding === undefined ? undefined : INFLATE[coding as keyof typeof INFLATE];
+  if (inflate)
+    try {
+      const inflated = inflate(bytes, { maxOutputLength: MAX_INFLATED_BYTES }).toString('utf8');
+      // Decoded bytes that happen to inflate give binary, not text: keep what was saved.
+      if (!inflated.includes('\ufffd') && !inflated.includes('\u0000')) return inflated;
+    } catch {
+      // Already decoded (the usual case: browsers save the decoded body), or not what it says.
+    }
+  return bytes.toString('utf8');
+}
+
 function fromHar(har: z.output<typeof harSchema>): RecordedExchange[] {
   return har.log.entries.map((e, i) => {
     const { content } = e.response;
-    const body =
-      content.text !== undefined && content.encoding === 'base64'
-        ? Buffer.from(content.text, 'base64').toString('utf8')
-        : content.text;
+    const body = harBody(content.text, content.encoding, e.response.headers);
     const kept = body === undefined ? 0 : Buffer.byteLength(body);
     return {
       place: `entry ${i + 1}`,
