@@ -263,4 +263,16 @@ describe('recordings from other tools', () => {
       { query: 'already decoded', results: [] },
     ]);
   });
+
+  it('names the answer whose body makes a scenario too large, not only the journal slice advice', () => {
+    const huge = JSON.stringify({
+      results: Array.from({ length: 30_000 }, (_, i) => ({ t: 'x'.repeat(60), i })),
+    });
+    expect(() =>
+      convert([
+        { ms: 0, body: body('small') },
+        { ms: 5, body: huge },
+      ]),
+    ).toThrow(/over the 1048576 a scenario file may hold; the largest answer body is entry 2's \(\d+ bytes/);
+  });
 });

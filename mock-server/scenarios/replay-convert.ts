@@ -153,6 +153,16 @@ function unnamedAgents(exchanges: readonly RecordedExchange[], warnings: string[
     typeof e.token !== 'string' ? undefined : byToken.size > 1 ? byToken.get(e.token) : UNNAMED_AGENT;
 }
 
+/** `; the largest answer body is entry 3's (2358903 bytes)`, when one body is a large part of the file. */
+function largestBody(kept: readonly RecordedExchange[]): string {
+  let largest: RecordedExchange | undefined;
+  for (const e of kept) if ((e.body?.length ?? 0) > (largest?.body?.length ?? 0)) largest = e;
+  const bytes = largest?.body === undefined ? 0 : Buffer.byteLength(largest.body);
+  return bytes < MAX_CONFIG_FILE_BYTES / 4
+    ? ''
+    : `; the largest answer body is ${largest?.place}'s (${bytes} bytes; a scenario keeps at most ${KEPT_BODY_BYTES} of one)`;
+}
+
 /**
  * The scenario replaying a recording: per recorded agent, its answers to whoami, web search and web fetch in
  * the order they were given, each with its time after the recording's start, status, headers and body
@@ -229,7 +239,7 @@ export function scenarioFromRecording(
       [
         {
           path: '',
-          message: `the scenario would be ${Buffer.byteLength(yaml)} bytes, over the ${MAX_CONFIG_FILE_BYTES} a scenario file may hold: export a slice of the journal (--agent, --since) and convert that`,
+          message: `the scenario would be ${Buffer.byteLength(yaml)} bytes, over the ${MAX_CONFIG_FILE_BYTES} a scenario file may hold${largestBody(kept)}: export a slice of the journal (--agent, --since), or of the HAR's entries, and convert that`,
         },
       ],
       'recording',
