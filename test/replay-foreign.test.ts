@@ -275,4 +275,28 @@ describe('recordings from other tools', () => {
       ]),
     ).toThrow(/over the 1048576 a scenario file may hold; the largest answer body is entry 2's \(\d+ bytes/);
   });
+
+  it("reads Playwright's recordHar: null fields, and says when bodies were attached beside the HAR (content: 'attach')", () => {
+    const entries = [0, 1].map((ms) => {
+      const e = chromeEntry({ ms, body: body('pw') });
+      const content =
+        ms === 0
+          ? { size: -1, mimeType: 'application/json', text: body('pw'), encoding: null }
+          : { size: 77, mimeType: 'application/json', _file: '75841f6.json', _sha1: '75841f6' };
+      return {
+        ...e,
+        _monotonicTime: 1234.5 + ms,
+        _frameref: 'frame@1',
+        response: { ...e.response, content },
+      };
+    });
+    const source = JSON.stringify({ log: { version: '1.2', pages: [], entries } });
+    const { scenario, warnings } = scenarioFromRecording(readRecording(source, 'pw.har'), {
+      source: 'pw.har',
+    });
+    expect(scenario.replay?.agents['recorded-agent']?.[0]?.json).toEqual({ query: 'pw', results: [] });
+    expect(warnings.join('\n')).toMatch(
+      /1 answer body\(ies\) are in files beside the HAR \(_file\), e\.g\. entry 2/,
+    );
+  });
 });

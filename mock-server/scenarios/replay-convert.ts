@@ -196,6 +196,11 @@ export function scenarioFromRecording(
       'recording',
     );
   for (const [why, count] of skipped) warnings.push(`left out ${count} exchange(s): ${why} (not replayed)`);
+  const elsewhere = kept.filter((e) => e.elsewhere);
+  if (elsewhere.length > 0)
+    warnings.push(
+      `${elsewhere.length} answer body(ies) are in files beside the HAR (_file), e.g. ${elsewhere[0]?.place}: the replay answers them with no body; record with recordHar content: 'embed' to keep them in the HAR`,
+    );
   const cut = kept.filter(wasCut);
   if (cut.length > 0)
     warnings.push(

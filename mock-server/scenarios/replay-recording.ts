@@ -32,6 +32,8 @@ export interface RecordedExchange {
   body?: string;
   /** The recording kept only the start of the body (`journal.body_bytes`). */
   cut: boolean;
+  /** The body is in a file beside the HAR (Playwright's `_file`), not in the recording. */
+  elsewhere?: boolean;
 }
 
 const header = z.looseObject({ name: z.string(), value: z.string() });
@@ -50,9 +52,12 @@ const harEntrySchema = z.looseObject({
     headers: z.array(header).default([]),
     content: z
       .looseObject({
-        size: z.number().optional(),
-        text: z.string().optional(),
-        encoding: z.string().optional(),
+        // Some tools write null for what they have not (Playwright's encoding).
+        size: z.number().nullish(),
+        text: z.string().nullish(),
+        encoding: z.string().nullish(),
+        // Playwright's recordHar with content: 'attach': the body is in this file beside the HAR.
+        _file: z.string().nullish(),
       })
       .default({}),
   }),
@@ -145,7 +150,7 @@ function harBody(
 function fromHar(har: z.output<typeof harSchema>): RecordedExchange[] {
   return har.log.entries.map((e, i) => {
     const { content } = e.response;
-    const body = harBody(content.text, content.encoding, e.response.headers);
+    const body = harBody(content.text ?? undefined, content.encoding ?? undefined, e.response.headers);
     const kept = body === undefined ? 0 : Buffer.byteLength(body);
     return {
       place: `entry ${i + 1}`,
@@ -157,7 +162,8 @@ function fromHar(har: z.output<typeof harSchema>): RecordedExchange[] {
       status: Math.max(0, e.response.status),
       headers: e.response.headers.map((h) => [h.name, h.value] as [string, string]),
       body,
-      cut: content.size !== undefined && content.size > kept && body !== undefined,
+      cut: typeof content.size === 'number' && content.size > kept && body !== undefined,
+      elsewhere: body === undefined && typeof content._file === 'string',
     };
   });
 }
