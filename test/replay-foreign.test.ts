@@ -184,7 +184,6 @@ describe('recordings from other tools', () => {
           code: 'rate_limited',
           sessionToken: 'sessopaque0123456789',
           session_id: 'sid0123456789abcdef',
-          token_expires_at: '2026-03-01T11:00:00Z',
           reason: 'expired',
           retry_url: 'https://gw.example/v1/web/search?key=opaqueKEY0123456789&q=x',
         }),
@@ -216,7 +215,6 @@ describe('recordings from other tools', () => {
     );
     expect(refused?.json).toMatchObject({
       code: 'rate_limited',
-      token_expires_at: '2026-03-01T11:00:00Z',
       reason: 'expired',
       retry_url: 'https://gw.example/v1/web/search?key=[REDACTED]&q=x',
     });
