@@ -32,7 +32,8 @@ function foreignEntry(
     startedDateTime: iso(ms),
     time: 3,
     request: {
-      method: 'POST',
+      // Each endpoint's own method: another one is left out (a CORS preflight, a GET answered 405).
+      method: /\/(whoami|health)$/.test(path) ? 'GET' : 'POST',
       url: `https://gw.example.com/api${path}`,
       headers: token === null ? [] : [{ name: 'X-Agent-Identity', value: token }],
       httpVersion: 'HTTP/1.1',

@@ -1,11 +1,12 @@
 import { basename } from 'node:path';
 import { stringify } from 'yaml';
-import { PROTECTED_ENDPOINTS, type ProtectedEndpointId } from '../../vocabulary/endpoints.ts';
+import { ENDPOINTS, PROTECTED_ENDPOINTS, type ProtectedEndpointId } from '../../vocabulary/endpoints.ts';
 import { ConfigError, loadConfig, MAX_CONFIG_FILE_BYTES } from '../config/load-config.ts';
 import { captureBody, redactHeaderPairs } from '../journal/exchange-capture.ts';
 import { createSecretScanner } from '../secrets/secrets.ts';
 import type { RecordedExchange } from './replay-recording.ts';
-import type { RecordedAnswer, ReplayInput } from './replay-schema.ts';
+import { isCredentialName, redactJsonFields, redactParameters } from './replay-redact.ts';
+import { HEADER_VALUE, type RecordedAnswer, type ReplayInput } from './replay-schema.ts';
 import { parseScenario, type ScenarioInput } from './scenarios.ts';
 
 /*
@@ -77,15 +78,29 @@ const parsedJson = (text: string): { ok: true; value: unknown } | { ok: false } 
 const wasCut = (e: RecordedExchange) => e.cut && e.body !== undefined && !parsedJson(e.body).ok;
 
 /** One recorded answer, its headers and body redacted. */
-function answerOf(e: RecordedExchange, start: number, redact: (text: string) => string): RecordedAnswer {
+function answerOf(
+  e: RecordedExchange,
+  start: number,
+  redact: (text: string) => string,
+  warnings: string[],
+): RecordedAnswer {
   const headers: Record<string, string> = {};
   for (const [name, value] of redactHeaderPairs((e.headers ?? []).flat(), redact)) {
     const lower = name.toLowerCase();
     // HTTP/2 pseudo-headers (`:status`) and names no HTTP/1.1 answer can carry are not headers to replay.
     if (NOT_KEPT.has(lower) || !HEADER_NAME.test(lower)) continue;
+    // A value no HTTP/1.1 answer can carry (a line break, a character beyond Latin-1) would fail the answer.
+    if (!HEADER_VALUE.test(value)) {
+      warnings.push(
+        `left out header ${lower} of ${e.place}: its value has a character no HTTP/1.1 header can carry (a line break, or one beyond Latin-1)`,
+      );
+      continue;
+    }
     if (lower === 'date' && Number.isNaN(Date.parse(value))) continue;
+    // Opaque credentials match no secret pattern: told by their header's or parameter's name.
+    const kept = isCredentialName(lower) ? '[REDACTED]' : redactParameters(value);
     // A repeated header is one list, as a reader of the answer sees it.
-    headers[lower] = headers[lower] === undefined ? value : `${headers[lower]}, ${value}`;
+    headers[lower] = headers[lower] === undefined ? kept : `${headers[lower]}, ${kept}`;
   }
   const body = captureBody(e.body, KEPT_BODY_BYTES, redact);
   const answer: RecordedAnswer = {
@@ -97,7 +112,9 @@ function answerOf(e: RecordedExchange, start: number, redact: (text: string) => 
   if (body === undefined) return answer;
   // A whole JSON body parses (some tools write a HAR's content.size wrong); a cut one almost never does.
   const json = parsedJson(body);
-  return json.ok ? { ...answer, json: json.value } : { ...answer, body };
+  return json.ok
+    ? { ...answer, json: redactJsonFields(json.value) }
+    : { ...answer, body: redactParameters(body) };
 }
 
 /**
@@ -107,9 +124,43 @@ function answerOf(e: RecordedExchange, start: number, redact: (text: string) => 
  */
 function leftOut(e: RecordedExchange, agent: string | undefined): string | undefined {
   if (!(PROTECTED_ENDPOINTS as readonly string[]).includes(e.operation)) return e.operation;
+  const { method } = ENDPOINTS[e.operation as ProtectedEndpointId];
+  // A CORS preflight, a GET answered 405: the replaying gateway answers other methods itself.
+  if (e.method !== undefined && e.method !== method) return `${e.operation} by another method than ${method}`;
   if (agent === undefined) return `${e.operation} without an agent (no valid token)`;
   if (e.status === 401) return `${e.operation} answered 401 (the replaying gateway judges its own tokens)`;
+  // An interim answer (103 Early Hints...): the agent's answer is the final one, recorded next.
+  if (e.status >= 100 && e.status < 200)
+    return `${e.operation} answered ${e.status} (an interim answer, not the final one)`;
   return undefined;
+}
+
+/**
+ * The recorded agent of each exchange of a HAR from another tool (no agent names): one agent per identity
+ * token, told apart by its fingerprint, in the order they first asked; `recorded-agent` when there is one.
+ */
+function unnamedAgents(exchanges: readonly RecordedExchange[], warnings: string[]) {
+  const byToken = new Map<string, string>();
+  const tokens = [...exchanges]
+    .sort((a, b) => a.at - b.at)
+    .flatMap((e) => (typeof e.token === 'string' ? [e.token] : []));
+  for (const token of new Set(tokens)) byToken.set(token, `${UNNAMED_AGENT}-${byToken.size + 1}`);
+  if (byToken.size > 1)
+    warnings.push(
+      `${byToken.size} agents told apart by their tokens: ${[...byToken].map(([token, agent]) => `${agent} (${token})`).join(', ')}; map the agents calling the replay to them with --agent-map`,
+    );
+  return (e: RecordedExchange) =>
+    typeof e.token !== 'string' ? undefined : byToken.size > 1 ? byToken.get(e.token) : UNNAMED_AGENT;
+}
+
+/** `; the largest answer body is entry 3's (2358903 bytes)`, when one body is a large part of the file. */
+function largestBody(kept: readonly RecordedExchange[]): string {
+  let largest: RecordedExchange | undefined;
+  for (const e of kept) if ((e.body?.length ?? 0) > (largest?.body?.length ?? 0)) largest = e;
+  const bytes = largest?.body === undefined ? 0 : Buffer.byteLength(largest.body);
+  return bytes < MAX_CONFIG_FILE_BYTES / 4
+    ? ''
+    : `; the largest answer body is ${largest?.place}'s (${bytes} bytes; a scenario keeps at most ${KEPT_BODY_BYTES} of one)`;
 }
 
 /**
@@ -126,8 +177,9 @@ export function scenarioFromRecording(
   const warnings: string[] = [];
   const skipped = new Map<string, number>();
   const kept: (RecordedExchange & { agent: string })[] = [];
+  const unnamed = unnamedAgents(exchanges, warnings);
   for (const e of exchanges) {
-    const agent = named ? e.agent : e.token === false ? undefined : UNNAMED_AGENT;
+    const agent = named ? e.agent : unnamed(e);
     const why = leftOut(e, agent);
     if (why === undefined && agent !== undefined) kept.push({ ...e, agent });
     else if (why !== undefined) skipped.set(why, (skipped.get(why) ?? 0) + 1);
@@ -144,6 +196,11 @@ export function scenarioFromRecording(
       'recording',
     );
   for (const [why, count] of skipped) warnings.push(`left out ${count} exchange(s): ${why} (not replayed)`);
+  const elsewhere = kept.filter((e) => e.elsewhere);
+  if (elsewhere.length > 0)
+    warnings.push(
+      `${elsewhere.length} answer body(ies) are in files beside the HAR (_file), e.g. ${elsewhere[0]?.place}: the replay answers them with no body; record with recordHar content: 'embed' to keep them in the HAR`,
+    );
   const cut = kept.filter(wasCut);
   if (cut.length > 0)
     warnings.push(
@@ -159,7 +216,7 @@ export function scenarioFromRecording(
   const agents: Record<string, RecordedAnswer[]> = {};
   for (const { e } of ordered) {
     agents[e.agent] ??= [];
-    agents[e.agent]?.push(answerOf(e, start, redact));
+    agents[e.agent]?.push(answerOf(e, start, redact, warnings));
   }
   const recordedAt = new Date(start).toISOString();
   const replay: ReplayInput = {
@@ -187,7 +244,7 @@ export function scenarioFromRecording(
       [
         {
           path: '',
-          message: `the scenario would be ${Buffer.byteLength(yaml)} bytes, over the ${MAX_CONFIG_FILE_BYTES} a scenario file may hold: export a slice of the journal (--agent, --since) and convert that`,
+          message: `the scenario would be ${Buffer.byteLength(yaml)} bytes, over the ${MAX_CONFIG_FILE_BYTES} a scenario file may hold${largestBody(kept)}: export a slice of the journal (--agent, --since), or of the HAR's entries, and convert that`,
         },
       ],
       'recording',

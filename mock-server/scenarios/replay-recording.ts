@@ -1,7 +1,9 @@
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { z } from 'zod';
 import { ENDPOINTS, type JournalOperation, PROTECTED_ENDPOINTS } from '../../vocabulary/endpoints.ts';
 import { IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
 import { ConfigError, describeIssues } from '../config/load-config.ts';
+import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 
 /*
  * A recording, read: a HAR 1.2 file (the proxy's `GET /__admin/export?format=har`, or any browser, proxy or
@@ -14,8 +16,13 @@ export interface RecordedExchange {
   /** Where it is in the file, for messages: `entry 3` (HAR) or `line 3` (NDJSON). */
   place: string;
   agent?: string;
-  /** Whether the request carried an identity token (a HAR from another tool, which names no agent). */
-  token?: boolean;
+  /**
+   * The fingerprint of the request's identity token (a HAR from another tool, which names no agent: it tells
+   * its agents apart), false when it carried none; undefined when the recording names its agents.
+   */
+  token?: string | false;
+  /** The request's method, when the recording has it (a HAR). */
+  method?: string;
   operation: JournalOperation;
   /** When it was asked, ms since the epoch (the recorded gateway's clock). */
   at: number;
@@ -25,6 +32,8 @@ export interface RecordedExchange {
   body?: string;
   /** The recording kept only the start of the body (`journal.body_bytes`). */
   cut: boolean;
+  /** The body is in a file beside the HAR (Playwright's `_file`), not in the recording. */
+  elsewhere?: boolean;
 }
 
 const header = z.looseObject({ name: z.string(), value: z.string() });
@@ -43,9 +52,12 @@ const harEntrySchema = z.looseObject({
     headers: z.array(header).default([]),
     content: z
       .looseObject({
-        size: z.number().optional(),
-        text: z.string().optional(),
-        encoding: z.string().optional(),
+        // Some tools write null for what they have not (Playwright's encoding).
+        size: z.number().nullish(),
+        text: z.string().nullish(),
+        encoding: z.string().nullish(),
+        // Playwright's recordHar with content: 'attach': the body is in this file beside the HAR.
+        _file: z.string().nullish(),
       })
       .default({}),
   }),
@@ -93,26 +105,65 @@ const pathOf = (url: string) => {
   }
 };
 
+/** The fingerprint of the identity token among a request's headers (never the token itself), or false. */
+function tokenOf(headers: readonly { name: string; value: string }[]): string | false {
+  const token = headers.find((h) => h.name.toLowerCase() === IDENTITY_HEADER_KEY)?.value.trim();
+  return token ? tokenFingerprint(token) : false;
+}
+
+// Most a compressed body is inflated to (a recording file is read up to 512 MiB; no bomb past that).
+const MAX_INFLATED_BYTES = 64 * 1024 * 1024;
+const INFLATE = {
+  gzip: gunzipSync,
+  'x-gzip': gunzipSync,
+  deflate: inflateSync,
+  br: brotliDecompressSync,
+} as const;
+
+/**
+ * A HAR body's text. Base64 content is decoded; if it is still compressed as the answer's Content-Encoding
+ * says (some tools save the bytes as they came), it is inflated; bytes that do not inflate are kept as they are.
+ */
+function harBody(
+  text: string | undefined,
+  encoding: string | undefined,
+  headers: readonly { name: string; value: string }[],
+) {
+  if (text === undefined || encoding !== 'base64') return text;
+  const bytes = Buffer.from(text, 'base64');
+  const coding = headers
+    .find((h) => h.name.toLowerCase() === 'content-encoding')
+    ?.value.trim()
+    .toLowerCase();
+  const inflate = coding === undefined ? undefined : INFLATE[coding as keyof typeof INFLATE];
+  if (inflate)
+    try {
+      const inflated = inflate(bytes, { maxOutputLength: MAX_INFLATED_BYTES }).toString('utf8');
+      // Decoded bytes that happen to inflate give binary, not text: keep what was saved.
+      if (!inflated.includes('\ufffd') && !inflated.includes('\u0000')) return inflated;
+    } catch {
+      // Already decoded (the usual case: browsers save the decoded body), or not what it says.
+    }
+  return bytes.toString('utf8');
+}
+
 function fromHar(har: z.output<typeof harSchema>): RecordedExchange[] {
   return har.log.entries.map((e, i) => {
     const { content } = e.response;
-    const body =
-      content.text !== undefined && content.encoding === 'base64'
-        ? Buffer.from(content.text, 'base64').toString('utf8')
-        : content.text;
+    const body = harBody(content.text ?? undefined, content.encoding ?? undefined, e.response.headers);
     const kept = body === undefined ? 0 : Buffer.byteLength(body);
     return {
       place: `entry ${i + 1}`,
       agent: e._agent,
-      token: e.request.headers.some(
-        (h) => h.name.toLowerCase() === IDENTITY_HEADER_KEY && h.value.trim() !== '',
-      ),
+      token: tokenOf(e.request.headers),
+      method: e.request.method.toUpperCase(),
       operation: operationOf(pathOf(e.request.url), e._operation),
       at: Date.parse(e.startedDateTime),
       status: Math.max(0, e.response.status),
       headers: e.response.headers.map((h) => [h.name, h.value] as [string, string]),
       body,
-      cut: content.size !== undefined && content.size > kept && body !== undefined,
+      cut: typeof content.size === 'number' && content.size > kept && body !== undefined,
+      elsewhere: body === undefined && typeof content._file === 'string',
     };
   });
 }

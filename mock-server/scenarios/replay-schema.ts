@@ -7,6 +7,9 @@ import { PROTECTED_ENDPOINTS } from '../../vocabulary/endpoints.ts';
  * it from a HAR file or the journal's NDJSON export).
  */
 
+/** A header value an HTTP/1.1 answer can carry (node:http refuses the rest, which would fail the answer). */
+export const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 /** One recorded answer: the n-th of its agent to its endpoint answers that agent's n-th request there. */
 export const recordedAnswerSchema = z.strictObject({
   operation: z
@@ -20,10 +23,19 @@ export const recordedAnswerSchema = z.strictObject({
   status: z
     .number()
     .int()
-    .refine((s) => s === 0 || (s >= 100 && s <= 599), 'must be 0 (connection dropped) or 100 to 599')
+    // An interim answer (1xx) is no final answer: the agent would wait for one that never comes.
+    .refine((s) => s === 0 || (s >= 200 && s <= 599), 'must be 0 (connection dropped) or 200 to 599')
     .describe('the status answered; 0: the connection was dropped'),
   headers: z
-    .record(z.string().regex(/^[!#$%&'*+.^_`|~0-9a-z-]+$/, 'must be a lower-case header name'), z.string())
+    .record(
+      z.string().regex(/^[!#$%&'*+.^_`|~0-9a-z-]+$/, 'must be a lower-case header name'),
+      z
+        .string()
+        .regex(
+          HEADER_VALUE,
+          'must hold no line break and no character beyond Latin-1 (HTTP/1.1 header value)',
+        ),
+    )
     .default({})
     .describe('its end-to-end headers (Retry-After, RateLimit fields, content-type...), redacted'),
   json: z.unknown().optional().describe('its body, when it was JSON'),
