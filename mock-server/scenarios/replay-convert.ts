@@ -3,9 +3,10 @@ import { stringify } from 'yaml';
 import { ENDPOINTS, PROTECTED_ENDPOINTS, type ProtectedEndpointId } from '../../vocabulary/endpoints.ts';
 import { ConfigError, loadConfig, MAX_CONFIG_FILE_BYTES } from '../config/load-config.ts';
 import { captureBody, redactHeaderPairs } from '../journal/exchange-capture.ts';
+import { speaksOfCredential } from '../secrets/credential-names.ts';
 import { createSecretScanner } from '../secrets/secrets.ts';
 import type { RecordedExchange } from './replay-recording.ts';
-import { isCredentialName, redactJsonFields, redactParameters } from './replay-redact.ts';
+import { redactJsonFields, redactParameters } from './replay-redact.ts';
 import { HEADER_VALUE, type RecordedAnswer, type ReplayInput } from './replay-schema.ts';
 import { parseScenario, type ScenarioInput } from './scenarios.ts';
 
@@ -98,7 +99,7 @@ function answerOf(
     }
     if (lower === 'date' && Number.isNaN(Date.parse(value))) continue;
     // Opaque credentials match no secret pattern: told by their header's or parameter's name.
-    const kept = isCredentialName(lower) ? '[REDACTED]' : redactParameters(value);
+    const kept = speaksOfCredential(lower) ? '[REDACTED]' : redactParameters(value);
     // A repeated header is one list, as a reader of the answer sees it.
     headers[lower] = headers[lower] === undefined ? kept : `${headers[lower]}, ${kept}`;
   }

@@ -2,44 +2,17 @@
  * What the converter redacts beyond the journal's secret scan, for recordings from other tools: opaque
  * credentials (session ids, CSRF tokens, cloud keys, signed-URL signatures) match no secret pattern, so they
  * are told by the name they go by: a header, a query or form parameter, a JSON field. A scenario meant to be
- * shared needs none of them to replay rate-limit behaviour.
+ * shared needs none of them to replay rate-limit behaviour. The names are the journal's own rule
+ * (secrets/credential-names.ts).
  */
-
-const CREDENTIAL_WORDS = new Set([
-  'token',
-  'secret',
-  'password',
-  'passwd',
-  'session',
-  'sid',
-  'credential',
-  'credentials',
-  'signature',
-  'sig',
-  'cookie',
-  'auth',
-  'authorization',
-  'csrf',
-  'xsrf',
-]);
-const CREDENTIAL_JOINED = /apikey|accesskey|privatekey|secretkey/;
-
-/** Whether a name (`X-Auth-Token`, `sessionToken`, `api_key`, `sig`) is one a credential goes by. */
-export function isCredentialName(name: string): boolean {
-  const words = name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter(Boolean);
-  return words.some((w) => CREDENTIAL_WORDS.has(w)) || CREDENTIAL_JOINED.test(words.join(''));
-}
+import { speaksOfCredential } from '../secrets/credential-names.ts';
 
 const PARAMETER = /([?&;]|^|\s)([A-Za-z0-9_.-]+)=([^&\s"'<>#;]+)/g;
 
 /** Text with the values of credential query or form parameters (`access_token=...`) redacted. */
 export const redactParameters = (text: string) =>
   text.replace(PARAMETER, (whole, before: string, name: string) =>
-    name.toLowerCase() === 'key' || isCredentialName(name) ? `${before}${name}=[REDACTED]` : whole,
+    speaksOfCredential(name) ? `${before}${name}=[REDACTED]` : whole,
   );
 
 // A credential field's value that cannot be one: short (a reason, `expired`) or a time (`token_expires_at`).
@@ -54,7 +27,7 @@ export function redactJsonFields(value: unknown): unknown {
   return Object.fromEntries(
     Object.entries(value).map(([key, v]) => [
       key,
-      typeof v === 'string' && isCredentialName(key) && mayBeSecret(v) ? '[REDACTED]' : redactJsonFields(v),
+      typeof v === 'string' && speaksOfCredential(key) && mayBeSecret(v) ? '[REDACTED]' : redactJsonFields(v),
     ]),
   );
 }

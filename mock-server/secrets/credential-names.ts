@@ -19,7 +19,7 @@ const wordsOf = (name: string): string[] =>
  * `key` at a word's end (`apikey`, `privatekey`); `pass` alone (not `bypass`).
  */
 const CREDENTIAL_WORD =
-  /auth(?!or(?!i[sz]))|token(?!i[sz])|secret|passw|passphrase|^pass$|pwd|session|^sid$|cookie|credential|^creds?$|keys?$|signature|^sig$|bearer|jwt|^otp$|^pin$|passcode|hmac|^mfa$/;
+  /auth(?!or(?!i[sz]))|token(?!i[sz])|secret|passw|passphrase|^pass$|pwd|session|^sid$|cookie|credential|^creds?$|keys?$|signature|^sig$|bearer|jwt|^otp$|^pin$|passcode|hmac|^mfa$|csrf|xsrf/;
 
 /** Words before `token(s)` that make it a count (`max_tokens`, `x-ratelimit-remaining-tokens`), not a token. */
 const COUNTED = new Set([
