@@ -70,7 +70,8 @@ def test_many_tests_without_node_show_one_traceback(pytester, monkeypatch, tmp_p
             """
         )
     )
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    # No short summary (-rN): under CI=true pytest prints its lines whole, and they would repeat each message.
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rN")
     result.assert_outcomes(errors=3, passed=1)
     text = result.stdout.str()
     assert text.count("raise NodeNotFoundError(") == 1
