@@ -2,20 +2,19 @@ import { SPEC_ENDPOINTS } from '../vocabulary/endpoints.ts';
 import { CannotRunError } from './cannot-run-error.ts';
 import type { Check, CheckContext } from './check.ts';
 import { CHECKS } from './checks/index.ts';
-import { DENIED_TOKEN, VALID_TOKEN } from './checks/support.ts';
 import { REAL_CLOCK, type SuiteClock } from './client-pacing.ts';
-import { createSuiteClient } from './http-client.ts';
+import { createSuiteClient, type SuiteClient } from './http-client.ts';
 import { type ConformanceReport, summariseResults } from './report-summary.ts';
-import { blamedRepeat, REPEAT_RULE, runOne, withoutTokens } from './run-check.ts';
+import { createCrossCheckBlame } from './run-blame.ts';
+import { runOne } from './run-check.ts';
+import { createSharedMemo, preflight, type RunTokens, runClock } from './run-steps.ts';
 import {
   parseSuiteOptions,
   SUITE_DEFAULTS,
   type SuiteOptions,
   type SuiteOptionsInput,
 } from './suite-options.ts';
-import type { Exchange } from './suite-request.ts';
 import { parseToolDeclaration, type SuiteTool, suiteTools } from './suite-tools.ts';
-import { precheckToken } from './token-precheck.ts';
 import { staticToken, type TokenSource } from './token-source.ts';
 import type { CheckResult, Reproduction } from './types.ts';
 
@@ -67,10 +66,6 @@ export interface RunInputs {
 /** What a run takes: its inputs, and the suite's options as given (the runner fills in the defaults, once). */
 export type ConformanceOptions = RunInputs & SuiteOptionsInput;
 
-/** The check that judges refusals of a token the gateway accepted elsewhere (token-ledger.ts). */
-const TOKEN_RULE = 'auth.valid-token-accepted';
-const TOKEN_BLAME = `That refusal was of a token the gateway accepted too: ${TOKEN_RULE} (spec §4 rule 2) reports the evidence; the token is valid, the gateway is not.`;
-
 /** The checks selected by `only`; unknown ids are an error naming the known ones. */
 export function selectChecks(only?: readonly string[]): readonly Check[] {
   if (!only || only.length === 0) return CHECKS;
@@ -115,25 +110,12 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     'web.search': suite.searchBody,
     'web.fetch': suite.fetchBody,
   });
-  const tokens = {
+  const tokens: RunTokens = {
     valid: asSource(options.token, '$TOKEN'),
     denied: asSource(options.deniedToken, '$DENIED_TOKEN'),
     expired: asSource(options.expiredToken, '$EXPIRED_TOKEN'),
   };
-  const baseClock = options.clock ?? REAL_CLOCK;
-  // A sleep given without a clock: time as the suite sees it moves by what it slept, so a wait injected
-  // away does not leave the pacing waiting for a real clock that never got there.
-  let slept = 0;
-  const injected = options.sleep;
-  const clock: SuiteClock = injected
-    ? {
-        now: () => baseClock.now() + (options.clock ? 0 : slept),
-        sleep: async (ms) => {
-          slept += ms;
-          await injected(ms);
-        },
-      }
-    : baseClock;
+  const clock = runClock(options.clock ?? REAL_CLOCK, options.clock, options.sleep);
   const { maxWaitSeconds, timeBudgetSeconds, numRuns } = suite;
   const started = clock.now();
   const deadline = started + timeBudgetSeconds * 1000;
@@ -146,123 +128,11 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     deadline,
   });
   const seed = suite.seed ?? defaultSeed();
-  const { allowedTools, deniedTool } = toolRoles(tools, suite);
-  const memo = new Map<string, { value: Promise<unknown>; owner: string }>();
-  /** The check running now, and the earlier checks whose shared observation it read (the burst). */
-  let running = '';
-  let sharedFrom = new Set<string>();
-  // whoami first, then the tools the gateway declares, in their order (the checks' protected endpoints).
-  const endpoints: CheckContext['endpoints'] = {
-    whoami: { name: 'whoami', method: SPEC_ENDPOINTS.whoami.method, path: SPEC_ENDPOINTS.whoami.path },
-    ...Object.fromEntries(tools.map((tool) => [tool.name, tool])),
-  };
-  const ctx: CheckContext = {
-    client,
-    has: {
-      token: tokens.valid !== undefined,
-      deniedToken: tokens.denied !== undefined,
-      expiredToken: tokens.expired !== undefined,
-      tier: suite.tier !== undefined || suite.deniedTier !== undefined,
-    },
-    ...(suite.tier !== undefined && { tier: suite.tier }),
-    ...(suite.deniedTier !== undefined && { deniedTier: suite.deniedTier }),
-    endpoints,
-    tools,
-    servedEndpoints: [endpoints.whoami, ...tools.filter((t) => allowedTools.includes(t.name))],
-    allowedTools,
-    deniedTool,
-    rateLimitBudget: suite.rateLimitBudget,
-    maxWaitSeconds,
-    longWaitSeconds: Math.max(suite.longWaitSeconds, maxWaitSeconds),
-    seed,
-    numRuns,
-    path: suite.path,
-    timeLimitMs: suite.checkTimeLimitSeconds * 1000,
-    now: clock.now,
-    memo: <T>(key: string, compute: () => Promise<T>) => {
-      const entry = memo.get(key);
-      if (entry) {
-        if (entry.owner !== running) sharedFrom.add(entry.owner);
-        return entry.value as Promise<T>;
-      }
-      const value = compute();
-      memo.set(key, { value, owner: running });
-      return value;
-    },
-    sleep: (ms) => client.pause(ms, ''),
-    log,
-  };
-
+  const shared = createSharedMemo();
+  const ctx = checkContext({ suite, client, tokens, tools, seed, clock, memo: shared.memo, log });
   try {
-    const probe = await client.send({
-      method: SPEC_ENDPOINTS.health.method,
-      path: SPEC_ENDPOINTS.health.path,
-    });
-    if (probe.response.status === 0) {
-      throw new CannotRunError(`cannot reach the gateway at ${options.baseUrl}: ${probe.response.error}`);
-    }
-    for (const source of [tokens.valid, tokens.denied, tokens.expired]) {
-      try {
-        await source?.current();
-      } catch (error) {
-        throw new CannotRunError(error instanceof Error ? error.message : String(error));
-      }
-    }
-    // A token the gateway never accepts would be blamed on the gateway, check after check: it is the run's
-    // input that is wrong. One it accepts at least once is valid, and its refusals are the gateway's.
-    for (const [token, source, need] of [
-      [VALID_TOKEN, tokens.valid, 'token'],
-      [DENIED_TOKEN, tokens.denied, 'deniedToken'],
-    ] as const) {
-      if (!source || !checks.some((check) => check.needs?.includes(need))) continue;
-      await precheckToken(client, token, source);
-    }
-
-    const results: CheckResult[] = [];
-    /** Repeats refused as duplicates that checks of other rules met, for the check of that rule. */
-    const repeatRefusals: { by: string; exchange: Exchange }[] = [];
-    /** Failures on a refusal of a real token: blamed on auth.valid-token-accepted when that check fails. */
-    const refusedRealToken: CheckResult[] = [];
-    for (const [index, check] of checks.entries()) {
-      // Each check's share of what is left of the budget; the rate-limit checks (last) share one burst.
-      const left = deadline - clock.now();
-      const share = left / Math.max(1, checks.length - index);
-      running = check.id;
-      sharedFrom = new Set();
-      const sources = [tokens.valid, tokens.denied, tokens.expired];
-      let { result, repeatRefused, realTokenRefused } = await runOne(
-        check,
-        { ...ctx, caseDeadline: clock.now() + share },
-        sources,
-      );
-      // A repeat refused as a duplicate breaks retry safety (spec §4 rule 4), whichever check met it: when
-      // retry.sequential is still to run, it is reported there, and the check that met it says so.
-      const judgedLater = checks.slice(index + 1).some((c) => c.id === REPEAT_RULE) && ctx.has.token;
-      if (repeatRefused && judgedLater) {
-        repeatRefusals.push({ by: check.id, exchange: repeatRefused });
-        result.message += ` Blamed on ${REPEAT_RULE} (spec §4 rule 4), the check of that rule, which reports this exchange.`;
-      }
-      if (
-        check.id === REPEAT_RULE &&
-        repeatRefusals.length > 0 &&
-        result.verdict !== 'fail' &&
-        result.verdict !== 'skipped'
-      ) {
-        const { unobserved: _notNow, ...own } = result;
-        result = { ...own, ...(await withoutTokens(blamedRepeat(result, repeatRefusals), sources)) };
-      }
-      // Requests and time are told where they were spent: a check that read an observation an earlier
-      // one made (the burst) says so, rather than "0 requests" as if it had observed nothing.
-      if (sharedFrom.size > 0) result.sharedWith = [...sharedFrom];
-      if (result.reproduction && options.replayCommand && result.reproduction.path) {
-        result.reproduction.replay = options.replayCommand(result, result.reproduction);
-      }
-      if (realTokenRefused) refusedRealToken.push(result);
-      if (check.id === TOKEN_RULE && result.verdict === 'fail')
-        for (const other of refusedRealToken) other.message += ` ${TOKEN_BLAME}`;
-      results.push(result);
-      options.onResult?.(result);
-    }
+    await preflight(client, options.baseUrl, tokens, checks);
+    const results = await runChecks(checks, ctx, { tokens, deadline, shared, options });
     return {
       target: options.baseUrl,
       tools: tools.map(({ name, path }) => ({ name, path })),
@@ -280,6 +150,89 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   } finally {
     client.close();
   }
+}
+
+/** What every check is given: the client, the inputs it has, the endpoints and tools, budgets and the seed. */
+function checkContext(run: {
+  suite: SuiteOptions;
+  client: SuiteClient;
+  tokens: RunTokens;
+  tools: SuiteTool[];
+  seed: number;
+  clock: SuiteClock;
+  memo: CheckContext['memo'];
+  log: (line: string) => void;
+}): CheckContext {
+  const { suite, client, tokens, tools, clock } = run;
+  const { allowedTools, deniedTool } = toolRoles(tools, suite);
+  // whoami first, then the tools the gateway declares, in their order (the checks' protected endpoints).
+  const endpoints: CheckContext['endpoints'] = {
+    whoami: { name: 'whoami', method: SPEC_ENDPOINTS.whoami.method, path: SPEC_ENDPOINTS.whoami.path },
+    ...Object.fromEntries(tools.map((tool) => [tool.name, tool])),
+  };
+  return {
+    client,
+    has: {
+      token: tokens.valid !== undefined,
+      deniedToken: tokens.denied !== undefined,
+      expiredToken: tokens.expired !== undefined,
+      tier: suite.tier !== undefined || suite.deniedTier !== undefined,
+    },
+    ...(suite.tier !== undefined && { tier: suite.tier }),
+    ...(suite.deniedTier !== undefined && { deniedTier: suite.deniedTier }),
+    endpoints,
+    tools,
+    servedEndpoints: [endpoints.whoami, ...tools.filter((t) => allowedTools.includes(t.name))],
+    allowedTools,
+    deniedTool,
+    rateLimitBudget: suite.rateLimitBudget,
+    maxWaitSeconds: suite.maxWaitSeconds,
+    longWaitSeconds: Math.max(suite.longWaitSeconds, suite.maxWaitSeconds),
+    seed: run.seed,
+    numRuns: suite.numRuns,
+    path: suite.path,
+    timeLimitMs: suite.checkTimeLimitSeconds * 1000,
+    now: clock.now,
+    memo: run.memo,
+    sleep: (ms) => client.pause(ms, ''),
+    log: run.log,
+  };
+}
+
+/** Runs the checks in order, each with its share of the budget left; blame across checks settled as they end. */
+async function runChecks(
+  checks: readonly Check[],
+  ctx: CheckContext,
+  run: {
+    tokens: RunTokens;
+    deadline: number;
+    shared: ReturnType<typeof createSharedMemo>;
+    options: Pick<ConformanceOptions, 'replayCommand' | 'onResult'>;
+  },
+): Promise<CheckResult[]> {
+  const { tokens, deadline, shared, options } = run;
+  const blame = createCrossCheckBlame(checks, ctx.has.token, [tokens.valid, tokens.denied, tokens.expired]);
+  const results: CheckResult[] = [];
+  for (const [index, check] of checks.entries()) {
+    // Each check's share of what is left of the budget; the rate-limit checks (last) share one burst.
+    const left = deadline - ctx.now();
+    const share = left / Math.max(1, checks.length - index);
+    shared.begin(check.id);
+    const sources = [tokens.valid, tokens.denied, tokens.expired];
+    const outcome = await runOne(check, { ...ctx, caseDeadline: ctx.now() + share }, sources);
+    const result = await blame.repeats(index, outcome.result, outcome.repeatRefused);
+    // Requests and time are told where they were spent: a check that read an observation an earlier
+    // one made (the burst) says so, rather than "0 requests" as if it had observed nothing.
+    const sharedFrom = shared.sharedFrom();
+    if (sharedFrom.size > 0) result.sharedWith = [...sharedFrom];
+    if (result.reproduction && options.replayCommand && result.reproduction.path) {
+      result.reproduction.replay = options.replayCommand(result, result.reproduction);
+    }
+    blame.tokens(check.id, result, outcome.realTokenRefused === true);
+    results.push(result);
+    options.onResult?.(result);
+  }
+  return results;
 }
 
 /**
