@@ -21,7 +21,7 @@
  * By job: bench-targets.ts (the servers, their CPU time and memory), bench-rounds.ts (rounds of load and
  * their figures), bench-report.ts (the ratios, the targets and the load average, as text or JSON), bench-shared-state.ts (the --store run), bench-load.ts (paced load at a fixed rate).
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -111,15 +111,10 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'agent-gateway-bench-'));
   const profileDir = options.cpuProf ? join(process.cwd(), options.cpuProf) : undefined;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
+  // Each process profiles into a folder of its own: `npm start` runs tsx, whose loader thread writes a
+  // profile of its own beside the main thread's (the largest is the main thread's, read below).
   const profiled = (name: string) =>
-    profileDir
-      ? [
-          `--cpu-prof`,
-          `--cpu-prof-dir=${profileDir}`,
-          `--cpu-prof-name=${name}.cpuprofile`,
-          '--cpu-prof-interval=250',
-        ]
-      : [];
+    profileDir ? [`--cpu-prof`, `--cpu-prof-dir=${join(profileDir, name)}`, '--cpu-prof-interval=250'] : [];
   const loadAverage: LoadSamples = { start: sampleLoad(), rounds: [], end: Number.NaN };
   const targets: Target[] = [];
   // When each profiled process was started, and when the load began: its start-up is left out of the profile.
@@ -241,8 +236,8 @@ async function main() {
         [names.likeForLike, 'bare-like-for-like'] as const,
       ];
       for (const [name, file] of profiles) {
-        const path = join(profileDir, `${file}.cpuprofile`);
-        if (!existsSync(path)) continue;
+        const path = largestProfile(join(profileDir, file));
+        if (!path) continue;
         process.stdout.write(
           `\nCPU profile of ${name} (${path}; from the first load to exit, start-up left out; warm-up and saturated runs included; its CPU figures above include the profiler's own sampling):\n${formatProfile(path, 40, answeredBy.get(name), loadBegan - (spawnedAt.get(file) ?? loadBegan))}\n`,
         );
@@ -252,6 +247,15 @@ async function main() {
     await Promise.all(targets.map((t) => t.stop()));
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The largest `.cpuprofile` in a folder (a process's main thread), if any. */
+function largestProfile(dir: string): string | undefined {
+  if (!existsSync(dir)) return undefined;
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => join(dir, f));
+  return files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
 }
 
 /**
