@@ -117,3 +117,27 @@ export function createCompactJournal(capacity: number, bytesPerEntry = 192) {
 }
 
 export type CompactJournal = ReturnType<typeof createCompactJournal>;
+
+/** The raw facts of request `n` as one flat object of numbers and interned strings (the `flat` form). */
+export function flatEntry(n: number, requestId: string, bytes: Uint8Array) {
+  return {
+    at: 1_764_000_000_000 + n,
+    real_ms: n * 40,
+    written_ms: n * 40 + 1,
+    duration_ms: 0.5,
+    connection_opened_ms: 12.34,
+    status: 200,
+    connection: n % 2000,
+    connection_seq: Math.floor(n / 2000),
+    agent: 'agent-1',
+    token: 'fp_6b1c0d2e9f',
+    route: 'POST /v1/web/search',
+    remaining: 999_999_999 - n,
+    request_id: requestId,
+    bytes,
+  };
+}
+
+/** The same facts as one line of text per entry (the `line` form): one string, parsed when read. */
+export const lineEntry = (n: number, requestId: string, bytes: Uint8Array) =>
+  `${JSON.stringify({ ...flatEntry(n, requestId, new Uint8Array(0)), bytes: undefined })}\n${Buffer.from(bytes).toString('latin1')}`;

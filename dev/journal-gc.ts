@@ -1,5 +1,5 @@
 /**
- * `npm run bench:journal-gc`: what a journal of a million entries costs the garbage collector, in today's
+ * `npx tsx dev/journal-gc.ts`: what a journal of a million entries costs the garbage collector, in today's
  * object form (one `JournalEntry` object per request, with its strings, arrays and the exchange's pieces)
  * against a compact form (the raw facts in typed-array columns, the request's kept bytes in a shared byte
  * arena, strings that repeat interned once). Each form runs in its own `node --trace-gc` process: it fills
@@ -7,7 +7,7 @@
  * short-lived garbage a request leaves, and the collector's pauses of the steady phase are summarised (the
  * young generation's scavenges, and the mark-compacts), with the heap in use once the ring is full.
  *
- * Usage: tsx dev/journal-gc.ts [--entries 1000000] [--steady 300000] [--json]
+ * Usage: npx tsx dev/journal-gc.ts [--entries 1000000] [--steady 300000] [--json]
  * It measures the representation only (no gateway, no HTTP): the figures are the collector's work for each
  * form on this machine, whatever the request path costs.
  */
@@ -17,7 +17,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { intOption } from '../cli/cli-options.ts';
-import { type CompactJournal, createCompactJournal } from './journal-gc-forms.ts';
+import { type CompactJournal, createCompactJournal, flatEntry, lineEntry } from './journal-gc-forms.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -89,7 +89,10 @@ function objectEntry(n: number, bodyBytes: Buffer, answer: string, keep: number)
   return { entry, exchange };
 }
 
-function child(form: 'object' | 'compact', entries: number, steady: number, keep: number) {
+type Form = 'object' | 'flat' | 'line' | 'compact';
+const FORMS: Form[] = ['object', 'flat', 'line', 'compact'];
+
+function child(form: Form, entries: number, steady: number, keep: number) {
   const bodyOf = (n: number) =>
     Buffer.from(`{"query":"benchmark query ${n % 64} about agent tools","count":5}`);
   const ring: unknown[] = new Array(entries);
@@ -101,7 +104,16 @@ function child(form: 'object' | 'compact', entries: number, steady: number, keep
     sink += answer.length;
     const bytes = bodyOf(n);
     if (compact) compact.record(n, bytes, HEADERS, answer, keep);
-    else ring[n % entries] = objectEntry(n, bytes, answer, keep);
+    else if (form === 'object') ring[n % entries] = objectEntry(n, bytes, answer, keep);
+    else {
+      const kept = Buffer.concat([
+        Buffer.from(HEADERS.join('\n'), 'latin1'),
+        bytes,
+        Buffer.from(answer.length <= keep ? answer : answer.slice(0, keep)),
+      ]);
+      ring[n % entries] =
+        form === 'flat' ? flatEntry(n, randomUUID(), kept) : lineEntry(n, randomUUID(), kept);
+    }
   };
   process.stdout.write('@fill\n');
   for (let n = 0; n < entries; n++) record(n);
@@ -136,7 +148,7 @@ const summary = (ms: number[]): Pauses => {
 };
 
 /** Runs one form in its own `--trace-gc` process and reads its pauses of the steady phase. */
-function measure(form: 'object' | 'compact', entries: number, steady: number, keep: number) {
+function measure(form: Form, entries: number, steady: number, keep: number) {
   const run = spawnSync(
     process.execPath,
     [
@@ -194,13 +206,15 @@ const options = new Command()
     2048,
   )
   .option('--child <form>', '(internal) run one form')
+  .option('--forms <list>', `forms to measure, of ${FORMS.join(',')}`, FORMS.join(','))
   .option('--json', 'print the figures as JSON')
   .parse()
   .opts<{
     entries: number;
     steady: number;
     bodyBytes: number;
-    child?: 'object' | 'compact';
+    child?: Form;
+    forms: string;
     json?: boolean;
   }>();
 
@@ -208,10 +222,8 @@ if (options.child) child(options.child, options.entries, options.steady, options
 else {
   const load = () => (loadavg()[0] as number).toFixed(2);
   const loadBefore = load();
-  const results = [
-    measure('object', options.entries, options.steady, options.bodyBytes),
-    measure('compact', options.entries, options.steady, options.bodyBytes),
-  ];
+  const forms = options.forms.split(',').filter((f): f is Form => FORMS.includes(f as Form));
+  const results = forms.map((form) => measure(form, options.entries, options.steady, options.bodyBytes));
   const loadAfter = load();
   if (options.json) process.stdout.write(`${JSON.stringify({ loadBefore, loadAfter, results }, null, 2)}\n`);
   else {
