@@ -23,7 +23,7 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { intOption } from '../cli/cli-options.ts';
 import { createGateway } from '../mock-server/gateway.ts';
@@ -66,6 +66,10 @@ const options = withLoadOptions(
   .option('--rate-connections <n>', 'connections of the fixed-rate runs', intOption(1, 1000), 20)
   .option('--fixed-only', 'skip the saturated runs (only the fixed-rate CPU per request)')
   .option(
+    '--baseline <entry>',
+    "another build's CLI entry (e.g. ../main/dist/cli/agent-gateway.js), measured beside this one: before and after a change in one run",
+  )
+  .option(
     '--cpu-prof <dir>',
     'write V8 CPU profiles of the 1-agent gateway and the bare like-for-like server into DIR, and print their top frames',
   )
@@ -82,6 +86,7 @@ const options = withLoadOptions(
     LoadOptions & {
       agents: number;
       rate: number | 'auto';
+      baseline?: string;
       rateConnections: number;
       fixedOnly?: boolean;
       cpuProf?: string;
@@ -129,6 +134,15 @@ async function main() {
         entry: CLI_ENTRY,
         file: ENTRY ? 'gateway-npm-start' : 'gateway',
       },
+      ...(options.baseline
+        ? [
+            {
+              name: 'gateway (baseline), 1 agent',
+              entry: resolve(options.baseline),
+              file: 'gateway-baseline',
+            },
+          ]
+        : []),
     ];
     const gateways: Target[] = [];
     for (const way of ways) {
