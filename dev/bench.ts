@@ -180,10 +180,17 @@ async function main() {
     if (options.agents > 0) {
       const config = fleetConfig(dir, options.agents);
       names.fleet = `gateway (${ENTRY ? 'built CLI' : 'npm start'}), ${options.agents} agents`;
-      const fleet = await startGateway(names.fleet, config, async () => {
-        const local = createGateway({ configFile: config, log: () => {} });
-        return local.registry.list().map((agent) => local.mintToken(agent.id));
-      });
+      spawnedAt.set('gateway-fleet', performance.now());
+      const fleet = await startGateway(
+        names.fleet,
+        config,
+        async () => {
+          const local = createGateway({ configFile: config, log: () => {} });
+          return local.registry.list().map((agent) => local.mintToken(agent.id));
+        },
+        [],
+        profiled('gateway-fleet'),
+      );
       targets.push(fleet);
     }
     if (!ENTRY)
@@ -248,6 +255,7 @@ async function main() {
       const profiles = [
         ...ways.map((way) => [way.name, way.file] as const),
         [names.likeForLike, 'bare-like-for-like'] as const,
+        ...(names.fleet ? [[names.fleet, 'gateway-fleet'] as const] : []),
       ];
       for (const [name, file] of profiles) {
         const path = largestProfile(join(profileDir, file));
