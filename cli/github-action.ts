@@ -26,13 +26,16 @@ const ARGS_ONLY = new Set(['tier', 'deniedTier', 'path']);
 export const PASSED_ROWS = SUITE_OPTION_ROWS.filter((row) => !ARGS_ONLY.has(row.key));
 
 /**
- * Inputs passed on to `agent-gateway check` as the option of the same name: a value, or for `strict` a
- * switch. They are the suite's options (suiteOptionsSchema) but for ARGS_ONLY; every other option of the
+ * Inputs passed on to `agent-gateway check` as the option of the same name: a value, for `strict` a
+ * switch, for a repeatable option (`tool`) one value per line, each passed as its own flag. They are the suite's options (suiteOptionsSchema) but for ARGS_ONLY; every other option of the
  * CLI goes through the `args` input (a test checks that action.yml, this table, the schema and the CLI's
  * options agree, so they cannot drift apart).
  */
-export const PASSED_INPUTS: Readonly<Record<string, 'value' | 'switch'>> = Object.fromEntries(
-  PASSED_ROWS.map((row) => [row.flag, row.type === 'boolean' ? 'switch' : 'value']),
+export const PASSED_INPUTS: Readonly<Record<string, 'value' | 'switch' | 'lines'>> = Object.fromEntries(
+  PASSED_ROWS.map((row) => [
+    row.flag,
+    row.type === 'boolean' ? 'switch' : row.repeatable ? 'lines' : 'value',
+  ]),
 );
 
 /**
@@ -202,12 +205,18 @@ export function checkArguments(inputs: ActionInputs, workspace: string) {
   ];
   if (inputs.deniedTokenCommand || inputs.deniedApiKey)
     args.push('--denied-token-command', inputs.deniedTokenCommand || apiKeyCommand(idpUrl, 'deniedKey'));
-  for (const [name, kind] of Object.entries(PASSED_INPUTS) as [PassedInput, 'value' | 'switch'][]) {
+  for (const [name, kind] of Object.entries(PASSED_INPUTS)) {
     const value = inputs.passed[name];
     if (value === undefined) continue;
     if (kind === 'switch') {
       if (isTrue(value)) args.push(`--${name}`);
-    } else args.push(`--${name}`, value);
+    } else if (kind === 'lines')
+      for (const line of value
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean))
+        args.push(`--${name}`, line);
+    else args.push(`--${name}`, value);
   }
   args.push(
     '--report-junit',

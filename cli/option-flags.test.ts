@@ -30,7 +30,9 @@ describe('flags derived from an option schema', () => {
     expect(report.parse([], { from: 'user' }).opts()).toEqual({});
     expect(report.helpInformation()).toContain('(default 6)');
     const suite = commandWith(SUITE_OPTION_ROWS, false).parse([], { from: 'user' }).opts();
-    expect(suite).toMatchObject({ rateLimitBudget: 300, maxWaitSeconds: 60, deniedTool: 'web.search' });
+    expect(suite).toMatchObject({ rateLimitBudget: 300, maxWaitSeconds: 60 });
+    // A default that depends on other options is the library's to apply: no flag default.
+    expect(suite.deniedTool).toBeUndefined();
     expect(suite.strict).toBeUndefined();
   });
 

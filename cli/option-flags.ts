@@ -15,6 +15,7 @@ export interface FlagSettings {
 
 /** `<ms>` for a duration in ms, `<s>` in seconds, `<n>` for a number, `<value>` otherwise. */
 function placeholderOf(row: OptionRow): string {
+  if (row.repeatable) return 'value';
   if (row.type === 'integer' || row.type === 'number') {
     if (row.flag.endsWith('-ms')) return 'ms';
     if (row.flag.endsWith('-seconds') || row.flag === 'retry-after') return 's';
@@ -36,6 +37,12 @@ const listOf = (row: OptionRow) => (value: string) => {
   if (unknown.length > 0) throw new InvalidArgumentError(`give values from ${row.choices?.join(', ')}`);
   return items;
 };
+
+/** A repeatable flag's values, one per use, in order (a value may hold commas). */
+const collect = (value: string, previous: unknown): string[] => [
+  ...(Array.isArray(previous) ? (previous as string[]) : []),
+  value,
+];
 
 /** One of a row's numeric choices (`500`), with the schema's own message for any other value. */
 const numberChoice = (row: OptionRow) => (value: string) => {
@@ -61,6 +68,7 @@ export function optionOf(row: OptionRow, settings: FlagSettings = {}): Option {
     description,
   );
   if (settings.parse) option.argParser(settings.parse);
+  else if (row.repeatable) option.argParser(collect);
   else if (row.type === 'list') option.argParser(listOf(row));
   else if (row.type === 'integer' && row.choices) option.argParser(numberChoice(row));
   else if (row.type === 'integer')

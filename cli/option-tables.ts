@@ -53,31 +53,52 @@ export const REPORT_OPTION_ROWS: readonly OptionRow[] = [
     max: 3600000,
     default: 1000,
   },
+  {
+    key: 'since',
+    path: ['since'],
+    flag: 'since',
+    query: 'since',
+    description:
+      "grade only the requests journaled after this seq (a test's mark: journalMark(gateway) in JS, the journal's next_since over HTTP, taken when the test began); absent: the whole journal (the JS matchers: the current test's requests)",
+    type: 'integer',
+    required: false,
+    min: 0,
+    max: 9007199254740991,
+  },
 ];
 
 /** From conformance/suite-options.ts (suiteOptionsSchema, without the library-only options). */
 export const SUITE_OPTION_ROWS: readonly OptionRow[] = [
+  {
+    key: 'tools',
+    path: ['tools'],
+    flag: 'tool',
+    query: 'tools',
+    description:
+      'a tool the gateway declares, as NAME=PATH or NAME=PATH=BODY (repeatable; NAME alone for web.search or web.fetch at the spec path): only these are checked (default: web.search and web.fetch)',
+    type: 'list',
+    required: false,
+    repeatable: true,
+  },
   {
     key: 'allowedTools',
     path: ['allowedTools'],
     flag: 'allowed-tools',
     query: 'allowed_tools',
     description:
-      'the tools the token may call, when not both: web.search, web.fetch or none (the others are skipped, never passed)',
+      'the tools the token may call, when not all the gateway declares: names, or none (the others are skipped, never passed)',
     type: 'list',
     required: false,
-    choices: ['web.search', 'web.fetch'],
   },
   {
     key: 'deniedTool',
     path: ['deniedTool'],
     flag: 'denied-tool',
     query: 'denied_tool',
-    description: 'the tool the denied token may not call',
+    description:
+      'the tool the denied token may not call (default web.search, or the first tool declared when web.search is not)',
     type: 'string',
     required: false,
-    choices: ['web.search', 'web.fetch'],
-    default: 'web.search',
   },
   {
     key: 'tier',
@@ -307,5 +328,57 @@ export const FAULT_OPTION_ROWS: readonly OptionRow[] = [
     min: 1,
     max: 1000000,
     default: 1,
+  },
+];
+
+/** From mock-server/proxy/proxy-options.ts (proxyOptionsSchema). */
+export const PROXY_OPTION_ROWS: readonly OptionRow[] = [
+  {
+    key: 'connectTimeoutMs',
+    path: ['connectTimeoutMs'],
+    flag: 'connect-timeout-ms',
+    query: 'connect_timeout_ms',
+    description: 'longest wait for a connection to the target before the agent gets a JSON 504',
+    type: 'integer',
+    required: false,
+    min: 1,
+    max: 600000,
+    default: 5000,
+  },
+  {
+    key: 'firstByteTimeoutMs',
+    path: ['firstByteTimeoutMs'],
+    flag: 'first-byte-timeout-ms',
+    query: 'first_byte_timeout_ms',
+    description:
+      "longest wait for the start of the target's answer (its status line) once the request was sent, before the agent gets a JSON 504",
+    type: 'integer',
+    required: false,
+    min: 1,
+    max: 3600000,
+    default: 30000,
+  },
+  {
+    key: 'idleTimeoutMs',
+    path: ['idleTimeoutMs'],
+    flag: 'idle-timeout-ms',
+    query: 'idle_timeout_ms',
+    description:
+      "longest silence of the target while it sends an answer's body (or reads the request's) before the proxy cuts the exchange off",
+    type: 'integer',
+    required: false,
+    min: 1,
+    max: 3600000,
+    default: 30000,
+  },
+  {
+    key: 'keepField',
+    path: ['keepField'],
+    flag: 'keep-field',
+    query: 'keep_field',
+    description:
+      'a header, JSON field, query or form parameter, or multipart part the journal keeps although its name speaks of a credential (repeatable, any spelling; the secret scan still applies)',
+    type: 'list',
+    required: false,
   },
 ];

@@ -10,6 +10,7 @@ const ctx = (overrides: Partial<CheckContext> = {}): CheckContext => ({
   client: undefined as never,
   has: { token: true, deniedToken: true, expiredToken: false, tier: false },
   endpoints: undefined as never,
+  tools: [],
   servedEndpoints: [],
   allowedTools: ['web.search', 'web.fetch'],
   deniedTool: 'web.search',

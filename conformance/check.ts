@@ -1,13 +1,15 @@
-import type { ProtectedEndpointId } from '../vocabulary/endpoints.ts';
 import type { SpecRef } from '../vocabulary/spec-ref.ts';
-import type { ToolName } from '../vocabulary/tools.ts';
 import type { SuiteClient } from './http-client.ts';
 import type { Exchange } from './suite-request.ts';
 import type { Level, Reproduction, Unobserved, Verdict } from './types.ts';
 
-/** A protected endpoint as the suite calls it; tool bodies are configurable (their fields are "not shown"). */
+/**
+ * A protected endpoint as the suite calls it: whoami, or a tool the gateway declares (the spec's two by
+ * default); tool bodies are configurable (their fields are "not shown").
+ */
 export interface Endpoint {
-  name: ProtectedEndpointId;
+  /** `whoami` or the tool's name. */
+  name: string;
   method: 'GET' | 'POST';
   path: string;
   body?: string;
@@ -17,15 +19,18 @@ export interface Endpoint {
 export interface CheckContext {
   client: SuiteClient;
   has: { token: boolean; deniedToken: boolean; expiredToken: boolean; tier: boolean };
-  endpoints: Record<Endpoint['name'], Endpoint>;
+  /** The protected endpoints by name: whoami first, then the tools checked, in their order. */
+  endpoints: Readonly<Record<string, Endpoint>> & { readonly whoami: Endpoint };
+  /** The tools the gateway declares (--tool; default web.search and web.fetch): the only ones called. */
+  tools: readonly Endpoint[];
   /**
-   * The calls the valid token must be served: whoami and the tools it may call (both, unless the user
+   * The calls the valid token must be served: whoami and the tools it may call (all, unless the user
    * narrowed them with --allowed-tools). Checks that need a served call use only these.
    */
   servedEndpoints: readonly Endpoint[];
-  /** The tools the valid token may call (--allowed-tools; default both). */
+  /** The tools the valid token may call (--allowed-tools; default every tool checked). */
   allowedTools: readonly ToolName[];
-  /** The tool the denied token may not call. */
+  /** The tool the denied token may not call (one of `tools`). */
   deniedTool: ToolName;
   /** The tiers whoami must show for the valid and the denied token (--tier, --denied-tier), when given. */
   tier?: string;
@@ -57,8 +62,11 @@ export interface CheckContext {
   log(line: string): void;
 }
 
-/** A tool of the spec (section 1), as the suite names it. */
-export type { ToolName };
+/**
+ * A tool's name, as the suite names it: the spec's (section 1: web.search, web.fetch) or one a gateway
+ * declares (`--tool NAME=PATH`).
+ */
+export type ToolName = string;
 
 export type CheckOutcome = {
   verdict: Verdict;

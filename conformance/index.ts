@@ -24,9 +24,18 @@ export {
   type ConformanceOptions,
   type ConformanceReport,
   exitCodeFor,
+  type RunInputs,
   runConformance,
   selectChecks,
 } from './runner.ts';
+export {
+  parseSuiteOptions,
+  SUITE_DEFAULTS,
+  type SuiteOptions,
+  type SuiteOptionsInput,
+  suiteOptionsSchema,
+} from './suite-options.ts';
+export { parseToolDeclaration, type SuiteTool, suiteTools, type ToolDeclaration } from './suite-tools.ts';
 export { commandToken, staticToken, type TokenSource } from './token-source.ts';
 export type { CheckResult, ExchangeRecord, Level, Reproduction, Unobserved, Verdict } from './types.ts';
 export { blockingUnobserved, remedyOf, UNOBSERVED_REMEDY } from './unobserved.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fronted } from '../test/gateways/proof-target.ts';
-import { printable, redactTokens, UNPRINTABLE } from './redact.ts';
+import { printable, redactTokens, UNPRINTABLE } from '../vocabulary/redact.ts';
 import { formatCheckLine, formatSummary } from './reporters/console.ts';
 import { runConformance } from './runner.ts';
 

@@ -3,6 +3,8 @@ import { blockingUnobserved } from './unobserved.ts';
 
 export interface ConformanceReport {
   target: string;
+  /** The tools checked (the spec's two unless the run was told the gateway's own, `--tool`). */
+  tools: { name: string; path: string }[];
   seed: number;
   numRuns: number;
   startedAt: string;

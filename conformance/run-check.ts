@@ -1,7 +1,7 @@
+import { redactTokens } from '../vocabulary/redact.ts';
 import { CannotRunError } from './cannot-run-error.ts';
 import { type Check, type CheckContext, type CheckOutcome, describeCall, describeResponse } from './check.ts';
 import { reproductionOf } from './exchange-record.ts';
-import { redactTokens } from './redact.ts';
 import type { Exchange } from './suite-request.ts';
 import { TokenCommandError, type TokenSource } from './token-source.ts';
 import type { CheckResult, ExchangeRecord } from './types.ts';

@@ -1,15 +1,20 @@
 import { SPEC_ENDPOINTS } from '../vocabulary/endpoints.ts';
-import { TOOLS as TOOLS_OF_SPEC } from '../vocabulary/tools.ts';
 import { CannotRunError } from './cannot-run-error.ts';
-import type { Check, CheckContext, Endpoint, ToolName } from './check.ts';
+import type { Check, CheckContext } from './check.ts';
 import { CHECKS } from './checks/index.ts';
-import { DENIED_TOKEN, TOOLS, VALID_TOKEN } from './checks/support.ts';
+import { DENIED_TOKEN, VALID_TOKEN } from './checks/support.ts';
 import { REAL_CLOCK, type SuiteClock } from './client-pacing.ts';
 import { createSuiteClient } from './http-client.ts';
 import { type ConformanceReport, summariseResults } from './report-summary.ts';
 import { blamedRepeat, REPEAT_RULE, runOne, withoutTokens } from './run-check.ts';
-import { SUITE_DEFAULTS } from './suite-options.ts';
+import {
+  parseSuiteOptions,
+  SUITE_DEFAULTS,
+  type SuiteOptions,
+  type SuiteOptionsInput,
+} from './suite-options.ts';
 import type { Exchange } from './suite-request.ts';
+import { parseToolDeclaration, type SuiteTool, suiteTools } from './suite-tools.ts';
 import { staticToken, type TokenSource } from './token-source.ts';
 import type { CheckResult, Reproduction } from './types.ts';
 
@@ -22,26 +27,20 @@ export const DEFAULT_MAX_WAIT_SECONDS = SUITE_DEFAULTS.maxWaitSeconds;
 /** The run's time budget by default (s), waits included. */
 export const DEFAULT_TIME_BUDGET_SECONDS = SUITE_DEFAULTS.timeBudgetSeconds;
 
-/** The tool the denied token is tried on unless told otherwise: the spec's first, web.search. */
-export const DEFAULT_DENIED_TOOL: ToolName = SUITE_DEFAULTS.deniedTool;
-
 /**
- * What a run is given: the target, its tokens, the clock and callbacks, and the suite's tunable options
- * (declared once, with their defaults and bounds, in suite-options.ts).
+ * What a run is given besides the suite's tunable options: the target, its tokens, the clock and callbacks.
+ * The tunable options (tools, bodies, budgets, seed, ...) are the schema's, `SuiteOptionsInput`, declared
+ * once with their bounds and defaults in suite-options.ts; the CLI's flags, the Action's inputs and
+ * `describeConformance` derive from the same schema.
  */
-export interface ConformanceOptions {
+export interface RunInputs {
   /** The gateway's base URL, e.g. `https://staging.example.com` (paths under /v1 are appended). */
   baseUrl: string;
   /**
-   * A valid identity token allowed to call both tools (narrow with `allowedTools`): a string, or a
+   * A valid identity token allowed to call every tool checked (narrow with `allowedTools`): a string, or a
    * source such as `commandToken(cmd, '$TOKEN')`.
    */
   token?: string | TokenSource;
-  /**
-   * The tools `token` may call (default both). A tool left out is not called with it, and the checks
-   * say so: it is skipped, never passed.
-   */
-  allowedTools?: readonly ToolName[];
   /** A valid token that may not call `deniedTool`. Without it the authorization checks are skipped. */
   deniedToken?: string | TokenSource;
   /**
@@ -49,51 +48,13 @@ export interface ConformanceOptions {
    * auth.expired-token checks it is refused 401 invalid_identity_token (§5). Without it that check is skipped.
    */
   expiredToken?: string | TokenSource;
-  /** The tier whoami must show for `token` (§4 rule 2); with `deniedTier`, for `deniedToken` too. */
-  tier?: string;
-  deniedTier?: string;
-  /** The tool the denied token may not call (default in suite-options.ts, as every tunable option's). */
-  deniedTool?: ToolName;
-  /** Most requests the rate-limit burst may send. */
-  rateLimitBudget?: number;
-  /** Longest single wait the suite grants a 429 (its Retry-After or rate-limit reset). */
-  maxWaitSeconds?: number;
-  /**
-   * The whole run's time budget, waits included: the suite paces its checks to the
-   * gateway's limits within it, sending fewer generated cases when the limits are tight, and never begins
-   * a wait that would end after it (what that leaves unobserved is named, exit 2).
-   */
-  timeBudgetSeconds?: number;
   /**
    * The clock the suite waits on and measures with (default real time). Tests give the suite and the
    * gateway one virtual clock, so that minutes of rate-limit waits take no real time.
    */
   clock?: SuiteClock;
-  /**
-   * Longest Retry-After waited once, by authz.allowed-calls-served, before a call is judged never served
-   * (or maxWaitSeconds when that is longer).
-   */
-  longWaitSeconds?: number;
   /** Waits (default: the clock's); tests inject their own. */
   sleep?: (ms: number) => Promise<void>;
-  /** fast-check seed (default: $AGENT_GATEWAY_SEED, else random); printed so a run can be replayed. */
-  seed?: number;
-  /** Generated cases per property check. */
-  numRuns?: number;
-  /** With `seed`, replays one shrunk counterexample (use with `only`). */
-  path?: string;
-  /** Check ids to run (default: all). */
-  only?: readonly string[];
-  /**
-   * Check ids the user accepts leaving unobserved (e.g. `ratelimit.burst-429` for a limit beyond any
-   * budget): an inconclusive one of them does not make the run exit 2. Listed in every report.
-   */
-  allowUnobserved?: readonly string[];
-  /** JSON bodies the tools are called with; their fields are "not shown" in the spec. */
-  searchBody?: string;
-  fetchBody?: string;
-  /** Longest time one check may generate cases for, waits included (on the clock). */
-  checkTimeLimitSeconds?: number;
   /** Progress lines (waits, bursts). */
   log?: (line: string) => void;
   /** Called as each check finishes, for progress output. */
@@ -101,6 +62,9 @@ export interface ConformanceOptions {
   /** Builds the command that replays a counterexample, shown with failures. */
   replayCommand?: (check: CheckResult, reproduction: Reproduction) => string;
 }
+
+/** What a run takes: its inputs, and the suite's options as given (the runner fills in the defaults, once). */
+export type ConformanceOptions = RunInputs & SuiteOptionsInput;
 
 /** The checks selected by `only`; unknown ids are an error naming the known ones. */
 export function selectChecks(only?: readonly string[]): readonly Check[] {
@@ -128,17 +92,6 @@ export function defaultSeed(): number {
   return seed;
 }
 
-function checkJsonBody(name: string, body: string) {
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    throw new CannotRunError(`${name} is not valid JSON: ${body}`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new CannotRunError(`${name} must be a JSON object (the request's fields): ${body}`);
-}
-
 /**
  * Runs the conformance checks against a gateway over HTTP.
  *
@@ -147,14 +100,16 @@ function checkJsonBody(name: string, body: string) {
  * process.exitCode = exitCodeFor(report, false);
  */
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
-  const checks = selectChecks(options.only);
-  const allowedUnobserved = [...(options.allowUnobserved ?? [])];
+  // The suite's options, their defaults applied here and nowhere else.
+  const suite = parseSuiteOptions(options);
+  const checks = selectChecks(suite.only);
+  const allowedUnobserved = [...(suite.allowUnobserved ?? [])];
   selectChecks(allowedUnobserved);
   const log = options.log ?? (() => {});
-  const searchBody = options.searchBody ?? SUITE_DEFAULTS.searchBody;
-  const fetchBody = options.fetchBody ?? SUITE_DEFAULTS.fetchBody;
-  checkJsonBody('the search body', searchBody);
-  checkJsonBody('the fetch body', fetchBody);
+  const tools = suiteTools(suite.tools?.map(parseToolDeclaration), {
+    'web.search': suite.searchBody,
+    'web.fetch': suite.fetchBody,
+  });
   const tokens = {
     valid: asSource(options.token, '$TOKEN'),
     denied: asSource(options.deniedToken, '$DENIED_TOKEN'),
@@ -174,8 +129,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         },
       }
     : baseClock;
-  const maxWaitSeconds = options.maxWaitSeconds ?? DEFAULT_MAX_WAIT_SECONDS;
-  const timeBudgetSeconds = options.timeBudgetSeconds ?? DEFAULT_TIME_BUDGET_SECONDS;
+  const { maxWaitSeconds, timeBudgetSeconds, numRuns } = suite;
   const started = clock.now();
   const deadline = started + timeBudgetSeconds * 1000;
   const client = createSuiteClient({
@@ -186,32 +140,16 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     clock,
     deadline,
   });
-  const seed = options.seed ?? defaultSeed();
-  const numRuns = options.numRuns ?? SUITE_DEFAULTS.numRuns;
-  const allowedTools = options.allowedTools ?? TOOLS;
-  const unknownTools = allowedTools.filter((tool) => !TOOLS.includes(tool));
-  if (unknownTools.length > 0)
-    throw new CannotRunError(
-      `unknown tool ${unknownTools.join(', ')} in the allowed tools; known: ${TOOLS.join(', ')}`,
-    );
+  const seed = suite.seed ?? defaultSeed();
+  const { allowedTools, deniedTool } = toolRoles(tools, suite);
   const memo = new Map<string, { value: Promise<unknown>; owner: string }>();
   /** The check running now, and the earlier checks whose shared observation it read (the burst). */
   let running = '';
   let sharedFrom = new Set<string>();
-  const endpoints: Record<Endpoint['name'], Endpoint> = {
+  // whoami first, then the tools the gateway declares, in their order (the checks' protected endpoints).
+  const endpoints: CheckContext['endpoints'] = {
     whoami: { name: 'whoami', method: SPEC_ENDPOINTS.whoami.method, path: SPEC_ENDPOINTS.whoami.path },
-    'web.search': {
-      name: 'web.search',
-      method: TOOLS_OF_SPEC['web.search'].method,
-      path: TOOLS_OF_SPEC['web.search'].path,
-      body: searchBody,
-    },
-    'web.fetch': {
-      name: 'web.fetch',
-      method: TOOLS_OF_SPEC['web.fetch'].method,
-      path: TOOLS_OF_SPEC['web.fetch'].path,
-      body: fetchBody,
-    },
+    ...Object.fromEntries(tools.map((tool) => [tool.name, tool])),
   };
   const ctx: CheckContext = {
     client,
@@ -219,24 +157,22 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       token: tokens.valid !== undefined,
       deniedToken: tokens.denied !== undefined,
       expiredToken: tokens.expired !== undefined,
-      tier: options.tier !== undefined || options.deniedTier !== undefined,
+      tier: suite.tier !== undefined || suite.deniedTier !== undefined,
     },
-    ...(options.tier !== undefined && { tier: options.tier }),
-    ...(options.deniedTier !== undefined && { deniedTier: options.deniedTier }),
+    ...(suite.tier !== undefined && { tier: suite.tier }),
+    ...(suite.deniedTier !== undefined && { deniedTier: suite.deniedTier }),
     endpoints,
-    servedEndpoints: [
-      endpoints.whoami,
-      ...TOOLS.filter((t) => allowedTools.includes(t)).map((t) => endpoints[t]),
-    ],
+    tools,
+    servedEndpoints: [endpoints.whoami, ...tools.filter((t) => allowedTools.includes(t.name))],
     allowedTools,
-    deniedTool: options.deniedTool ?? SUITE_DEFAULTS.deniedTool,
-    rateLimitBudget: options.rateLimitBudget ?? SUITE_DEFAULTS.rateLimitBudget,
+    deniedTool,
+    rateLimitBudget: suite.rateLimitBudget,
     maxWaitSeconds,
-    longWaitSeconds: Math.max(options.longWaitSeconds ?? SUITE_DEFAULTS.longWaitSeconds, maxWaitSeconds),
+    longWaitSeconds: Math.max(suite.longWaitSeconds, maxWaitSeconds),
     seed,
     numRuns,
-    path: options.path,
-    timeLimitMs: (options.checkTimeLimitSeconds ?? SUITE_DEFAULTS.checkTimeLimitSeconds) * 1000,
+    path: suite.path,
+    timeLimitMs: suite.checkTimeLimitSeconds * 1000,
     now: clock.now,
     memo: <T>(key: string, compute: () => Promise<T>) => {
       const entry = memo.get(key);
@@ -328,6 +264,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     }
     return {
       target: options.baseUrl,
+      tools: tools.map(({ name, path }) => ({ name, path })),
       seed,
       numRuns,
       startedAt: new Date(started).toISOString(),
@@ -342,4 +279,30 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   } finally {
     client.close();
   }
+}
+
+/**
+ * The roles of the declared tools: those the valid token may call (`allowedTools`, default all) and the one
+ * the denied token may not (`deniedTool`, default web.search, or the first tool declared without it). A
+ * tool named that the gateway was not said to declare is the run's mistake (exit 2).
+ */
+export function toolRoles(
+  tools: readonly SuiteTool[],
+  suite: Pick<SuiteOptions, 'allowedTools' | 'deniedTool'>,
+): { allowedTools: string[]; deniedTool: string } {
+  const names = tools.map((tool) => tool.name);
+  const undeclared = (given: readonly string[], label: string) => {
+    const unknown = given.filter((name) => !names.includes(name));
+    if (unknown.length > 0)
+      throw new CannotRunError(
+        `unknown tool ${unknown.join(', ')} in ${label}; the tools checked: ${names.join(', ')} (declare others with --tool NAME=PATH)`,
+      );
+  };
+  const allowedTools = suite.allowedTools ?? names;
+  undeclared(allowedTools, 'the allowed tools');
+  const [first] = names;
+  const deniedTool =
+    suite.deniedTool ?? (names.includes('web.search') || first === undefined ? 'web.search' : first);
+  undeclared([deniedTool], 'the denied tool');
+  return { allowedTools, deniedTool };
 }

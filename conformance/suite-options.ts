@@ -1,25 +1,43 @@
 import { z } from 'zod';
-import { TOOL_NAMES } from '../vocabulary/tools.ts';
+import { TOOL_NAME_PATTERN, TOOLS } from '../vocabulary/tools.ts';
+import { CannotRunError } from './cannot-run-error.ts';
 
-/** The request bodies the tools are called with by default (their fields are "not shown" in the spec). */
-export const DEFAULT_SEARCH_BODY = JSON.stringify({ query: 'agent tool gateway conformance' });
-export const DEFAULT_FETCH_BODY = JSON.stringify({ url: 'https://example.com/' });
+/** The request bodies the spec's tools are called with by default (their fields are "not shown" in the spec). */
+export const DEFAULT_SEARCH_BODY = JSON.stringify(TOOLS['web.search'].conformanceBody);
+export const DEFAULT_FETCH_BODY = JSON.stringify(TOOLS['web.fetch'].conformanceBody);
 
-const tool = z.enum(TOOL_NAMES);
+/** A tool's name (the spec's two, or one a gateway declares with `tools`); the runner checks it is declared. */
+const tool = z
+  .string()
+  .max(64)
+  .regex(TOOL_NAME_PATTERN, 'must be a tool name: lower-case words joined by dots, e.g. web.search');
 
 /**
  * The conformance suite's tunable options, declared once: `runConformance`'s defaults, the flags of
  * `agent-gateway check` (and their help) and the GitHub Action's inputs (action.yml, tested against this
- * schema) derive from it. What a run is given besides (tokens, the clock, callbacks) is in `ConformanceOptions`.
+ * schema) and `describeConformance`'s options derive from it. What a run is given besides (the target, tokens,
+ * the clock, callbacks) is `RunInputs` (runner.ts); `parseSuiteOptions` applies the defaults, once.
  */
 export const suiteOptionsSchema = z.strictObject({
+  tools: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      'a tool the gateway declares, as NAME=PATH or NAME=PATH=BODY (repeatable; NAME alone for web.search or web.fetch at the spec path): only these are checked (default: web.search and web.fetch)',
+    )
+    // One flag per tool (`--tool A=/a --tool B=/b`), one Action input line per tool: a body holds commas.
+    .meta({ flag: 'tool', repeatable: true }),
   allowedTools: z
     .array(tool)
     .optional()
     .describe(
-      'the tools the token may call, when not both: web.search, web.fetch or none (the others are skipped, never passed)',
+      'the tools the token may call, when not all the gateway declares: names, or none (the others are skipped, never passed)',
     ),
-  deniedTool: tool.default(TOOL_NAMES[0]).describe('the tool the denied token may not call'),
+  deniedTool: tool
+    .optional()
+    .describe(
+      'the tool the denied token may not call (default web.search, or the first tool declared when web.search is not)',
+    ),
   tier: z
     .string()
     .optional()
@@ -84,10 +102,35 @@ export const suiteOptionsSchema = z.strictObject({
     .describe('longest time one check may generate cases for, waits included (on the clock)'),
 });
 
+/** The suite's options with their defaults: what the runner works with. */
 export type SuiteOptions = z.output<typeof suiteOptionsSchema>;
+/** The suite's options as a caller gives them (all optional): part of `runConformance`'s options. */
+export type SuiteOptionsInput = z.input<typeof suiteOptionsSchema>;
 
 /** Options of the library only: no flag of `check`, no input of the Action. */
 export const LIBRARY_ONLY_OPTIONS = ['longWaitSeconds', 'checkTimeLimitSeconds'] as const;
 
 /** Every option at its default (the optional ones absent). */
 export const SUITE_DEFAULTS: SuiteOptions = suiteOptionsSchema.parse({});
+
+/**
+ * The suite's options out of everything a run is given (its other inputs left aside), checked against the
+ * schema and with the defaults filled in: the one place they are applied. A bad value is the run's mistake
+ * (CannotRunError, exit 2), named by option.
+ *
+ * @example
+ * parseSuiteOptions({ baseUrl: 'http://127.0.0.1:8787', numRuns: 5 }).maxWaitSeconds; // 60
+ */
+export function parseSuiteOptions(given: object): SuiteOptions {
+  const values = given as Record<string, unknown>;
+  const picked = Object.fromEntries(
+    Object.keys(suiteOptionsSchema.shape)
+      .filter((key) => values[key] !== undefined)
+      .map((key) => [key, values[key]]),
+  );
+  const parsed = suiteOptionsSchema.safeParse(picked);
+  if (parsed.success) return parsed.data;
+  throw new CannotRunError(
+    parsed.error.issues.map((issue) => `${issue.path.join('.') || 'options'}: ${issue.message}`).join('; '),
+  );
+}

@@ -7,7 +7,6 @@
  */
 import { fileURLToPath } from 'node:url';
 import { createClientReport } from '../mock-server/client-report/report.ts';
-import { requestKey } from '../mock-server/client-report/request-meaning.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import { journalFingerprint } from '../mock-server/hash.ts';
 import type { CallContext, GatewayRequest } from '../mock-server/http/context.ts';
@@ -23,9 +22,11 @@ import { injectFault } from '../mock-server/pipeline/inject-fault.ts';
 import { noteOutgoingText } from '../mock-server/pipeline/outgoing-text.ts';
 import { recordCall } from '../mock-server/pipeline/record.ts';
 import { runTool } from '../mock-server/pipeline/run-tool.ts';
+import type { ToolSpec } from '../mock-server/pipeline/tool-spec.ts';
 import { registerGatewayRoutes, toolSpecs } from '../mock-server/routes/gateway-routes.ts';
 import { SPEC_ROUTES } from '../mock-server/routes/public-route-table.ts';
 import { routerFromTable, routingPath } from '../mock-server/routes/router.ts';
+import { requestKey } from '../mock-server/tools/request-meaning.ts';
 
 const BENCH_CONFIG = fileURLToPath(new URL('../fixtures/config/bench.yaml', import.meta.url));
 const BATCH = 20_000;
@@ -113,7 +114,7 @@ export async function runStageBenchmark(options: { json: boolean }) {
   const gateway = createGateway({ configFile: BENCH_CONFIG, log: () => {} });
   const { runtime } = gateway;
   const token = gateway.mintToken('agent-verified');
-  const { search } = toolSpecs(runtime);
+  const [search] = toolSpecs(runtime, runtime.tools) as [ToolSpec];
   const bodyText = JSON.stringify({ query: 'benchmark query 1 about agent tools', count: 5 });
   const bytes = Buffer.from(bodyText);
   const headers: Record<string, string> = {
@@ -142,7 +143,7 @@ export async function runStageBenchmark(options: { json: boolean }) {
   const router = routerFromTable(SPEC_ROUTES, (routes) => registerGatewayRoutes(routes, runtime));
   const ctx = context();
   const identity = await identify(runtime, ctx);
-  const body = parseJsonBody(bytes, search.schema);
+  const body = parseJsonBody(bytes, search.schema) as { query: string; count: number };
   const result = runTool(runtime, search, body) as string;
 
   const timed: Timed[] = [
@@ -159,7 +160,7 @@ export async function runStageBenchmark(options: { json: boolean }) {
     ],
     ['secret scan of the query', () => noteOutgoingText(ctx, identity, 'query', body.query)],
     // Part of the read-body stage: the journal's key of the request's meaning (the client report's retries).
-    ["request key (the query's meaning)", () => requestKey(search.tool, body)],
+    ["request key (the query's meaning)", () => requestKey(search.meaning, body)],
     [
       'admit (concurrency, rate limit, headers)',
       // In memory the stage answers without a promise.

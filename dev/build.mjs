@@ -8,12 +8,14 @@
 // - The CLI: esbuild bundles cli/cli.ts with its dependencies into dist/cli/, one chunk per command, so
 //   `--help` and `token` start fast (a bundle starts in about 60% of the time the same modules take loaded
 //   one by one; `npm run bench:cli`). cli/agent-gateway.mjs, the `bin`, runs it.
+// - The Python package's gateway: the CLI in one file with its fixtures (dev/python-gateway.mjs).
 import { spawnSync } from 'node:child_process';
 import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { buildPythonGateway } from './python-gateway.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
@@ -74,6 +76,9 @@ await build({
   logLevel: 'warning',
 });
 
+// The Python package's gateway (python/agent_gateway_harness/_gateway/): the CLI as one file with its fixtures.
+await buildPythonGateway(root);
+
 process.stdout.write(
-  `build: dist/ (library: ${declarations} declaration files; CLI: dist/cli/agent-gateway.js) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+  `build: dist/ (library: ${declarations} declaration files; CLI: dist/cli/agent-gateway.js; Python package's gateway: python/agent_gateway_harness/_gateway/) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
 );

@@ -1,7 +1,7 @@
 /**
  * Writes cli/option-tables.ts: the option sets declared once as zod objects (the client-report thresholds,
  * the conformance suite's options, a fault) as plain rows, from which the CLI builds its flags without
- * loading zod at start. Run it after changing one of those schemas (`npm run gen:options`);
+ * loading zod at start (and the proxy's deadlines and kept fields). Run it after changing one of those schemas (`npm run gen:options`);
  * cli/option-tables.test.ts fails while the written rows differ from the schemas.
  */
 import { execFileSync } from 'node:child_process';
@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { LIBRARY_ONLY_OPTIONS, suiteOptionsSchema } from '../conformance/suite-options.ts';
 import { reportOptionsSchema } from '../mock-server/client-report/report-options.ts';
 import { optionTableOf } from '../mock-server/options/option-schema.ts';
+import { proxyOptionsSchema } from '../mock-server/proxy/proxy-options.ts';
 import { faultSpecSchema } from '../mock-server/scenarios/faults.ts';
 
 /** The rows of each option set, as cli/option-tables.ts must hold them. */
@@ -23,6 +24,7 @@ export function optionTables() {
     REPORT_OPTION_ROWS: optionTableOf(reportOptionsSchema),
     SUITE_OPTION_ROWS: optionTableOf(suiteOptionsSchema.omit(libraryOnly)),
     FAULT_OPTION_ROWS: optionTableOf(faultSpecSchema),
+    PROXY_OPTION_ROWS: optionTableOf(proxyOptionsSchema),
   };
 }
 
@@ -33,6 +35,7 @@ function render(): string {
     REPORT_OPTION_ROWS: 'mock-server/client-report/report-options.ts (reportOptionsSchema)',
     SUITE_OPTION_ROWS: 'conformance/suite-options.ts (suiteOptionsSchema, without the library-only options)',
     FAULT_OPTION_ROWS: 'mock-server/scenarios/faults.ts (faultSpecSchema)',
+    PROXY_OPTION_ROWS: 'mock-server/proxy/proxy-options.ts (proxyOptionsSchema)',
   };
   const tables = Object.entries(optionTables()).map(
     ([name, rows]) =>

@@ -117,12 +117,14 @@ export function createClock(
     },
     state: () => (frozenAt === undefined ? { offset, epoch } : { offset, frozenAt, epoch }),
     restore(state) {
+      const counted = epoch;
       moving(() => {
         offset = state.offset;
         frozenAt = state.frozenAt;
       });
-      // The instance that moved the clock counted the epoch: every instance takes its count over.
-      if (state.epoch !== undefined) epoch = Math.max(epoch, state.epoch);
+      // The instance that moved the clock counted the epoch: every instance takes its count over, and a
+      // setting taken over a few ms after it was made (a clock frozen elsewhere) is no move of its own.
+      if (state.epoch !== undefined) epoch = Math.max(counted, state.epoch);
     },
   };
 }

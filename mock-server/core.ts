@@ -14,6 +14,7 @@ import { registerIdpRoutes } from './routes/idp-routes.ts';
 import { publicEndpoints } from './routes/route-index.ts';
 import { servedRoutes } from './routes/route-table.ts';
 import { methodNotAllowed, routerFromTable, routingPath } from './routes/router.ts';
+import { extraToolRoutes } from './routes/tool-routes.ts';
 import type { Runtime } from './runtime.ts';
 
 /** The platform-free core: a request record in, a response record out. Every adapter calls `handle`. */
@@ -48,7 +49,6 @@ function requestIdOf(request: GatewayRequest, runtime: Runtime): string {
 }
 
 const NOT_RECORDED = () => {};
-const PUBLIC_ENDPOINTS = publicEndpoints(servedRoutes());
 
 /**
  * Builds the core over a runtime: the /v1 endpoints, the simulated identity provider (unless tokens are
@@ -61,7 +61,12 @@ export function createCore(
   options: { serveIdentityProvider: boolean; admin?: AdminControl },
 ): GatewayCore {
   const { admin } = options;
-  const parts = { identityProvider: options.serveIdentityProvider, admin: Boolean(admin) };
+  const parts = {
+    identityProvider: options.serveIdentityProvider,
+    admin: Boolean(admin),
+    extraTools: extraToolRoutes(runtime.tools),
+  };
+  const publicList = publicEndpoints(servedRoutes({ extraTools: parts.extraTools }));
   // The served part of the route table, each route's handler bound by id; built once.
   const router = routerFromTable(servedRoutes(parts), (routes) => {
     registerGatewayRoutes(routes, runtime);
@@ -82,7 +87,7 @@ export function createCore(
     if (match?.handler) return match.handler(ctx, match.params);
     if (match) throw methodNotAllowed(method, path, match.allow);
     throw new GatewayError('not_found', {
-      message: `No endpoint at ${method} ${path}. ${adminCall && admin ? `GET ${ADMIN_PREFIX} lists the admin endpoints.` : PUBLIC_ENDPOINTS}`,
+      message: `No endpoint at ${method} ${path}. ${adminCall && admin ? `GET ${ADMIN_PREFIX} lists the admin endpoints.` : publicList}`,
     });
   };
 

@@ -1,22 +1,23 @@
 import { createFetchHandler } from './adapters/fetch.ts';
-import { type ClientReport, createClientReport } from './client-report/report.ts';
-import type { ClientReportOptions } from './client-report/types.ts';
 import { createClock, type VirtualClock } from './clock.ts';
-import { ConfigError, deepMerge, loadConfig, type ResolvedConfig } from './config/load-config.ts';
+import { loadConfig, type ResolvedConfig } from './config/load-config.ts';
 import type { GatewayConfigOverlay } from './config/schema.ts';
 import { createCore, type GatewayCore } from './core.ts';
 import { GatewayError } from './errors.ts';
+import { createReportReader } from './gateway-report.ts';
+import { createScenarioControl } from './gateway-scenarios.ts';
 import { fingerprint } from './hash.ts';
 import type { IdentityVerifier } from './identity/verifier.ts';
-import type { JournalEntry } from './journal/journal.ts';
 import { loadCorpus } from './providers/corpus.ts';
 import { createFixtureFetchProvider, type FetchProvider } from './providers/web-fetch.ts';
 import { createFixtureSearchProvider, type SearchProvider } from './providers/web-search.ts';
-import { applyConfig, createRuntime, type Runtime } from './runtime.ts';
-import { createReplayTracks } from './scenarios/replay-tracks.ts';
-import { loadScenario, parseScenario, type Scenario, type ScenarioInput } from './scenarios/scenarios.ts';
+import { adminKeyProblem } from './routes/admin-key.ts';
+import { createRuntime, type Runtime } from './runtime.ts';
+import type { Scenario, ScenarioInput } from './scenarios/scenarios.ts';
+import { createMemoryAdmin } from './store/memory-admin.ts';
 import { createSharedControl } from './store/shared-control.ts';
 import { connectSharedStore, type SharedStore } from './store/shared-store.ts';
+import type { AdminPort } from './store/state-port.ts';
 
 export interface GatewayOptions {
   /** A config object laid over the bundled default, or one already returned by `loadConfig`. */
@@ -60,6 +61,9 @@ const withoutSource = ({ source: _source, ...config }: ResolvedConfig) => config
  * const res = await gateway.fetch(new Request('http://gw.test/v1/whoami', { headers: { 'X-Agent-Identity': token } }));
  */
 export function createGateway(options: GatewayOptions = {}) {
+  // A key no request could send (blank, spaces at an end) would refuse every admin call: refused here.
+  const keyProblem = options.adminKey === undefined ? undefined : adminKeyProblem(options.adminKey, 0);
+  if (keyProblem) throw new GatewayError('invalid_request', { message: keyProblem });
   // What a scenario is laid over: the caller's file and overlay (or resolved config).
   const base: { file?: string; config?: GatewayConfigOverlay } = isResolved(options.config)
     ? { config: withoutSource(options.config) }
@@ -77,133 +81,53 @@ export function createGateway(options: GatewayOptions = {}) {
     log,
     shared: options.store,
   });
-  let scenario: Scenario | undefined;
-  // What the scenario in force was loaded from, for other instances to load it too (shared store).
-  let scenarioInput: string | ScenarioInput | undefined;
-
-  /** Back to the base config: agents, tools, limits, faults, idempotency keys and the journal start over. */
-  const resetToBase = () => {
-    applyConfig(runtime, baseConfig);
-    runtime.faults.clear();
-    runtime.journal.clear();
-    runtime.replay = undefined;
-    scenario = undefined;
-    scenarioInput = undefined;
-  };
-
-  /** Resets, then lays the scenario over the base config, arms its faults and sets its clock. */
-  const useScenario = (input: string | ScenarioInput) => {
-    const next = typeof input === 'string' ? loadScenario(input) : parseScenario(input);
-    let config: ResolvedConfig;
-    try {
-      config = loadConfig({
-        file: base.file,
-        config: deepMerge(base.config ?? {}, next.config) as GatewayConfigOverlay,
-      });
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      throw new ConfigError(
-        next.source,
-        error.issues.map((i) => ({ path: `config.${i.path}`, message: i.message })),
-      );
-    }
-    resetToBase();
-    applyConfig(runtime, { ...config, source: `${baseConfig.source}, with scenario ${next.source}` });
-    for (const fault of next.faults) runtime.faults.add(fault);
-    if (next.replay) runtime.replay = createReplayTracks(next.replay);
-    if (next.clock) {
-      clock.reset();
-      // Frozen first: set on a running clock, then frozen, it would stop a moment past the start.
-      if (next.clock.frozen) clock.freeze();
-      if (next.clock.start) clock.set(Date.parse(next.clock.start));
-    }
-    scenario = next;
-    scenarioInput = input;
-    return next;
-  };
+  const scenarios = createScenarioControl({
+    runtime,
+    base,
+    baseConfig,
+    clock,
+    initial: options.scenario,
+  });
+  const { resetToBase, useScenario, reset } = scenarios;
   if (options.scenario) useScenario(options.scenario);
-  /**
-   * Back to how the gateway started: its config, and the scenario it was created with (`serve --scenario`),
-   * which QA resets to between runs. A scenario loaded later is dropped.
-   */
-  const reset = () => {
-    if (options.scenario) useScenario(options.scenario);
-    else resetToBase();
-  };
-
-  /**
-   * The client report, synchronously, from this process's journal (a test's small one). On a shared store
-   * the journal is the store's, read asynchronously: this throws, saying to use `readClientReport`.
-   */
-  const clientReport = (agent: string, reportOptions?: Partial<ClientReportOptions>): ClientReport => {
-    if (runtime.shared)
-      throw new Error(
-        'This gateway is on a shared store: its journal is in the store, read asynchronously. Use `await gateway.readClientReport(agent)` or `await expect(gateway).toFollowClientRules(agent)`.',
-      );
-    return reportOf(agent, runtime.journal.list({ agent }), runtime.journal.dropped, reportOptions);
-  };
-  /** The client report from whichever journal is in use: the shared one when there is a shared store. */
-  const readClientReport = async (
-    agent: string,
-    reportOptions?: Partial<ClientReportOptions>,
-  ): Promise<ClientReport> => {
-    // Every one of the agent's entries, read in bounded slices with the event loop free between them.
-    const { entries, dropped } = await runtime.state.journal.readInSlices({ agent });
-    return reportOf(agent, entries, dropped, reportOptions);
-  };
-  /**
-   * Grades an agent against the spec's client safety rules from its entries. An agent the gateway neither
-   * knows nor journaled is a mistake (a typo), not an agent that did nothing: 404 not_found.
-   */
-  const reportOf = (
-    agent: string,
-    entries: JournalEntry[],
-    dropped: number,
-    reportOptions?: Partial<ClientReportOptions>,
-  ): ClientReport => {
-    if (!runtime.registry.get(agent) && entries.length === 0) {
-      const known = runtime.registry.list().map((a) => a.id);
-      throw new GatewayError('not_found', {
-        message: `No agent "${agent}" and no request from it in the journal. Agents: ${known.join(', ')}.`,
-      });
-    }
-    return createClientReport({
-      agent,
-      entries,
-      rateLimitRules: runtime.config.rate_limits.rules,
-      corpus,
-      options: reportOptions,
-      dropped,
-    });
-  };
-  // With a shared store, admin changes are published to the other instances and theirs taken over.
+  const { clientReport, readClientReport } = createReportReader(runtime, corpus);
+  // With a shared store, admin changes are made per entity in the store and taken over from it.
   const control = options.store
     ? createSharedControl(options.store, {
+        tools: () => runtime.tools.map((tool) => tool.name),
         snapshot: () => ({
-          scenario: scenarioInput === undefined ? null : { input: scenarioInput },
+          scenario: scenarios.input === undefined ? null : { input: scenarios.input },
           agents: runtime.registry.list(),
           tools: runtime.policy.tools,
           faults: [...runtime.faults.list()],
           clock: clock.state(),
         }),
         apply(next) {
-          const current = scenarioInput === undefined ? null : { input: scenarioInput };
+          const current = scenarios.input === undefined ? null : { input: scenarios.input };
           if (JSON.stringify(next.scenario) !== JSON.stringify(current)) {
             if (next.scenario) useScenario(next.scenario.input);
             else resetToBase();
           }
           runtime.registry.restore(next.agents);
           runtime.policy.configure(next.tools);
-          runtime.faults.restore(next.faults);
+          // The counts shown for a fault are this instance's last reading of the store's (strikes).
+          const counts = new Map(runtime.faults.list().map((f) => [f.id, f]));
+          runtime.faults.restore(
+            next.faults.map((f) => ({
+              ...f,
+              seen: counts.get(f.id)?.seen ?? 0,
+              fired: counts.get(f.id)?.fired ?? 0,
+            })),
+          );
           clock.restore(next.clock);
           options.store?.limits.useEpoch(next.epoch);
         },
       })
     : undefined;
-  if (control)
-    runtime.afterFaultSpent = () => {
-      control.changed().catch((error) => log(`spent fault not announced: ${String(error)}`));
-    };
+  if (control) runtime.afterFaultSpent = (id) => control.faultSpent(id);
+  const admin: AdminPort =
+    control?.admin ??
+    createMemoryAdmin({ registry: runtime.registry, policy: runtime.policy, faults: runtime.faults, clock });
   const core: GatewayCore = createCore(runtime, {
     serveIdentityProvider: options.serveIdentityProvider ?? !options.verifier,
     admin: options.adminKey
@@ -212,9 +136,9 @@ export function createGateway(options: GatewayOptions = {}) {
           adminKey: options.adminKey,
           reset,
           useScenario,
-          scenario: () => scenario,
+          scenario: () => scenarios.scenario,
           clientReport: readClientReport,
-          changed: control?.changed,
+          admin,
         }
       : undefined,
   });
@@ -239,7 +163,7 @@ export function createGateway(options: GatewayOptions = {}) {
     useScenario,
     /** The scenario in force, if any. */
     get scenario(): Scenario | undefined {
-      return scenario;
+      return scenarios.scenario;
     },
     clientReport,
     /** The client report from the journal in use (the shared one with a shared store): what the admin API serves. */

@@ -25,3 +25,9 @@ export { IDENTITY_HEADER } from './pipeline/identify.ts';
 export type { FetchProvider, FetchRequest, FetchResponse } from './providers/web-fetch.ts';
 export type { SearchProvider, SearchRequest, SearchResponse } from './providers/web-search.ts';
 export { createProxy, type Proxy, type ProxyOptions } from './proxy/proxy.ts';
+export {
+  type AnyToolDefinition,
+  BUILT_IN_TOOLS,
+  type ToolDefinition,
+  toolDefinitions,
+} from './tools/index.ts';

@@ -1,5 +1,5 @@
 import type { VirtualClock } from './clock.ts';
-import type { ResolvedConfig } from './config/load-config.ts';
+import { type ResolvedConfig, readYamlFile } from './config/load-config.ts';
 import { createIdempotencyStore } from './idempotency.ts';
 import { createAgentRegistry } from './identity/agent-registry.ts';
 import { createIdentityProvider } from './identity/identity-provider.ts';
@@ -19,6 +19,7 @@ import { createMemoryState } from './store/memory-state.ts';
 import { createRedisState } from './store/redis-state.ts';
 import type { SharedStore } from './store/shared-store.ts';
 import type { StatePort } from './store/state-port.ts';
+import { type AnyToolDefinition, toolDefinitions } from './tools/index.ts';
 
 /**
  * Everything behind the gateway's handler. Components keep their identity for the gateway's lifetime and
@@ -42,6 +43,12 @@ export interface Runtime {
   readonly scanSecrets: (text: string, own: ScanCaller) => ScanResult;
   readonly search: SearchProvider;
   readonly fetchPage: FetchProvider;
+  /**
+   * Every tool the gateway serves, from its definition (`tools/`): the built-in ones and those its base
+   * config declares. Fixed for the gateway's lifetime (its routes are built once); a scenario changes their
+   * policy, not the catalogue.
+   */
+  readonly tools: readonly AnyToolDefinition[];
   readonly log: (line: string) => void;
   /**
    * The state the stages keep (limits, idempotency keys, journal, fault strikes, clock): in this process,
@@ -56,7 +63,7 @@ export interface Runtime {
   /** The recorded answers of the replay scenario in force (scenarios/replay-tracks.ts); set by the gateway. */
   replay?: ReplayTracks;
   /** With a shared store: tells the other instances a fault was spent here (set by the gateway). */
-  afterFaultSpent?: () => void;
+  afterFaultSpent?: (id: string) => void;
 }
 
 export function createRuntime(
@@ -105,7 +112,7 @@ export function createRuntime(
       ? createRedisState(shared, local, {
           config: () => runtime.config,
           faults: memory.faults,
-          faultSpent: () => runtime.afterFaultSpent?.(),
+          faultSpent: (id) => runtime.afterFaultSpent?.(id),
         })
       : local,
     corpus: parts.corpus,
@@ -116,6 +123,7 @@ export function createRuntime(
     }),
     search: parts.search,
     fetchPage: parts.fetchPage,
+    tools: toolDefinitions(config.tools, readYamlFile),
     log: parts.log,
     shared: parts.shared,
   };

@@ -13,12 +13,22 @@
  * expect(gateway).toFollowClientRules('agent-early');
  */
 
-import { printable } from '../conformance/redact.ts';
+import { z } from 'zod';
+import { printable } from '../vocabulary/redact.ts';
 import { describe, firstWhere, hasDeliveryFacts } from './client-report/journal-facts.ts';
-import { type ClientReport, formatClientReport, nothingToGrade } from './client-report/report.ts';
+import {
+  type ClientReport,
+  createClientReport,
+  formatClientReport,
+  nothingToGrade,
+  reportPasses,
+} from './client-report/report.ts';
+import { reportOptionsSchema } from './client-report/report-options.ts';
 import type { ClientReportOptions } from './client-report/types.ts';
 import type { Gateway } from './gateway.ts';
 import type { JournalEntry } from './journal/journal.ts';
+import type { MaybePromise } from './maybe-promise.ts';
+import { currentTestMark } from './testing-marks.ts';
 
 /**
  * For each in-process entry (delivery facts), the latest of the agent's own answers it was issued with in
@@ -106,20 +116,49 @@ const kindOf = (value: unknown) =>
 export const notAGateway = (value: unknown) =>
   `toFollowClientRules grades the gateway the agent talked to: expect(gateway).toFollowClientRules('agent-id'), where gateway = createGateway(...) (the one passed to gatewayHandlers, or served). Received ${kindOf(value)}.`;
 
+/** What the matchers and asserts take beside the rules' thresholds: which requests to grade. */
+export const gradeScopeSchema = reportOptionsSchema.pick({ since: true }).extend({
+  allowNoRequests: z
+    .boolean()
+    .optional()
+    .describe('an agent with no request to grade passes (it was expected not to call) instead of failing'),
+});
+
+/** The client rules' thresholds, and which requests to grade (`since`, `allowNoRequests`). */
+export type GradeOptions = Partial<ClientReportOptions> & z.input<typeof gradeScopeSchema>;
+
+/** Which requests were graded: the current test's, those after a given mark, or the whole journal. */
+type Scope = { kind: 'test' | 'since'; mark: number } | { kind: 'unmarked' } | { kind: 'journal' };
+
+const PER_TEST_HINT =
+  "Requests are counted per test: through gatewayHandlers(gateway) always; through gateway.fetch or over HTTP when the runner entry's beforeEach ran for the test (import 'agent-tool-gateway-harness/testing/vitest' or '/testing/jest' at the top of the test file, or in setupFiles). Elsewhere pass { since: journalMark(gateway) } taken when the test began.";
+
 /**
  * Why nothing was graded, with the likely causes: a wrong agent id (the agents the journal holds are named),
  * or requests that never reached the gateway (msw not listening: `fetch failed`, ENOTFOUND for the base URL).
  */
-function nothingToGradeBecause(agent: string, journal: readonly JournalEntry[]): string {
+function nothingToGradeBecause(agent: string, journal: readonly JournalEntry[], scope: Scope): string {
   const counts = new Map<string, number>();
   for (const e of journal) if (e.agent) counts.set(e.agent, (counts.get(e.agent) ?? 0) + 1);
   const others = [...counts].map(([id, n]) => `${id} (${n})`).join(', ');
+  const where =
+    scope.kind === 'journal'
+      ? 'The journal holds'
+      : scope.kind === 'since'
+        ? `After #${scope.mark} the journal holds`
+        : 'In this test the journal holds';
   return [
-    nothingToGrade(agent),
+    scope.kind === 'journal'
+      ? nothingToGrade(agent)
+      : scope.kind === 'since'
+        ? `Nothing to grade: no request from ${agent} was seen after #${scope.mark}.`
+        : `Nothing to grade: no request from ${agent} was seen in this test.`,
     others
-      ? `The journal holds requests from: ${printable(others)}. Is ${agent} the agent whose token the agent under test sent?`
-      : 'The journal holds no request at all: none reached the gateway.',
-    "If the agent's requests failed (TypeError: fetch failed, getaddrinfo ENOTFOUND for the gateway's host), msw was not intercepting them: call server.listen() before the agent runs (beforeAll(() => server.listen({ onUnhandledRequest: 'error' }))), and give the agent the base URL passed to gatewayHandlers (default http://gateway.test).",
+      ? `${where} requests from: ${printable(others)}. Is ${agent} the agent whose token the agent under test sent?`
+      : `${where} no request at all: none reached the gateway.`,
+    "If the agent's requests failed (TypeError: fetch failed, getaddrinfo ENOTFOUND for the gateway's host), msw was not intercepting them: call server.listen() before the agent runs (beforeAll(() => server.listen())), and give the agent the base URL passed to gatewayHandlers (default http://gateway.test).",
+    ...(scope.kind === 'unmarked' ? [PER_TEST_HINT] : []),
+    'If this test expects the agent not to call the gateway at all, say so: { allowNoRequests: true }.',
   ].join('\n');
 }
 
@@ -127,23 +166,104 @@ function nothingToGradeBecause(agent: string, journal: readonly JournalEntry[]):
 const sharedStoreNote =
   'This gateway is on a shared store: its journal is there, read asynchronously. Use `await expect(gateway).toFollowClientRules(agent)` or `await gateway.readClientReport(agent)`.';
 
+/** Which requests to grade: `since` if given, else the current test's (see testing-marks.ts), else all. */
+function scopeOf(gateway: Gateway, options: GradeOptions = {}): MaybePromise<Scope> {
+  const given = gradeScopeSchema.safeParse({
+    since: options.since,
+    allowNoRequests: options.allowNoRequests,
+  });
+  if (!given.success)
+    throw new TypeError(
+      `toFollowClientRules / assertFollowsClientRules options: ${z.prettifyError(given.error)}`,
+    );
+  const { since } = given.data;
+  if (since !== undefined) return { kind: 'since', mark: since };
+  const mark = currentTestMark(gateway);
+  if (mark === undefined) return { kind: 'journal' };
+  if (mark === 'unmarked') return { kind: 'unmarked' };
+  return mark instanceof Promise ? mark.then((seq) => ({ kind: 'test', mark: seq })) : { kind: 'test', mark };
+}
+
+const inScope = (scope: Scope) => (e: JournalEntry) =>
+  scope.kind === 'journal' ? true : scope.kind === 'unmarked' ? false : e.seq > scope.mark;
+
+interface Graded {
+  report: ClientReport;
+  /** The agent's graded entries, oldest first (the timeline). */
+  entries: JournalEntry[];
+  /** Every agent's entries in scope (what the journal holds, for the nothing-to-grade message). */
+  journal: JournalEntry[];
+  scope: Scope;
+}
+
+/** The report over the entries in scope, or why there is nothing to grade (thrown: never a pass). */
+function gradeEntries(
+  gateway: Gateway,
+  agent: string,
+  all: { entries: JournalEntry[]; dropped: number },
+  scope: Scope,
+  options: GradeOptions = {},
+): Graded {
+  const { since: _since, allowNoRequests, ...thresholds } = options;
+  const journal = all.entries.filter(inScope(scope));
+  const entries = journal.filter((e) => e.agent === agent);
+  if (entries.length === 0) {
+    if (!gateway.registry.get(agent) && !all.entries.some((e) => e.agent === agent))
+      throw new Error(
+        `No agent "${agent}" and no request from it in the journal. Agents: ${gateway.registry
+          .list()
+          .map((a) => a.id)
+          .join(', ')}.`,
+      );
+    if (!allowNoRequests) throw new Error(nothingToGradeBecause(agent, journal, scope));
+  }
+  // Dropped entries count only if some of them were in scope (the oldest kept is past the mark).
+  const oldest = all.entries[0]?.seq ?? 0;
+  const dropped =
+    scope.kind === 'journal' || (scope.kind !== 'unmarked' && oldest > scope.mark + 1) ? all.dropped : 0;
+  const report = createClientReport({
+    agent,
+    entries,
+    rateLimitRules: gateway.config.rate_limits.rules,
+    corpus: gateway.corpus,
+    options: thresholds,
+    dropped,
+  });
+  return { report, entries, journal, scope };
+}
+
+/** Grades from this process's journal (synchronous): a gateway on a shared store throws. */
+function gradeHere(gateway: Gateway, agent: string, options?: GradeOptions): Graded {
+  if (gateway.runtime.shared)
+    throw new Error(`${sharedStoreNote} Or await assertFollowsClientRulesShared(...).`);
+  const scope = scopeOf(gateway, options) as Scope;
+  const all = { entries: gateway.journal.list(), dropped: gateway.journal.dropped };
+  return gradeEntries(gateway, agent, all, scope, options);
+}
+
+/** Grades from the journal in use (the shared store's, read in slices, when there is one). */
+async function gradeInUse(gateway: Gateway, agent: string, options?: GradeOptions): Promise<Graded> {
+  const scope = await scopeOf(gateway, options);
+  const all = await gateway.runtime.state.journal.readInSlices({});
+  return gradeEntries(gateway, agent, all, scope, options);
+}
+
 /**
- * Throws, with the report and the agent's timeline, unless the agent followed every rule. An agent with no
- * request in the journal fails too: nothing was graded (a wrong agent id, or the agent never ran). A gateway
- * on a shared store keeps its journal there: use `assertFollowsClientRulesShared` (awaited).
+ * Throws, with the report and the agent's timeline, unless the agent followed every rule. Grades the
+ * requests of the test now running (with a runner entry: `testing/vitest`, `testing/jest`), those after
+ * `since` when given, else the whole journal. An agent with no request to grade fails too (a wrong agent id,
+ * or the agent never reached the gateway), unless `allowNoRequests`. A gateway on a shared store keeps its
+ * journal there: use `assertFollowsClientRulesShared` (awaited).
  */
 export function assertFollowsClientRules(
   gateway: Gateway,
   agent: string,
-  options?: Partial<ClientReportOptions>,
+  options?: GradeOptions,
 ): ClientReport {
   if (!isGateway(gateway)) throw new TypeError(notAGateway(gateway));
-  if (gateway.runtime.shared)
-    throw new Error(`${sharedStoreNote} Or await assertFollowsClientRulesShared(...).`);
-  const report = gateway.clientReport(agent, options);
-  if (report.requests === 0) throw new Error(nothingToGradeBecause(agent, gateway.journal.list()));
-  if (report.violations.length > 0)
-    throw new Error(`${formatClientReport(report)}\n\n${agentTimeline(gateway, agent)}`);
+  const { report, entries } = gradeHere(gateway, agent, options);
+  if (!passes({ report, entries }))
+    throw new Error(`${formatClientReport(report)}\n\n${timelineOf(entries, agent)}`);
   return report;
 }
 
@@ -151,30 +271,25 @@ export function assertFollowsClientRules(
 export async function assertFollowsClientRulesShared(
   gateway: Gateway,
   agent: string,
-  options?: Partial<ClientReportOptions>,
+  options?: GradeOptions,
 ): Promise<ClientReport> {
   if (!isGateway(gateway)) throw new TypeError(notAGateway(gateway));
-  const { report, entries, journal } = await gradeFromJournalInUse(gateway, agent, options);
-  if (report.requests === 0) throw new Error(nothingToGradeBecause(agent, journal));
-  if (report.violations.length > 0)
+  const { report, entries } = await gradeInUse(gateway, agent, options);
+  if (!passes({ report, entries }))
     throw new Error(`${formatClientReport(report)}\n\n${timelineOf(entries, agent)}`);
   return report;
 }
 
-/** The report, the agent's entries and the whole journal, from the journal in use (the shared one if any). */
-async function gradeFromJournalInUse(
-  gateway: Gateway,
-  agent: string,
-  options?: Partial<ClientReportOptions>,
-) {
-  const report = await gateway.readClientReport(agent, options);
-  // In memory every entry; on a shared store its first page.
-  const { entries: journal } = await gateway.runtime.state.journal.list({});
-  return { report, entries: journal.filter((e) => e.agent === agent), journal };
-}
+/**
+ * Whether the graded requests pass: every rule observed and kept. No request at all reaches here only when the
+ * caller said none were expected (allowNoRequests; otherwise grading threw), and then it passes.
+ */
+const passes = ({ report, entries }: Pick<Graded, 'report' | 'entries'>) =>
+  entries.length === 0 || reportPasses(report);
 
-const verdict = (report: ClientReport, agent: string, timeline: string) => {
-  const pass = report.violations.length === 0;
+const verdict = ({ report, entries }: Graded, agent: string) => {
+  const pass = passes({ report, entries });
+  const timeline = timelineOf(entries, agent);
   return {
     pass,
     message: () =>
@@ -186,25 +301,20 @@ const verdict = (report: ClientReport, agent: string, timeline: string) => {
 
 /**
  * vitest / jest matchers: `expect.extend(clientRuleMatchers)`, then `expect(gateway).toFollowClientRules(agent)`.
- * On a gateway with a shared store the matcher reads the store's journal and returns a promise: await it.
+ * They grade the requests of the test now running (see `assertFollowsClientRules`). Nothing graded is
+ * neither a pass nor (with `.not`) a failure caught: the assertion cannot be made, it throws. On a gateway
+ * with a shared store the matcher reads the store's journal and returns a promise: await it.
  */
 export const clientRuleMatchers = {
-  toFollowClientRules(received: unknown, agent: string, options?: Partial<ClientReportOptions>) {
+  toFollowClientRules(received: unknown, agent: string, options?: GradeOptions) {
     if (!isGateway(received)) throw new TypeError(notAGateway(received));
     if (typeof agent !== 'string' || agent === '')
       throw new TypeError(
         `toFollowClientRules needs the id of the agent to grade, e.g. expect(gateway).toFollowClientRules('agent-early'); got ${kindOf(agent)}.`,
       );
     if (received.runtime.shared)
-      return gradeFromJournalInUse(received, agent, options).then(({ report, entries, journal }) => {
-        // Nothing graded is neither a pass nor (with .not) a failure caught: the assertion cannot be made.
-        if (report.requests === 0) throw new Error(nothingToGradeBecause(agent, journal));
-        return verdict(report, agent, timelineOf(entries, agent));
-      });
-    const report = received.clientReport(agent, options);
-    // Nothing graded is neither a pass nor (with .not) a failure caught: the assertion cannot be made.
-    if (report.requests === 0) throw new Error(nothingToGradeBecause(agent, received.journal.list()));
-    return verdict(report, agent, agentTimeline(received, agent));
+      return gradeInUse(received, agent, options).then((graded) => verdict(graded, agent));
+    return verdict(gradeHere(received, agent, options), agent);
   },
 };
 
@@ -214,5 +324,8 @@ export const clientRuleMatchers = {
  */
 export interface ClientRuleMatchers<R = unknown> {
   /** The agent followed every client safety rule of the spec (report from the gateway's journal). */
-  toFollowClientRules(agent: string, options?: Partial<ClientReportOptions>): R;
+  toFollowClientRules(agent: string, options?: GradeOptions): R;
 }
+
+export { type FakeTimeOptions, type FakeTimers, runOnFakeTime } from './run-on-fake-time.ts';
+export { journalMark } from './testing-marks.ts';

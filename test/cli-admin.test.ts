@@ -202,4 +202,18 @@ describe('agent-gateway openapi', { timeout: 90_000 }, () => {
     expect(paths.filter((p) => p.startsWith('/__admin'))).toEqual([]);
     expect(paths).toContain('/v1/web/search');
   });
+
+  it("--config describes the config's extra tools; a bad one is a clear error (exit 2)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'openapi-config-'));
+    const config = join(dir, 'tools.yaml');
+    writeFileSync(config, 'tools:\n  web.extract: { path: /v1/web/extract, tiers: [verified] }\n');
+    const printed = await runCli(['openapi', '--config', config]);
+    expect(printed.code, printed.stderr).toBe(0);
+    const doc = JSON.parse(printed.stdout);
+    expect(doc.paths['/v1/web/extract'].post.operationId).toBe('webExtract');
+    writeFileSync(config, 'tools:\n  web.extract: { path: /v1/web/search }\n');
+    const refused = await runCli(['openapi', '--config', config]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("/v1/web/search is already web.search's path");
+  });
 });

@@ -178,7 +178,9 @@ describe('agent-gateway check against the reference gateway', () => {
     expect(narrowed.stdout).toMatch(check('errors.malformed-body'));
     const bad = await runCli([...args, '--allowed-tools', 'web.browse']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/give tools from web\.search, web\.fetch/);
+    expect(bad.stderr).toMatch(
+      /unknown tool web\.browse in the allowed tools; the tools checked: web\.search, web\.fetch/,
+    );
   }, 60_000);
 
   it('nothing executed is exit 2: a run whose only check was skipped', async () => {

@@ -1,25 +1,31 @@
 import { syncBuiltinESMExports } from 'node:module';
 import { setupServer } from 'msw/node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { formatClientReport } from '../mock-server/client-report/report.ts';
+import { formatClientReport, unobservedRules } from '../mock-server/client-report/report.ts';
 import { CLIENT_CATALOGUE, type ProgramOutcome, type RuleId, runCatalogue } from './clients/catalogue.ts';
+import { runCatalogueThroughProxy } from './clients/proxy-run.ts';
 import { NOT_IN_PROCESS, runCatalogueInProcess } from './support/in-process-catalogue.ts';
 
 /*
- * One verdict whichever way the agent runs: every program of the client catalogue that can run in process
- * is run over HTTP (node:http, connection facts) and in process (msw, delivery facts), and must have the
- * same rules flagged both ways, and its own verdict either way. Only what holds on a loaded machine is
- * compared: a rule judged from measured waits alone (a program's `timing` rules) is left out of the
- * comparison for a run whose waits, by the program's own account, load disturbed.
+ * One verdict whichever way the agent runs: every program of the client catalogue is run over HTTP
+ * (node:http, connection facts) and through the proxy (in front of a reference gateway, its faults armed on
+ * the proxy, the agents' keys declared in its options), and every one that can run in process also in
+ * process (msw, delivery facts); each must have the same rules flagged every way, every rule observed, and
+ * its own verdict every way. Only what holds on a loaded machine is compared: a rule judged from measured
+ * waits alone (a program's `timing` rules) is left out of the comparison for a run whose waits, by the
+ * program's own account, load disturbed.
  */
 
 const inProcess = CLIENT_CATALOGUE.filter((p) => !NOT_IN_PROCESS[p.name]);
 const overHttp = new Map<string, ProgramOutcome>();
 const viaMsw = new Map<string, ProgramOutcome>();
+const viaProxy = new Map<string, ProgramOutcome>();
 
 beforeAll(async () => {
-  // Over HTTP first, with no msw in the way.
-  for (const outcome of await runCatalogue(inProcess, 6)) overHttp.set(outcome.program.name, outcome);
+  // Over HTTP and through the proxy first, with no msw in the way.
+  for (const outcome of await runCatalogue(CLIENT_CATALOGUE, 6)) overHttp.set(outcome.program.name, outcome);
+  for (const outcome of await runCatalogueThroughProxy(CLIENT_CATALOGUE, 6))
+    viaProxy.set(outcome.program.name, outcome);
   const server = setupServer();
   server.listen({ onUnhandledRequest: 'error' });
   try {
@@ -30,7 +36,7 @@ beforeAll(async () => {
     // node:http's ESM exports back to the real functions.
     syncBuiltinESMExports();
   }
-}, 300_000);
+}, 540_000);
 
 const account = (http: ProgramOutcome, msw: ProgramOutcome) =>
   `${http.program.name}: ${http.program.reason}\n\nOver HTTP:\n${formatClientReport(http.report)}\n\nIn process (msw):\n${formatClientReport(msw.report)}`;
@@ -41,7 +47,7 @@ const compared = (flagged: readonly RuleId[], http: ProgramOutcome, msw: Program
     .filter((rule) => !((http.timingDisturbed || msw.timingDisturbed) && http.program.timing?.includes(rule)))
     .sort();
 
-describe('one verdict in process (msw) and over HTTP, for every catalogue program that can run in process', () => {
+describe('one verdict over HTTP, in process (msw) and through the proxy', () => {
   for (const program of inProcess) {
     it(`${program.name}: the same rules either way`, (ctx) => {
       const http = overHttp.get(program.name) as ProgramOutcome;
@@ -59,6 +65,26 @@ describe('one verdict in process (msw) and over HTTP, for every catalogue progra
         if (o.timingDisturbed)
           ctx.annotate(
             `timing rules not compared (${o === http ? 'over HTTP' : 'in process'}): ${o.timingDisturbed}`,
+            'notice',
+          );
+    });
+  }
+
+  for (const program of CLIENT_CATALOGUE) {
+    it(`${program.name}: the same rules through the proxy as over HTTP, every rule observed`, (ctx) => {
+      const http = overHttp.get(program.name) as ProgramOutcome;
+      const proxy = viaProxy.get(program.name) as ProgramOutcome;
+      const shown = `${account(http, proxy).replace('In process (msw)', 'Through the proxy')}`;
+      expect(proxy.error, shown).toBeUndefined();
+      expect(proxy.report.requests, shown).toBeGreaterThan(0);
+      expect(compared(proxy.flagged, http, proxy), shown).toEqual(compared(http.flagged, http, proxy));
+      expect(proxy.falseFlags, shown).toEqual([]);
+      expect(proxy.missed, shown).toEqual([]);
+      expect(unobservedRules(proxy.report), shown).toEqual([]);
+      for (const o of [http, proxy])
+        if (o.timingDisturbed)
+          ctx.annotate(
+            `timing rules not compared (${o === http ? 'over HTTP' : 'through the proxy'}): ${o.timingDisturbed}`,
             'notice',
           );
     });

@@ -42,7 +42,7 @@ describe('misuse of the matcher says what it expected', () => {
     // Handlers made, server.listen() forgotten: the agent's fetch to the base URL never reaches them.
     setupServer(...gatewayHandlers(gateway));
     expect(() => expect(gateway).toFollowClientRules('agent-early')).toThrow(
-      /Nothing to grade: the journal holds no request from agent-early\.\nThe journal holds no request at all: none reached the gateway\.\n.*msw was not intercepting them: call server\.listen\(\) before the agent runs/,
+      /Nothing to grade: no request from agent-early was seen in this test\.\nIn this test the journal holds no request at all: none reached the gateway\.\n.*msw was not intercepting them: call server\.listen\(\) before the agent runs/,
     );
   });
 
@@ -57,7 +57,7 @@ describe('misuse of the matcher says what it expected', () => {
       server.close();
     }
     expect(() => expect(gateway).toFollowClientRules('agent-early')).toThrow(
-      /The journal holds requests from: agent-verified \(1\)\. Is agent-early the agent whose token/,
+      /In this test the journal holds requests from: agent-verified \(1\)\. Is agent-early the agent whose token/,
     );
   });
 });

@@ -2,7 +2,12 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { PASSED_INPUTS } from '../cli/github-action.ts';
-import { FAULT_OPTION_ROWS, REPORT_OPTION_ROWS, SUITE_OPTION_ROWS } from '../cli/option-tables.ts';
+import {
+  FAULT_OPTION_ROWS,
+  PROXY_OPTION_ROWS,
+  REPORT_OPTION_ROWS,
+  SUITE_OPTION_ROWS,
+} from '../cli/option-tables.ts';
 
 /**
  * The guides against the option schemas (one declaration each, cli/option-tables.ts holds their rows): every
@@ -42,11 +47,28 @@ describe('the guides document every option as its schema declares it', () => {
     const developers = guide('agent-developers.md');
     for (const option of REPORT_OPTION_ROWS)
       expect(developers).toContain(
-        `\`--${option.flag}\` (default ${option.default}, ${option.min} to ${option.max})`,
+        option.default === undefined
+          ? `\`--${option.flag}\` (query \`${option.query}\`)`
+          : `\`--${option.flag}\` (default ${option.default}, ${option.min} to ${option.max})`,
       );
     const faults = guide('qa.md')
       .split('\n')
       .find((line) => line.includes('faults arm --kind'));
     for (const option of FAULT_OPTION_ROWS) expect(faults, `--${option.flag}`).toContain(`--${option.flag}`);
+  });
+
+  it("operators: the proxy's deadlines table has each deadline with its default; agent developers: --keep-field", () => {
+    const rows = tableRows(guide('operators.md'));
+    const developers = guide('agent-developers.md');
+    for (const option of PROXY_OPTION_ROWS) {
+      if (option.type !== 'integer') {
+        expect(developers, `--${option.flag}`).toContain(`--${option.flag}`);
+        continue;
+      }
+      const row = rows.find((cells) => cells[0]?.includes(`\`--${option.flag}\``));
+      expect(row, `--${option.flag} in the deadlines table`).toBeDefined();
+      expect(row?.[1], `--${option.flag}'s default`).toBe(`\`${option.default}\``);
+      expect(developers, `--${option.flag}`).toContain(`--${option.flag}\` (default ${option.default}`);
+    }
   });
 });

@@ -13,6 +13,8 @@ describe('README and guide examples', () => {
   for (const [path, language, docs] of [
     ['vitest-project/agent.test.ts', 'ts', ['README.md', 'docs/agent-developers.md']],
     ['vitest-project/fake-timers.test.ts', 'ts', ['docs/agent-developers.md']],
+    ['vitest-project/per-test.test.ts', 'ts', ['docs/agent-developers.md']],
+    ['vitest-project/sdk-retry.test.ts', 'ts', ['docs/agent-developers.md']],
     ['jest-project/agent.test.ts', 'ts', ['docs/agent-developers.md']],
     ['jest-project/jest.config.mjs', 'js', ['docs/agent-developers.md']],
     ['jest-project/tsconfig.json', 'json', ['docs/agent-developers.md']],

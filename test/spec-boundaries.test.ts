@@ -38,6 +38,22 @@ describe('the spec vocabulary is the only code the suite and the gateway share',
     expect(shared.size).toBeGreaterThan(2);
   });
 
+  it('mock-server/ never imports conformance/ (what both need, such as redaction, lives in vocabulary/)', () => {
+    for (const file of sourcesOf('mock-server'))
+      for (const target of importsOf(file))
+        expect(target.startsWith('conformance'), `${relative(root, file)} imports ${target}`).toBe(false);
+  });
+
+  it("the journal's writers (pipeline/, proxy/, journal/, tools/) never import its grader (client-report/)", () => {
+    const writers = ['mock-server/pipeline', 'mock-server/proxy', 'mock-server/journal', 'mock-server/tools'];
+    for (const file of writers.flatMap(sourcesOf))
+      for (const target of importsOf(file))
+        expect(
+          target.startsWith('mock-server/client-report'),
+          `${relative(root, file)} imports ${target}`,
+        ).toBe(false);
+  });
+
   it('mock-server/ takes the vocabulary from vocabulary/ too', () => {
     const targets = new Set(sourcesOf('mock-server').flatMap(importsOf));
     for (const module of [

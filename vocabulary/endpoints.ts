@@ -45,5 +45,8 @@ export const PROTECTED_ENDPOINTS = ['whoami', ...TOOL_NAMES] as const;
 /** `whoami`, `web.search` or `web.fetch`. */
 export type ProtectedEndpointId = (typeof PROTECTED_ENDPOINTS)[number];
 
-/** What a journal entry's `operation` is: the endpoint it called, or `other` (admin API, unknown path). */
-export type JournalOperation = EndpointId | 'other';
+/**
+ * What a journal entry's `operation` is: the endpoint it called, a tool a gateway declares beyond the spec's
+ * (its name, e.g. `web.extract`), or `other` (admin API, unknown path).
+ */
+export type JournalOperation = EndpointId | 'other' | (string & {});

@@ -8,7 +8,7 @@ import { registerFaults } from './admin-faults.ts';
 import { registerJournal } from './admin-journal.ts';
 import { registerScenarios } from './admin-scenarios.ts';
 import { type ClockState, clockLine, table } from './admin-text.ts';
-import { printReport, withThresholds } from './report.ts';
+import { registerReportCommand } from './report.ts';
 
 export { parseDuration } from './admin-text.ts';
 
@@ -67,7 +67,7 @@ export function registerAdminCommand(program: Command) {
                   r.scope,
                   r.algorithm,
                   `${r.limit} per ${r.window_seconds} s`,
-                  r.operations?.join(',') ?? 'whoami,web.search,web.fetch',
+                  r.operations?.join(',') ?? 'whoami and every tool',
                 ]),
               ]),
           `Retry-After as ${l.retry_after}; concurrency per agent: ${l.concurrency.per_agent ?? 'no limit'}`,
@@ -93,16 +93,6 @@ export function registerAdminCommand(program: Command) {
       );
     },
   );
-  // One report command: this is `agent-gateway report` with the agent as an argument.
-  withThresholds(
-    connected(
-      admin
-        .command('report <agent>')
-        .description(
-          "grade an agent against the spec's client safety rules: the same as `agent-gateway report --agent AGENT`",
-        ),
-    ),
-  ).action((agent: string, options: ConnectionOptions & Record<string, unknown>) =>
-    printReport({ ...options, agent }),
-  );
+  // One report command: `agent-gateway report`, registered here too (report.ts), same flags, same defaults.
+  registerReportCommand(admin);
 }

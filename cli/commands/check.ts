@@ -5,16 +5,18 @@ import { formatCheckLine, formatSummary, painter } from '../../conformance/repor
 import { toJsonReport } from '../../conformance/reporters/json.ts';
 import { toJunitXml } from '../../conformance/reporters/junit.ts';
 import { toMarkdownSummary } from '../../conformance/reporters/markdown.ts';
+import type { SuiteOptionsInput } from '../../conformance/suite-options.ts';
 import { commandToken, staticToken, type TokenSource } from '../../conformance/token-source.ts';
 import { shellQuote } from '../../conformance/token-value.ts';
 import type { CheckResult, Reproduction } from '../../conformance/types.ts';
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
-import { TOOL_NAMES, type ToolName } from '../../vocabulary/tools.ts';
+import { TOOL_NAMES } from '../../vocabulary/tools.ts';
 import { baseUrlOption, CliError, EXIT } from '../cli-options.ts';
-import { addOptionFlags, type FlagSettings } from '../option-flags.ts';
+import { addOptionFlags, camelOf, type FlagSettings } from '../option-flags.ts';
 import { SUITE_OPTION_ROWS } from '../option-tables.ts';
 
-interface CheckOptions {
+/** The flags of `check` that are not the suite's options: the target, tokens, reports, listing. */
+interface CheckInputs {
   baseUrl?: string;
   token?: string;
   tokenCommand?: string;
@@ -22,27 +24,29 @@ interface CheckOptions {
   deniedTokenCommand?: string;
   expiredToken?: string;
   expiredTokenCommand?: string;
-  tier?: string;
-  deniedTier?: string;
-  deniedTool: ToolName;
-  allowedTools?: ToolName[];
-  rateLimitBudget: number;
-  maxWaitSeconds: number;
-  timeBudgetSeconds: number;
-  seed?: number;
-  numRuns: number;
-  path?: string;
-  only?: string[];
-  allowUnobserved?: string[];
   reportJson?: string;
   reportJunit?: string;
   reportMarkdown?: string;
   reportHtml?: string;
   adviceFor: 'cli' | 'action';
-  strict?: boolean;
-  searchBody?: string;
-  fetchBody?: string;
   list?: boolean;
+  /** commander keeps `--tool`'s values under its flag's name. */
+  tool?: string[];
+}
+
+/** What commander parses: those flags and the suite's options (suiteOptionsSchema), by the schema's types. */
+type CheckOptions = CheckInputs & SuiteOptionsInput;
+
+/**
+ * The suite's options out of the parsed flags, under the schema's keys (a flag may be named otherwise:
+ * `--tool` fills `tools`); flags not given stay absent, so the runner fills in the defaults, once.
+ */
+export function suiteOptionsOf(options: Record<string, unknown>): SuiteOptionsInput {
+  return Object.fromEntries(
+    SUITE_OPTION_ROWS.map((row) => [row.key, options[camelOf(row.flag)]]).filter(
+      ([, value]) => value !== undefined,
+    ),
+  ) as SuiteOptionsInput;
 }
 
 const idList = (value: string) => {
@@ -54,21 +58,23 @@ const idList = (value: string) => {
   return ids;
 };
 
-/** `web.fetch`, `web.search,web.fetch`, or `none`: the tools the valid token may call. */
+/**
+ * `web.fetch`, `web.search,web.fetch`, or `none`: the tools the valid token may call (the runner checks
+ * they are among the tools checked, `--tool`).
+ */
 const toolList = (value: string) => {
   if (value.trim() === 'none') return [];
   const tools = value
     .split(',')
     .map((tool) => tool.trim())
     .filter(Boolean);
-  const unknown = tools.filter((tool) => !(TOOL_NAMES as readonly string[]).includes(tool));
-  if (tools.length === 0 || unknown.length > 0)
-    throw new InvalidArgumentError(`give tools from ${TOOL_NAMES.join(', ')} (comma-separated), or none`);
-  return tools as ToolName[];
+  if (tools.length === 0) throw new InvalidArgumentError('give tool names (comma-separated), or none');
+  return tools;
 };
 
 /** What `check` changes of the flags derived from the suite's options (their names in the help, lists). */
 const SUITE_FLAGS: Record<string, FlagSettings> = {
+  tools: { placeholder: 'name=path[=body]' },
   allowedTools: { placeholder: 'tools', parse: toolList },
   deniedTool: { placeholder: 'tool' },
   tier: { placeholder: 'name' },
@@ -118,8 +124,8 @@ function replayCommand(options: CheckOptions) {
     if (options.deniedTokenCommand)
       parts.push(`--denied-token-command ${shellQuote(options.deniedTokenCommand)}`);
     else if (options.deniedToken !== undefined) parts.push('--denied-token "$DENIED_TOKEN"');
-    if (options.deniedTool !== ('web.search' satisfies ToolName))
-      parts.push(`--denied-tool ${options.deniedTool}`);
+    for (const tool of options.tool ?? []) parts.push(`--tool ${shellQuote(tool)}`);
+    if (options.deniedTool !== undefined) parts.push(`--denied-tool ${options.deniedTool}`);
     if (options.allowedTools) parts.push(`--allowed-tools ${options.allowedTools.join(',') || 'none'}`);
     if (options.searchBody) parts.push(`--search-body ${shellQuote(options.searchBody)}`);
     if (options.fetchBody) parts.push(`--fetch-body ${shellQuote(options.fetchBody)}`);
@@ -171,6 +177,8 @@ export function registerCheckCommand(program: Command) {
     // The suite's tunable options (suiteOptionsSchema): flags, bounds, defaults and help derived from it.
     SUITE_OPTION_ROWS,
     SUITE_FLAGS,
+    // The defaults are the runner's to apply (parseSuiteOptions), once; the help shows them.
+    { defaultInHelpOnly: true },
   )
     .option('--report-json <file>', 'write the JSON report here')
     .option('--report-junit <file>', 'write a JUnit XML report here')
@@ -194,7 +202,7 @@ export function registerCheckCommand(program: Command) {
     .option('--list', 'list the checks (id, level, spec section, title) and exit')
     .addHelpText(
       'after',
-      '\nThe token: --token must be allowed to call whoami and both tools (web.search, web.fetch); for a token that\ncannot, name what it may call with --allowed-tools (e.g. --allowed-tools web.fetch).\n\nExit codes: 0 every MUST check (with --strict, every SHOULD too) was observed and passed; 1 a check failed\n(or never saw the gateway serve a call it needs); 2 the suite could not do its job: it could not run, or a\nMUST check (with --strict, a SHOULD too) could not observe its rule (each is named with the option that would\nlet it observe; accept named ones with --allow-unobserved).\n\nExample:\n  npx agent-gateway check --base-url http://127.0.0.1:8787 \\\n    --token-command "npx agent-gateway token agent-verified" \\\n    --denied-token-command "npx agent-gateway token agent-early" --report-junit reports/conformance.xml\n',
+      '\nThe tools: web.search and web.fetch at the spec\'s paths, unless --tool names the gateway\'s own (only those are\nchecked; e.g. --tool web.search --tool web.extract=/v1/web/extract for a gateway without web.fetch).\nThe token: --token must be allowed to call whoami and every tool checked; for a token that cannot, name what it\nmay call with --allowed-tools (e.g. --allowed-tools web.fetch).\n\nExit codes: 0 every MUST check (with --strict, every SHOULD too) was observed and passed; 1 a check failed\n(or never saw the gateway serve a call it needs); 2 the suite could not do its job: it could not run, or a\nMUST check (with --strict, a SHOULD too) could not observe its rule (each is named with the option that would\nlet it observe; accept named ones with --allow-unobserved).\n\nExample:\n  npx agent-gateway check --base-url http://127.0.0.1:8787 \\\n    --token-command "npx agent-gateway token agent-verified" \\\n    --denied-token-command "npx agent-gateway token agent-early" --report-junit reports/conformance.xml\n',
     )
     .action(async (options: CheckOptions) => {
       if (options.list) {
@@ -204,6 +212,15 @@ export function registerCheckCommand(program: Command) {
       const { CannotRunError, exitCodeFor, runConformance, selectChecks } = await import(
         '../../conformance/runner.ts'
       );
+      const { parseSuiteOptions } = await import('../../conformance/suite-options.ts');
+      const given = suiteOptionsOf(options as unknown as Record<string, unknown>);
+      let suite: ReturnType<typeof parseSuiteOptions>;
+      try {
+        suite = parseSuiteOptions(given);
+      } catch (error) {
+        if (error instanceof CannotRunError) throw new CliError(error.message, EXIT.cannotRun);
+        throw error;
+      }
       if (!options.baseUrl) throw new CliError('--base-url is required (the gateway to check).');
       if (options.path && (options.seed === undefined || !options.only)) {
         throw new CliError('--path replays one counterexample: give it with --seed and --only.');
@@ -233,42 +250,31 @@ export function registerCheckCommand(program: Command) {
         deniedToken || needDenied.length === 0
           ? ''
           : ` (no denied token: ${needDenied.join(', ')} will be skipped)`;
-      const narrowed = TOOL_NAMES.filter(
-        (tool) => options.allowedTools && !options.allowedTools.includes(tool),
-      );
-      const toolNote =
+      const declared = (options.tool ?? []).map((tool) => tool.split('=')[0] ?? tool);
+      const names = declared.length > 0 ? declared : [...TOOL_NAMES];
+      const narrowed = names.filter((tool) => options.allowedTools && !options.allowedTools.includes(tool));
+      const toolNote = `\nTools: ${names.join(', ')}${declared.length > 0 ? ' (--tool)' : " (the spec's; declare your gateway's with --tool NAME=PATH)"}${
         narrowed.length > 0
           ? `\n--allowed-tools ${options.allowedTools?.join(',') || 'none'}: ${narrowed.join(' and ')} not called with $TOKEN (skipped, not passed)`
-          : '';
+          : ''
+      }`;
       process.stdout.write(
-        `Agent Tool Gateway conformance: ${options.baseUrl}\n${checks.length} checks, ${options.numRuns} cases per property${skipNote}${toolNote}\nTime budget ${options.timeBudgetSeconds} s (--time-budget-seconds), waits paced to the gateway's limits, each at most ${options.maxWaitSeconds} s (--max-wait-seconds)${options.allowUnobserved ? `\nAccepted unobserved (--allow-unobserved): ${options.allowUnobserved.join(', ')}` : ''}\n\n`,
+        `Agent Tool Gateway conformance: ${options.baseUrl}\n${checks.length} checks, ${suite.numRuns} cases per property${skipNote}${toolNote}\nTime budget ${suite.timeBudgetSeconds} s (--time-budget-seconds), waits paced to the gateway's limits, each at most ${suite.maxWaitSeconds} s (--max-wait-seconds)${options.allowUnobserved ? `\nAccepted unobserved (--allow-unobserved): ${options.allowUnobserved.join(', ')}` : ''}\n\n`,
       );
       let report: Awaited<ReturnType<typeof runConformance>>;
       try {
         report = await runConformance({
+          // The suite's options as the flags gave them (schema keys); the runner applies the defaults.
+          ...given,
           baseUrl: options.baseUrl,
           token,
           deniedToken,
-          deniedTool: options.deniedTool,
           expiredToken: tokenSource(
             'expired-token',
             options.expiredToken,
             options.expiredTokenCommand,
             '$EXPIRED_TOKEN',
           ),
-          tier: options.tier,
-          deniedTier: options.deniedTier,
-          allowedTools: options.allowedTools,
-          rateLimitBudget: options.rateLimitBudget,
-          maxWaitSeconds: options.maxWaitSeconds,
-          timeBudgetSeconds: options.timeBudgetSeconds,
-          seed: options.seed,
-          numRuns: options.numRuns,
-          path: options.path,
-          only: options.only,
-          allowUnobserved: options.allowUnobserved,
-          searchBody: options.searchBody,
-          fetchBody: options.fetchBody,
           log: (line) => process.stderr.write(`${line}\n`),
           onResult: (result) => process.stdout.write(`${formatCheckLine(result, paint)}\n`),
           replayCommand: replayCommand(options),
@@ -277,13 +283,13 @@ export function registerCheckCommand(program: Command) {
         if (error instanceof CannotRunError) throw new CliError(error.message, EXIT.cannotRun);
         throw error;
       }
-      const exitCode = exitCodeFor(report, Boolean(options.strict));
+      const exitCode = exitCodeFor(report, suite.strict);
       process.stdout.write(`${formatSummary(report, exitCode, paint)}\n`);
       if (report.summary.executed === 0)
         process.stderr.write('agent-gateway: no check could run (see the reasons above).\n');
       else if (exitCode === 2) {
         const { blockingUnobserved, remedyOf } = await import('../../conformance/unobserved.ts');
-        for (const c of blockingUnobserved(report.checks, Boolean(options.strict), report.allowedUnobserved))
+        for (const c of blockingUnobserved(report.checks, suite.strict, report.allowedUnobserved))
           process.stderr.write(
             `agent-gateway: ${c.id} (${c.level}) was not observed: ${c.unobserved ? remedyOf(c.unobserved) : c.message}; or accept it with --allow-unobserved ${c.id}\n`,
           );

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { adminKeyProblem } from '../../mock-server/routes/admin-key.ts';
 import { CliError, intOption } from '../cli-options.ts';
 
 /*
@@ -12,11 +13,15 @@ export const withListenOptions = (command: Command, port: number): Command =>
     .option('-p, --port <port>', 'port to listen on (0 picks a free port)', intOption(0, 65535), port)
     .option('-H, --host <host>', 'interface to listen on', '127.0.0.1');
 
-/** The admin key: --admin-key, else $AGENT_GATEWAY_ADMIN_KEY; one shorter than 8 characters is refused. */
+/**
+ * The admin key: --admin-key, else $AGENT_GATEWAY_ADMIN_KEY. One no request could send (blank, spaces at
+ * either end, a control character) or shorter than 8 characters is refused at start (exit 2).
+ */
 export function listenerAdminKey(given: string | undefined): string | undefined {
   const adminKey = given ?? process.env.AGENT_GATEWAY_ADMIN_KEY;
-  if (adminKey !== undefined && adminKey.length < 8)
-    throw new CliError('The admin key must be at least 8 characters.');
+  const problem = adminKey === undefined ? undefined : adminKeyProblem(adminKey);
+  if (problem)
+    throw new CliError(`${problem}${given === undefined ? ' (from $AGENT_GATEWAY_ADMIN_KEY)' : ''}`);
   return adminKey;
 }
 

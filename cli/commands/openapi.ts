@@ -8,6 +8,7 @@ interface OpenApiCommandOptions {
   serverUrl: string;
   admin: boolean;
   identityProvider: boolean;
+  config?: string;
 }
 
 /**
@@ -23,6 +24,7 @@ export function registerOpenApiCommand(program: Command) {
     .option('--server-url <url>', 'the server URL the document names', baseUrlOption, 'http://127.0.0.1:8787')
     .option('--no-admin', 'leave the admin API out (a gateway without --admin-key does not serve it)')
     .option('--no-identity-provider', 'leave the simulated identity provider out')
+    .option('--config <file>', "a gateway config: its extra tools' routes are described too")
     .addHelpText(
       'after',
       '\nExample:\n  npx --no-install agent-gateway openapi --out openapi.json\n  npx redocly lint openapi.json   # or feed it to a code generator or a mock server\n',
@@ -34,6 +36,7 @@ export function registerOpenApiCommand(program: Command) {
         serverUrl: options.serverUrl,
         admin: options.admin,
         identityProvider: options.identityProvider,
+        extraTools: options.config === undefined ? [] : await extraToolRoutesOf(options.config),
       });
       const text = `${JSON.stringify(document, null, 2)}\n`;
       if (!options.out) {
@@ -49,4 +52,13 @@ export function registerOpenApiCommand(program: Command) {
       }
       process.stderr.write(`agent-gateway: wrote the OpenAPI 3.1 document to ${path}\n`);
     });
+}
+
+/** The routes of the extra tools a config file declares (its fixtures read, as `serve` would). */
+async function extraToolRoutesOf(file: string) {
+  const { loadConfig, readYamlFile } = await import('../../mock-server/config/load-config.ts');
+  const { toolDefinitions } = await import('../../mock-server/tools/index.ts');
+  const { extraToolRoutes } = await import('../../mock-server/routes/tool-routes.ts');
+  const config = loadConfig({ file });
+  return extraToolRoutes(toolDefinitions(config.tools, readYamlFile));
 }

@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import type { ClientReport } from '../../mock-server/client-report/report.ts';
-import { baseUrlOption, CliError, EXIT } from '../cli-options.ts';
+import { CliError, EXIT } from '../cli-options.ts';
 import { addOptionFlags, camelOf } from '../option-flags.ts';
 import { REPORT_OPTION_ROWS } from '../option-tables.ts';
+import { type ConnectionOptions, connected } from './admin-connection.ts';
 
 /** What the report is asked with: where, the key, the agent, JSON or text, and the rules' thresholds. */
 export interface ReportOptions {
@@ -19,8 +20,8 @@ export const withThresholds = (command: Command) =>
   addOptionFlags(command, REPORT_OPTION_ROWS, {}, { defaultInHelpOnly: true });
 
 /**
- * Asks a running gateway for an agent's client report and prints it. Exit 0: no violation; 1: violations;
- * 2: could not get the report, or nothing to grade (a CliError).
+ * Asks a running gateway for an agent's client report and prints it. Exit 0: no violation and every rule
+ * observed; 1: violations; 2: could not get the report, nothing to grade (a CliError), or a rule not observed.
  */
 export async function printReport(options: ReportOptions): Promise<void> {
   const adminKey = options.adminKey ?? (process.env.AGENT_GATEWAY_ADMIN_KEY || undefined);
@@ -60,29 +61,46 @@ export async function printReport(options: ReportOptions): Promise<void> {
   process.stdout.write(options.json ? `${JSON.stringify(body, null, 2)}\n` : `${formatClientReport(body)}\n`);
   // Nothing graded is not a pass: most likely the wrong agent, or a gateway the agent never talked to.
   if (body.requests === 0) throw new CliError(nothingToGrade(options.agent));
-  process.exitCode = body.violations.length > 0 ? EXIT.failed : EXIT.ok;
+  // A rule the journal could not observe is no pass (green means seen): the report could not do its job.
+  const unobserved = (body.rules ?? []).filter((r: { unobserved?: string }) => r.unobserved !== undefined);
+  process.exitCode =
+    body.violations.length > 0 ? EXIT.failed : unobserved.length > 0 ? EXIT.cannotRun : EXIT.ok;
+}
+
+/** The agent to grade: the argument or `--agent` (one of them; both only when they agree). */
+export function agentOf(argument: string | undefined, option: unknown): string {
+  const flag = typeof option === 'string' ? option : undefined;
+  if (argument !== undefined && flag !== undefined && argument !== flag)
+    throw new CliError(`Two agents given (${argument} and --agent ${flag}): grade one at a time.`);
+  const agent = argument ?? flag;
+  if (agent === undefined) throw new CliError('Give the agent to grade: report AGENT (or --agent AGENT).');
+  return agent;
 }
 
 /**
- * `agent-gateway report`: grades an agent's behaviour, from a running gateway's journal, against the
- * spec's client safety rules. Exit 0: no violation; 1: violations; 2: could not get the report, or nothing
- * to grade. `agent-gateway admin report AGENT` is the same command (admin.ts).
+ * `agent-gateway report [AGENT]` and its alias `agent-gateway admin report [AGENT]`: one command, declared
+ * here once and registered under both parents, so both take the same flags with the same defaults
+ * (`--base-url` http://127.0.0.1:8787, `--admin-key` or $AGENT_GATEWAY_ADMIN_KEY, the agent as an argument
+ * or `--agent`, `--json`, the rules' thresholds). Grades an agent's behaviour, from a running gateway's
+ * journal, against the spec's client safety rules. Exit 0: no violation, every rule observed; 1: violations;
+ * 2: could not get the report, nothing to grade, or a rule not observed (a proxy that did not know the
+ * agent's API key).
  */
-export function registerReportCommand(program: Command) {
+export function registerReportCommand(parent: Command) {
   withThresholds(
-    program
-      .command('report')
-      .description(
-        "grade an agent's behaviour against the spec's client safety rules, from a running gateway's journal",
-      )
-      .requiredOption('--base-url <url>', 'the reference gateway the agent talked to', baseUrlOption)
-      .option('--admin-key <key>', "the gateway's admin key (default: $AGENT_GATEWAY_ADMIN_KEY)")
-      .requiredOption('--agent <id>', 'the agent to grade, e.g. agent-early')
-      .option('--json', 'print { agent, violations: [{ rule, spec_ref, message, requests }], ... } as JSON'),
+    connected(
+      parent
+        .command('report [agent]')
+        .description(
+          "grade an agent's behaviour against the spec's client safety rules, from a running gateway's journal",
+        ),
+    ).option('--agent <id>', 'the agent to grade, e.g. agent-early (or give it as the argument)'),
   )
     .addHelpText(
       'after',
-      '\nExample:\n  npx --no-install agent-gateway report --base-url http://127.0.0.1:8787 --admin-key qa-secret-key --agent agent-early\n',
+      '\nThe same command as `agent-gateway report` and `agent-gateway admin report`, with the same defaults.\n\nExample:\n  npx --no-install agent-gateway report agent-early --base-url http://127.0.0.1:8787 --admin-key qa-secret-key\n',
     )
-    .action(printReport);
+    .action((agent: string | undefined, options: ConnectionOptions & Record<string, unknown>) =>
+      printReport({ ...options, agent: agentOf(agent, options.agent) }),
+    );
 }

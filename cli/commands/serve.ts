@@ -31,10 +31,16 @@ function describeStartup(
   options: { idpUrl?: string; adminKey?: string; store: string },
 ): string {
   const { idpUrl } = options;
-  const agents = gateway.registry
-    .list()
-    .map((a) => `    ${a.id.padEnd(20)} tier ${a.tier.padEnd(13)}${a.disabled ? ' (disabled)' : ''}`)
+  const registered = gateway.registry.list();
+  // The agents' API keys are fixtures (config agents[].api_key): shown so a harness in any language can mint.
+  const agents = registered
+    .map(
+      (a) =>
+        `    ${a.id.padEnd(20)} tier ${a.tier.padEnd(13)} API key ${a.apiKey}${a.disabled ? ' (disabled)' : ''}`,
+    )
     .join('\n');
+  const minter =
+    registered.find((a) => a.id === 'agent-verified' && !a.disabled) ?? registered.find((a) => !a.disabled);
   const tools = Object.entries(gateway.policy.tools)
     .map(
       ([name, t]) =>
@@ -82,7 +88,7 @@ function describeStartup(
       : '  admin API: off (pass --admin-key or set AGENT_GATEWAY_ADMIN_KEY)',
     '  tools:',
     tools,
-    ...(idpUrl ? [] : ['  agents:', agents]),
+    ...(idpUrl ? [] : ['  agents (fixtures):', agents]),
     '',
     'Try it:',
     `  curl -s ${url}/v1/health`,
@@ -91,6 +97,13 @@ function describeStartup(
       ? '  TOKEN=<a token from that identity provider>'
       : `  TOKEN=$(npx --no-install agent-gateway token agent-verified --base-url ${url})`,
     `  curl -s ${url}/v1/whoami -H "X-Agent-Identity: $TOKEN"`,
+    ...(idpUrl || !minter
+      ? []
+      : [
+          'From any language: POST an API key to /idp/token, send the "token" of the answer as X-Agent-Identity',
+          `  curl -s ${url}/idp/token -H 'content-type: application/json' -d '{"api_key":"${minter.apiKey}"}'`,
+          '  (Python: the pytest plugin in python/; every language: docs/any-language.md)',
+        ]),
     '',
     'Press Ctrl+C to stop.',
   ].join('\n');
@@ -262,6 +275,12 @@ function runWorkers(cluster: Cluster, count: number, store: string): Promise<voi
       );
       cluster.fork();
     });
+    // Each worker accepts its own connections from the shared listen socket (the kernel queues them), rather
+    // than the primary accepting and handing them over (round-robin, Node's default elsewhere): a connection
+    // handed to a worker killed before it confirmed stayed open in the primary, unanswered, until the client
+    // gave up. With the workers accepting, a killed worker's connections are reset at once, and those it had
+    // not accepted wait in the socket's queue for the others.
+    cluster.schedulingPolicy = cluster.SCHED_NONE;
     for (let i = 0; i < count; i++) cluster.fork();
     const stop = () => {
       if (stopping) return;

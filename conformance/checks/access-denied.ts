@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { variedBody } from '../arbitraries/varied-body.ts';
 import { type Check, observed } from '../check.ts';
 import { checkEach } from '../check-cases.ts';
-import { DENIED_TOKEN, expectError, requestFor } from './support.ts';
+import { DENIED_TOKEN, deniedEndpoint, expectError, requestFor } from './support.ts';
 
 export const accessDenied: Check = {
   id: 'authz.access-denied',
@@ -16,7 +16,7 @@ export const accessDenied: Check = {
   // through. An agent must not repeat a denied call (the client report flags it); the suite is a tester,
   // and four calls are what it takes to see that the refusal holds.
   run: (ctx) => {
-    const endpoint = ctx.endpoints[ctx.deniedTool];
+    const endpoint = deniedEndpoint(ctx);
     const body = endpoint.body as string;
     const pretty = JSON.stringify(JSON.parse(body), null, 2);
     return checkEach(

@@ -1,7 +1,7 @@
 import { type Check, type CheckContext, CheckFailure, describeResponse, type Endpoint } from '../check.ts';
 import { checkOnce } from '../check-cases.ts';
 import type { Exchange } from '../suite-request.ts';
-import { requestFor, TOOLS, VALID_TOKEN } from './support.ts';
+import { requestFor, VALID_TOKEN } from './support.ts';
 
 /** Without a Retry-After, the one long wait lasts this long (a minute covers most rate-limit windows). */
 const LONG_WAIT_WITHOUT_RETRY_AFTER_MS = 60_000;
@@ -19,6 +19,16 @@ async function waitWithProgress(ctx: CheckContext, ms: number, what: string): Pr
 }
 
 /** Why a call the valid token may make was not served, as a failure that says what to do. */
+/** The names of the tools the run checks. */
+const toolNames = (ctx: CheckContext) => ctx.tools.map((t) => t.name);
+
+/** The flag that sets a tool's body: the spec's two have their own, any tool takes `--tool NAME=PATH=BODY`. */
+function bodyFlag(tool: string, ctx: CheckContext): string {
+  const own = { 'web.search': '--search-body', 'web.fetch': '--fetch-body' }[tool];
+  const path = ctx.endpoints[tool]?.path ?? '/v1/...';
+  return `${own ? `${own} or ` : ''}--tool '${tool}=${path}={...}'`;
+}
+
 function notServed(ctx: CheckContext, endpoint: Endpoint, exchange: Exchange): CheckFailure {
   const call = `${endpoint.method} ${endpoint.path} with the valid token`;
   const expected = `2xx for ${call} (spec §4 rule 2, §5: a valid token within its level is served)`;
@@ -42,7 +52,11 @@ function notServed(ctx: CheckContext, endpoint: Endpoint, exchange: Exchange): C
       expected,
       actual: describeResponse(exchange),
       fix: tool
-        ? `serve every verified caller whose tier or allowlist includes ${tool}, on every call; if the token given to the suite may not call ${tool}, say so with --allowed-tools ${TOOLS.filter((t) => t !== tool).join(',') || 'none'} (--token must be a token allowed to call both tools)`
+        ? `serve every verified caller whose tier or allowlist includes ${tool}, on every call; if the token given to the suite may not call ${tool}, say so with --allowed-tools ${
+            toolNames(ctx)
+              .filter((t) => t !== tool)
+              .join(',') || 'none'
+          } (--token must be a token allowed to call every tool checked)`
         : 'answer whoami 200 for every valid token, whatever its tier (spec §4 rule 2)',
       exchange,
     });
@@ -51,7 +65,7 @@ function notServed(ctx: CheckContext, endpoint: Endpoint, exchange: Exchange): C
     expected,
     actual: describeResponse(exchange),
     fix: tool
-      ? `serve the call; if the gateway expects other fields in the body of ${tool} (they are "not shown" in the spec), give a valid one with --${tool === 'web.search' ? 'search' : 'fetch'}-body`
+      ? `serve the call; if the gateway expects other fields in the body of ${tool} (they are "not shown" in the spec), give a valid one with ${bodyFlag(tool, ctx)}`
       : "answer whoami 200 with the caller's identity for every valid token",
     exchange,
   });
@@ -92,7 +106,7 @@ export const allowedCallsServed: Check = {
           throw notServed(ctx, endpoint, exchange);
         served.push(`${endpoint.name} ${status}`);
       }
-      const narrowed = TOOLS.filter((tool) => !ctx.allowedTools.includes(tool));
+      const narrowed = toolNames(ctx).filter((tool) => !ctx.allowedTools.includes(tool));
       const skipped =
         narrowed.length > 0
           ? `; ${narrowed.join(' and ')} skipped, not checked: outside --allowed-tools ${ctx.allowedTools.join(',') || 'none'}`

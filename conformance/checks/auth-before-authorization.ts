@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { type Check, observed } from '../check.ts';
 import { checkProperty } from '../check-cases.ts';
 import type { TokenTransform, TokenValue } from '../token-value.ts';
-import { expectError, requestFor } from './support.ts';
+import { deniedEndpoint, expectError, requestFor } from './support.ts';
 
 /** Ways to spoil a real token while keeping its claims readable to a gateway that does not verify first. */
 const spoil = (): fc.Arbitrary<TokenTransform> =>
@@ -28,7 +28,7 @@ export const authBeforeAuthorization: Check = {
     // A denied agent's token, spoiled, on its denied tool: a gateway that reads the claims before checking
     // the signature would answer 403 (and leak the agent's policy). Without a denied token, the valid one.
     const from = ctx.has.deniedToken ? 'denied' : 'valid';
-    const endpoint = ctx.endpoints[ctx.deniedTool];
+    const endpoint = deniedEndpoint(ctx);
     return checkProperty(ctx, spoil(), async (transform) => {
       const token: TokenValue = { kind: 'derived', from, transform };
       const exchange = observed(await ctx.client.send(requestFor(endpoint, { token })));

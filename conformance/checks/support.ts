@@ -1,8 +1,7 @@
 import fc from 'fast-check';
-import { PROTECTED_ENDPOINTS, SPEC_ENDPOINTS } from '../../vocabulary/endpoints.ts';
+import { SPEC_ENDPOINTS } from '../../vocabulary/endpoints.ts';
 import { SPEC_ERROR_STATUSES, type SpecErrorCode } from '../../vocabulary/error-codes.ts';
-import { TOOL_NAMES } from '../../vocabulary/tools.ts';
-import { CheckFailure, codeOf, describeResponse, type Endpoint, type ToolName } from '../check.ts';
+import { type CheckContext, CheckFailure, codeOf, describeResponse, type Endpoint } from '../check.ts';
 import type { Exchange, SuiteRequest } from '../suite-request.ts';
 import type { TokenValue } from '../token-value.ts';
 
@@ -13,9 +12,6 @@ export const DENIED_TOKEN: TokenValue = { kind: 'derived', from: 'denied', trans
 export const EXPIRED_TOKEN: TokenValue = { kind: 'derived', from: 'expired', transform: { op: 'none' } };
 
 export const HEALTH_PATH = SPEC_ENDPOINTS.health.path;
-
-/** The tools named in the spec (section 1). */
-export const TOOLS: readonly ToolName[] = TOOL_NAMES;
 
 /** The request an endpoint is normally called with (its configured body, if any). */
 export function requestFor(endpoint: Endpoint, extra: Partial<SuiteRequest> = {}): SuiteRequest {
@@ -28,13 +24,20 @@ export function requestFor(endpoint: Endpoint, extra: Partial<SuiteRequest> = {}
   };
 }
 
-/** Any of the protected endpoints (whoami, web search, web fetch). */
-export const protectedEndpoint = (endpoints: Record<Endpoint['name'], Endpoint>) =>
+/** Any of the protected endpoints (whoami and the tools checked). */
+export const protectedEndpoint = (endpoints: CheckContext['endpoints']) =>
   fc.constantFrom(...protectedEndpoints(endpoints));
 
-/** The protected endpoints, in a fixed order. */
-export const protectedEndpoints = (endpoints: Record<Endpoint['name'], Endpoint>): Endpoint[] =>
-  PROTECTED_ENDPOINTS.map((name) => endpoints[name]);
+/**
+ * The protected endpoints, in a fixed order: whoami, then the tools the gateway declares (the spec's two
+ * by default). A tool the gateway was not said to declare is never called: its 404 would be no failure.
+ */
+export const protectedEndpoints = (endpoints: CheckContext['endpoints']): Endpoint[] =>
+  Object.values(endpoints);
+
+/** The endpoint of the tool the denied token may not call (the runner checks it is one of the tools). */
+export const deniedEndpoint = (ctx: Pick<CheckContext, 'endpoints' | 'deniedTool'>): Endpoint =>
+  ctx.endpoints[ctx.deniedTool] as Endpoint;
 
 /** The status section 7 pairs with each of the spec's error codes. */
 export const SPEC_STATUS_OF_CODE: Readonly<Record<string, number>> = SPEC_ERROR_STATUSES;

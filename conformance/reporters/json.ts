@@ -2,13 +2,14 @@ import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
 import type { ConformanceReport } from '../runner.ts';
 
 /**
- * The JSON report (a CI contract): `checks: [{ id, title, spec_ref, level, verdict, unobserved, message,
- * reproduction }]` and a summary with the exit code. `unobserved` says why a check could not observe
+ * The JSON report (a CI contract): the tools checked (`tools: [{ name, path }]`), `checks: [{ id, title,
+ * spec_ref, level, verdict, unobserved, message, reproduction }]` and a summary with the exit code. `unobserved` says why a check could not observe
  * (`not-served` on a failure; a budget on an inconclusive), else null.
  */
 export function toJsonReport(report: ConformanceReport, exitCode: number) {
   return {
     target: report.target,
+    tools: report.tools ?? [],
     seed: report.seed,
     num_runs: report.numRuns,
     started_at: report.startedAt,

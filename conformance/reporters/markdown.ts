@@ -1,5 +1,5 @@
+import { printable } from '../../vocabulary/redact.ts';
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
-import { printable } from '../redact.ts';
 import type { ConformanceReport } from '../runner.ts';
 import type { CheckResult, Unobserved } from '../types.ts';
 import { remedyOf } from '../unobserved.ts';

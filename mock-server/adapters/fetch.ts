@@ -25,6 +25,28 @@ function streamOf(
   });
 }
 
+/**
+ * An answer known in full, as a web stream whose `tee()` (what `Response.clone()` does) makes two
+ * independent copies of the bytes. A tee's branch settles `cancel()` only once the other branch is
+ * cancelled too; msw 2 clones every mocked response for its `response:mocked` event and never reads or
+ * cancels the clone, so a client that cancels an answer's body (the openai and Anthropic SDKs do, before
+ * each retry) would wait forever. Two copies of a body already in memory have nothing to wait for.
+ */
+function bodyOf(text: string): ReadableStream<Uint8Array> {
+  return copyOf(new TextEncoder().encode(text));
+}
+
+function copyOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(bytes.slice());
+      controller.close();
+    },
+  });
+  stream.tee = () => [copyOf(bytes), copyOf(bytes)];
+  return stream;
+}
+
 /** Reads a web request's body, stopping (413) as soon as it passes `maxBytes`, whatever Content-Length claimed. */
 async function readWebBody(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
@@ -109,7 +131,9 @@ export function createFetchHandler(core: GatewayCore): (request: Request) => Pro
             ? null
             : answer.stream
               ? streamOf(answer.body, answer.stream)
-              : answer.body || null,
+              : answer.body
+                ? bodyOf(answer.body)
+                : null,
           {
             status: answer.status,
             headers: answer.headers,

@@ -43,3 +43,35 @@ describe('msw handlers', () => {
     }
   });
 });
+
+describe('a client that cancels an answer body (the openai and Anthropic SDKs, before each retry)', () => {
+  const gateway = createGateway({ scenario: 'burst-429', log: () => {} });
+  const server = setupServer(...gatewayHandlers(gateway, { baseUrl: 'http://cancel.test' }));
+  beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+  afterAll(() => server.close());
+
+  it('settles the cancel, though msw keeps an unread clone of every mocked response for its events', async () => {
+    const token = gateway.mintToken('agent-verified');
+    const statuses: number[] = [];
+    for (let k = 0; k < 7; k++) {
+      const response = await fetch('http://cancel.test/v1/web/search', {
+        method: 'POST',
+        headers: { 'X-Agent-Identity': token, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: `q${k}` }),
+      });
+      statuses.push(response.status);
+      // What the SDKs do (openai's CancelReadableStream): a reader's cancel, awaited. A tee'd body would wait
+      // for msw's clone to be cancelled too, and the test would hang until its timeout.
+      const reader = response.body?.getReader();
+      const cancelled = reader?.cancel();
+      reader?.releaseLock();
+      await cancelled;
+    }
+    expect(statuses.filter((s) => s === 429)).toHaveLength(2);
+    // A body still reads whole, and so does its clone, each on its own.
+    const response = await fetch('http://cancel.test/v1/health');
+    const copy = response.clone();
+    await copy.body?.cancel();
+    expect(await response.json()).toMatchObject({ status: 'ok' });
+  });
+});

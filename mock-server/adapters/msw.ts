@@ -1,5 +1,6 @@
 import { type HttpHandler, http } from 'msw';
-import { createGateway, type GatewayOptions } from '../gateway.ts';
+import { createGateway, type Gateway, type GatewayOptions } from '../gateway.ts';
+import { noteRequest, trackGateway } from '../testing-marks.ts';
 import type { FetchHandler } from './node-server.ts';
 
 /**
@@ -7,7 +8,9 @@ import type { FetchHandler } from './node-server.ts';
  * Pass a gateway you created (to mint tokens, move its clock, read its journal), any other fetch handler,
  * or gateway options. The gateway's fetch adapter journals, for each request, which answers it had handed
  * back when the handler was called: the client report's facts for telling a reaction from a request already
- * on its way (msw calls the handlers of requests sent together before it hands back any answer).
+ * on its way (msw calls the handlers of requests sent together before it hands back any answer). A gateway
+ * passed here is known to the test helpers: each test's requests are told from the tests' before it (the
+ * matchers grade only the current test's).
  *
  * @example
  * const gateway = createGateway();
@@ -20,6 +23,16 @@ export function gatewayHandlers(
   options: { baseUrl?: string } = {},
 ): HttpHandler[] {
   const target = 'fetch' in gateway ? gateway : createGateway(gateway);
+  const graded = isGateway(target) ? target : undefined;
+  if (graded) trackGateway(graded);
   const baseUrl = (options.baseUrl ?? 'http://gateway.test').replace(/\/+$/, '');
-  return [http.all(`${baseUrl}/*`, ({ request }) => target.fetch(request))];
+  return [
+    http.all(`${baseUrl}/*`, ({ request }) => {
+      if (graded) noteRequest(graded);
+      return target.fetch(request);
+    }),
+  ];
 }
+
+const isGateway = (target: FetchHandler): target is Gateway =>
+  'runtime' in target && 'journal' in target && 'clientReport' in target;

@@ -27,6 +27,13 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * Connections the kernel may hold for this server before it accepts them (Node's default is 511): a burst
+ * of a thousand connections from a busy process would otherwise wait on SYN retransmits. Linux caps it at
+ * net.core.somaxconn (4096 by default since 5.4).
+ */
+export const LISTEN_BACKLOG = 4096;
+
 /** Node checks its header and request timeouts on an interval: a tenth of the shorter, within 50 ms to 1 s. */
 const checkingInterval = (settings: ServerSettings) =>
   Math.min(
@@ -66,7 +73,10 @@ export async function serve(
     ...('core' in handler || 'handleNode' in handler ? handler.config?.server : undefined),
     ...options.server,
   };
-  const guard = createConnectionGuard(settings.max_connections_per_client);
+  const guard = createConnectionGuard(settings.max_connections_per_client, {
+    closeGraceMs: settings.headers_timeout_ms,
+    idleTimeoutMs: settings.idle_timeout_ms,
+  });
   const own = 'handleNode' in handler ? handler : undefined;
   const refuse = core
     ? (error: GatewayError) => core.refuse(error)
@@ -93,6 +103,10 @@ export async function serve(
   // ignore an expectation it does not know, so the request is served as if it had none.
   server.on('checkExpectation', listener);
   server.keepAliveTimeout = settings.idle_timeout_ms;
+  // Node destroys an idle kept-alive connection at that timeout unless the server listens for it: the guard
+  // does, and closes it only if no request arrived meanwhile (after reading what is waiting), at the second
+  // timeout (clients were told the first, in Keep-Alive).
+  server.on('timeout', (socket: TrackedSocket) => guard.idleTimedOut(socket));
   // A client that half-closes after its request (HTTP/1.0 style, `nc`, some proxies) still gets its answer:
   // by default Node aborts the request and ends the socket on the client's FIN, so an answer that takes a
   // tick (a compressed body, a remote verifier, tool latency) was lost. The connection closes after it.
@@ -117,7 +131,7 @@ export async function serve(
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 8787, host, () => {
+    server.listen({ port: options.port ?? 8787, host, backlog: LISTEN_BACKLOG }, () => {
       server.off('error', reject);
       resolve();
     });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Thresholds of the client rules, declared once: the report's defaults, the admin API's
+ * Thresholds of the client rules, and `since` (the window a per-test report grades), declared once: the report's defaults, the admin API's
  * `GET /__admin/report` query parameters (and their OpenAPI description) and the flags of
  * `agent-gateway report` are all derived from this schema.
  */
@@ -36,9 +36,17 @@ export const reportOptionsSchema = z.strictObject({
     .max(3_600_000)
     .default(1000)
     .describe('how long a 429 without Retry-After asks for restraint (the parallel-storm rule)'),
+  since: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      "grade only the requests journaled after this seq (a test's mark: journalMark(gateway) in JS, the journal's next_since over HTTP, taken when the test began); absent: the whole journal (the JS matchers: the current test's requests)",
+    ),
 });
 
-/** Thresholds of the client rules; every one can be changed per report. */
+/** Thresholds of the client rules (and the window graded); every one can be changed per report. */
 export type ClientReportOptions = z.output<typeof reportOptionsSchema>;
 
 /** Every threshold at its default. */

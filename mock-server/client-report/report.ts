@@ -1,9 +1,10 @@
-import { printable } from '../../conformance/redact.ts';
+import { printable } from '../../vocabulary/redact.ts';
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { Corpus } from '../providers/corpus.ts';
 import { describe, type EpochView, epochSlices, epochViews, hasCausalFacts } from './journal-facts.ts';
+import { CLIENT_REPORT_SCHEMA_VERSION } from './report-version.ts';
 import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
 import { honorRetryAfter } from './rules/honor-retry-after.ts';
 import { noParallelStorm } from './rules/no-parallel-storm.ts';
@@ -65,6 +66,8 @@ export const SHOWN_REQUESTS = 6;
 export const SHOWN_VIOLATIONS = 5;
 
 export interface ClientReport {
+  /** The version of this JSON's shape (CLIENT_REPORT_SCHEMA_VERSION). */
+  schema_version: typeof CLIENT_REPORT_SCHEMA_VERSION;
   agent: string;
   /** The agent's requests the report judged; 0 means there was nothing to grade. */
   requests: number;
@@ -86,9 +89,21 @@ export interface ClientReport {
    */
   epochs?: EpochView[];
   options: ClientReportOptions;
-  rules: { id: string; title: string; spec_ref: string; violations: number }[];
+  /**
+   * Per rule: its violations, and `unobserved` (why) when the journal could not show whether it was kept:
+   * such a rule is not a pass (green means seen).
+   */
+  rules: { id: string; title: string; spec_ref: string; violations: number; unobserved?: string }[];
   violations: Violation[];
 }
+
+/** The rules a report could not observe: not passed, whatever their violations (none). */
+export const unobservedRules = (report: Pick<ClientReport, 'rules'>) =>
+  report.rules.filter((r) => r.unobserved !== undefined);
+
+/** Whether a report is a pass: something judged, no violation, every rule observed. */
+export const reportPasses = (report: Pick<ClientReport, 'rules' | 'violations' | 'requests'>) =>
+  report.requests > 0 && report.violations.length === 0 && unobservedRules(report).length === 0;
 
 const view = (e: JournalEntry): RequestView => ({
   seq: e.seq,
@@ -123,7 +138,10 @@ export function createClientReport(input: {
 }): ClientReport {
   const given = Object.entries(input.options ?? {}).filter(([, value]) => value !== undefined);
   const options: ClientReportOptions = { ...DEFAULT_REPORT_OPTIONS, ...Object.fromEntries(given) };
-  const entries = input.entries.filter((e) => e.agent === input.agent).sort((a, b) => a.seq - b.seq);
+  const since = options.since ?? 0;
+  const entries = input.entries
+    .filter((e) => e.agent === input.agent && e.seq > since)
+    .sort((a, b) => a.seq - b.seq);
   const ctx = {
     agent: input.agent,
     entries,
@@ -147,16 +165,19 @@ export function createClientReport(input: {
         ...(f.inference ? { inference: f.inference, cannot_tell_apart: CANNOT_TELL_APART } : {}),
         requests: f.requests.map(view),
       });
+    const unobserved = findings.length === 0 ? rule.unobserved?.(ctx) : undefined;
     return {
       id: rule.id,
       title: rule.title,
       spec_ref: formatSpecRef(rule.specRef),
       violations: findings.length,
+      ...(unobserved ? { unobserved } : {}),
     };
   });
   const withoutConnection = entries.filter((e) => !hasCausalFacts(e)).length;
   const epochs = epochViews(slices);
   return {
+    schema_version: CLIENT_REPORT_SCHEMA_VERSION,
     agent: input.agent,
     requests: entries.length,
     ...(input.dropped ? { journal_dropped: input.dropped } : {}),
@@ -199,7 +220,9 @@ export function formatClientReport(report: ClientReport): string {
     '',
   ];
   for (const rule of report.rules) {
-    lines.push(`${rule.violations === 0 ? 'PASS' : 'FAIL'}  ${rule.id.padEnd(27)} ${rule.spec_ref}`);
+    const label = rule.violations > 0 ? 'FAIL' : rule.unobserved ? 'NOT OBSERVED' : 'PASS';
+    lines.push(`${label.padEnd(4)}  ${rule.id.padEnd(27)} ${rule.spec_ref}`);
+    if (rule.unobserved) lines.push(`        not observed, not passed: ${rule.unobserved}`);
     const ofRule = report.violations.filter((x) => x.rule === rule.id);
     for (const v of ofRule.slice(0, SHOWN_VIOLATIONS)) {
       lines.push(`        ${v.message}`);
@@ -230,13 +253,16 @@ export function formatClientReport(report: ClientReport): string {
       );
   }
   const count = report.violations.length;
+  const unseen = unobservedRules(report).map((r) => r.id);
   lines.push(
     '',
     report.requests === 0
       ? nothingToGrade(report.agent)
       : count === 0
-        ? `No violations of ${report.rules.length} rules.`
-        : `${count} violation(s) of ${report.rules.filter((r) => r.violations > 0).length} of ${report.rules.length} rules.`,
+        ? unseen.length === 0
+          ? `No violations of ${report.rules.length} rules.`
+          : `No violations seen, but ${unseen.length} of ${report.rules.length} rules not observed (${unseen.join(', ')}): not a pass.`
+        : `${count} violation(s) of ${report.rules.filter((r) => r.violations > 0).length} of ${report.rules.length} rules${unseen.length > 0 ? `; not observed: ${unseen.join(', ')}` : ''}.`,
   );
   return printable(lines.join('\n'));
 }

@@ -37,4 +37,9 @@ export interface ClientRule {
   /** The spec sections and rules it enforces (`formatSpecRef` prints them). */
   specRef: SpecRef;
   judge(ctx: RuleContext): Finding[];
+  /**
+   * Why the journal could not show whether the rule was kept, when it could not (green means seen): asked
+   * only when `judge` found nothing, and then the rule is reported as not observed, never as passed.
+   */
+  unobserved?(ctx: RuleContext): string | undefined;
 }

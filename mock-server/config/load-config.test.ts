@@ -36,9 +36,9 @@ describe('loadConfig', () => {
 
   it('lays a small YAML file over the default: mappings merge, lists replace', () => {
     const config = loadConfig({ file: file('small.yaml', 'tools:\n  web.search:\n    enabled: false\n') });
-    expect(config.tools['web.search'].enabled).toBe(false);
-    expect(config.tools['web.search'].tiers).toEqual(['verified']);
-    expect(config.tools['web.fetch'].tiers).toEqual(['early_access', 'verified']);
+    expect(config.tools['web.search']?.enabled).toBe(false);
+    expect(config.tools['web.search']?.tiers).toEqual(['verified']);
+    expect(config.tools['web.fetch']?.tiers).toEqual(['early_access', 'verified']);
     expect(config.agents).toHaveLength(5);
   });
 

@@ -138,6 +138,16 @@ const defaultConfigRaw = () => {
   return defaultRaw;
 };
 
+/** An extra tool's answer fixture is relative to the config file (to the working directory for an object). */
+const withFixturePaths = (tools: GatewayConfig['tools'], baseDir: string): GatewayConfig['tools'] =>
+  Object.fromEntries(
+    Object.entries(tools).map(([name, tool]) =>
+      tool.answer && 'fixture' in tool.answer
+        ? [name, { ...tool, answer: { fixture: resolve(baseDir, tool.answer.fixture) } }]
+        : [name, tool],
+    ),
+  );
+
 function validate(raw: unknown, source: string, baseDir: string): ResolvedConfig {
   if (raw !== undefined && raw !== null && !isPlainObject(raw)) {
     throw new ConfigError(source, [
@@ -159,6 +169,7 @@ function validate(raw: unknown, source: string, baseDir: string): ResolvedConfig
     ...config,
     source,
     corpus: { ...config.corpus, search: dirFor('search'), pages: dirFor('pages') },
+    tools: withFixturePaths(config.tools, baseDir),
   };
 }
 

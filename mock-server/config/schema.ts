@@ -1,13 +1,15 @@
 import { z } from 'zod';
 import { PROTECTED_ENDPOINTS, type ProtectedEndpointId } from '../../vocabulary/endpoints.ts';
-import { TOOL_NAMES, type ToolName } from '../../vocabulary/tools.ts';
+import { TOOL_NAME_PATTERN, TOOL_NAMES, type ToolName } from '../../vocabulary/tools.ts';
+import { checkToolDeclarations, toolEntrySchema } from './tool-entries.ts';
 
 /** The tools the reference gateway implements (the spec's); the config decides who may call them. */
 export { TOOL_NAMES, type ToolName };
 
-/** What rate limits count: the endpoints that need a token (whoami and the tools). */
+/** What rate limits count by default: the endpoints that need a token (whoami and the built-in tools). */
 export const OPERATIONS = PROTECTED_ENDPOINTS;
-export type Operation = ProtectedEndpointId;
+/** An operation a rate-limit rule counts: whoami or a tool (a built-in one, or one the config declares). */
+export type Operation = ProtectedEndpointId | (string & {});
 
 /** An agent, tier or rule id: 1-64 letters, digits, '.', '_' or '-', starting alphanumeric. */
 export const identifier = z
@@ -17,7 +19,11 @@ export const identifier = z
     'must be 1-64 letters, digits, ".", "_" or "-", starting alphanumeric',
   );
 
-const toolName = z.enum(TOOL_NAMES, { error: () => `must be one of ${TOOL_NAMES.join(', ')}` });
+/** A tool's name as an allowlist or a rule names it; that the config declares it is checked below. */
+const toolName = z
+  .string()
+  .max(64, 'must be at most 64 characters')
+  .regex(TOOL_NAME_PATTERN, 'must be a tool name: lower-case words joined by dots, e.g. web.extract');
 
 /** The fields of an agent, without defaults: the config schema and the admin API's patches share them. */
 export const agentFields = {
@@ -36,28 +42,7 @@ export const agentSchema = z.strictObject({
   disabled: agentFields.disabled.default(false),
 });
 
-/** The fields of a tool's policy, without defaults (config schema and admin API). */
-export const toolFields = {
-  /** Tiers whose agents may call the tool (an agent's allowlist adds tools on top). */
-  tiers: z.array(identifier),
-  /** A globally disabled tool answers 403 access_denied to everyone. */
-  enabled: z.boolean(),
-  /** Simulated backend latency, in real milliseconds. */
-  latency_ms: z.number().int().min(0).max(60_000),
-};
-
-const toolSchema = z.strictObject({
-  tiers: toolFields.tiers.default([]),
-  enabled: toolFields.enabled.default(true),
-  latency_ms: toolFields.latency_ms.default(0),
-});
-
-/** One policy per tool of the spec, each defaulting to no tier, enabled, no latency. */
-const toolPolicy = () => toolSchema.default({ tiers: [], enabled: true, latency_ms: 0 });
-const toolPolicies = Object.fromEntries(TOOL_NAMES.map((tool) => [tool, toolPolicy()])) as Record<
-  ToolName,
-  ReturnType<typeof toolPolicy>
->;
+export { toolFields } from './tool-entries.ts';
 
 // The sliding window keeps one timestamp per admitted request, so its limit is capped.
 const MAX_SLIDING_LIMIT = 100_000;
@@ -72,8 +57,11 @@ export const rateLimitRuleSchema = z
     /** Requests per window; for the token bucket, its capacity (refilled at limit per window). */
     limit: z.number().int().min(1).max(1_000_000_000),
     window_seconds: z.number().min(0.001).max(86_400),
-    /** Only these operations count (default: whoami, web.search and web.fetch). */
-    operations: z.array(z.enum(OPERATIONS)).min(1).optional(),
+    /** Only these operations count: whoami or tools of this config (default: whoami and every tool). */
+    operations: z
+      .array(z.union([z.literal('whoami'), toolName], { error: 'must be whoami or a tool name' }))
+      .min(1)
+      .optional(),
     /** Only agents of these tiers count. */
     tiers: z.array(identifier).min(1).optional(),
     /** Only these agents count. */
@@ -126,9 +114,9 @@ export const serverSchema = z
     /** A kept-alive connection with no request in progress is closed after this long. */
     idle_timeout_ms: z.number().int().min(100).max(600_000).default(5_000),
     /**
-     * Most connections one client address may hold. A new one beyond it closes that address's longest-idle
-     * connection; only when all of them have a request in progress is it refused (429 rate_limited,
-     * reason: connections).
+     * Most connections one client address may hold. A new one beyond it makes room with that address's
+     * longest-idle connection (closed without losing a request sent on it); only when all of them have a
+     * request in progress is it refused (429 rate_limited, reason: connections).
      */
     max_connections_per_client: z.number().int().min(1).max(1_000_000).default(1000),
   })
@@ -163,7 +151,8 @@ export const configSchema = z
     }),
     tiers: z.record(identifier, z.strictObject({ description: z.string().default('') })),
     default_tier: identifier,
-    tools: z.strictObject(toolPolicies),
+    /** The built-in tools' policies, and any extra tool (name, path, tiers, answer), see tool-entries.ts. */
+    tools: z.record(z.string(), toolEntrySchema),
     agents: z.array(agentSchema),
     corpus: z
       .strictObject({
@@ -214,7 +203,10 @@ export const configSchema = z
          * only a crashed instance's slots expire, after at most this long (real time).
          */
         lease_seconds: z.number().min(0.2).max(3600).default(30),
-        /** The longest any Redis call may take before the request gets 503 state_store_unavailable. */
+        /**
+         * How long Redis may stay silent while a request waits for it before the request gets 503
+         * state_store_unavailable (a Redis that keeps answering, however slowly, is waited for).
+         */
         timeout_ms: z.number().int().min(10).max(60_000).default(2000),
       })
       .default({ url: 'memory', key_prefix: 'agw', lease_seconds: 30, timeout_ms: 2000 }),
@@ -238,8 +230,15 @@ export const configSchema = z
         ctx.addIssue({ code: 'custom', path, message: `unknown tier "${tier}" (${knownTiers})` });
     };
     checkTier(config.default_tier, ['default_tier']);
-    for (const name of TOOL_NAMES) {
-      config.tools[name].tiers.forEach((tier, i) => {
+    checkToolDeclarations(config.tools, ctx);
+    const tools = Object.keys(config.tools);
+    const knownTools = `tools of this config: ${tools.join(', ')}`;
+    const checkTool = (tool: string, path: PropertyKey[]) => {
+      if (!Object.hasOwn(config.tools, tool))
+        ctx.addIssue({ code: 'custom', path, message: `unknown tool "${tool}" (${knownTools})` });
+    };
+    for (const [name, tool] of Object.entries(config.tools)) {
+      tool.tiers.forEach((tier, i) => {
         checkTier(tier, ['tools', name, 'tiers', i]);
       });
     }
@@ -247,6 +246,9 @@ export const configSchema = z
     const seenKeys = new Set<string>();
     config.agents.forEach((agent, i) => {
       checkTier(agent.tier, ['agents', i, 'tier']);
+      agent.allowlist.forEach((tool, j) => {
+        checkTool(tool, ['agents', i, 'allowlist', j]);
+      });
       if (seenIds.has(agent.id))
         ctx.addIssue({
           code: 'custom',
@@ -270,6 +272,9 @@ export const configSchema = z
       rule.tiers?.forEach((tier, j) => {
         checkTier(tier, ['rate_limits', 'rules', i, 'tiers', j]);
       });
+      rule.operations?.forEach((operation, j) => {
+        if (operation !== 'whoami') checkTool(operation, ['rate_limits', 'rules', i, 'operations', j]);
+      });
     });
   });
 
@@ -286,6 +291,6 @@ type DeepPartial<T> = T extends readonly unknown[]
 /** What a config file or a config object may contain: any part of a config, laid over the bundled default. */
 export type GatewayConfigOverlay = DeepPartial<GatewayConfigInput>;
 export type AgentRecord = z.output<typeof agentSchema>;
-export type ToolConfig = z.output<typeof toolSchema>;
+export type ToolConfig = z.output<typeof toolEntrySchema>;
 export type RateLimitRule = z.output<typeof rateLimitRuleSchema>;
 export type ServerSettings = z.output<typeof serverSchema>;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AgentRecord, ToolName } from '../config/schema.ts';
+import type { AgentRecord } from '../config/schema.ts';
 
 /** An agent as the identity provider knows it at this moment. */
 export interface Agent {
@@ -7,7 +7,7 @@ export interface Agent {
   name: string;
   apiKey: string;
   tier: string;
-  allowlist: ToolName[];
+  allowlist: string[];
   disabled: boolean;
   /** Token generation: tokens minted under an older generation are revoked. */
   tokenGeneration: number;

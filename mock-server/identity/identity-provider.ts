@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import type { ToolName } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import type { Agent, AgentRegistry } from './agent-registry.ts';
 import { createTokenCodec, type TokenClaims } from './token-codec.ts';
@@ -11,7 +10,7 @@ export interface Identity {
   agentId: string;
   name: string;
   tier: string;
-  allowlist: readonly ToolName[];
+  allowlist: readonly string[];
   tokenId: string;
   issuedAt: number;
   expiresAt: number;

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { TOOL_NAMES } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import type { MaybePromise } from '../maybe-promise.ts';
 import { type IdentityProvider, INVALID_TOKEN_REASONS, type VerifyResult } from './identity-provider.ts';
@@ -27,7 +26,7 @@ export const verifyResponseSchema = z.union([
       agent_id: z.string(),
       name: z.string(),
       tier: z.string(),
-      allowlist: z.array(z.enum(TOOL_NAMES)),
+      allowlist: z.array(z.string().max(64)),
       token_id: z.string(),
       issued_at: z.number(),
       expires_at: z.number(),

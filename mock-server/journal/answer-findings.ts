@@ -62,6 +62,22 @@ export const ANSWER_RULES = [
     level: 'MUST',
     title: 'GET /v1/health does not refuse a request for the token it carries',
   },
+  // The target as a transport (proxy mode only, no check of the suite): recorded by the proxy itself when
+  // its deadlines pass or the target switches protocols, never by `judgeAnswer`.
+  {
+    id: 'target.answers-in-time',
+    specRef: [
+      { section: 7, note: "5xx: transient failure; the proxy's connect, first byte and idle deadlines" },
+    ],
+    level: 'SHOULD',
+    title: "The target connects, starts its answer and sends its body within the proxy's deadlines",
+  },
+  {
+    id: 'target.no-upgrade',
+    specRef: [{ section: 4, note: 'bodies are JSON; RFC 9110 §15.2.2: 101 only to an Upgrade request' }],
+    level: 'MUST',
+    title: 'The target answers HTTP (no 101 Switching Protocols to a request that asked for no upgrade)',
+  },
 ] as const satisfies readonly AnswerRule[];
 
 export type AnswerRuleId = (typeof ANSWER_RULES)[number]['id'];

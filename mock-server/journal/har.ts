@@ -67,13 +67,33 @@ const cut = (kept: string | undefined, size: number) =>
     ? `the journal kept the first ${Buffer.byteLength(kept)} of ${size} bytes (journal.body_bytes), secrets redacted`
     : undefined;
 
+const decoded = (text: string) => {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text;
+  }
+};
+
+/** A query string's parameters, decoded (HAR's `queryString`). */
+const parametersOf = (query: string | undefined): NameValue[] =>
+  (query ?? '')
+    .split('&')
+    .filter(Boolean)
+    .map((pair) => {
+      const at = pair.indexOf('=');
+      return at === -1
+        ? { name: decoded(pair), value: '' }
+        : { name: decoded(pair.slice(0, at)), value: decoded(pair.slice(at + 1)) };
+    });
+
 const round = (ms: number) => Math.max(0, Math.round(ms * 100) / 100);
 
 /** One journal entry as a HAR entry; `origin` (e.g. `http://127.0.0.1:8787`) when the entry has no Host. */
 export function harEntryOf(entry: JournalEntry, origin: string): HarEntry {
   const x = entry.exchange;
   const host = headerIn(x?.request_headers, 'host');
-  const url = `${host ? `http://${host}` : origin}${entry.path}`;
+  const url = `${host ? `http://${host}` : origin}${entry.path}${x?.query ? `?${x.query}` : ''}`;
   const version = `HTTP/${x?.http_version ?? '1.1'}`;
   const requestType = headerIn(x?.request_headers, 'content-type');
   const responseType = headerIn(x?.response_headers, 'content-type') ?? '';
@@ -89,7 +109,7 @@ export function harEntryOf(entry: JournalEntry, origin: string): HarEntry {
       httpVersion: version,
       cookies: [],
       headers: pairs(x?.request_headers),
-      queryString: [],
+      queryString: parametersOf(x?.query),
       ...(x?.request_body !== undefined
         ? {
             postData: {

@@ -114,6 +114,11 @@ export interface JournalEntry {
    */
   secrets_in?: string[];
   /**
+   * Proxy mode: the agent's own API key was unknown to the proxy when this request was scanned, so a leak of
+   * it could not be told as its own (the client report says its own-key check was not observed).
+   */
+  own_key_unknown?: true;
+  /**
    * The exchange as seen on the wire, when the journal keeps bodies (`journal.body_bytes` > 0): headers with
    * the identity header, credentials and secrets redacted, and the first `body_bytes` of each body as text
    * (secrets redacted); `*_body_bytes` is the whole body's size. For the dashboard and HAR export.

@@ -1,7 +1,7 @@
 import type { ErrorCode } from '../errors.ts';
 import * as answers from '../routes/answer-schemas.ts';
 import type { RouteDeclaration } from '../routes/route-declaration.ts';
-import { ROUTES, servedRoutes } from '../routes/route-table.ts';
+import { ROUTES, type ServedParts, servedRoutes } from '../routes/route-table.ts';
 import { errorResponses, type Json, jsonSchema, openApiPath, operationObject } from './operation.ts';
 
 /** The version of the package (and of the reference profile it documents). */
@@ -43,7 +43,7 @@ const ROUTING_ERRORS: {
 ];
 
 /** What a gateway serves, and so what its document describes. */
-export interface OpenApiOptions {
+export interface OpenApiOptions extends ServedParts {
   /** The gateway's base URL, e.g. `http://127.0.0.1:8787` (default: that). */
   serverUrl?: string;
   /** Describe the simulated identity provider's endpoints (default true). */

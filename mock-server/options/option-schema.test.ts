@@ -78,7 +78,7 @@ describe('option schemas and what derives from them', () => {
         type: 'integer',
         minimum: row.min,
         maximum: row.max,
-        default: row.default,
+        ...(row.default === undefined ? {} : { default: row.default }),
       });
     }
   });

@@ -30,6 +30,11 @@ export interface OptionRow {
   choicesMessage?: string;
   default?: string | number | boolean;
   required: boolean;
+  /**
+   * A list given one value per flag (`--tool A --tool B`; an Action input, one value per line) rather than
+   * comma-separated: its values may hold commas. Set with `.meta({ repeatable: true })`.
+   */
+  repeatable?: boolean;
 }
 
 /** `retryCap`, `retry_cap` or `maxConcurrencyAfter429` as words: retry, cap; max, concurrency, after, 429. */
@@ -52,7 +57,8 @@ function rowOf(key: string, path: string[], field: Json, required: boolean): Opt
   const row: OptionRow = {
     key,
     path,
-    flag: kebabCase(key),
+    // A field may name its flag itself (`.meta({ flag: 'tool' })` for a list given one value per flag).
+    flag: typeof field.flag === 'string' ? field.flag : kebabCase(key),
     query: snakeCase(key),
     description: String(field.description ?? ''),
     type: 'string',
@@ -70,6 +76,7 @@ function rowOf(key: string, path: string[], field: Json, required: boolean): Opt
     row.type = field.type as OptionRow['type'];
     if (Array.isArray(field.enum)) row.choices = field.enum as string[];
   }
+  if (field.repeatable === true) row.repeatable = true;
   if (typeof field.minimum === 'number') row.min = field.minimum;
   if (typeof field.maximum === 'number') row.max = field.maximum;
   const fallback = field.default;

@@ -24,7 +24,7 @@ export function authorize(
     deps.policy.authorize(identity, spec.tool);
     return undefined;
   } catch (error) {
-    return noteRefusedCall(ctx, identity, spec.field).then(() => {
+    return noteRefusedCall(ctx, identity, spec).then(() => {
       throw error;
     });
   }

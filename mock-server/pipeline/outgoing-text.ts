@@ -1,7 +1,8 @@
-import { requestKey } from '../client-report/request-meaning.ts';
 import type { CallContext } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
+import { redactCredentialText } from '../secrets/credential-redaction.ts';
 import type { SecretKind } from '../secrets/secrets.ts';
+import { type MeaningOfCalls, requestKey } from '../tools/request-meaning.ts';
 import { tokenOf } from './identify.ts';
 
 /**
@@ -15,7 +16,8 @@ export function noteOutgoingText(ctx: CallContext, identity: Identity, field: 'q
     agentId: identity.agentId,
     outgoing: true,
   });
-  ctx.note[field] = redacted;
+  // Credentials by place too (`?api_key=...`, `https://user:pass@`): the journal is shared as it is.
+  ctx.note[field] = redactCredentialText(redacted);
   if (kinds.length > 0) noteFound(ctx, field, kinds);
   if (split) ctx.note.secrets_split = split;
 }
@@ -64,7 +66,7 @@ export function placeName(ctx: CallContext, name: string, position: number): str
  * fields, array items and object keys alike, each named `body.<path>` (a key that is not a short plain name
  * is named by its position, `body.#2`). The path is spelled out only for a string holding a secret.
  */
-export function noteBodySecrets(ctx: CallContext, body: unknown, field: string): void {
+export function noteBodySecrets(ctx: CallContext, body: unknown, field: string | undefined): void {
   let budget = MOST_BODY_STRINGS;
   type Step = { key: string; position: number } | number;
   const pathOf = (steps: readonly Step[], key?: Step) =>
@@ -105,22 +107,22 @@ export function noteBodySecrets(ctx: CallContext, body: unknown, field: string):
 export async function noteRefusedCall(
   ctx: CallContext,
   identity: Identity,
-  field: 'query' | 'url',
+  tool: { readonly field?: 'query' | 'url'; readonly meaning: MeaningOfCalls },
   bytes?: Uint8Array,
 ): Promise<void> {
+  const { field } = tool;
   try {
     const raw = bytes ?? (await ctx.request.body(ctx.runtime.config.server.max_body_bytes));
     const body = JSON.parse(Buffer.from(raw).toString('utf8')) as Record<string, unknown>;
-    const value = body?.[field];
     noteBodySecrets(ctx, body, field);
-    if (typeof value === 'string') {
+    const value = field === undefined ? undefined : body?.[field];
+    if (field !== undefined && typeof value === 'string') {
       noteOutgoingText(ctx, identity, field, value);
       // Its meaning, for the rules that recognise a repeat of it; the fields it was refused for are unknown.
-      ctx.note.request_key = requestKey(ctx.note.operation ?? 'other', { [field]: value }, [
-        ctx.at,
-        Date.now(),
-      ]);
-    }
+      ctx.note.request_key = requestKey(tool.meaning, { [field]: value }, [ctx.at, Date.now()]);
+    } else if (field === undefined && typeof body === 'object' && body !== null && !Array.isArray(body))
+      // A tool without such a field (a config's extra tool): its meaning is in the body as a whole.
+      ctx.note.request_key = requestKey(tool.meaning, body, [ctx.at, Date.now()]);
   } catch {
     // Unreadable or not JSON: nothing was sent that the journal could show.
   }

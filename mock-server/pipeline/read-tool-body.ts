@@ -1,9 +1,9 @@
-import { requestKey } from '../client-report/request-meaning.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { CallContext } from '../http/context.ts';
 import { parseJsonBodyAsSent, readBody } from '../http/read-body.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import { andThen, type MaybePromise } from '../maybe-promise.ts';
+import { requestKey } from '../tools/request-meaning.ts';
 import { noteBodySecrets, noteOutgoingText, noteRefusedCall } from './outgoing-text.ts';
 import type { ToolSpec } from './tool-spec.ts';
 
@@ -42,14 +42,15 @@ function toolBody<T>(
   try {
     ({ value, raw } = parseJsonBodyAsSent(bytes, spec.schema));
   } catch (error) {
-    return noteRefusedCall(ctx, identity, spec.field, bytes).then(() => {
+    return noteRefusedCall(ctx, identity, spec, bytes).then(() => {
       throw error;
     });
   }
   ctx.note.request_fingerprint = journalFingerprint(spec.tool, bytes);
   // A timestamp cache-buster is the time the request was sent: the gateway's clock or the real one.
-  ctx.note.request_key = requestKey(spec.tool, value as Record<string, unknown>, [ctx.at, Date.now()]);
-  noteOutgoingText(ctx, identity, spec.field, (value as Record<string, string>)[spec.field] as string);
+  ctx.note.request_key = requestKey(spec.meaning, value as Record<string, unknown>, [ctx.at, Date.now()]);
+  if (spec.field !== undefined)
+    noteOutgoingText(ctx, identity, spec.field, (value as Record<string, string>)[spec.field] as string);
   // The schema keeps the fields it knows: every string of the body as sent is scanned.
   noteBodySecrets(ctx, raw, spec.field);
   return { bytes, value };

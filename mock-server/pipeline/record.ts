@@ -4,11 +4,13 @@ import type { Answer, CallContext } from '../http/context.ts';
 import {
   bodyStart,
   CREDENTIAL_HEADERS,
+  capturedBytes,
   type ExchangePieces,
   type JournalExchange,
   redactExchange,
 } from '../journal/exchange-capture.ts';
 import type { JournalEntry } from '../journal/journal.ts';
+import { redactCredentialText } from '../secrets/credential-redaction.ts';
 import type { StatePort } from '../store/state-port.ts';
 import { tokenOf } from './identify.ts';
 import { noteSecretsIn, placeName } from './outgoing-text.ts';
@@ -120,16 +122,19 @@ function exchangeOf(
     const body = ctx.requestBody;
     // The answer's headers are not changed once it is written: flattened when redacted.
     const headers = exchange.headers;
+    // Taken past `keep`, so that the redaction sees a credential whole before the body is cut.
+    const taken = capturedBytes(keep);
     pieces = {
       requestHeaders: ctx.request.rawHeaders?.() ?? [],
-      requestBody: body && bodyStart(body, keep),
+      ...(ctx.request.query ? { query: ctx.request.query } : {}),
+      requestBody: body && bodyStart(body, taken),
       requestBodyBytes: body?.length ?? 0,
       get responseHeaders() {
         return Object.entries(headers).flat();
       },
-      responseBody: bodyStart(exchange.body, keep),
+      responseBody: bodyStart(exchange.body, taken),
       // Counted now only when the body is cut (the whole of a short one is kept: counted when redacted).
-      responseBodyBytes: exchange.body.length > keep ? Buffer.byteLength(exchange.body) : undefined,
+      responseBodyBytes: exchange.body.length > taken ? Buffer.byteLength(exchange.body) : undefined,
     };
   }
   const token = tokenOf(ctx);
@@ -137,6 +142,7 @@ function exchangeOf(
   return () => redactExchange(pieces, keep, (text) => runtime.scanSecrets(text, { token, agentId }).redacted);
 }
 
-/** Text the caller chose, with any token or API key in it redacted. */
+/** Text the caller chose, with any token or API key in it redacted, and credentials by place (`;jsessionid=`). */
 const redacted = (ctx: CallContext, text: string) =>
-  ctx.runtime.scanSecrets(text, { token: tokenOf(ctx), agentId: ctx.note.agent }).redacted;
+  ctx.runtime.scanSecrets(redactCredentialText(text), { token: tokenOf(ctx), agentId: ctx.note.agent })
+    .redacted;

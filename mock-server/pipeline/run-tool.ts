@@ -13,7 +13,7 @@ export interface RunToolDeps {
  * the result serialised once. A synchronous provider (the fixtures) without latency answers without a tick.
  */
 export function runTool<T>(deps: RunToolDeps, spec: ToolSpec<T>, body: T): MaybePromise<string> {
-  const latency = deps.policy.tools[spec.tool].latency_ms;
+  const latency = deps.policy.tools[spec.tool]?.latency_ms ?? 0;
   if (latency > 0) return sleep(latency).then(() => serialise(spec.run(body)));
   return serialise(spec.run(body));
 }

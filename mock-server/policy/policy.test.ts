@@ -57,7 +57,7 @@ describe('policy', () => {
   it('configure replaces the settings; the caller keeps no handle on them', () => {
     const settings = tools();
     const policy = createPolicy(settings);
-    settings['web.fetch'].enabled = false;
+    (settings['web.fetch'] as { enabled: boolean }).enabled = false;
     expect(policy.allowedTools(identity('early_access'))).toEqual(['web.fetch']);
     policy.configure({ ...tools(), 'web.fetch': { tiers: [], enabled: true, latency_ms: 0 } });
     expect(policy.allowedTools(identity('early_access'))).toEqual([]);

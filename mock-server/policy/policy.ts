@@ -1,9 +1,12 @@
-import { TOOL_NAMES, type ToolConfig, type ToolName } from '../config/schema.ts';
+import type { ToolConfig } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 
-/** The policy's view of the tool settings; the admin API and scenarios may change them at run time. */
-export type ToolSettings = Record<ToolName, ToolConfig>;
+/**
+ * The policy's view of the tool settings, by tool name (the built-in tools and the config's extra ones); the
+ * admin API and scenarios may change them at run time.
+ */
+export type ToolSettings = Record<string, ToolConfig>;
 
 /**
  * Decides which tools an identity may call (spec sections 3 and 5.4): a tool must be enabled, and the
@@ -12,8 +15,9 @@ export type ToolSettings = Record<ToolName, ToolConfig>;
  */
 export function createPolicy(initial: ToolSettings) {
   let tools: ToolSettings = structuredClone(initial);
-  const allows = (identity: Identity, tool: ToolName) => {
+  const allows = (identity: Identity, tool: string) => {
     const settings = tools[tool];
+    if (settings === undefined) return false;
     return settings.enabled && (settings.tiers.includes(identity.tier) || identity.allowlist.includes(tool));
   };
 
@@ -25,17 +29,20 @@ export function createPolicy(initial: ToolSettings) {
     configure(next: ToolSettings) {
       tools = structuredClone(next);
     },
-    updateTool(tool: ToolName, patch: Partial<ToolSettings[ToolName]>) {
-      tools[tool] = { ...tools[tool], ...patch };
+    /** Changes a declared tool's settings (the caller checks that the tool exists). */
+    updateTool(tool: string, patch: Partial<ToolConfig>) {
+      const settings = tools[tool];
+      if (settings !== undefined) tools[tool] = { ...settings, ...patch };
     },
-    /** The tools this identity may call right now, in catalogue order. */
-    allowedTools: (identity: Identity): ToolName[] => TOOL_NAMES.filter((tool) => allows(identity, tool)),
+    /** The tools this identity may call right now, in catalogue order (built-in first, then the config's). */
+    allowedTools: (identity: Identity): string[] =>
+      Object.keys(tools).filter((tool) => allows(identity, tool)),
 
     /** Throws 403 access_denied, with a message naming the remedy, when the identity may not call the tool. */
-    authorize(identity: Identity, tool: ToolName): void {
+    authorize(identity: Identity, tool: string): void {
       if (allows(identity, tool)) return;
       const settings = tools[tool];
-      if (!settings.enabled) {
+      if (settings === undefined || !settings.enabled) {
         throw new GatewayError('access_denied', {
           message: `${tool} is disabled on this gateway for every agent: use another tool, or ask the operator to enable it.`,
           details: { tool, tier: identity.tier, reason: 'tool_disabled' },

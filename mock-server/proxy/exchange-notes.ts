@@ -1,10 +1,10 @@
 import { ENDPOINTS, type JournalOperation } from '../../vocabulary/endpoints.ts';
-import { TOOL_NAMES, TOOLS } from '../../vocabulary/tools.ts';
-import { requestKey } from '../client-report/request-meaning.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { CallContext } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import { noteOutgoingText } from '../pipeline/outgoing-text.ts';
+import { noteBodySecrets, noteOutgoingText } from '../pipeline/outgoing-text.ts';
+import { type AnyToolDefinition, BUILT_IN_TOOLS } from '../tools/index.ts';
+import { requestKey } from '../tools/request-meaning.ts';
 import type { Collector } from './wire.ts';
 
 /*
@@ -14,19 +14,23 @@ import type { Collector } from './wire.ts';
 
 // The endpoints the proxy names by path (the instruction page by its prefix, below; anything else is other).
 const OPERATIONS: ReadonlyMap<string, JournalOperation> = new Map(
-  (['health', 'whoami', ...TOOL_NAMES, 'idp.token', 'idp.verify'] as const).map((id) => [
-    ENDPOINTS[id].path,
-    id,
-  ]),
-);
-export const TOOL_FIELD: Readonly<Record<string, 'query' | 'url'>> = Object.fromEntries(
-  TOOL_NAMES.map((tool) => [tool, TOOLS[tool].field]),
+  (['health', 'whoami', 'idp.token', 'idp.verify'] as const).map((id) => [ENDPOINTS[id].path, id]),
 );
 /** Bytes of a request body read for its meaning (fingerprint, key, query/url), and of an error body judged. */
 export const ANALYSED_BYTES = 65_536;
 
-export const operationOf = (path: string): JournalOperation =>
-  OPERATIONS.get(path) ?? (path === '/idp/auth' || path.startsWith('/idp/auth.') ? 'idp.auth' : 'other');
+/** The tool of that name among `tools` (the proxy's config's: the built-in ones and its extra ones). */
+export const toolNamed = (tools: readonly AnyToolDefinition[], operation: string) =>
+  tools.find((tool) => tool.name === operation);
+
+/** The endpoint a path calls: a tool of `tools` by its path, another endpoint of the spec, or other. */
+export const operationOf = (
+  path: string,
+  tools: readonly AnyToolDefinition[] = BUILT_IN_TOOLS,
+): JournalOperation =>
+  tools.find((tool) => tool.vocabulary.path === path)?.name ??
+  OPERATIONS.get(path) ??
+  (path === '/idp/auth' || path.startsWith('/idp/auth.') ? 'idp.auth' : 'other');
 
 /** The agent id in a whoami body, whatever the gateway names the field (the spec does not show it). */
 export function agentIdOf(text: string): string | undefined {
@@ -60,10 +64,16 @@ export const codeOf = (text: string | undefined): string | undefined => {
 };
 
 /** What the journal learns of a request from its body: as the gateway's tool stages note it. */
-export function noteRequest(ctx: CallContext, operation: JournalOperation, body: Collector): void {
-  const field = TOOL_FIELD[operation];
+export function noteRequest(
+  ctx: CallContext,
+  operation: JournalOperation,
+  body: Collector,
+  tools: readonly AnyToolDefinition[] = BUILT_IN_TOOLS,
+): void {
   if (operation === 'whoami') ctx.note.request_fingerprint = journalFingerprint('whoami');
-  if (!field) return;
+  const tool = toolNamed(tools, operation);
+  if (!tool) return;
+  const field = tool.journalField;
   const bytes = body.bytes();
   ctx.note.request_fingerprint = body.whole
     ? journalFingerprint(operation, bytes)
@@ -76,8 +86,15 @@ export function noteRequest(ctx: CallContext, operation: JournalOperation, body:
     return;
   }
   if (typeof value !== 'object' || value === null) return;
+  // Every other string of the body leaves the agent too, as the gateway's body stage scans it.
+  noteBodySecrets(ctx, value, field);
+  if (field === undefined) {
+    // A tool without an outgoing field (a config's extra tool): its meaning is in the body as a whole.
+    ctx.note.request_key = requestKey(tool, value as Record<string, unknown>);
+    return;
+  }
   const text = (value as Record<string, unknown>)[field];
   if (typeof text !== 'string') return;
-  ctx.note.request_key = requestKey(operation, value as Record<string, unknown>);
+  ctx.note.request_key = requestKey(tool, value as Record<string, unknown>);
   noteOutgoingText(ctx, { agentId: ctx.note.agent } as Identity, field, text);
 }

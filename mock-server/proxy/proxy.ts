@@ -8,7 +8,6 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { ENDPOINTS } from '../../vocabulary/endpoints.ts';
 import { IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
-import { parseRetryAfter, retryAfterDelayMs } from '../../vocabulary/retry-after.ts';
 import type { NodeHandler } from '../adapters/node-server.ts';
 import type { VirtualClock } from '../clock.ts';
 import type { GatewayConfigOverlay } from '../config/schema.ts';
@@ -18,22 +17,27 @@ import type { Answer, CallContext, GatewayRequest, GatewayResponse } from '../ht
 import { requestIdFor } from '../http/request-id.ts';
 import { respondError } from '../http/respond.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
-import { judgeAnswer } from '../journal/answer-findings.ts';
-import { bodyStart, type ExchangePieces } from '../journal/exchange-capture.ts';
-import type { TargetErrorCode } from '../journal/journal.ts';
+import { capturedBytes } from '../journal/exchange-capture.ts';
 import { writeSlices } from '../journal/write-slices.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
-import { recordCall } from '../pipeline/record.ts';
 import { isAdminPath } from '../routes/admin-schemas.ts';
 import { routingPath } from '../routes/router.ts';
 import { FAULT_TARGETS, type FaultTarget } from '../scenarios/faults.ts';
+import { credentialNames } from '../secrets/credential-names.ts';
 import { createAgentNames } from './agent-names.ts';
-import { ANALYSED_BYTES, agentIdOf, codeOf, noteRequest, operationOf, TOOL_FIELD } from './exchange-notes.ts';
-import { type Collector, collector, endToEnd, headerOf } from './wire.ts';
+import { ANALYSED_BYTES, operationOf, toolNamed } from './exchange-notes.ts';
+import { createExchangeRecord } from './exchange-record.ts';
+import { forward } from './forward.ts';
+import { createLearnedKeys, type DeclaredKeys, faultArmedFor, TOKEN_OPERATION } from './learned-keys.ts';
+import { type ProxyDeadlines, type ProxyOwnOptions, proxyOptionsSchema } from './proxy-options.ts';
+import { cutOffFinding, failureAnswer } from './target-failures.ts';
+import { carriesAdminKey, collector, endToEnd, withoutAdminKey } from './wire.ts';
 
 /*
- * The proxy, by job: wire.ts (hop-by-hop headers, bodies kept in part), agent-names.ts (which agent a token
- * is, asked of the target), exchange-notes.ts (what the journal learns of an exchange). This file forwards.
+ * The proxy, by job: wire.ts (hop-by-hop headers, the admin key kept back, bodies kept in part), forward.ts
+ * (one request to the target under the deadlines), target-failures.ts (what the proxy answers and finds when
+ * the target fails), agent-names.ts (which agent a token is, asked of the target), exchange-notes.ts (what
+ * the journal learns of an exchange), proxy-options.ts (deadlines, fields kept). This file puts them together.
  */
 
 export { agentIdOf } from './exchange-notes.ts';
@@ -49,7 +53,7 @@ export { agentIdOf } from './exchange-notes.ts';
  * (order, spelling, repeated Set-Cookie); and nothing is decoded (fetch, undici's included, would undo
  * Content-Encoding and re-frame the body, which a proxy that passes answers through unchanged must not do).
  */
-export interface ProxyOptions {
+export interface ProxyOptions extends ProxyOwnOptions {
   /** The target gateway's base URL; a path in it prefixes every forwarded path. */
   target: string;
   /** Enables /__admin (journal, report, findings, faults, clock, export) on the proxy itself. */
@@ -58,14 +62,22 @@ export interface ProxyOptions {
   config?: GatewayConfigOverlay;
   clock?: VirtualClock;
   log?: (line: string) => void;
-  /** How long the whoami asked of the target to name a token's agent may take (default 5 s). */
+  /** How long the whoami asked of the target to name a token's agent may take (default 5 s, or the connect and first byte deadlines together when shorter). */
   whoamiTimeoutMs?: number;
+  /** Agents' own API keys (agent id to key), so a leak of one is found as the agent's own (learned-keys.ts). */
+  apiKeys?: DeclaredKeys;
+  /** A file of such keys: a JSON object, or lines `agent-id=key`. */
+  apiKeysFile?: string;
 }
 
 export interface Proxy extends NodeHandler {
   /** The proxy's own state: journal, faults, clock, admin API, client reports. */
   gateway: Gateway;
   target: URL;
+  /** The deadlines in force on the target (`connectTimeoutMs`, `firstByteTimeoutMs`, `idleTimeoutMs`). */
+  deadlines: ProxyDeadlines;
+  /** The fields the journal keeps as sent though their names speak of a credential (`keepField`). */
+  keptFields: readonly string[];
   close(): void;
 }
 
@@ -84,6 +96,18 @@ export function createProxy(options: ProxyOptions): Proxy {
       message: `The target must be an http:// or https:// URL, got ${target.protocol}`,
     });
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const parsed = proxyOptionsSchema.safeParse({
+    connectTimeoutMs: options.connectTimeoutMs,
+    firstByteTimeoutMs: options.firstByteTimeoutMs,
+    idleTimeoutMs: options.idleTimeoutMs,
+    keepField: options.keepField,
+  });
+  if (!parsed.success)
+    throw new GatewayError('invalid_request', {
+      message: `Invalid proxy options: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    });
+  const { keepField, ...deadlines } = parsed.data;
+  const isCredential = credentialNames(keepField);
   const gateway = createGateway({
     config: options.config,
     adminKey: options.adminKey,
@@ -92,11 +116,14 @@ export function createProxy(options: ProxyOptions): Proxy {
     log,
   });
   const { runtime } = gateway;
+  const keys = createLearnedKeys(runtime.registry, options);
   const secure = target.protocol === 'https:';
   const upstreamAgent = secure ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   const send = secure ? httpsRequest : httpRequest;
   const basePath = target.pathname.replace(/\/+$/, '');
-  const whoamiTimeout = options.whoamiTimeoutMs ?? 5000;
+  // A whoami the proxy asks of the target is held to the same deadlines (at most 5 s by default).
+  const whoamiTimeout =
+    options.whoamiTimeoutMs ?? Math.min(5000, deadlines.connectTimeoutMs + deadlines.firstByteTimeoutMs);
 
   const upstream = (method: string, path: string, headers: string[] | OutgoingHttpHeaders) =>
     send({
@@ -160,8 +187,11 @@ export function createProxy(options: ProxyOptions): Proxy {
   const handleNode = async (request: GatewayRequest, req: IncomingMessage, res: ServerResponse) => {
     const path = routingPath(request.path);
     if (options.adminKey && isAdminPath(path)) return serveAdmin(request, res);
+    // A URL that carries the proxy's admin key is not forwarded (nor journaled with it).
+    const leaksKey = options.adminKey !== undefined && carriesAdminKey(req.url ?? '', options.adminKey);
+    if (leaksKey) request = Object.create(request, { path: { value: '/[REDACTED]' }, query: { value: '' } });
     const started = performance.now();
-    const operation = operationOf(path);
+    const operation = operationOf(path, runtime.tools);
     const ctx = {
       request,
       runtime,
@@ -176,7 +206,9 @@ export function createProxy(options: ProxyOptions): Proxy {
     let namedByThis: ((name: string) => void) | undefined;
     if (token) {
       ctx.note.token = tokenFingerprint(token);
-      if (operation === 'whoami' && request.method === 'GET' && !names.byToken.get(token))
+      // Named by its own answer, unless an armed fault must know whose it is before deciding (learned-keys.ts).
+      const byAnswer = !names.byToken.get(token) && !faultArmedFor(runtime.faults.list(), operation);
+      if (operation === 'whoami' && request.method === 'GET' && byAnswer)
         names.byToken.set(
           token,
           new Promise<string>((resolve) => {
@@ -186,96 +218,28 @@ export function createProxy(options: ProxyOptions): Proxy {
       else ctx.note.agent = await names.of(token, request.connection?.id);
     }
     const keep = bodyBytes();
-    const requestBody = collector(Math.max(keep, TOOL_FIELD[operation] ? ANALYSED_BYTES : 0));
-    const requestHeaders = req.rawHeaders;
+    const learns = operation === TOKEN_OPERATION;
+    const requestBody = collector(
+      Math.max(capturedBytes(keep), toolNamed(runtime.tools, operation) || learns ? ANALYSED_BYTES : 0),
+    );
+    // The proxy's own credentials are neither forwarded nor journaled.
+    const requestHeaders = withoutAdminKey(req.rawHeaders, options.adminKey);
 
     /** The journal entry, once the answer is written (or the connection is gone). */
-    const record = (
-      status: number,
-      answeredAt: number,
-      answer: { raw: readonly string[]; body?: Collector; text?: string },
-      writtenAt = performance.now(),
-    ) => {
-      const { note } = ctx;
-      const responseText =
-        answer.text ?? (answer.body?.whole ? answer.body.bytes().toString('utf8') : undefined);
-      if (namedByThis && token) {
-        const ok = status >= 200 && status < 300 && note.fault === undefined;
-        const connection = request.connection?.id;
-        note.agent =
-          (ok && responseText !== undefined && agentIdOf(responseText)) ||
-          (connection !== undefined && names.byConnection.get(connection)) ||
-          tokenFingerprint(token);
-        namedByThis(note.agent);
-      }
-      // Only an answer the target gave to a token it accepted ties the connection to the agent.
-      if (
-        token &&
-        note.agent &&
-        status >= 200 &&
-        status < 400 &&
-        request.connection &&
-        note.fault === undefined
-      )
-        names.byConnection.set(request.connection.id, note.agent);
-      noteRequest(ctx, operation, requestBody);
-      if (status >= 400) {
-        const code = codeOf(responseText);
-        if (code) note.code = code as TargetErrorCode;
-      }
-      const retryAfter = headerOf(answer.raw, 'retry-after');
-      if (retryAfter !== undefined && note.retry_after === undefined) {
-        note.retry_after = retryAfter;
-        const parsed = parseRetryAfter(retryAfter);
-        if (parsed)
-          note.retry_after_ms = retryAfterDelayMs(parsed, headerOf(answer.raw, 'date'), runtime.clock.now());
-      }
-      if (note.fault === undefined && status !== 0) {
-        const targetId = headerOf(answer.raw, 'x-request-id');
-        if (targetId) {
-          note.target_request_id = targetId;
-          ctx.requestId = targetId;
-        }
-        const lower: Record<string, string> = {};
-        for (let i = 0; i + 1 < answer.raw.length; i += 2)
-          lower[(answer.raw[i] as string).toLowerCase()] ??= answer.raw[i + 1] as string;
-        const findings = judgeAnswer({
-          operation,
-          method: request.method,
-          status,
-          headers: lower,
-          body: responseText,
-          token:
-            token !== undefined
-              ? 'present'
-              : request.header(IDENTITY_HEADER_KEY) === undefined
-                ? 'absent'
-                : 'blank',
-          requestBody: requestBody.whole ? requestBody.bytes().toString('utf8') : undefined,
-        });
-        if (findings.length > 0) note.findings = findings;
-      }
-      const raw = answer.raw;
-      const pieces: ExchangePieces | undefined =
-        keep > 0
-          ? {
-              requestHeaders,
-              requestBody: bodyStart(requestBody.bytes(), keep),
-              requestBodyBytes: requestBody.total,
-              get responseHeaders() {
-                return endToEnd(raw);
-              },
-              responseBody:
-                answer.text !== undefined
-                  ? bodyStart(answer.text, keep)
-                  : answer.body && bodyStart(answer.body.bytes(), keep),
-              responseBodyBytes:
-                answer.text !== undefined ? Buffer.byteLength(answer.text) : (answer.body?.total ?? 0),
-              httpVersion: req.httpVersion,
-            }
-          : undefined;
-      recordCall(runtime, ctx, status, answeredAt, writtenAt, pieces);
-    };
+    const record = createExchangeRecord({
+      runtime,
+      ctx,
+      names,
+      token,
+      namedByThis: () => namedByThis,
+      requestBody,
+      requestHeaders,
+      keep,
+      httpVersion: req.httpVersion,
+      isCredential,
+      onRecord: (status, responseText) =>
+        keys.onRecord(ctx, token, { operation, status, request: requestBody, answer: responseText }),
+    });
 
     /** An answer the proxy makes itself (fault, unreachable target): the request's body is read and dropped. */
     const answerOwn = async (answer: Answer) => {
@@ -283,11 +247,18 @@ export function createProxy(options: ProxyOptions): Proxy {
       const ended = req.readableEnded
         ? undefined
         : new Promise<void>((resolve) => {
-            req.once('end', resolve);
-            req.once('close', resolve);
-            req.once('error', resolve);
+            const { socket } = req;
+            const done = () => {
+              socket.off('close', done);
+              resolve();
+            };
+            req.once('end', done);
+            req.once('close', done);
+            req.once('error', done);
+            // A request answered before its body was all in is not closed when its connection is.
+            socket.once('close', done);
           });
-      req.on('data', (chunk: Buffer) => requestBody.add(chunk));
+      if (!req.listeners('data').length) req.on('data', (chunk: Buffer) => requestBody.add(chunk));
       req.resume();
       const answeredAt = performance.now();
       const writtenAt = await writeOwn(res, answer);
@@ -300,6 +271,19 @@ export function createProxy(options: ProxyOptions): Proxy {
       );
     };
 
+    if (leaksKey) {
+      ctx.note.fault = 'proxy:admin_key_in_url';
+      return answerOwn(
+        respondError(
+          ctx,
+          new GatewayError('invalid_request', {
+            message:
+              "The request's URL carries the proxy's admin key: it is not forwarded to the target. Send the key only in X-Admin-Key, to /__admin.",
+            details: { proxy: true },
+          }),
+        ),
+      );
+    }
     if ((FAULT_TARGETS as readonly string[]).includes(operation)) {
       let fault: Answer | undefined;
       try {
@@ -311,66 +295,52 @@ export function createProxy(options: ProxyOptions): Proxy {
       if (fault) return answerOwn(fault);
     }
 
-    return new Promise<void>((resolve) => {
-      const forwarded = endToEnd(requestHeaders, (lower) => lower === 'host');
-      forwarded.unshift('Host', target.host);
-      const out = upstream(request.method, req.url?.startsWith('/') ? req.url : request.path, forwarded);
-      let answered = false;
-      out.on('error', (error: NodeJS.ErrnoException) => {
-        if (answered) return;
-        answered = true;
-        if (res.headersSent) {
-          res.destroy();
-          resolve();
-          return;
+    const forwarded = endToEnd(requestHeaders, (lower) => lower === 'host');
+    forwarded.unshift('Host', target.host);
+    return forward({
+      req,
+      res,
+      out: upstream(
+        request.method,
+        // An absolute-form target (`GET http://host/path?q`) is sent on in origin form, query included.
+        req.url?.startsWith('/') ? req.url : `${request.path}${request.query ? `?${request.query}` : ''}`,
+        forwarded,
+      ),
+      deadlines,
+      requestBody,
+      answerCapacity: (status) =>
+        Math.max(capturedBytes(keep), status >= 400 || namedByThis || learns ? ANALYSED_BYTES : 0),
+      answered: ({ status, answeredAt, raw, body, writtenAt, cutOff }) => {
+        if (cutOff) {
+          ctx.note.fault = `proxy:${cutOff.kind}`;
+          ctx.note.findings = [cutOffFinding(cutOff)];
         }
-        const unreachable = new GatewayError('upstream_error', {
-          message: `The target gateway could not be reached or broke off its answer (${error.code ?? error.message}); this answer is the proxy's.`,
-          details: { proxy: true, target_error: error.code ?? 'unknown' },
-        });
-        ctx.note.fault = 'proxy:upstream';
-        answerOwn(respondError(ctx, unreachable)).then(resolve, resolve);
-      });
-      req.on('data', (chunk: Buffer) => requestBody.add(chunk));
-      req.pipe(out);
-      // The client hung up before the answer was complete: the target's request is abandoned too.
-      res.once('close', () => {
-        if (!res.writableFinished) out.destroy();
-      });
-      out.on('response', (up) => {
-        answered = true;
-        const answeredAt = performance.now();
-        const status = up.statusCode ?? 502;
-        const body = collector(Math.max(keep, status >= 400 || namedByThis ? ANALYSED_BYTES : 0));
-        // A flat [name, value, ...] list, as rawHeaders: order, spelling and repeats kept.
-        res.writeHead(status, up.statusMessage, endToEnd(up.rawHeaders) as unknown as OutgoingHttpHeaders);
-        up.on('data', (chunk: Buffer) => body.add(chunk));
-        up.pipe(res);
-        // When the last of the answer was handed to the client's socket (pipe ends the response on the
-        // target's end, before this listener): as the gateway records it. 'finish' comes a turn later,
-        // after the client may already have sent its next request.
-        let writtenAt: number | undefined;
-        up.once('end', () => {
-          writtenAt = performance.now();
-        });
-        let done = false;
-        const finish = (written: boolean) => {
-          if (done) return;
-          done = true;
-          record(written ? status : 0, answeredAt, { raw: up.rawHeaders, body }, writtenAt);
-          resolve();
-        };
-        res.once('finish', () => finish(true));
-        res.once('close', () => finish(res.writableFinished));
-        up.once('aborted', () => res.destroy());
-        up.once('error', () => res.destroy());
-      });
+        record(status, answeredAt, { raw, body }, writtenAt);
+      },
+      failed: async (failure) => {
+        // The agent hung up first: nothing to answer, the exchange is journaled as dropped.
+        if (failure.kind === 'agent_gone') {
+          ctx.note.fault = 'proxy:agent_gone';
+          return record(0, performance.now(), { raw: [] });
+        }
+        const { error, fault, findings } = failureAnswer(failure);
+        ctx.note.fault = fault;
+        if (findings) ctx.note.findings = findings;
+        if (res.destroyed) return record(0, performance.now(), { raw: [] });
+        const answer = respondError(ctx, error);
+        // The request's body is not all in (a target that took none of it): answered, then the connection is
+        // closed (RFC 9112 section 9.6) rather than the rest read, so the exchange is journaled now.
+        if (!req.complete) answer.headers = { ...answer.headers, connection: 'close' };
+        return answerOwn(answer);
+      },
     });
   };
 
   return {
     gateway,
     target,
+    deadlines,
+    keptFields: keepField,
     config: gateway.config,
     handleNode,
     refuse: (error, request) => gateway.core.refuse(error, request),

@@ -61,3 +61,32 @@ export function collector(max: number) {
 
 /** The first bytes of a body and the count of all of them. */
 export type Collector = ReturnType<typeof collector>;
+
+/**
+ * Header pairs without the proxy's admin credentials, so they never reach the target (nor the journal):
+ * `X-Admin-Key`, and any header whose value carries the admin key (`Authorization: Bearer KEY`, a cookie),
+ * as sent or percent-encoded. Without an admin key, the pairs are returned as they are.
+ */
+export function withoutAdminKey(raw: readonly string[], adminKey: string | undefined): readonly string[] {
+  if (!adminKey) return raw;
+  const carries = (value: string) => carriesAdminKey(value, adminKey);
+  const out: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as string;
+    const value = raw[i + 1] as string;
+    if (name.toLowerCase() === 'x-admin-key' || carries(value)) continue;
+    out.push(name, value);
+  }
+  return out;
+}
+
+/** Whether a text (a header value, a URL) carries the admin key, as sent or percent-encoded. */
+export function carriesAdminKey(text: string, adminKey: string): boolean {
+  if (text.includes(adminKey)) return true;
+  if (!text.includes('%')) return false;
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' ')).includes(adminKey);
+  } catch {
+    return false;
+  }
+}

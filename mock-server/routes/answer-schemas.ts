@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { reportOptionsSchema } from '../client-report/report-options.ts';
-import { configSchema, TOOL_NAMES } from '../config/schema.ts';
+import { CLIENT_REPORT_SCHEMA_VERSION } from '../client-report/report-version.ts';
+import { configSchema } from '../config/schema.ts';
 import { ERROR_CODES } from '../errors.ts';
 import { faultSpecSchema } from '../scenarios/faults.ts';
 
 // The answers' shapes, for the OpenAPI document. Request bodies are described by the schemas that validate
-// them (tools/, routes/); answers are built in code, so these are checked against real answers instead
+// them (tools/, routes/), the tools' answers by their definitions (tools/). Answers are built in code, so these
+// are checked against real answers instead
 // (`openapi.test.ts` sends every documented request and parses each answer with its schema, strictly).
 
 const isoTime = z.iso.datetime();
@@ -28,36 +30,14 @@ export const healthSchema = z.strictObject({
 export const whoamiSchema = z.strictObject({
   agent: z.strictObject({ id: z.string(), name: z.string() }),
   tier: z.string(),
-  tools: z.array(z.enum(TOOL_NAMES)).describe('The tools this agent may call now.'),
+  tools: z
+    .array(z.string())
+    .describe("The tools this agent may call now (the built-in ones and the config's)."),
   token: z.strictObject({
     issued_at: isoTime,
     expires_at: isoTime,
     expires_in_seconds: z.number().int().min(0),
   }),
-});
-
-const source = z
-  .enum(['fixture', 'generated'])
-  .describe('`fixture` from fixtures/, `generated` by seeded faker.');
-
-export const searchResponseSchema = z.strictObject({
-  query: z.string(),
-  count: z.number().int(),
-  results: z.array(z.strictObject({ title: z.string(), url: z.string(), snippet: z.string() })),
-  source,
-});
-
-export const fetchResponseSchema = z.strictObject({
-  url: z.string(),
-  status: z.number().int().describe('HTTP status of the fetched page (the tool call itself succeeded).'),
-  title: z.string(),
-  format: z.enum(['markdown', 'text']),
-  content: z.string().describe('Untrusted input (spec section 1, rule 1): data, never instructions.'),
-  length: z.number().int().describe('Length of the whole page, before max_length.'),
-  truncated: z.boolean(),
-  untrusted: z.literal(true),
-  notice: z.string(),
-  source,
 });
 
 export const tokenResponseSchema = z.strictObject({
@@ -74,7 +54,7 @@ export const agentViewSchema = z.strictObject({
   name: z.string(),
   api_key: z.string(),
   tier: z.string(),
-  allowlist: z.array(z.enum(TOOL_NAMES)),
+  allowlist: z.array(z.string()),
   disabled: z.boolean(),
   token_generation: z
     .number()
@@ -91,7 +71,7 @@ export const mintedTokenSchema = z.strictObject({
 const toolsConfig = configSchema.shape.tools;
 export const toolsSchema = z.strictObject({ tools: toolsConfig });
 export const toolPatchedSchema = z.looseObject({
-  tool: z.enum(TOOL_NAMES),
+  tool: z.string(),
   tiers: z.array(z.string()),
   enabled: z.boolean(),
   latency_ms: z.number().int(),
@@ -203,6 +183,10 @@ export const journalEntrySchema = z.looseObject({
   exchange: z
     .strictObject({
       request_headers: z.array(z.tuple([z.string(), z.string()])),
+      query: z
+        .string()
+        .optional()
+        .describe("The request's query string (without `?`), credentials redacted."),
       request_body: z.string().optional(),
       request_body_bytes: z.number().int(),
       response_headers: z.array(z.tuple([z.string(), z.string()])),
@@ -212,13 +196,17 @@ export const journalEntrySchema = z.looseObject({
     })
     .optional()
     .describe(
-      'Headers and the first journal.body_bytes of each body, the identity header, credentials and secrets redacted.',
+      'Headers, the query and the first journal.body_bytes of each body, the identity header, credentials (by name, wherever they sit) and secrets redacted; a body is redacted before it is cut.',
     ),
   findings: z
     .array(z.strictObject({ rule: z.string(), detail: z.string() }))
     .optional()
     .describe("Spec rules this answer broke (proxy mode: the target's answers)."),
   target_request_id: z.string().optional().describe("Proxy mode: the target's X-Request-Id."),
+  own_key_unknown: z
+    .literal(true)
+    .optional()
+    .describe("Proxy mode: the agent's own API key was unknown when this request was scanned."),
 });
 
 const nameValue = z.strictObject({ name: z.string(), value: z.string() });
@@ -300,6 +288,9 @@ const requestView = z.looseObject({
 });
 /** The client behaviour report. Open: fields may be added. */
 export const clientReportSchema = z.looseObject({
+  schema_version: z
+    .literal(CLIENT_REPORT_SCHEMA_VERSION)
+    .describe('The version of this shape: raised when a field is removed or changes meaning.'),
   agent: z.string(),
   requests: z.number().int(),
   journal_dropped: z.number().int().optional(),
@@ -310,12 +301,35 @@ export const clientReportSchema = z.looseObject({
     .describe(
       'Requests judged without connection facts (node:http) or delivery facts (in process: msw, fetch): told apart by time only.',
     ),
-  from: isoTime.optional(),
-  to: isoTime.optional(),
-  // The thresholds the report was graded with (report-options.ts), every one filled in.
-  options: reportOptionsSchema.required(),
+  from: isoTime.optional().describe('The first graded request (of the last clock epoch, with epochs).'),
+  to: isoTime.optional().describe('The last graded request (of the last clock epoch, with epochs).'),
+  epochs: z
+    .array(
+      z.looseObject({
+        epoch: z.number().int(),
+        first_seq: z.number().int(),
+        requests: z.number().int(),
+        from: isoTime,
+        to: isoTime,
+      }),
+    )
+    .optional()
+    .describe(
+      "Present when the gateway's clock was moved back among the graded requests: each epoch is judged apart.",
+    ),
+  // The thresholds the report was graded with (report-options.ts), every one filled in; `since` when given.
+  options: reportOptionsSchema.required().partial({ since: true }),
   rules: z.array(
-    z.looseObject({ id: z.string(), title: z.string(), spec_ref: z.string(), violations: z.number().int() }),
+    z.looseObject({
+      id: z.string(),
+      title: z.string(),
+      spec_ref: z.string(),
+      violations: z.number().int(),
+      unobserved: z
+        .string()
+        .optional()
+        .describe('Why the journal could not show whether the rule was kept: not observed, so not a pass.'),
+    }),
   ),
   violations: z.array(
     z.looseObject({

@@ -1,90 +1,192 @@
-import { z } from 'zod';
-import { TOOLS } from '../../vocabulary/tools.ts';
+import { isToolName } from '../../vocabulary/tools.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { Answer, CallContext, Handler } from '../http/context.ts';
 import { NO_STORE, respondJson, respondJsonText } from '../http/respond.ts';
 import type { StoredResponse } from '../idempotency.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import { andFinally, andThen, type MaybePromise } from '../maybe-promise.ts';
+import { andThen } from '../maybe-promise.ts';
 import { type Admission, admit } from '../pipeline/admit.ts';
 import { authorize } from '../pipeline/authorize.ts';
+import { compose, type Stage } from '../pipeline/compose.ts';
 import { idempotencyKey, type KeyOutcome } from '../pipeline/idempotency-key.ts';
 import { identify } from '../pipeline/identify.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
 import { readToolBody, type ToolBody } from '../pipeline/read-tool-body.ts';
 import { replayAnswer } from '../pipeline/replay-answer.ts';
 import { runTool } from '../pipeline/run-tool.ts';
-import type { ToolSpec } from '../pipeline/tool-spec.ts';
-import { fetchRequestSchema } from '../providers/web-fetch.ts';
-import { searchRequestSchema } from '../providers/web-search.ts';
+import { type ToolSpec, toolSpecOf } from '../pipeline/tool-spec.ts';
 import type { Runtime } from '../runtime.ts';
+import type { AnyToolDefinition } from '../tools/index.ts';
 import type { Routes } from './route-declaration.ts';
 
-const WHOAMI_FINGERPRINT = journalFingerprint('whoami');
+/** A call with a token on its way through a route's stages: what each stage learnt, for the stages after it. */
+export interface Caller {
+  readonly runtime: Runtime;
+  readonly ctx: CallContext;
+  identity?: Identity;
+  admission?: Admission;
+  key?: KeyOutcome;
+  /** The answer the idempotency key stores, once the tool answered. */
+  stored?: StoredResponse;
+}
+
+/** A tool call: a caller, the tool, and its body once read. */
+export interface Call extends Caller {
+  readonly spec: ToolSpec;
+  body?: ToolBody<unknown>;
+}
+
+// What a stage reads that an earlier stage wrote (the order of the stages guarantees it).
+const identityOf = (call: Caller) => call.identity as Identity;
+const admissionOf = (call: Caller) => call.admission as Admission;
+
+/** identify (401): the caller's token. */
+const identifyCaller: Stage<Caller, Answer> = (call) =>
+  andThen(identify(call.runtime, call.ctx), (identity) => {
+    call.identity = identity;
+    return undefined;
+  });
 
 /**
- * A tool call (spec section 4), as the list of its stages: identify (401), authorize (403), read body
- * (415/413/400), admit (429), idempotency key (replay/409/422), inject fault (5xx/drop), run tool, respond.
- * With a replay scenario, a recorded answer left for the agent answers once the body is read.
- * The record stage follows once the adapter has written the answer. In memory every stage answers at once
- * and so does the handler (no promise); a stage that returns a promise (a shared store, a remote verifier,
- * a slow tool) is waited for.
+ * replay: with a replay scenario, the recorded answer left for this agent answers once the body is read (so
+ * the journal has what was asked: the report recognises retries by it), in place of policy, limits and
+ * tool. Only the spec's endpoints have recorded answers (a recording names them by path).
  */
-export function toolCall<T>(runtime: Runtime, spec: ToolSpec<T>): Handler {
+const replayRecorded: Stage<Call, Answer> = (call) => {
+  const { tool } = call.spec;
+  const replayed = isToolName(tool) ? call.runtime.replay?.take(identityOf(call).agentId, tool) : undefined;
+  if (!replayed) return undefined;
+  return andThen(readToolBody(call.ctx, identityOf(call), call.spec), () => replayAnswer(call.ctx, replayed));
+};
+
+/** authorize (403): tiers, allowlist, a disabled tool. */
+const authorizeTool: Stage<Call, Answer> = (call) =>
+  andThen(authorize(call.runtime, call.ctx, identityOf(call), call.spec), () => undefined);
+
+/** read body (415, 413, 400): Content-Type, size, JSON, the tool's schema; the journal learns what it asks. */
+const readBody: Stage<Call, Answer> = (call) =>
+  andThen(readToolBody(call.ctx, identityOf(call), call.spec), (body) => {
+    call.body = body;
+    return undefined;
+  });
+
+/** admit (429): concurrency, then the rate-limit rules that count this tool. */
+const admitCall: Stage<Call, Answer> = (call) =>
+  andThen(admit(call.runtime, call.ctx, identityOf(call), call.spec.tool), (admission) => {
+    call.admission = admission;
+    return undefined;
+  });
+
+/** idempotency key: replays a stored answer (or 409/422); without the header, nothing. */
+const checkIdempotencyKey: Stage<Call, Answer> = (call) =>
+  andThen(
+    idempotencyKey(
+      call.runtime,
+      call.ctx,
+      identityOf(call),
+      call.spec,
+      (call.body as ToolBody<unknown>).bytes,
+      admissionOf(call).headers,
+    ),
+    (keyed) => {
+      call.key = keyed;
+      return keyed.replay;
+    },
+  );
+
+/** inject fault: an armed fault's 5xx, wait or dropped connection. */
+const injectToolFault: Stage<Call, Answer> = (call) =>
+  injectFault(call.runtime, call.ctx, call.spec.tool, identityOf(call).agentId);
+
+/** run tool, respond: the provider's answer, 200, with the admission's RateLimit headers. */
+const answerWithTool: Stage<Call, Answer> = (call) =>
+  andThen(runTool(call.runtime, call.spec, (call.body as ToolBody<unknown>).value), (result) => {
+    call.stored = { status: 200, body: result, headers: NO_STORE };
+    return respondJsonText(call.ctx, result, 200, NO_STORE, admissionOf(call).headers);
+  });
+
+/** However the call ends: the key settled with the answer (stored only when it succeeded), the slot given back. */
+const settleCall = (call: Caller) => {
+  call.key?.settle?.(call.stored);
+  call.admission?.release();
+};
+
+/**
+ * A tool call (spec section 4), as the list of its stages. With a replay scenario, a recorded answer left for
+ * the agent answers once the body is read. The record stage follows once the adapter has written the
+ * answer. In memory every stage answers at once and so does the handler (no promise).
+ */
+export const TOOL_STAGES: readonly Stage<Call, Answer>[] = [
+  identifyCaller,
+  replayRecorded,
+  authorizeTool,
+  readBody,
+  admitCall,
+  checkIdempotencyKey,
+  injectToolFault,
+  answerWithTool,
+];
+
+const toolStages = compose(TOOL_STAGES, settleCall);
+
+/** The handler of one tool's route. */
+export function toolCall(runtime: Runtime, spec: ToolSpec): Handler {
   const fingerprint = journalFingerprint(spec.tool);
   return (ctx) => {
     ctx.note.operation = spec.tool;
     ctx.note.request_fingerprint = fingerprint;
-    return andThen(identify(runtime, ctx), (id) => {
-      // A replay scenario's recorded answer, when one is left for this agent: after the body is read, so the
-      // journal has what was asked (the report recognises retries by it), in place of policy, limits and tool.
-      const replayed = runtime.replay?.take(id.agentId, spec.tool);
-      if (replayed) return andThen(readToolBody(ctx, id, spec), () => replayAnswer(ctx, replayed));
-      return andThen(authorize(runtime, ctx, id, spec), () =>
-        andThen(readToolBody(ctx, id, spec), (body) =>
-          andThen(admit(runtime, ctx, id, spec.tool), (admission) =>
-            admitted(runtime, ctx, spec, id, body, admission),
-          ),
-        ),
-      );
-    });
+    return toolStages({ runtime, ctx, spec });
   };
 }
 
-/**
- * The stages of an admitted tool call: idempotency key, inject fault, run tool, respond; then, however it
- * ends, the key is settled with the answer (stored only when it succeeded) and the in-flight slot given back.
- */
-function admitted<T>(
-  runtime: Runtime,
-  ctx: CallContext,
-  spec: ToolSpec<T>,
-  id: Identity,
-  body: ToolBody<T>,
-  admission: Admission,
-): MaybePromise<Answer> {
-  let key: KeyOutcome | undefined;
-  let stored: StoredResponse | undefined;
-  const answer = () =>
-    andThen(idempotencyKey(runtime, ctx, id, spec, body.bytes, admission.headers), (keyed) => {
-      key = keyed;
-      if (keyed.replay) return keyed.replay;
-      return andThen(injectFault(runtime, ctx, spec.tool, id.agentId), (fault) => {
-        if (fault) return fault;
-        return andThen(runTool(runtime, spec, body.value), (result) => {
-          stored = { status: 200, body: result, headers: NO_STORE };
-          return respondJsonText(ctx, result, 200, NO_STORE, admission.headers);
-        });
-      });
-    });
-  return andFinally(answer, () => {
-    key?.settle?.(stored);
-    admission.release();
-  });
+/** The whoami answer: the caller, its tier, the tools it may call now, its token's lifetime. */
+function whoamiAnswer(call: Caller): Answer {
+  const { runtime } = call;
+  const identity = identityOf(call);
+  const body = {
+    agent: { id: identity.agentId, name: identity.name },
+    tier: identity.tier,
+    tools: runtime.policy.allowedTools(identity),
+    token: {
+      issued_at: new Date(identity.issuedAt).toISOString(),
+      expires_at: new Date(identity.expiresAt).toISOString(),
+      expires_in_seconds: Math.max(0, Math.floor((identity.expiresAt - runtime.clock.now()) / 1000)),
+    },
+  };
+  return respondJson(call.ctx, body, 200, NO_STORE, admissionOf(call).headers);
 }
+
+/** replay for whoami: a recorded answer left for this agent answers in place of limits and identity. */
+const replayWhoami: Stage<Caller, Answer> = (call) => {
+  const replayed = call.runtime.replay?.take(identityOf(call).agentId, 'whoami');
+  return replayed ? replayAnswer(call.ctx, replayed) : undefined;
+};
+
+/** admit (429) for whoami: limits apply to it, policy does not. */
+const admitWhoami: Stage<Caller, Answer> = (call) =>
+  andThen(admit(call.runtime, call.ctx, identityOf(call), 'whoami'), (admission) => {
+    call.admission = admission;
+    return undefined;
+  });
+
+/** inject fault on whoami. */
+const injectWhoamiFault: Stage<Caller, Answer> = (call) =>
+  injectFault(call.runtime, call.ctx, 'whoami', identityOf(call).agentId);
+
+/** GET /v1/whoami (spec section 4 rule 2), as the list of its stages: every valid token, whatever its tier. */
+export const WHOAMI_STAGES: readonly Stage<Caller, Answer>[] = [
+  identifyCaller,
+  replayWhoami,
+  admitWhoami,
+  injectWhoamiFault,
+  whoamiAnswer,
+];
+
+const whoamiStages = compose(WHOAMI_STAGES, settleCall);
 
 /** The /v1 endpoints that are not tools: health and whoami. */
 function plainEndpoints(runtime: Runtime) {
+  const whoamiFingerprint = journalFingerprint('whoami');
   /** GET /v1/health (spec section 4 rule 1): answered before identity, so no token, and no bad token, changes it. */
   const health: Handler = (ctx) => {
     ctx.note.operation = 'health';
@@ -94,77 +196,32 @@ function plainEndpoints(runtime: Runtime) {
       return respondJson(ctx, body, 200, NO_STORE);
     });
   };
-
-  /** GET /v1/whoami (spec section 4 rule 2): every valid token, whatever its tier; limits apply, policy does not. */
   const whoami: Handler = (ctx) => {
     ctx.note.operation = 'whoami';
-    ctx.note.request_fingerprint = WHOAMI_FINGERPRINT;
-    return andThen(identify(runtime, ctx), (identity) => {
-      const replayed = runtime.replay?.take(identity.agentId, 'whoami');
-      if (replayed) return replayAnswer(ctx, replayed);
-      return andThen(admit(runtime, ctx, identity, 'whoami'), (admission) =>
-        andFinally(
-          () =>
-            andThen(injectFault(runtime, ctx, 'whoami', identity.agentId), (fault) => {
-              if (fault) return fault;
-              const body = {
-                agent: { id: identity.agentId, name: identity.name },
-                tier: identity.tier,
-                tools: runtime.policy.allowedTools(identity),
-                token: {
-                  issued_at: new Date(identity.issuedAt).toISOString(),
-                  expires_at: new Date(identity.expiresAt).toISOString(),
-                  expires_in_seconds: Math.max(
-                    0,
-                    Math.floor((identity.expiresAt - runtime.clock.now()) / 1000),
-                  ),
-                },
-              };
-              return respondJson(ctx, body, 200, NO_STORE, admission.headers);
-            }),
-          admission.release,
-        ),
-      );
-    });
+    ctx.note.request_fingerprint = whoamiFingerprint;
+    return whoamiStages({ runtime, ctx });
   };
   return { health, whoami };
 }
 
-// Compiled parsers: ~20x faster on a valid body; any failure goes to zod's runtime, so messages are unchanged.
-const searchBody = z.compile(searchRequestSchema);
-const fetchBody = z.compile(fetchRequestSchema);
-
-/** A tool as the pipeline runs it: its path and outgoing field from the vocabulary, its body schema and provider. */
-const toolSpec = <T>(
-  tool: keyof typeof TOOLS,
-  schema: ToolSpec<T>['schema'],
-  run: ToolSpec<T>['run'],
-): ToolSpec<T> => ({
-  tool,
-  path: TOOLS[tool].path,
-  field: TOOLS[tool].field,
-  schema,
-  run,
-});
-
-/** The tools as the pipeline runs them: each one's path, outgoing field, body schema and provider. */
-export function toolSpecs(runtime: Runtime) {
-  return {
-    search: toolSpec<z.output<typeof searchRequestSchema>>('web.search', searchBody, (body) =>
-      runtime.search.search(body),
-    ),
-    fetch: toolSpec<z.output<typeof fetchRequestSchema>>('web.fetch', fetchBody, (body) =>
-      runtime.fetchPage.fetch(body),
-    ),
+/** The tools as the pipeline runs them, each made once from its definition and bound to the runtime's providers. */
+export function toolSpecs(runtime: Runtime, tools: readonly AnyToolDefinition[]): ToolSpec[] {
+  const providers = {
+    search: runtime.search,
+    fetchPage: runtime.fetchPage,
+    corpus: runtime.corpus,
+    seed: runtime.config.corpus.seed,
   };
+  return tools.map((tool) => toolSpecOf(tool, providers));
 }
 
-/** The /v1 endpoints of spec section 4: the handlers of their routes in `public-route-table.ts`. */
+/** The /v1 endpoints: health, whoami and every tool's route (`public-route-table.ts`, `tool-routes.ts`). */
 export function registerGatewayRoutes(routes: Routes, runtime: Runtime) {
-  const tools = toolSpecs(runtime);
   const { health, whoami } = plainEndpoints(runtime);
   routes.bind('health', health);
   routes.bind('whoami', whoami);
-  routes.bind('webSearch', toolCall(runtime, tools.search));
-  routes.bind('webFetch', toolCall(runtime, tools.fetch));
+  const specs = toolSpecs(runtime, runtime.tools);
+  runtime.tools.forEach((tool, i) => {
+    routes.bind(tool.routeId, toolCall(runtime, specs[i] as ToolSpec));
+  });
 }

@@ -1,18 +1,10 @@
 import { ENDPOINTS, type EndpointId } from '../../vocabulary/endpoints.ts';
 import { verifyResponseSchema } from '../identity/verifier.ts';
-import { fetchRequestSchema } from '../providers/web-fetch.ts';
-import { searchRequestSchema } from '../providers/web-search.ts';
+import { BUILT_IN_TOOLS } from '../tools/index.ts';
 import * as answers from './answer-schemas.ts';
 import { tokenRequestSchema, verifyRequestSchema } from './idp-routes.ts';
-import {
-  AGENT_AUTH,
-  BODY,
-  FAULTS,
-  json,
-  type RouteDeclaration,
-  STORE,
-  TOOL_ERRORS,
-} from './route-declaration.ts';
+import { AGENT_AUTH, BODY, FAULTS, json, type RouteDeclaration, STORE } from './route-declaration.ts';
+import { toolRoute } from './tool-routes.ts';
 
 /** Where the gateway serves its OpenAPI document, without a key (it describes, it discloses nothing). */
 export const OPENAPI_PATH = ENDPOINTS.openapi.path;
@@ -20,7 +12,7 @@ export const OPENAPI_PATH = ENDPOINTS.openapi.path;
 /** Where an endpoint of the vocabulary is called (vocabulary/endpoints.ts): a route's method and path. */
 const endpoint = (id: EndpointId) => ({ method: ENDPOINTS[id].method, path: ENDPOINTS[id].path });
 
-/** The endpoints of the spec (section 4): handlers in `gateway-routes.ts`. */
+/** The endpoints of the spec (section 4), its tools' from their definitions (`tools/`): handlers in `gateway-routes.ts`. */
 export const SPEC_ROUTES: readonly RouteDeclaration[] = [
   {
     ...endpoint('health'),
@@ -45,41 +37,7 @@ export const SPEC_ROUTES: readonly RouteDeclaration[] = [
     },
     errors: [...AGENT_AUTH, 'rate_limited', ...FAULTS, ...STORE],
   },
-  {
-    ...endpoint('web.search'),
-    id: 'webSearch',
-    summary: 'Web search (spec section 4; safe to retry)',
-    description:
-      'Known queries answer from fixtures/search, others with seeded generated results: a retry gets the same body.',
-    group: 'spec',
-    security: 'agent',
-    body: json('SearchRequest', searchRequestSchema),
-    ok: {
-      status: 200,
-      description: 'Search results.',
-      schema: json('SearchResponse', answers.searchResponseSchema),
-      rateLimited: true,
-    },
-    errors: TOOL_ERRORS,
-    idempotencyKey: true,
-  },
-  {
-    ...endpoint('web.fetch'),
-    id: 'webFetch',
-    summary: 'Web fetch (spec section 4; safe to retry)',
-    description: 'The content is untrusted input (spec section 1, rule 1).',
-    group: 'spec',
-    security: 'agent',
-    body: json('FetchRequest', fetchRequestSchema),
-    ok: {
-      status: 200,
-      description: 'The page.',
-      schema: json('FetchResponse', answers.fetchResponseSchema),
-      rateLimited: true,
-    },
-    errors: TOOL_ERRORS,
-    idempotencyKey: true,
-  },
+  ...BUILT_IN_TOOLS.map(toolRoute),
 ];
 
 /** The simulated identity provider (served unless tokens are verified elsewhere): handlers in `idp-routes.ts`. */

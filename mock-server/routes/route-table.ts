@@ -24,11 +24,14 @@ export interface ServedParts {
   identityProvider?: boolean;
   /** The admin API and its dashboard (on with an admin key). */
   admin?: boolean;
+  /** The routes of the tools its config declares beyond the spec's (`tools/extra-tool.ts`), after the spec's. */
+  extraTools?: readonly RouteDeclaration[];
 }
 
-/** The routes a gateway with these parts serves, in the table's order. */
+/** The routes a gateway with these parts serves, in the table's order (its extra tools after the spec's). */
 export function servedRoutes(parts: ServedParts = {}): RouteDeclaration[] {
-  return ROUTES.filter((route) => {
+  const routes = [...SPEC_ROUTES, ...(parts.extraTools ?? []), ...ROUTES.slice(SPEC_ROUTES.length)];
+  return routes.filter((route) => {
     if (route.group === 'identity provider') return parts.identityProvider !== false;
     if (route.group === 'admin' || route.group === 'dashboard') return parts.admin !== false;
     return true;

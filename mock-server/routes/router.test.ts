@@ -34,6 +34,30 @@ describe('router', () => {
     expect(routingPath('/v1/a%20b')).toBe('/v1/a%20b');
     expect(routingPath('/plain')).toBe('/plain');
   });
+
+  it('removes dot segments and merges empty ones (every spelling of /__admin is /__admin), keeps case and a trailing slash', () => {
+    for (const spelling of [
+      '//__admin/journal',
+      '/./__admin/journal',
+      '/v1/../__admin/journal',
+      '/v1/%2E%2E/__admin/journal',
+      '/%2e/__admin/journal',
+      '/__admin//journal',
+      '///__admin/./journal',
+      '/x/y/../../__admin/journal',
+      '/../__admin/journal',
+      '/%5F%5Fadmin/journal',
+      '/__admin/journal/x/..',
+    ])
+      expect(routingPath(spelling).replace(/\/$/, ''), spelling).toBe('/__admin/journal');
+    expect(routingPath('/__admin/.')).toBe('/__admin/');
+    expect(routingPath('/__admin/journal/')).toBe('/__admin/journal/');
+    expect(routingPath('/v1/health/')).toBe('/v1/health/');
+    expect(routingPath('/__ADMIN/journal')).toBe('/__ADMIN/journal');
+    expect(routingPath('/__admin./journal')).toBe('/__admin./journal');
+    expect(routingPath('/..')).toBe('/');
+    expect(routingPath('/v1/.well-known')).toBe('/v1/.well-known');
+  });
 });
 
 describe('routerFromTable', () => {

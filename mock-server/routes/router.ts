@@ -167,12 +167,26 @@ const safeDecode = (segment: string) => {
 const UNRESERVED_ESCAPE = /%(?:[46][1-9A-Fa-f]|[57][0-9Aa]|3[0-9]|2[Dd]|2[Ee]|5[Ff]|7[Ee])/g;
 
 /**
- * The path routes are matched on: percent-escapes of unreserved characters decoded (RFC 3986 section
- * 6.2.2.2: `/%5F%5Fadmin` is `/__admin`), everything else as sent. A path without `%` is returned as is.
+ * The path routes are matched on, one rule for the gateway's router and the proxy's admin test (so no
+ * spelling of `/__admin` reaches the one and not the other): percent-escapes of unreserved characters decoded
+ * (RFC 3986 section 6.2.2.2: `/%5F%5Fadmin` is `/__admin`), dot segments removed (section 6.2.2.3, 5.2.4:
+ * `/v1/../__admin`, `/./__admin`, `/__admin/.`), and empty segments merged (`//__admin`: as most servers and
+ * proxies read it); a trailing slash is kept (`/v1/health/` is not `/v1/health`). Case is kept (`/__ADMIN` is
+ * another path). A path with none of `%`, `//` or `/.` is returned as is.
  */
 export function routingPath(path: string): string {
-  if (!path.includes('%')) return path;
-  return path.replace(UNRESERVED_ESCAPE, (triplet) =>
-    String.fromCharCode(Number.parseInt(triplet.slice(1), 16)),
-  );
+  const decoded = path.includes('%')
+    ? path.replace(UNRESERVED_ESCAPE, (triplet) => String.fromCharCode(Number.parseInt(triplet.slice(1), 16)))
+    : path;
+  if (!decoded.includes('//') && !decoded.includes('/.')) return decoded;
+  const segments = decoded.split('/');
+  const kept: string[] = [];
+  for (let i = 1; i < segments.length; i++) {
+    const segment = segments[i] as string;
+    if (segment === '..') kept.pop();
+    else if (segment !== '' && segment !== '.') kept.push(segment);
+  }
+  const last = segments.at(-1);
+  const trailing = kept.length > 0 && (last === '' || last === '.' || last === '..');
+  return `/${kept.join('/')}${trailing ? '/' : ''}`;
 }

@@ -3,7 +3,8 @@ import { SPEC_ENDPOINT_IDS } from '../../vocabulary/endpoints.ts';
 
 /** Where a fault can strike: the health check, whoami and the tools. */
 export const FAULT_TARGETS = SPEC_ENDPOINT_IDS;
-export type FaultTarget = (typeof FAULT_TARGETS)[number];
+/** A spec endpoint, or a tool a config declares (struck by faults that name no operation). */
+export type FaultTarget = (typeof FAULT_TARGETS)[number] | (string & {});
 
 /**
  * A fault to inject, as the admin API and scenario files describe it; declared once: the flags of
@@ -16,7 +17,7 @@ export const faultSpecSchema = z
         operation: z
           .enum(FAULT_TARGETS)
           .optional()
-          .describe('only requests to this endpoint (default: any of health, whoami, web.search, web.fetch)'),
+          .describe(`only requests to this endpoint (default: any of ${FAULT_TARGETS.join(', ')})`),
         agent: z
           .string()
           .min(1)

@@ -1,3 +1,5 @@
+import { isPlaceholder } from './placeholders.ts';
+
 /**
  * Finds secrets in what an agent sends out (search queries, fetch URLs): spec section 1, client safety
  * rule 2. The journal stores the text with every finding replaced by `[REDACTED:<kind>]`.
@@ -12,6 +14,10 @@ export type SecretKind =
   | 'github_token'
   | 'openai_style_key'
   | 'slack_token'
+  | 'gitlab_token'
+  | 'google_api_key'
+  | 'stripe_key'
+  | 'npm_token'
   | 'jwt'
   | 'private_key';
 
@@ -41,13 +47,19 @@ const looksRandom = (match: string) =>
  */
 export const PATTERNS: [SecretKind, RegExp, ((match: string) => boolean)?][] = [
   // Before identity tokens: an HS256 JWT ends in `<payload>.<43-character signature>` too.
-  ['jwt', /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g],
-  ['identity_token', IDENTITY_TOKEN],
-  ['aws_access_key', /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g],
-  ['github_token', /\bgh[pousr]_[A-Za-z0-9]{36,}\b/g],
+  ['jwt', /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, (m) => !isPlaceholder(m)],
+  ['identity_token', IDENTITY_TOKEN, (m) => !isPlaceholder(m)],
+  // Documentation placeholders (AKIAIOSFODNN7EXAMPLE, jwt.io's sample, `ghp_xxxx…`) are not secrets.
+  ['aws_access_key', /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, (m) => !isPlaceholder(m)],
+  ['github_token', /\bgh[pousr]_[A-Za-z0-9]{36,}\b/g, (m) => !isPlaceholder(m)],
   ['openai_style_key', /\bsk-[A-Za-z0-9_-]{20,}/g, looksRandom],
   // Slack tokens are numeric ids then a secret (`xoxb-123…-456…-AbC…`); `xoxb-your-bot-token-here` is not.
   ['slack_token', /\bxox[abposr]-[0-9]+-[A-Za-z0-9-]{10,}/g],
+  // GitLab personal, deploy, runner and CI tokens (`glpat-` and kin, 20 characters after the prefix).
+  ['gitlab_token', /\bgl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|oas|soat)-[A-Za-z0-9_-]{20,}/g, looksRandom],
+  ['google_api_key', /\bAIza[0-9A-Za-z_-]{35}\b/g],
+  ['stripe_key', /\b(?:sk|rk|pk)_live_[A-Za-z0-9]{20,}/g],
+  ['npm_token', /\bnpm_[A-Za-z0-9]{36}\b/g],
   // The header with key material after it (`+` for a space: a form-encoded query string sends it so);
   // the header alone is what someone searching for an error message types.
   ['private_key', /-----BEGIN[ +][A-Z +]*PRIVATE[ +]KEY-----(?:\s|\+|%0A|%0D|\\n)*[A-Za-z0-9+/=]{40,}/g],
@@ -55,4 +67,5 @@ export const PATTERNS: [SecretKind, RegExp, ((match: string) => boolean)?][] = [
 
 // Cheap pre-filter: text without any of these cannot match a pattern above (every identity token, with or
 // without its prefix, has a dot followed by 43 base64url characters).
-export const MAYBE_PATTERN = /AKIA|ASIA|gh[pousr]_|sk-|xox|eyJ|-----BEGIN|\.[A-Za-z0-9_-]{43}/;
+export const MAYBE_PATTERN =
+  /AKIA|ASIA|gh[pousr]_|sk-|xox|gl[a-z]{1,5}-|AIza|_live_|npm_|eyJ|-----BEGIN|\.[A-Za-z0-9_-]{43}/;

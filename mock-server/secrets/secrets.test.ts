@@ -271,6 +271,10 @@ describe('well-known secret shapes', () => {
     ['openai_style_key', 'sk-proj-4fT9xQ2mLp8ZrV1bN6cW3yHd_k0'],
     ['openai_style_key', 'sk-ant-api03-Zx8vQ1wE5rT7yU2iO9pA4sD6fG3hJ0kL'],
     ['slack_token', 'xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx'],
+    ['gitlab_token', 'glpat-x7Kq2Lm9Pz4Rt8Vw1Yb3'],
+    ['google_api_key', 'AIzaSy9xQ2mLp8ZrV1bN6cW3yHd_k0T4fAe7Bu1'],
+    ['stripe_key', 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'],
+    ['npm_token', `npm_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`],
     // An HS256 JWT ends in `<payload>.<43 characters>` like an identity token: it is reported as a JWT.
     [
       'jwt',

@@ -16,10 +16,10 @@ export function createRedisState(
   parts: {
     /** The config in force (scenarios replace it): the rules the store's script decides. */
     config: () => ResolvedConfig;
-    /** The armed faults (the list travels with the admin snapshot; strikes are counted in the store). */
+    /** The armed faults (the list is the store's admin state; strikes are counted in the store). */
     faults: FaultInjector;
     /** Tells the other instances a fault was spent here. */
-    faultSpent: () => void;
+    faultSpent: (id: string) => void;
   },
 ): StatePort {
   const { connection } = store;
@@ -79,7 +79,7 @@ export function createRedisState(
             // Spent: disarmed here, and on the other instances through the admin snapshot.
             if (fault?.count !== undefined && fault.fired >= fault.count) {
               parts.faults.remove(fault.id);
-              parts.faultSpent();
+              parts.faultSpent(fault.id);
             }
             return fault;
           },

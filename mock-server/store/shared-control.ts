@@ -1,120 +1,179 @@
-import type { ClockState } from '../clock.ts';
+import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.ts';
-import type { Agent } from '../identity/agent-registry.ts';
-import type { ToolSettings } from '../policy/policy.ts';
-import type { Fault } from '../scenarios/faults.ts';
-import type { ScenarioInput } from '../scenarios/scenarios.ts';
+import { type AdminState, createRedisAdmin, type StoredAdminState } from './redis-admin.ts';
 import type { SharedStore } from './shared-store.ts';
+import type { AdminPort } from './state-port.ts';
 
-/** The admin-controlled state every instance holds a copy of: what the admin API and scenarios change. */
-export interface ControlSnapshot {
-  /** The scenario in force (as loaded: a bundled name, a file, or inline), or null for the base config. */
-  scenario: { input: string | ScenarioInput } | null;
-  agents: Agent[];
-  tools: ToolSettings;
-  faults: Fault[];
-  clock: ClockState;
-  /** The limits' epoch: counts start over when it moves (reset, scenario). */
-  epoch: number;
-}
+export type { AdminState, StoredAdminState };
 
-/** What an instance does with the control state: read its own, take over another's. */
+/** What an instance does with the admin state: read its own, take over the store's. */
 export interface ControlHooks {
-  snapshot(): Omit<ControlSnapshot, 'epoch'>;
-  apply(snapshot: ControlSnapshot): void;
+  snapshot(): AdminState;
+  /** Takes over the store's state, which is newer than the one this instance holds. */
+  apply(state: StoredAdminState): void;
+  /** The tools whose settings to read (the built-in ones and the config's extra ones; default built-in). */
+  tools?(): readonly string[];
 }
 
 /**
- * Admin changes across instances, by invalidation: the instance that made a change writes the whole control
- * snapshot to the store and publishes one message; every other instance re-reads the snapshot and takes it
- * over. Pub/sub rather than a re-read per request, because this state changes rarely and the hot path must
- * not pay a round trip for it; a whole snapshot rather than deltas, because a missed message (a reconnect)
- * then costs nothing: the next re-read is complete, and every instance re-reads after a reconnect.
- * Revocations are also checked in the admit script, so they hold on every instance at once.
+ * How often every instance asks the store for its admin version, besides the pub/sub message each change
+ * publishes: a message missed (a reconnect, a slow subscriber) costs at most this long, so a change made
+ * anywhere is in force everywhere within about this plus one read (docs/operators.md states 1 s).
+ */
+export const ADMIN_POLL_MS = 250;
+
+/**
+ * Admin changes across instances (docs/architecture.md, "Shared state"). Each change is one atomic script on
+ * its own entity's keys in Redis (redis-admin-scripts.ts): two instances creating agents, or one disabling
+ * an agent while another creates one, never overwrite each other. A change is answered once Redis has it and
+ * this instance read it back; the others read it when the change's message arrives or at their next poll
+ * of the version. The store's state is taken over only when its version is newer than the one held (or the
+ * store started a new life after a wipe), so nothing taken over ever reverts. A reset or scenario writes the
+ * whole state once, as one script: it is the one change meant to replace everything.
  */
 export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
-  const { connection, limits, instanceId } = store;
+  const { connection } = store;
   const { redis } = connection;
-  const snapshotKey = connection.key('control');
-  const channel = connection.key('control:changed');
+  const log = connection.options.log;
+  const admin = createRedisAdmin(connection);
   const subscriber = connection.subscriber();
+  let applied = { seed: '', version: -1 };
   let started = false;
 
-  const reload = async () => {
-    const [text, epoch] = await Promise.all([redis.get(snapshotKey), limits.loadEpoch()]);
-    if (text) hooks.apply({ ...(JSON.parse(text) as ControlSnapshot), epoch });
+  const readAndApply = async () => {
+    const state = await admin.read(hooks.tools?.());
+    // An emptied store: nothing to take over (the instances write theirs back: `seed`).
+    if (state.seed === '' && state.version === 0) return;
+    if (state.seed === applied.seed && state.version <= applied.version) return;
+    hooks.apply(state);
+    applied = { seed: state.seed, version: state.version };
   };
-  const reloadLogged = () =>
-    reload().catch((error) => connection.options.log(`admin state not re-read: ${String(error)}`));
-
-  const publish = async (kind: 'state' | 'reset') => {
-    if (kind === 'reset') {
-      await limits.forget();
-      await store.journal.clear();
-    }
-    const snapshot = hooks.snapshot();
-    // Revocations first, where every instance's admission script checks them.
-    await Promise.all(
-      snapshot.agents
-        .filter((agent) => agent.tokenGeneration > 0)
-        .map((agent) => limits.setGeneration(agent.id, agent.tokenGeneration)),
-    );
-    await redis.set(snapshotKey, JSON.stringify({ ...snapshot, epoch: limits.epoch }));
-    await redis.publish(channel, instanceId);
-  };
-
-  const control = {
-    /** Subscribes, then takes over the store's state, or seeds it with this instance's when there is none. */
-    async start() {
-      subscriber.on('message', (_channel: string, from: string) => {
-        if (from !== instanceId) void reloadLogged();
+  // One read at a time, each after the previous; calls meanwhile share the next one (which starts after
+  // them, so it sees every change they were made for).
+  let running: Promise<void> = Promise.resolve();
+  let queued: Promise<void> | undefined;
+  const reload = (): Promise<void> => {
+    if (queued) return queued;
+    const next = running
+      .catch(() => {})
+      .then(() => {
+        queued = undefined;
+        return readAndApply();
       });
-      await subscriber.subscribe(channel);
-      // After an outage: messages may have been missed, so read everything again.
+    queued = next;
+    running = next;
+    return next;
+  };
+  const reloadLogged = () => reload().catch((error) => log(`admin state not re-read: ${String(error)}`));
+
+  /** Writes this instance's state into a store that holds none (start, after a wipe); else reads it. */
+  const seed = async () => {
+    const seedId = randomUUID();
+    const version = await admin.writeAll('seed', hooks.snapshot(), seedId);
+    if (version > 0) applied = { seed: seedId, version };
+    else await reload();
+  };
+
+  const poll = async () => {
+    if (redis.status !== 'ready') return;
+    const [version, seedId] = await connection.bounded(redis.mget(admin.keys.version, admin.keys.seed));
+    const newer = Number(version ?? 0) > applied.version;
+    if ((seedId && seedId !== applied.seed) || (seedId === applied.seed && newer)) await reload();
+  };
+
+  /** The 503 of a change the store did not confirm: it may or may not have been made. */
+  const unconfirmed = (error: unknown) => {
+    const refusal = connection.unavailable(error);
+    if (refusal.code !== 'state_store_unavailable') return refusal;
+    return new GatewayError('state_store_unavailable', {
+      message: `${refusal.message} The change may or may not have been made in the shared store (this instance takes over whatever the store holds once it answers): read the state back (GET on the admin API) before repeating it.`,
+    });
+  };
+  /** Runs a change and reads the state back, so the answer shows it; a store that fails is a 503. */
+  const change = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      const result = await work();
+      await reload();
+      return result;
+    } catch (error) {
+      throw unconfirmed(error);
+    }
+  };
+
+  const port: AdminPort = {
+    createAgent: (agent) =>
+      change(async () => {
+        const version = await admin.createAgent(agent);
+        return version === -1 ? 'id_taken' : version === -2 ? 'key_taken' : 'created';
+      }),
+    updateAgent: (id, patch) => change(async () => (await admin.updateAgent(id, patch)) > 0),
+    revokeTokens: (id) => change(async () => (await admin.revokeTokens(id)) > 0),
+    updateTool: (tool, patch) =>
+      change(async () => {
+        await admin.updateTool(tool, patch);
+      }),
+    armFault: (spec) =>
+      change(async () => {
+        const { id } = await admin.armFault(spec);
+        return { ...spec, id, seen: 0, fired: 0 };
+      }),
+    disarmFault: (id) => change(async () => (await admin.disarm(id)) > 0),
+    clearFaults: () =>
+      change(async () => {
+        await admin.disarm(undefined);
+      }),
+    async changeClock(clockChange) {
+      const version = await change(() => admin.changeClock(clockChange));
+      if (version === -1)
+        throw new RangeError(
+          `advancing by ${clockChange.kind === 'advance' ? clockChange.ms : 0} ms would pass 9999-12-31T23:59:59.999Z`,
+        );
+    },
+    async replaced() {
+      try {
+        await admin.writeAll('replace', hooks.snapshot(), applied.seed);
+        await store.journal.clear();
+        await reload();
+      } catch (error) {
+        // This instance put it in force before the store confirmed it: it takes the store's state back
+        // at its next read, whatever the store holds.
+        applied = { seed: '', version: -1 };
+        throw unconfirmed(error);
+      }
+    },
+  };
+
+  return {
+    admin: port,
+    /** Subscribes, then takes over the store's state, or seeds it with this instance's when it holds none. */
+    async start() {
+      subscriber.on('message', () => void reloadLogged());
+      await subscriber.subscribe(admin.channel);
+      // After an outage messages may have been missed: read again (the poll would, a little later).
       redis.on('ready', () => {
         if (started) void reloadLogged();
       });
-      const seeded = await redis.set(
-        snapshotKey,
-        JSON.stringify({ ...hooks.snapshot(), epoch: limits.epoch }),
-        'NX',
-      );
-      if (!seeded) await reload();
+      await seed();
       started = true;
+      const polling = setInterval(() => {
+        poll().catch(() => {});
+      }, ADMIN_POLL_MS);
+      polling.unref();
       // The store was emptied: this instance's admin state (revocations included) goes back in, for the
-      // instances running and those starting later alike.
+      // instances running and those starting later alike; the first instance to write it wins.
       store.guard.onWipe(() => {
-        control
-          .changed()
-          .catch((error) => connection.options.log(`admin state not written back: ${String(error)}`));
+        seed().catch((error) => log(`admin state not written back: ${String(error)}`));
       });
     },
-
-    /**
-     * Publishes this instance's state after an admin change; `reset` also starts every count over and
-     * empties the shared journal (reset, scenario). Resolves once the store has it: from then on every
-     * instance that re-reads sees it (revocations are in force everywhere at once).
-     * Past the deadline the answer is a 503 but the writes already sent are not called back: the change
-     * is in force on this instance and may still reach the store and the other instances afterwards; the
-     * 503's message says so (a retry publishes this instance's whole state again; it does not undo it).
-     */
-    async changed(kind: 'state' | 'reset' = 'state') {
-      // One deadline for the whole change (several round trips).
-      const writing = publish(kind);
-      try {
-        await connection.bounded(writing);
-      } catch (error) {
-        const refusal = connection.unavailable(error);
-        if (refusal.code !== 'state_store_unavailable') throw refusal;
-        throw new GatewayError('state_store_unavailable', {
-          message: `${refusal.message} The change is in force on this instance, and the shared store and the other instances may still get it after this answer (its writes are not called back): read the state back (GET on the admin API) before repeating it.`,
-        });
-      }
+    /** A fault spent on this instance (disarmed here already): disarmed in the store, for every instance. */
+    faultSpent(id: string) {
+      admin
+        .disarm(id)
+        .then(() => reload())
+        .catch((error) => log(`spent fault not announced: ${String(error)}`));
     },
-
     reload,
   };
-  return control;
 }
 
 export type SharedControl = ReturnType<typeof createSharedControl>;

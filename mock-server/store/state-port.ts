@@ -1,14 +1,15 @@
 import type { VirtualClock } from '../clock.ts';
 import type { ResolvedConfig } from '../config/load-config.ts';
-import type { Operation } from '../config/schema.ts';
+import type { Operation, ToolConfig } from '../config/schema.ts';
 import type { GatewayError } from '../errors.ts';
 import type { IdempotencyOutcome, StoredResponse } from '../idempotency.ts';
+import type { Agent, AgentPatch } from '../identity/agent-registry.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { JournalExchange } from '../journal/exchange-capture.ts';
 import type { JournalEntry, JournalExport, JournalFilter, JournalPageOf } from '../journal/journal.ts';
 import type { AdmitResult } from '../limits/rate-limiter.ts';
 import type { MaybePromise } from '../maybe-promise.ts';
-import type { Fault, FaultTarget } from '../scenarios/faults.ts';
+import type { Fault, FaultSpec, FaultTarget } from '../scenarios/faults.ts';
 
 /**
  * The state the pipeline keeps between requests (limits, idempotency keys, the journal, fault strikes, the
@@ -116,4 +117,43 @@ export interface FaultsPort {
    * spent fault is disarmed (everywhere, on a shared store). Nothing armed: undefined, at once.
    */
   strike(target: FaultTarget, agentId: string | undefined): MaybePromise<Fault | undefined>;
+}
+
+/** An agent the admin API creates (the registry sets its token generation and incarnation). */
+export type NewAgent = Pick<Agent, 'id' | 'name' | 'apiKey' | 'tier' | 'allowlist' | 'disabled'>;
+
+/** A change of the virtual clock, as the admin API asks for it. */
+export type ClockChange =
+  | { kind: 'freeze' }
+  | { kind: 'resume' }
+  | { kind: 'reset' }
+  | { kind: 'advance'; ms: number }
+  /** `frozen` true: stopped at exactly `epochMs`; false: running on from it; undefined: as it was. */
+  | { kind: 'set'; epochMs: number; frozen?: boolean };
+
+/**
+ * The admin state (agents, tools, faults, the clock, the scenario), changed one entity at a time. In memory
+ * each change is made on this process's registry, policy, faults and clock. On a shared store each is one
+ * atomic script on that entity's keys (never a read-modify-write of the whole state), answered once Redis
+ * has it and this instance has taken it over; the other instances take it over within a bound
+ * (docs/operators.md). A change that cannot apply says why in its result, never by half-applying.
+ */
+export interface AdminPort {
+  createAgent(agent: NewAgent): MaybePromise<'created' | 'id_taken' | 'key_taken'>;
+  /** False: no such agent. */
+  updateAgent(id: string, patch: AgentPatch): MaybePromise<boolean>;
+  /** False: no such agent. */
+  revokeTokens(id: string): MaybePromise<boolean>;
+  updateTool(tool: string, patch: Partial<ToolConfig>): MaybePromise<void>;
+  armFault(spec: FaultSpec): MaybePromise<Fault>;
+  /** False: no such fault. */
+  disarmFault(id: string): MaybePromise<boolean>;
+  clearFaults(): MaybePromise<void>;
+  /** Throws a RangeError for a time outside the clock's range (nothing changed). */
+  changeClock(change: ClockChange): MaybePromise<void>;
+  /**
+   * After this instance put a reset or scenario in force: every instance takes over its whole admin state,
+   * and the counts and the journal start over everywhere. Nothing to do in memory.
+   */
+  replaced(): MaybePromise<void>;
 }

@@ -67,6 +67,12 @@ export const equalJitter = (base: number, attempt: number) => {
   return step / 2 + (Math.random() * step) / 2;
 };
 
+/** Equal jitter on a step capped at `cap`: the jitter survives the cap (clamping after it would remove it). */
+export const cappedEqualJitter = (base: number, attempt: number, cap: number) => {
+  const step = Math.min(cap, base * 2 ** (attempt - 1));
+  return step / 2 + (Math.random() * step) / 2;
+};
+
 /** A failure a client retries: rate limited, a server error, or a dropped connection. */
 export const isRetryable = (status: number) => status === 429 || status === 0 || status >= 500;
 

@@ -6,6 +6,7 @@ import { createGateway, type Gateway } from '../../mock-server/gateway.ts';
 import { faultSpecSchema } from '../../mock-server/scenarios/faults.ts';
 import { FAMILIES } from './families.ts';
 import { HAND_WRITTEN } from './hand-written.ts';
+import { HELD_OUT } from './held-out.ts';
 import { LIBRARIES } from './libraries.ts';
 import type { ClientProgram, RuleId } from './types.ts';
 
@@ -16,9 +17,15 @@ export type { ClientProgram, RuleId };
  * against the reference gateway by `npm test` (test/client-report-catalogue.test.ts) and by
  * `npm run client-matrix`, which prints the confusion matrix.
  */
-export const CLIENT_CATALOGUE: readonly ClientProgram[] = [...HAND_WRITTEN, ...LIBRARIES, ...FAMILIES];
+export const CLIENT_CATALOGUE: readonly ClientProgram[] = [
+  ...HAND_WRITTEN,
+  ...LIBRARIES,
+  ...FAMILIES,
+  ...HELD_OUT,
+];
 
-const API_KEYS: Record<ClientProgram['agent'], string> = {
+/** The fixture agents' API keys (fixtures/config/default.yaml). */
+export const API_KEYS: Record<ClientProgram['agent'], string> = {
   'agent-verified': 'ak_verified_2b8d4f6a1c9e',
   'agent-early': 'ak_early_7c3e9a1b5d2f',
 };

@@ -1,176 +1,100 @@
 /**
  * The package as its users get it: packed with `npm pack`, installed from the tarball into scratch projects
- * under a temporary folder, and used there on Node 20 (this process's node) and Node 24:
- *   (a) a plain ES module imports the gateway and serves it with `node` (esm/serve.mjs);
- *   (b) a strict TypeScript project (module NodeNext, skipLibCheck false) compiles against the types;
- *   (c) a vitest test uses the msw handlers through the global fetch and the client-rules matcher, and
- *       agents that meet 429s under vitest's fake timers (fake-timers.test.ts);
- *   (d) the same with jest (native ES modules, jest's modern fake timers), in a project without vitest,
- *       compiled by tsc first;
+ * under a temporary folder (with `npm install --save-dev`, no flags: a peer range that does not admit the
+ * test tools is an ERESOLVE failure here), and used on the Node versions each tool supports:
+ *   (a) a plain ES module imports the gateway and serves it with `node` (esm/serve.mjs), on Node 20 and 24;
+ *   (b) strict TypeScript projects (module NodeNext, skipLibCheck false) compile against the types;
+ *   (c) vitest: msw 2 + vitest 4 on Node 20 (this process's node), and msw 3 + vitest 5 on Node 24, each
+ *       running vitest-project/: the README example, per-test grading (a test whose agent never reached
+ *       the gateway fails), agents on fake timers (one that gives up) and an agent on the openai SDK whose
+ *       own retry policy meets a 429 with Retry-After, on real and fake timers;
+ *   (d) jest 30 + msw 3 on Node 22 (native ES modules, modern fake timers; no vitest installed), the same
+ *       tests in jest-project/, compiled by tsc first;
  *   (e) `npx --no-install agent-gateway` runs from the installed package (--help, token, serve with the
- *       dashboard's files and /openapi.json).
- * The files under esm/, vitest-project/ and jest-project/ are the README's examples, as they run here.
+ *       dashboard's files and /openapi.json), on Node 20 and 24.
+ * The files under esm/, vitest-project/ and jest-project/ are the README's and guide's examples as they run.
  *
  * Run with `npm run test:consumers` (part of `npm test`). It needs the npm registry for the scratch
- * projects' dependencies (msw, vitest, jest, typescript; the npm cache is used first) and a Node 24
- * binary (the node-<platform>-<arch> package, cached under the temporary folder). Nothing here is timed:
- * the start-up figures come from `npm run bench:cli`.
+ * projects' dependencies (the npm cache is used first) and Node 22 and 24 binaries (the
+ * node-<platform>-<arch> packages, cached under the temporary folder). Nothing here is timed: the start-up
+ * figures come from `npm run bench:cli`.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import {
+  cleanEnv,
+  expectSuccess,
+  installedMajor,
+  killGroup,
+  MINUTE,
+  nodeBinDir,
+  npmInstall,
+  progress,
+  run,
+} from './scratch-tools.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
-const CACHE = join(tmpdir(), 'agent-gateway-consumers-cache');
-const NODE24 = `node-${process.platform}-${process.arch}@24`;
-const MINUTE = 60_000;
 
-/** The scratch projects: where each example is copied and what it installs beside the tarball. */
+/**
+ * The scratch projects: the example each copies, the Node major it runs on, and what it installs beside the
+ * tarball (the test tools' majors are checked after the install: the matrix is what it says).
+ */
 const PROJECTS = {
-  esm: { example: 'esm', deps: [] },
-  vitest: {
+  esm: { example: 'esm', node: 20, deps: [], majors: {} },
+  vitest4: {
     example: 'vitest-project',
-    deps: ['msw@^2.12.0', 'vitest@^4.0.0', 'typescript@^5.9.0', '@types/node@^20.19.0'],
+    node: 20,
+    // openai 7 needs Node 22: 6 is the SDK's last major for Node 20.
+    deps: [
+      'msw@^2.12.0',
+      'vitest@^4.0.0',
+      'openai@^6.0.0',
+      '@anthropic-ai/sdk@^1.0.0',
+      'typescript@^5.9.0',
+      '@types/node@^20.19.0',
+    ],
+    majors: { msw: 2, vitest: 4 },
+  },
+  vitest5: {
+    example: 'vitest-project',
+    node: 24,
+    deps: [
+      'msw@^3.0.0',
+      'vitest@^5.0.0',
+      'openai@^7.0.0',
+      '@anthropic-ai/sdk@^1.0.0',
+      'typescript@^5.9.0',
+      '@types/node@^24.0.0',
+    ],
+    majors: { msw: 3, vitest: 5 },
   },
   jest: {
     example: 'jest-project',
+    node: 22,
     deps: [
-      'msw@^2.12.0',
+      'msw@^3.0.0',
       'jest@^30.0.0',
       '@jest/globals@^30.0.0',
+      'openai@^7.0.0',
+      '@anthropic-ai/sdk@^1.0.0',
       'typescript@^7.0.0',
-      '@types/node@^20.19.0',
+      '@types/node@^22.0.0',
     ],
+    majors: { msw: 3, jest: 30 },
   },
 } as const;
 type ProjectName = keyof typeof PROJECTS;
 
-const progress = (line: string) => process.stderr.write(`[consumers] ${line}\n`);
-
-interface Result {
-  code: number | null;
-  output: string;
-}
-
-/**
- * The environment of a command run in a scratch project: `npm run` exports the repository's own npm and
- * package settings (npm_config_local_prefix, npm_package_*), which must not reach an npm run elsewhere.
- * The cache, registry and user config stay, so the scratch installs use the same ones.
- */
-function cleanEnv(nodeDir?: string): NodeJS.ProcessEnv {
-  const keep = new Set(['npm_config_cache', 'npm_config_registry', 'npm_config_userconfig']);
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('npm_') && !keep.has(key)) continue;
-    if (key === 'NODE_OPTIONS' || key.startsWith('VITEST') || key === 'NODE_ENV') continue;
-    env[key] = value;
-  }
-  env.NO_COLOR = '1';
-  env.CI = 'true';
-  if (nodeDir) env.PATH = `${nodeDir}${delimiter}${env.PATH ?? ''}`;
-  return env;
-}
-
-/** Runs a command to completion (killed, with its children, after timeoutMs); output interleaved. */
-function run(
-  command: string,
-  args: string[],
-  options: { cwd: string; nodeDir?: string; env?: Record<string, string>; timeoutMs: number },
-): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: { ...cleanEnv(options.nodeDir), ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    const timer = setTimeout(() => {
-      killGroup(child, 'SIGKILL');
-      output += `\n[consumers] killed after ${options.timeoutMs / 1000} s`;
-    }, options.timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
-}
-
-/** Ends a command started here and the processes it started (npx runs the bin in a child). */
-function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
-  if (child.pid === undefined || child.exitCode !== null) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
-
-function expectSuccess(what: string, result: Result) {
-  assert.equal(result.code, 0, `${what} exited with ${result.code}:\n${result.output}`);
-}
-
-const NETWORK_TROUBLE =
-  /E(NOTFOUND|AI_AGAIN|CONNREFUSED|CONNRESET|TIMEDOUT|NETUNREACH|HOSTUNREACH)|socket hang up|network|request to \S+ failed/i;
-
-/** npm install, with a clear message when the registry is the problem rather than the package. */
-async function npmInstall(cwd: string, specs: string[], label: string) {
-  const result = await run(
-    'npm',
-    [
-      'install',
-      '--prefer-offline',
-      '--no-audit',
-      '--no-fund',
-      '--fetch-retries=1',
-      '--fetch-timeout=60000',
-      ...specs,
-    ],
-    { cwd, timeoutMs: 5 * MINUTE },
-  );
-  if (result.code === 0) return;
-  if (NETWORK_TROUBLE.test(result.output)) {
-    throw new Error(
-      `The consumer tests install ${label} from the npm registry (the npm cache first), and the registry could not be reached. Run them again with access to the registry (npm ping says whether it is reachable).\n${result.output.slice(-2000)}`,
-    );
-  }
-  throw new Error(`npm install ${specs.join(' ')} failed in ${cwd}:\n${result.output.slice(-4000)}`);
-}
-
-/** A Node 24 binary from the npm package that ships it, kept between runs. */
-async function node24Dir(): Promise<string> {
-  const dir = join(CACHE, NODE24.replace('@', '-'));
-  const bin = join(dir, 'node_modules', NODE24.split('@')[0] as string, 'bin', 'node');
-  if (!existsSync(bin)) {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'package.json'), '{ "private": true }\n');
-    progress(`installing ${NODE24} into ${dir} (once; kept for the next runs)`);
-    await npmInstall(dir, ['--no-save', NODE24], `a Node 24 binary (${NODE24})`);
-  }
-  const version = await run(bin, ['--version'], { cwd: dir, timeoutMs: MINUTE });
-  expectSuccess(`${bin} --version`, version);
-  assert.match(version.output.trim(), /^v24\./, `${bin} is not Node 24`);
-  return dirname(bin);
-}
-
 const work = mkdtempSync(join(tmpdir(), 'agent-gateway-consumers-'));
 const projectDir = (name: ProjectName) => join(work, name);
-const runtimes: { label: string; dir: string }[] = [];
+/** Where each Node major's binary is: 20 is this process's node (the project's own), 22 and 24 downloaded. */
+const nodeDirs = new Map<number, string>();
 let tarball = '';
 let packedFiles: string[] = [];
 let failed = false;
@@ -215,12 +139,17 @@ before(
           `${JSON.stringify({ name: `${name}-consumer`, private: true, type: 'module' }, null, 2)}\n`,
         );
         await npmInstall(dir, [tarball, ...project.deps], [...project.deps, 'the package'].join(', '));
+        for (const [tool, major] of Object.entries(project.majors))
+          assert.equal(installedMajor(dir, tool), major, `${name}: ${tool} ${major} was not installed`);
         progress(`  ${name}: installed`);
       }),
     );
     progress(`installed in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-    runtimes.push({ label: `Node ${process.version}`, dir: dirname(process.execPath) });
-    runtimes.push({ label: 'Node 24', dir: await node24Dir() });
+    for (const major of [20, 22, 24])
+      nodeDirs.set(
+        major,
+        process.version.startsWith(`v${major}.`) ? dirname(process.execPath) : await nodeBinDir(major),
+      );
   }),
   { timeout: 12 * MINUTE },
 );
@@ -259,17 +188,19 @@ describe('the packed package', () => {
     }),
   );
 
-  it(
-    '(b) a strict TypeScript 5 project (NodeNext, skipLibCheck false) compiles against its types',
-    step(async () => {
-      const dir = projectDir('vitest');
-      const result = await run(process.execPath, [join(dir, 'node_modules/typescript/bin/tsc'), '-p', '.'], {
-        cwd: dir,
-        timeoutMs: 3 * MINUTE,
-      });
-      expectSuccess('tsc (TypeScript 5, vitest project)', result);
-    }),
-  );
+  for (const name of ['vitest4', 'vitest5'] as const)
+    it(
+      `(b) a strict TypeScript 5 project with ${name.replace('vitest', 'vitest ')} (NodeNext, skipLibCheck false) compiles against its types`,
+      step(async () => {
+        const dir = projectDir(name);
+        const tsc = join(dir, 'node_modules/typescript/bin/tsc');
+        const result = await run(nodeOf(PROJECTS[name].node), [tsc, '-p', '.'], {
+          cwd: dir,
+          timeoutMs: 3 * MINUTE,
+        });
+        expectSuccess(`tsc (TypeScript 5, ${name} project)`, result);
+      }),
+    );
 
   it(
     '(d) a strict TypeScript 7 jest project compiles against its types without vitest installed',
@@ -280,7 +211,8 @@ describe('the packed package', () => {
         false,
         'vitest is installed in the jest project',
       );
-      const result = await run(process.execPath, [join(dir, 'node_modules/typescript/bin/tsc'), '-p', '.'], {
+      const tsc = join(dir, 'node_modules/typescript/bin/tsc');
+      const result = await run(nodeOf(PROJECTS.jest.node), [tsc, '-p', '.'], {
         cwd: dir,
         timeoutMs: 3 * MINUTE,
       });
@@ -293,12 +225,62 @@ describe('the packed package', () => {
   );
 });
 
+/** The node binary of a major version (found by `before`). */
+const nodeOf = (major: number) => join(nodeDirs.get(major) as string, 'node');
+
+/** The test files each runner project runs, and how many tests pass in all. */
+const EXPECTED_TESTS = { vitest: 12, jest: 10 };
+
+describe('the test runners, from the tarball', () => {
+  for (const name of ['vitest4', 'vitest5'] as const) {
+    const { node: major, majors } = PROJECTS[name];
+    it(
+      `(c) msw ${majors.msw} + vitest ${majors.vitest} on Node ${major}: README example, per-test grading, fake timers, the openai and Anthropic SDKs' retries`,
+      step(async () => {
+        const dir = projectDir(name);
+        const result = await run(nodeOf(major), [join(dir, 'node_modules/vitest/vitest.mjs'), 'run'], {
+          cwd: dir,
+          nodeDir: nodeDirs.get(major),
+          timeoutMs: 5 * MINUTE,
+        });
+        expectSuccess('vitest run', result);
+        assert.match(result.output, new RegExp(`Tests\\s+${EXPECTED_TESTS.vitest} passed`));
+        // Nothing left unhandled (an agent that gives up on fake timers): vitest would say "Errors".
+        assert.doesNotMatch(result.output, /Unhandled|Errors\s+\d+ error/);
+        progress(`  vitest ${majors.vitest}, msw ${majors.msw}, Node ${major}: ${durationOf(result.output)}`);
+      }),
+    );
+  }
+
+  it(
+    `(d) msw 3 + jest 30 on Node ${PROJECTS.jest.node} (native ES modules): the same tests, compiled by tsc`,
+    step(async () => {
+      const dir = projectDir('jest');
+      const major = PROJECTS.jest.node;
+      const result = await run(
+        nodeOf(major),
+        ['--experimental-vm-modules', join(dir, 'node_modules/jest/bin/jest.js')],
+        { cwd: dir, nodeDir: nodeDirs.get(major), timeoutMs: 5 * MINUTE },
+      );
+      expectSuccess('jest', result);
+      assert.match(
+        result.output,
+        new RegExp(`Tests:\\s+${EXPECTED_TESTS.jest} passed, ${EXPECTED_TESTS.jest} total`),
+      );
+      progress(`  jest 30, msw 3, Node ${major}: ${durationOf(result.output)}`);
+    }),
+  );
+});
+
+/** What the runner printed as its duration (vitest's "Duration", jest's "Time:"), for the log. */
+const durationOf = (output: string) =>
+  /Duration\s+(\S+)/.exec(output)?.[1] ?? /Time:\s+(.+)/.exec(output)?.[1]?.trim() ?? '?';
+
 /** Registered per Node version once `before` has found the binaries. */
-for (const index of [0, 1]) {
-  const label = index === 0 ? `Node ${process.version}` : 'Node 24';
-  describe(label, () => {
-    const runtime = () => runtimes[index] as { label: string; dir: string };
-    const node = () => join(runtime().dir, 'node');
+for (const major of [20, 24]) {
+  describe(`Node ${major}`, () => {
+    const runtime = () => ({ dir: nodeDirs.get(major) as string });
+    const node = () => nodeOf(major);
 
     it(
       '(a) a plain ES module imports the gateway and serves it',
@@ -306,34 +288,6 @@ for (const index of [0, 1]) {
         const result = await run(node(), ['serve.mjs'], { cwd: projectDir('esm'), timeoutMs: 2 * MINUTE });
         expectSuccess('node serve.mjs', result);
         assert.match(result.output, /health 200, whoami 200 as agent-verified, conformance pass/);
-      }),
-    );
-
-    it(
-      '(c) vitest: msw handlers through the global fetch, and the client-rules matcher',
-      step(async () => {
-        const dir = projectDir('vitest');
-        const result = await run(node(), [join(dir, 'node_modules/vitest/vitest.mjs'), 'run'], {
-          cwd: dir,
-          nodeDir: runtime().dir,
-          timeoutMs: 3 * MINUTE,
-        });
-        expectSuccess('vitest run', result);
-        assert.match(result.output, /Tests\s+6 passed/);
-      }),
-    );
-
-    it(
-      '(d) jest (native ES modules): the same test, and fake timers, compiled by tsc',
-      step(async () => {
-        const dir = projectDir('jest');
-        const result = await run(
-          node(),
-          ['--experimental-vm-modules', join(dir, 'node_modules/jest/bin/jest.js')],
-          { cwd: dir, nodeDir: runtime().dir, timeoutMs: 3 * MINUTE },
-        );
-        expectSuccess('jest', result);
-        assert.match(result.output, /Tests:\s+4 passed, 4 total/);
       }),
     );
 

@@ -22,6 +22,10 @@ export function runReport(
 ): ConformanceReport {
   return {
     target: 'http://127.0.0.1:1',
+    tools: [
+      { name: 'web.search', path: '/v1/web/search' },
+      { name: 'web.fetch', path: '/v1/web/fetch' },
+    ],
     seed: 42,
     numRuns: 25,
     startedAt: '2026-11-23T00:00:00.000Z',

@@ -59,7 +59,7 @@ export function onClientError(
   maxHeaderSize: number,
   refuse: (error: GatewayError) => GatewayResponse,
 ) {
-  return (error: NodeJS.ErrnoException, socket: TrackedSocket) => {
+  const answer = (error: NodeJS.ErrnoException, socket: TrackedSocket) => {
     const state = connectionOf(socket);
     const requests = state ? [...state.requests] : [];
     const answering = requests.some((r) => (r instanceof NodeRequest ? r.res?.headersSent : r.headersSent));
@@ -76,5 +76,20 @@ export function onClientError(
       return;
     }
     writeRaw(socket, refuse(refusal));
+  };
+  return (error: NodeJS.ErrnoException, socket: TrackedSocket) => {
+    // Node checks its headers timeout on a timer, which runs before sockets are read: on a busy process a
+    // connection whose request had arrived, unread, was answered 408. Decided a turn later, after the read:
+    // a request that started meanwhile is served. (Only a complete request head counts, so a client that
+    // trickles its headers still gets its 408.)
+    const state = connectionOf(socket);
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && state && state.requests.size === 0) {
+      const begun = state.begun;
+      setImmediate(() => {
+        if (!socket.destroyed && state.begun === begun) answer(error, socket);
+      });
+      return;
+    }
+    answer(error, socket);
   };
 }

@@ -20,6 +20,16 @@ export interface ConnectionState {
   readonly requests: Set<NodeRequest | ServerResponse>;
   /** A parser error came while a request was in progress: the connection closes after that answer. */
   closeAfter: boolean;
+  /** It carried a request: a kept-alive connection, which its client may reuse at any moment. */
+  used: boolean;
+  /** Requests begun on it so far. */
+  begun: number;
+  /** Made room with for a newcomer: its next answer closes it. */
+  closing: boolean;
+  /** Reached the idle timeout once with nothing received: closed at the next one. */
+  idleOnce: boolean;
+  /** The socket's bytes read when it last became idle: more since means a request is arriving. */
+  bytesAtIdle: number;
 }
 
 /** The connections of one client address; `idle` holds those without a request, longest idle first. */
@@ -36,13 +46,28 @@ export const connectionOf = (socket: Socket): ConnectionState | undefined =>
 export type ConnectionGuard = ReturnType<typeof createConnectionGuard>;
 
 /**
- * Caps the connections of each client address at `maxPerClient`. A connection beyond it makes room by closing
- * the address's longest-idle connection (no request in progress: a socket that never sent a byte, or a
- * kept-alive one between requests), so thousands of idle sockets from one address are shed while its busy
- * connections and new ones keep working; only when every connection of the address has a request in progress
- * is the new one refused. Costs a request two Set operations.
+ * How long a connection that never sent a request, made room with for a newcomer, may still send one before
+ * the guard closes it (the server passes its `headers_timeout_ms`: the patience it has for any request).
+ * Silent as it looks, its client may have connected and not written yet (a busy client process) or have
+ * written what this busy process has not read: closing it sooner (at once, or after 1 s) dropped such
+ * requests with a reset and no answer in bursts on a loaded machine.
  */
-export function createConnectionGuard(maxPerClient: number) {
+export const CLOSE_GRACE_MS = 10_000;
+
+/**
+ * Caps the connections of each client address at `maxPerClient`. A connection beyond it makes room: the
+ * address's longest-idle connection (no request in progress: a socket that never sent a byte, or a
+ * kept-alive one between requests) stops counting and closes without losing a request sent on it
+ * (`makeRoom`). So thousands of idle sockets from one address are shed while its busy connections
+ * and new ones keep working, and no request already sent is dropped unanswered; only when every connection
+ * of the address has a request in progress is the new one refused (its request is answered 429,
+ * `reason: connections`, and it closes). Costs a request two Set operations.
+ */
+export function createConnectionGuard(
+  maxPerClient: number,
+  options: { closeGraceMs?: number; idleTimeoutMs?: number } = {},
+) {
+  const closeGraceMs = options.closeGraceMs ?? CLOSE_GRACE_MS;
   const groups = new Map<string, ClientGroup>();
   let ids = 0;
   const release = (socket: TrackedSocket, state: ConnectionState) => {
@@ -54,6 +79,48 @@ export function createConnectionGuard(maxPerClient: number) {
     if (group.count === 0) groups.delete(group.address);
   };
 
+  /**
+   * Stops counting an idle connection, and closes it without dropping a request its client may have sent:
+   * a kept-alive one after its next answer (`Connection: close`), or at the idle timeout (which its client
+   * was told of in `Keep-Alive`); one that never sent a request after `closeGraceMs` of silence, or
+   * sooner when its address has `maxPerClient` such connections waiting already (`wait`).
+   */
+  const silent = (socket: TrackedSocket, state: ConnectionState) =>
+    !state.used && state.requests.size === 0 && socket.bytesRead === 0;
+  // Per address, the silent connections made room with and not closed yet, oldest first: at most
+  // `maxPerClient` of them (an address past twice the cap is a flood, not a burst: its oldest silent one goes).
+  const waiting = new Map<string, Set<TrackedSocket>>();
+  const wait = (socket: TrackedSocket) => {
+    const address = socket.remoteAddress ?? '';
+    const sockets = waiting.get(address) ?? new Set<TrackedSocket>();
+    waiting.set(address, sockets);
+    sockets.add(socket);
+    socket.once('close', () => {
+      sockets.delete(socket);
+      if (sockets.size === 0 && waiting.get(address) === sockets) waiting.delete(address);
+    });
+    if (sockets.size <= maxPerClient) return;
+    const oldest = sockets.values().next().value as TrackedSocket;
+    sockets.delete(oldest);
+    const oldestState = oldest[CONNECTION];
+    if (oldestState && silent(oldest, oldestState)) oldest.destroy();
+  };
+  const makeRoom = (socket: TrackedSocket, state: ConnectionState) => {
+    release(socket, state);
+    state.closing = true;
+    if (state.used) return;
+    wait(socket);
+    const closing = setTimeout(() => {
+      // Decided after the I/O waiting now is read (Node runs timers first): a request that arrived while
+      // this process was busy has started by then, and a client that sent any byte is left to the timeouts.
+      setImmediate(() => {
+        if (silent(socket, state)) socket.destroy();
+      });
+    }, closeGraceMs);
+    closing.unref();
+    socket.once('close', () => clearTimeout(closing));
+  };
+
   return {
     opened(socket: TrackedSocket): void {
       const address = socket.remoteAddress ?? '';
@@ -63,15 +130,18 @@ export function createConnectionGuard(maxPerClient: number) {
         refused: false,
         requests: new Set(),
         closeAfter: false,
+        used: false,
+        begun: 0,
+        closing: false,
+        idleOnce: false,
+        bytesAtIdle: 0,
       };
       socket[CONNECTION] = state;
       let group = groups.get(address);
       if (group && group.count >= maxPerClient) {
         const longestIdle: TrackedSocket | undefined = group.idle.values().next().value;
-        if (longestIdle) {
-          release(longestIdle, longestIdle[CONNECTION] as ConnectionState);
-          longestIdle.destroy();
-        } else state.refused = true;
+        if (longestIdle) makeRoom(longestIdle, longestIdle[CONNECTION] as ConnectionState);
+        else state.refused = true;
       }
       if (!state.refused) {
         if (!group) {
@@ -91,6 +161,10 @@ export function createConnectionGuard(maxPerClient: number) {
       if (!state) return undefined;
       if (state.requests.size === 0) state.group?.idle.delete(socket);
       state.requests.add(request);
+      state.used = true;
+      state.begun += 1;
+      state.idleOnce = false;
+      if (state.closing) state.closeAfter = true;
       return state;
     },
 
@@ -99,7 +173,30 @@ export function createConnectionGuard(maxPerClient: number) {
       const state = socket[CONNECTION];
       if (!state) return;
       state.requests.delete(request);
-      if (state.requests.size === 0 && state.group && !socket.destroyed) state.group.idle.add(socket);
+      if (state.requests.size !== 0) return;
+      state.bytesAtIdle = socket.bytesRead;
+      if (state.group && !socket.destroyed) state.group.idle.add(socket);
+    },
+
+    /**
+     * A kept-alive connection reached the idle timeout (Node's keep-alive timer, `server.on('timeout')`).
+     * Decided after the I/O waiting now is read (Node runs timers before it reads sockets): a request that
+     * arrived meanwhile keeps it. Silent, it gets the timeout once more before it closes: clients stop
+     * reusing a connection by the announced `Keep-Alive: timeout`, but a busy client's timers run late, and
+     * closing on the dot reset connections it was just sending on (bursts on a loaded machine).
+     */
+    idleTimedOut(socket: TrackedSocket): void {
+      setImmediate(() => {
+        const state = socket[CONNECTION];
+        if (socket.destroyed || (state && (state.requests.size > 0 || socket.bytesRead > state.bytesAtIdle)))
+          return;
+        if (state && !state.idleOnce && options.idleTimeoutMs) {
+          state.idleOnce = true;
+          socket.setTimeout(options.idleTimeoutMs);
+          return;
+        }
+        socket.destroy();
+      });
     },
 
     /** The answer of a refused connection's request. */

@@ -2,39 +2,75 @@
  * backoff-with-jitter (spec section 7: 429 without Retry-After, exponential backoff with jitter; 5xx,
  * retry with backoff).
  *
+ * What it means: after a failure the gateway gave no Retry-After for, a client waits before retrying, waits
+ * longer each time (up to a cap), and jitters the waits so that many clients do not retry in lock-step.
+ * Most common real way to break it: a retry loop with no wait or a fixed sleep (axios-retry's default
+ * noDelay, `while (status >= 500) { await sleep(1000); retry(); }`), or exponential steps with no jitter.
+ * Most unusual legal way to keep it: full jitter, whose waits are uniform from 0 up to the doubled bound, so
+ * some retries come at once and a later wait may be shorter than an earlier one; or urllib3's Retry, whose
+ * first retry is immediate and the later ones back off.
+ * Not retries: GET /v1/health (section 4 rule 1). Health is a probe, not a call to retry: a monitor polls
+ * it on its own beat whatever it answers (and the spec lists only whoami and the tools as safe to retry,
+ * section 4 rule 4), so a poller meeting 503s on a fixed 1 s beat is no retry chain.
+ *
  * The same request: the same `request_key` (its meaning: case, spacing, punctuation, ignored fields and
  * cache-buster parameters do not count). A retry: a request with the key of an attempt that failed (429
  * without Retry-After, 5xx without Retry-After, dropped) sent in reaction to that failure (connection facts,
  * see journal-facts.ts); attempts so linked make a retry chain. Its wait: its arrival minus the failure's
- * answer, as the gateway measured it (scheduling noise included).
+ * answer, as the gateway measured it (scheduling noise included: load only ever adds to it).
  * Broken when, over the agent's retries:
  * - no wait at all: retries that came within NO_WAIT_MS of the failure are more than a client backing off
  *   could send by chance. Any backoff's first step is taken to be at least FIRST_STEP_MS (the smallest among
  *   common libraries), doubling per retry; its chance of waiting NO_WAIT_MS or less at the k-th retry of a
  *   chain is then at most NO_WAIT_MS / (FIRST_STEP_MS x 2^(k-1)) (full jitter, the most spread). When the
- *   chance of so many quick retries is under 1 in 1000, the client does not wait: however short its chains
- *   (six calls each retried twice at once are as clear as one call retried six times);
+ *   chance of so many quick retries is under 1 in 10000, the client does not wait: however short its chains
+ *   (six calls each retried twice at once are as clear as one call retried six times). 1 in 10000, not 1 in
+ *   1000: a full-jitter backoff from exactly 100 ms is the reference itself, and over the rule's several
+ *   readings 1 in 1000 flagged it in about one journal in 250 (schedule-growth.test.ts, 500 seeds);
+ * - waits that never grow: the retries from the third on wait no longer, next to the first two, than the
+ *   least-growing backoff (full jitter, bound f, 2f, then 4f, for any f: the spec sets no step and no cap)
+ *   shows, or every wait stays under a ceiling that backoff from FIRST_STEP_MS (100, 200, then 400 ms)
+ *   passes, each with a chance under 1 in 1000, see schedule-growth.ts (a jittered constant bound, or a cap
+ *   reached at the second retry; a backoff that grew and then holds a jittered cap, whatever the cap, passes);
  * - per chain, in a third or more of the chains long enough to show it: 3+ retries none over NO_WAIT_MS,
- *   3+ at identical intervals, 5+ that never grew past 1.5x the first;
- * - across chains: four or more sequences, a third of all, on one schedule (no jitter).
+ *   3+ at identical intervals, 4+ at the end held at a cap without jitter (0, 200, then 400 ms eight
+ *   times), 5+ that never grew past 1.5x the shortest of the first three (a spike on the first two cannot
+ *   fake it); and two chains at least when there are more (one in three matching by chance is no schedule);
+ * - across chains: four or more sequences, a third of all, on one schedule (no jitter): their first three
+ *   waits alike to 5 ms or 2% (a quiet machine), or, for all the sequences together, each place's waits
+ *   spread less than a client jittering by 20% of the wait (at most 100 ms) would spread them (chance under 1 in 1000; load
+ *   only widens the spread, see schedule-shape.ts).
  * One behaviour: each schedule is one violation, with the chains that show it counted.
  */
 import type { JournalEntry } from '../../journal/journal.ts';
 import { describe, firstWhere, intervalsOf, isFailure, retryChains } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
+import { EARLY_SPIKES, flatSchedule, lowCeiling } from './schedule-growth.ts';
+import {
+  chanceOfSpread,
+  chanceText,
+  fixedTail,
+  LEAST_JITTER_FRACTION,
+  leastJitter,
+  NO_JITTER_CHANCE,
+  spreadOf,
+} from './schedule-shape.ts';
 
 // Retries after a failure the gateway gave no Retry-After for: the client's own backoff is judged.
-const unguided = (e: JournalEntry) => isFailure(e) && e.retry_after === undefined;
+// Health is polled, not retried (see above): its requests make no chain.
+const unguided = (e: JournalEntry) => isFailure(e) && e.retry_after === undefined && e.operation !== 'health';
 // Waits of one chain this close are "the same": 5 ms or 5%, whichever is larger (scheduling noise grows
 // with the wait).
 const same = (a: number, b: number) => Math.abs(a - b) <= Math.max(5, 0.05 * Math.max(a, b));
 /**
- * Waits of two sequences this close are "alike": 5 ms or 2%. Tighter than `same`: libraries jitter by as
+ * Waits of two sequences this close are "alike": 5 ms or 2% (10 ms past 500 ms). Tighter than `same`: libraries jitter by as
  * little as 20% (axios-retry's exponentialDelay adds 0-20%), and at 5% three of its sequences would match by
  * chance about 1% of the time; at 2% it is 0.01%.
  */
 export const ALIKE_FRACTION = 0.02;
-const alikeWait = (a: number, b: number) => Math.abs(a - b) <= Math.max(5, ALIKE_FRACTION * Math.max(a, b));
+// A tenth of the least jitter (schedule-shape.ts): 2% up to 500 ms, then 10 ms (got jitters by 0-100 ms).
+const alikeWait = (a: number, b: number) =>
+  Math.abs(a - b) <= Math.max(5, (ALIKE_FRACTION / LEAST_JITTER_FRACTION) * leastJitter(Math.max(a, b)));
 /**
  * Retries that never wait longer than this did not back off at all: a zero-delay retry measures as
  * scheduling noise, which is tens of milliseconds on a loaded machine, never a backoff step.
@@ -43,7 +79,7 @@ export const NO_WAIT_MS = 50;
 /** The smallest first step of a backoff a client could mean (exponential-backoff's default is 100 ms). */
 export const FIRST_STEP_MS = 100;
 /** How unlikely quick retries must be for a client that backs off before they are taken as no wait at all. */
-export const NO_WAIT_CHANCE = 0.001;
+export const NO_WAIT_CHANCE = 0.0001;
 // Retries looked at for the no-wait count (bounds the work on huge journals).
 const MOST_RETRIES_COUNTED = 2000;
 
@@ -104,11 +140,22 @@ const SCHEDULES = [
       `came at identical intervals (${ms(intervals)} ms): no backoff and no jitter`,
   },
   {
+    // Four or more waits at the end of the chain held at one value (its cap) without jitter: a fixed-interval
+    // retry loop once the cap is reached, however the first waits grew (urllib3's backoff_max).
+    retries: 4,
+    shows: (intervals: number[]) => fixedTail(intervals) !== undefined,
+    says: (intervals: number[]) => {
+      const tail = fixedTail(intervals) as NonNullable<ReturnType<typeof fixedTail>>;
+      return `reached ${Math.round(tail.least)} ms and stayed there (${ms(intervals)} ms): the last ${tail.retries} waits spread ${Math.round(tail.spread)} ms, where a client jittering by 20% (at most 100 ms) would spread them more (chance ${chanceText(tail.chance)}): a fixed-interval retry loop past the cap, no jitter`;
+    },
+  },
+  {
     // Five retries whose waits never grew past 1.5x the first: exponential backoff doubles, and full jitter
     // (a uniform wait up to the doubled bound) looks like that about 0.1% of the time (0.15% capped at ten
     // times the base; four retries would be 1.4%), while scheduling noise cannot fake the growth.
     retries: 5,
-    shows: ([first = 0, ...later]: number[]) => Math.max(...later) <= 1.5 * first,
+    // The shortest of the first three waits is the base: load spikes on the first two cannot fake it.
+    shows: (intervals: number[]) => Math.max(...intervals) <= 1.5 * Math.min(...intervals.slice(0, 3)),
     says: (intervals: number[]) => `did not back off: waits of ${ms(intervals)} ms never grew`,
   },
 ] as const;
@@ -155,12 +202,14 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
   const eligible = SCHEDULES.map(() => 0);
   // Every retry's place in its chain, and the quick ones (no wait at all).
   const places: number[] = [];
+  const counted: { place: number; wait: number }[] = [];
   const quick: { chain: JournalEntry[]; retry: JournalEntry; wait: number; place: number }[] = [];
   for (const chain of retryChains(entries, unguided)) {
     const intervals = intervalsOf(chain);
     intervals.forEach((wait, k) => {
       if (places.length >= MOST_RETRIES_COUNTED) return;
       places.push(k + 1);
+      counted.push({ place: k + 1, wait });
       if (wait <= NO_WAIT_MS) quick.push({ chain, retry: chain[k + 1] as JournalEntry, wait, place: k + 1 });
     });
     if (intervals.length >= 3) sequences.push({ chain, intervals });
@@ -173,7 +222,10 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
   // One finding per schedule: the chains that show it are one behaviour of the client, counted.
   const findings = flagged.flatMap((list, k): Finding[] => {
     const first = list[0];
-    if (!first || 3 * list.length < (eligible[k] as number)) return [];
+    // A third of the chains, and two of them when there are more: one chain in three matching by chance (a
+    // 1 in 1000 draw) is not a schedule.
+    const chains = eligible[k] as number;
+    if (!first || 3 * list.length < chains || (chains > 1 && list.length < 2)) return [];
     return [
       list.length === 1
         ? first
@@ -197,7 +249,48 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
       inference: `taken as retries: the same request (same meaning) sent again after its failure was answered; a client backing off from ${FIRST_STEP_MS} ms or more would send this many that quickly with a chance of ${chance < 1e-6 ? 'under 1 in a million' : `1 in ${Math.round(1 / chance)}`}`,
     });
   }
+  const flat = findings.length === 0 ? flatFinding(entries, counted) : undefined;
+  if (flat) findings.push(flat);
   return { findings, sequences };
+}
+
+/**
+ * Waits that never grow (schedule-growth.ts): the later retries (third and on) wait no longer, next to the
+ * first two, than the least-growing backoff (full jitter, bound f, 2f, then 4f, any f) would show with a
+ * chance under NO_JITTER_CHANCE (`flatSchedule`: scale-free, exact, read past load spikes); or every wait
+ * (but one or two a spike may have lengthened) stayed under a ceiling that the same backoff from FIRST_STEP_MS
+ * (100, 200, then 400 ms) passes, with a chance under NO_JITTER_CHANCE (`lowCeiling`).
+ */
+function flatFinding(
+  entries: readonly JournalEntry[],
+  counted: readonly { place: number; wait: number }[],
+): Finding | undefined {
+  const growth = flatSchedule(counted);
+  const low = lowCeiling(counted, FIRST_STEP_MS);
+  const flat = growth !== undefined && growth.chance < NO_JITTER_CHANCE;
+  if (!flat && !(low.chance < NO_JITTER_CHANCE)) return undefined;
+  const chains = retryChains(entries, unguided).filter((c) => c.length > 1);
+  const first = `(first ${describe(chains[0]?.[0] as JournalEntry)})`;
+  const lead = `${counted.length} retries over ${chains.length} request(s) after failures without Retry-After`;
+  const spikes = (n: number) => (n === 0 ? '' : ` (but the ${n} longest, taken as load spikes)`);
+  const reference = 'full jitter, f at the first retry, 2f at the second, 4f from the third on';
+  if (flat && growth) {
+    const firstWaits = counted.filter((r) => r.place <= 2).map((r) => r.wait);
+    const laterWaits = counted.filter((r) => r.place >= 3).map((r) => r.wait);
+    return {
+      message: `${lead} did not back off: the ${growth.laterRetries} waits from the 3rd retry on (${ms(laterWaits)} ms) stayed${spikes(growth.spikes)} at most ${Math.round(growth.late)} ms, where a backoff grows past 4 times its first two retries' waits (${ms(firstWaits)} ms; the second halved and the longest ${EARLY_SPIKES} left out: ${Math.round(growth.early)} ms): the bound never grew ${first}`,
+      requests: chains.flat().slice(0, 24),
+      count: chains.length,
+      inference: `${RETRIES_OF_ONE_REQUEST}; a client whose bound grows by the least a backoff does (${reference}, for any f) keeps its later waits this short next to its first ones with a chance of ${chanceText(growth.chance)}`,
+    };
+  }
+  const deepest = Math.max(...counted.map((r) => r.place));
+  return {
+    message: `${lead} ${low.spikes === 0 ? 'never' : `but ${low.spikes}`} waited more than ${Math.round(low.ceiling)} ms (up to the ${deepest}th retry of a request): the waits stay under a low ceiling instead of growing, no backoff ${first}`,
+    requests: chains.flat().slice(0, 24),
+    count: chains.length,
+    inference: `${RETRIES_OF_ONE_REQUEST}; a client backing off from ${FIRST_STEP_MS} ms (the least common first step) whose bound grows by the least a backoff does (${reference}: ${FIRST_STEP_MS}, ${2 * FIRST_STEP_MS}, then ${4 * FIRST_STEP_MS} ms) stays this low with a chance of ${chanceText(low.chance)}`,
+  };
 }
 
 /**
@@ -220,6 +313,32 @@ export const lockStepFinding = (matching: Sequence[]): Finding => ({
   message: `${matching.length} retry sequences used the same waits (${matching.map((m) => `${ms(m.intervals.slice(0, 3))} ms`).join('; ')}): backoff without jitter`,
   requests: matching.flatMap((m) => m.chain).slice(0, 12),
 });
+
+/**
+ * All sequences (four or more) on one schedule, told by the spread of their waits place by place rather
+ * than by closeness: each place's waits spread less than a client jittering by 20% (at most 100 ms) would spread
+ * them (20% of the wait, at most 100 ms; chance under NO_JITTER_CHANCE over the places compared, up to six). Load widens the spread, so a
+ * ±1 ms jitter measured through 21 ms of noise still shows, and a jittered client is never made to look fixed.
+ */
+export function spreadFinding(sequences: readonly Sequence[]): Finding | undefined {
+  if (sequences.length < LOCK_STEP_SEQUENCES) return undefined;
+  const places = Math.min(6, ...sequences.map((s) => s.intervals.length));
+  const groups = Array.from({ length: places }, (_, k) => sequences.map((s) => s.intervals[k] as number));
+  const chance = chanceOfSpread(groups);
+  if (!(chance < NO_JITTER_CHANCE)) return undefined;
+  const shape = groups
+    .map((g) => {
+      const { least, spread } = spreadOf(g);
+      return `${Math.round(least)}+${Math.round(spread)}`;
+    })
+    .join(', ');
+  return {
+    message: `${sequences.length} retry sequences kept one schedule (each place's least wait + spread: ${shape} ms): backoff without jitter`,
+    requests: sequences.flatMap((s) => s.chain).slice(0, 24),
+    count: sequences.length,
+    inference: `${RETRIES_OF_ONE_REQUEST}; a client jittering each wait by 20% of it (at most 100 ms) spreads ${sequences.length} sequences this little with a chance of ${chanceText(chance)}`,
+  };
+}
 
 export const backoffWithJitter: ClientRule = {
   id: 'backoff-with-jitter',
@@ -251,9 +370,12 @@ export const backoffWithJitter: ClientRule = {
         .filter((other) => alike(base.intervals, other.intervals));
       if (lockStep(matching.length, sequences.length)) {
         findings.push(lockStepFinding(matching));
-        break;
+        return findings;
       }
     }
+    // One behaviour, one violation: only when no other schedule was found.
+    const spread = findings.length === 0 ? spreadFinding(sequences) : undefined;
+    if (spread) findings.push(spread);
     return findings;
   },
 };

@@ -13,6 +13,13 @@
  * and `secrets_split`; this rule reads them.
  * One behaviour: requests that carried the same kinds in the same places are one violation with a count
  * (an agent that puts its key in a header of every call leaks it once per call, by one line of code).
+ * Most common real way to break it: the API key in the query string (`?api_key=`) an SDK adds to every
+ * call, or "search for my key to check it" by an LLM. Most unusual legal way to keep it: a documented
+ * example key (`AKIAIOSFODNN7EXAMPLE`) in a search about an error message, or the key sent to the gateway
+ * in a credential header (`X-Api-Key`, `Authorization`), which is its channel, not a query or URL.
+ * Not observed: through the proxy, when the agent's own API key was unknown for some of its requests
+ * (`own_key_unknown`: neither declared in the proxy's options nor learned from its token exchange); a leak of
+ * it would have been missed, so no finding there is no pass.
  */
 import type { JournalEntry } from '../../journal/journal.ts';
 import { addToGroup, describe } from '../journal-facts.ts';
@@ -33,6 +40,13 @@ function placesOf(e: JournalEntry): string {
             : `its ${place}`,
   );
   return [...new Set(named)].join(', ');
+}
+
+/** Why the rule could not be observed: requests scanned without the agent's own API key (proxy mode). */
+export function ownKeyUnobserved(entries: readonly JournalEntry[]): string | undefined {
+  const blind = entries.filter((e) => e.own_key_unknown).length;
+  if (blind === 0) return undefined;
+  return `the agent's own API key was unknown to the proxy for ${blind} of ${entries.length} requests, so a leak of it (its own key in a query, URL, body or header) could not be recognised; declare it (createProxy({ apiKeys }), agent-gateway proxy --api-key AGENT=KEY or --api-keys-file) or let the agent mint its token through the proxy (POST /idp/token)`;
 }
 
 export const noSecretsInRequests: ClientRule = {
@@ -66,4 +80,5 @@ export const noSecretsInRequests: ClientRule = {
       };
     });
   },
+  unobserved: ({ entries }) => ownKeyUnobserved(entries),
 };

@@ -1,4 +1,18 @@
+/*
+ * retry-cap (spec section 7: retry loops must have a hard cap; blind retry loops are to be avoided).
+ *
+ * What it means: one request (one question) is attempted at most `retryCap` times in a row while it fails
+ * (429, 5xx, dropped), however its bytes change between attempts (an attempt counter, a cache-buster, a
+ * reworded query), then the failure is reported.
+ * Most common real way to break it: `while (!ok) retry()`, or an LLM tool loop that rewords the same search
+ * after every 503 ("weather paris", "paris weather today", ...) with no count.
+ * Most unusual legal way to keep it: many different questions during an outage, each given up after a few
+ * attempts, where the questions follow one template (`ocean shipping rates 1`, `... 2`, ...): a template
+ * filled with another number is another question, not a rewording of the last one.
+ * Not loops: GET /v1/health, which a monitor polls on its own beat (see backoff-with-jitter).
+ */
 import type { JournalEntry } from '../../journal/journal.ts';
+import { meaningOfUrl, wordsOf } from '../../tools/request-meaning.ts';
 import {
   answeredAt,
   createReactionFacts,
@@ -7,7 +21,6 @@ import {
   keyOf,
   TOGETHER_MS,
 } from '../journal-facts.ts';
-import { meaningOfUrl, wordsOf } from '../request-meaning.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 // Words that carry no subject: a rewording adds or drops them freely.
@@ -18,6 +31,12 @@ const FILLER = new Set(
 );
 
 type Subject = { words?: Set<string>; url?: string };
+
+const NUMBER = /^\p{N}+$/u;
+/** The words of a query that are numbers, as one text (order kept: `3 of 10` is not `10 of 3`). */
+const numbersOf = (words: ReadonlySet<string>) => [...words].filter((w) => NUMBER.test(w)).join(' ');
+/** Two queries name different numbers: both have some, and not the same. */
+const differ = (a: string, b: string) => a !== '' && b !== '' && a !== b;
 
 /**
  * What a request is about, beyond its exact meaning: the words of a search (filler words left out), the URL
@@ -39,6 +58,10 @@ function subjectOf(e: JournalEntry): Subject {
 function isRewording(recent: readonly Subject[], next: Subject): boolean {
   if (next.url !== undefined) return recent.some((s) => s.url === next.url);
   if (!next.words || next.words.size === 0) return false;
+  // A template filled with another number asks another question: `ocean shipping rates 3` is not a
+  // rewording of `ocean shipping rates 2` (a rewording keeps the numbers it had).
+  const numbers = numbersOf(next.words);
+  if (recent.some((s) => s.words && differ(numbersOf(s.words), numbers))) return false;
   let known = 0;
   for (const word of next.words) if (recent.some((s) => s.words?.has(word))) known++;
   return known / next.words.size > 0.5;
@@ -96,7 +119,8 @@ export const retryCap: ClientRule = {
     };
     for (const e of entries) {
       const key = keyOf(e);
-      if (!key) continue;
+      // Health is polled, not retried (section 4 rule 1; see backoff-with-jitter): no loop to cap.
+      if (!key || e.operation === 'health') continue;
       const sameKey = byKey.get(key);
       const current = streak.get(e.operation);
       // A different request that rewords the operation's last failed attempt, sent as a retry of it.
@@ -155,8 +179,8 @@ export const retryCap: ClientRule = {
         findings.push({
           message:
             loop.keys.size === 1
-              ? `${describe(first)} was attempted ${chain.length} times in a row without success (cap ${options.retryCap}); stop after the cap and report the failure`
-              : `${describe(first)} was attempted ${chain.length} times in a row without success, changed or reworded ${loop.keys.size - 1} time(s) on the way (cap ${options.retryCap}); a retry that rewords the request is still the same loop`,
+              ? `${describe(first)} was attempted ${chain.length} times in a row without success (cap ${options.retryCap}: this report's threshold, retryCap, since the spec leaves the cap's value open, §8); stop after the cap and report the failure`
+              : `${describe(first)} was attempted ${chain.length} times in a row without success, changed or reworded ${loop.keys.size - 1} time(s) on the way (cap ${options.retryCap}: this report's threshold, retryCap, since the spec leaves the cap's value open, §8); a retry that rewords the request is still the same loop`,
           requests: loop.entries.slice(0, 12),
         });
       }

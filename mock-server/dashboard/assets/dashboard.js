@@ -543,7 +543,7 @@ function renderExchange(entry) {
     `${describe(entry)} at ${entry.time}${entry.agent ? ` by ${entry.agent}` : ''}`;
   const x = entry.exchange;
   $('exchange-request').textContent = x
-    ? `${entry.method} ${entry.path} HTTP/${x.http_version ?? '1.1'}\n${headerLines(x.request_headers)}\n\n${bodyText(x.request_body, x.request_body_bytes)}`
+    ? `${entry.method} ${entry.path}${x.query ? `?${x.query}` : ''} HTTP/${x.http_version ?? '1.1'}\n${headerLines(x.request_headers)}\n\n${bodyText(x.request_body, x.request_body_bytes)}`
     : `${entry.method} ${entry.path}\n\n(no headers or bodies kept: journal.body_bytes is 0)`;
   $('exchange-response').textContent = x
     ? `${entry.status === 0 ? '(connection dropped)' : entry.status}\n${headerLines(x.response_headers)}\n\n${bodyText(x.response_body, x.response_body_bytes)}`

@@ -1,17 +1,13 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { createGateway } from 'agent-tool-gateway-harness';
 import { gatewayHandlers } from 'agent-tool-gateway-harness/msw';
-import { type ClientRuleMatchers, clientRuleMatchers } from 'agent-tool-gateway-harness/testing';
+import 'agent-tool-gateway-harness/testing/jest'; // registers and types expect(gateway).toFollowClientRules()
 import { setupServer } from 'msw/node';
-
-expect.extend(clientRuleMatchers);
-declare module 'expect' {
-  interface Matchers<R extends void | Promise<void>, T = unknown> extends ClientRuleMatchers<R> {}
-}
 
 const gateway = createGateway();
 const server = setupServer(...gatewayHandlers(gateway, { baseUrl: 'http://gateway.test' }));
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+// To fail on requests no handler serves: { onUnhandledFrame: 'error' } (msw 3), { onUnhandledRequest: 'error' } (msw 2).
+beforeAll(() => server.listen());
 afterAll(() => server.close());
 
 /** Stands in for your agent: one search through the global fetch, as an agent would send it. */

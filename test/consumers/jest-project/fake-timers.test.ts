@@ -1,19 +1,14 @@
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it, jest } from '@jest/globals';
 import { createGateway } from 'agent-tool-gateway-harness';
 import { gatewayHandlers } from 'agent-tool-gateway-harness/msw';
-import { type ClientRuleMatchers, clientRuleMatchers } from 'agent-tool-gateway-harness/testing';
+import { runOnFakeTime } from 'agent-tool-gateway-harness/testing/jest';
 import { setupServer } from 'msw/node';
-
-expect.extend(clientRuleMatchers);
-declare module 'expect' {
-  interface Matchers<R extends void | Promise<void>, T = unknown> extends ClientRuleMatchers<R> {}
-}
 
 // Five searches per ten seconds per agent, then 429 with Retry-After. The gateway clock follows jest's
 // modern fake timers whenever they are installed.
 const gateway = createGateway({ scenario: 'burst-429' });
 const server = setupServer(...gatewayHandlers(gateway, { baseUrl: 'http://gateway.test' }));
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+beforeAll(() => server.listen());
 afterAll(() => server.close());
 beforeEach(() => {
   gateway.reset();
@@ -23,16 +18,6 @@ beforeEach(() => {
 afterEach(() => {
   jest.useRealTimers();
 });
-
-/** Runs the agent to the end on fake time: every timer it sets fires at once, in order. */
-async function onFakeTime<T>(agent: Promise<T>): Promise<T> {
-  let done = false;
-  const finished = agent.finally(() => {
-    done = true;
-  });
-  while (!done) await jest.advanceTimersToNextTimerAsync();
-  return finished;
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -48,7 +33,7 @@ async function search(token: string, query: string) {
 
 it('an agent that sleeps out each Retry-After passes under fake timers', async () => {
   const token = gateway.mintToken('agent-verified');
-  await onFakeTime(
+  await runOnFakeTime(
     (async () => {
       for (let k = 0; k < 8; k++) {
         let answer = await search(token, `question ${k}`);
@@ -58,6 +43,7 @@ it('an agent that sleeps out each Retry-After passes under fake timers', async (
         }
       }
     })(),
+    { timers: jest },
   );
   expect(gateway.journal.list().some((e) => e.status === 429)).toBe(true);
   expect(gateway).toFollowClientRules('agent-verified');
@@ -65,13 +51,28 @@ it('an agent that sleeps out each Retry-After passes under fake timers', async (
 
 it('an agent that retries a 429 at once fails honor-retry-after', async () => {
   const token = gateway.mintToken('agent-verified');
-  await onFakeTime(
+  await runOnFakeTime(
     (async () => {
       for (let k = 0; k < 8; k++) {
         for (let attempt = 1; attempt <= 3; attempt++)
           if ((await search(token, `question ${k}`)).status !== 429) break;
       }
     })(),
+    { timers: jest },
   );
   expect(() => expect(gateway).toFollowClientRules('agent-verified')).toThrow(/FAIL {2}honor-retry-after/);
+});
+
+it('an agent that gives up throws, and the test expects exactly that', async () => {
+  const token = gateway.mintToken('agent-verified');
+  // One try per question, one question a second: the sixth in the ten-second window meets a 429.
+  const agent = async () => {
+    for (let k = 0; k < 10; k++) {
+      const answer = await search(token, `question ${k}`);
+      if (answer.status === 429) throw new Error(`gave up on question ${k}: 429`);
+      await sleep(1000);
+    }
+  };
+  await expect(runOnFakeTime(agent, { timers: jest })).rejects.toThrow('gave up on question 5: 429');
+  expect(gateway).toFollowClientRules('agent-verified');
 });

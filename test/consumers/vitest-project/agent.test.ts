@@ -6,7 +6,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 
 const gateway = createGateway(); // or createGateway({ scenario: 'burst-429' }), { config: { ... } }
 const server = setupServer(...gatewayHandlers(gateway, { baseUrl: 'http://gateway.test' }));
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+// To fail on requests no handler serves: { onUnhandledFrame: 'error' } (msw 3), { onUnhandledRequest: 'error' } (msw 2).
+beforeAll(() => server.listen());
 afterAll(() => server.close());
 
 /** Stands in for your agent: one search through the global fetch, as an agent would send it. */

@@ -1,6 +1,6 @@
 import { createGateway } from 'agent-tool-gateway-harness';
 import { gatewayHandlers } from 'agent-tool-gateway-harness/msw';
-import 'agent-tool-gateway-harness/testing/vitest';
+import { runOnFakeTime } from 'agent-tool-gateway-harness/testing/vitest';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi } from 'vitest';
 
@@ -8,25 +8,15 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi } from 'vite
 // timers: the gateway clock reads Date.now() at each call, so it follows them whenever they are installed.
 const gateway = createGateway({ scenario: 'burst-429' });
 const server = setupServer(...gatewayHandlers(gateway, { baseUrl: 'http://gateway.test' }));
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+beforeAll(() => server.listen());
 afterAll(() => server.close());
 beforeEach(() => {
-  gateway.reset(); // a fresh journal and fresh limits per test
+  gateway.reset(); // fresh limits per test (each test is graded on its own requests anyway)
   vi.useFakeTimers({ now: new Date('2026-01-01T00:00:00Z') });
 });
 afterEach(() => {
   vi.useRealTimers();
 });
-
-/** Runs the agent to the end on fake time: every timer it sets fires at once, in order. */
-async function onFakeTime<T>(agent: Promise<T>): Promise<T> {
-  let done = false;
-  const finished = agent.finally(() => {
-    done = true;
-  });
-  while (!done) await vi.advanceTimersToNextTimerAsync();
-  return finished;
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -43,7 +33,7 @@ async function search(token: string, query: string) {
 
 it('an agent that sleeps out each Retry-After passes, in a fraction of a second of real time', async () => {
   const token = gateway.mintToken('agent-verified');
-  await onFakeTime(
+  await runOnFakeTime(
     (async () => {
       for (let k = 0; k < 8; k++) {
         let answer = await search(token, `question ${k}`);
@@ -60,7 +50,7 @@ it('an agent that sleeps out each Retry-After passes, in a fraction of a second 
 
 it('an agent that retries a 429 at once fails honor-retry-after, with the spec section and its timeline', async () => {
   const token = gateway.mintToken('agent-verified');
-  await onFakeTime(
+  await runOnFakeTime(
     (async () => {
       for (let k = 0; k < 8; k++) {
         for (let attempt = 1; attempt <= 3; attempt++)
@@ -75,7 +65,7 @@ it('an agent that retries a 429 at once fails honor-retry-after, with the spec s
 
 it('a parallel batch that meets a 429 passes: its requests were on their way together', async () => {
   const token = gateway.mintToken('agent-verified');
-  await onFakeTime(
+  await runOnFakeTime(
     Promise.all(
       Array.from({ length: 8 }, async (_, k) => {
         let answer = await search(token, `batch question ${k}`);
@@ -91,11 +81,25 @@ it('a parallel batch that meets a 429 passes: its requests were on their way tog
 
 it('a tight sequential loop that ignores 429s is an uncapped retry loop, never a parallel storm', async () => {
   const token = gateway.mintToken('agent-verified');
-  await onFakeTime(
+  await runOnFakeTime(
     (async () => {
       for (let k = 0; k < 50; k++) await search(token, 'the same question');
     })(),
   );
   const rules = gateway.clientReport('agent-verified').violations.map((v) => v.rule);
   expect([...new Set(rules)].sort()).toEqual(['honor-retry-after', 'retry-cap']);
+});
+
+it('an agent that gives up throws, and the test expects exactly that', async () => {
+  const token = gateway.mintToken('agent-verified');
+  // One try per question, one question a second: the sixth in the ten-second window meets a 429.
+  const agent = async () => {
+    for (let k = 0; k < 10; k++) {
+      const answer = await search(token, `question ${k}`);
+      if (answer.status === 429) throw new Error(`gave up on question ${k}: 429`);
+      await sleep(1000);
+    }
+  };
+  await expect(runOnFakeTime(agent)).rejects.toThrow('gave up on question 5: 429');
+  expect(gateway).toFollowClientRules('agent-verified');
 });

@@ -1,5 +1,3 @@
-import type { JournalOperation } from '../../vocabulary/endpoints.ts';
-
 /*
  * What a tool call means, as opposed to its bytes. A client that retries a failing call rarely sends the same
  * bytes: libraries add an attempt counter or a cache-buster field, and an LLM agent rewords the query in case,
@@ -90,29 +88,26 @@ export function meaningOfUrl(url: string, near?: readonly number[]): string {
   return `${host}${port}${path}${query}`;
 }
 
+/** What `requestKey` needs of a tool: its name and what makes two of its calls the same (its definition). */
+export interface MeaningOfCalls {
+  readonly name: string;
+  requestMeaning(body: Record<string, unknown>, near?: readonly number[]): readonly string[];
+}
+
 /**
- * The journal's key of a tool call's meaning: the operation, the meaning of its query or URL, and the other
- * fields the gateway acts on (as parsed, defaults filled in); fields it ignores are left out. Equal keys, the
- * same question.
+ * The journal's key of a tool call's meaning: the tool, then the parts of the body its definition says
+ * carry the meaning (the meaning of its query or URL, and the other fields the gateway acts on, as parsed,
+ * defaults filled in); fields it ignores are left out. Equal keys, the same question.
  *
  * @example
- * requestKey('web.search', { query: 'Weather?', count: 5, attempt: 2 }) === requestKey('web.search', { query: 'weather', count: 5 });
+ * requestKey(webSearch, { query: 'Weather?', count: 5, attempt: 2 }) === requestKey(webSearch, { query: 'weather', count: 5 });
  */
 export function requestKey(
-  operation: JournalOperation,
+  tool: MeaningOfCalls,
   body: Record<string, unknown>,
   near?: readonly number[],
 ): string {
-  if (operation === 'web.search')
-    return keyOfParts(operation, meaningOfQuery(String(body.query ?? '')), String(body.count ?? ''));
-  if (operation === 'web.fetch')
-    return keyOfParts(
-      operation,
-      meaningOfUrl(String(body.url ?? ''), near),
-      String(body.max_length ?? ''),
-      String(body.format ?? ''),
-    );
-  return keyOfParts(operation);
+  return keyOfParts(tool.name, ...tool.requestMeaning(body, near));
 }
 
 /** `key_` and FNV-1a (32 bit) over the parts, each ended by a NUL; no string is built on the way. */

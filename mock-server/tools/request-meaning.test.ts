@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { meaningOfQuery, meaningOfUrl, requestKey, wordsOf } from './request-meaning.ts';
+import { webFetch } from './web-fetch.ts';
+import { webSearch } from './web-search.ts';
 
 describe('what a request means', () => {
   it.each([
@@ -52,15 +54,15 @@ describe('what a request means', () => {
   });
 
   it('keys a retry that changed case, spacing, punctuation or an ignored field as the same request', () => {
-    const key = requestKey('web.search', { query: 'weather in paris', count: 5 });
-    expect(requestKey('web.search', { query: 'Weather in Paris?', count: 5, attempt: 3 })).toBe(key);
-    expect(requestKey('web.search', { query: 'weather in paris', count: 6 })).not.toBe(key);
-    expect(requestKey('web.fetch', { url: 'https://www.a.example/x/', max_length: 10, format: 'text' })).toBe(
-      requestKey('web.fetch', { url: 'http://a.example/x', max_length: 10, format: 'text', nonce: 'z' }),
+    const key = requestKey(webSearch, { query: 'weather in paris', count: 5 });
+    expect(requestKey(webSearch, { query: 'Weather in Paris?', count: 5, attempt: 3 })).toBe(key);
+    expect(requestKey(webSearch, { query: 'weather in paris', count: 6 })).not.toBe(key);
+    expect(requestKey(webFetch, { url: 'https://www.a.example/x/', max_length: 10, format: 'text' })).toBe(
+      requestKey(webFetch, { url: 'http://a.example/x', max_length: 10, format: 'text', nonce: 'z' }),
     );
-    expect(requestKey('web.fetch', { url: 'https://a.example/x' })).not.toBe(
-      requestKey('web.fetch', { url: 'https://a.example/y' }),
+    expect(requestKey(webFetch, { url: 'https://a.example/x' })).not.toBe(
+      requestKey(webFetch, { url: 'https://a.example/y' }),
     );
-    expect(requestKey('web.search', { query: 'x' })).toMatch(/^key_[0-9a-f]{8}$/);
+    expect(requestKey(webSearch, { query: 'x' })).toMatch(/^key_[0-9a-f]{8}$/);
   });
 });

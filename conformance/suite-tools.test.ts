@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { parseToolDeclaration, suiteTools } from './suite-tools.ts';
+
+describe('the tools a conformance run calls', () => {
+  it('are the spec’s two at section 4’s paths, with the default bodies, unless told others', () => {
+    expect(suiteTools(undefined).map((t) => `${t.name} ${t.method} ${t.path} ${t.body}`)).toEqual([
+      'web.search POST /v1/web/search {"query":"agent tool gateway conformance"}',
+      'web.fetch POST /v1/web/fetch {"url":"https://example.com/"}',
+    ]);
+    expect(suiteTools([], { 'web.search': '{"q":"x"}' })[0]?.body).toBe('{"q":"x"}');
+  });
+
+  it('are only those declared: a gateway without web.fetch is not asked for it', () => {
+    const tools = suiteTools([{ name: 'web.search' }, { name: 'web.extract', path: '/v1/web/extract' }]);
+    expect(tools.map((t) => [t.name, t.path, t.body])).toEqual([
+      ['web.search', '/v1/web/search', '{"query":"agent tool gateway conformance"}'],
+      ['web.extract', '/v1/web/extract', '{}'],
+    ]);
+  });
+
+  it('reads NAME, NAME=PATH and NAME=PATH=BODY (a body may hold more =)', () => {
+    expect(parseToolDeclaration('web.fetch')).toEqual({ name: 'web.fetch' });
+    expect(parseToolDeclaration('web.extract=/v1/web/extract')).toEqual({
+      name: 'web.extract',
+      path: '/v1/web/extract',
+    });
+    expect(parseToolDeclaration('web.extract=/v1/x={"q":"a=b"}')).toEqual({
+      name: 'web.extract',
+      path: '/v1/x',
+      body: '{"q":"a=b"}',
+    });
+  });
+
+  it.each([
+    [[{ name: 'Web.Extract', path: '/v1/x' }], 'is not a tool name'],
+    [[{ name: 'web.extract' }], "give web.extract's path"],
+    [[{ name: 'web.extract', path: 'v1/x' }], 'must start with /'],
+    [[{ name: 'web.extract', path: '/v1/x', body: '[1]' }], 'must be a JSON object'],
+    [[{ name: 'web.extract', path: '/v1/x', body: '{' }], 'is not valid JSON'],
+    [[{ name: 'web.search' }, { name: 'web.search' }], 'web.search is declared twice'],
+    [
+      [
+        { name: 'a.b', path: '/v1/x' },
+        { name: 'c.d', path: '/v1/x' },
+      ],
+      'c.d and a.b share the path /v1/x',
+    ],
+  ])('refuse %j as the run’s mistake (exit 2)', (declared, message) => {
+    expect(() => suiteTools(declared)).toThrow(message);
+  });
+});

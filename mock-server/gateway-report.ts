@@ -1,0 +1,60 @@
+import { type ClientReport, createClientReport } from './client-report/report.ts';
+import type { ClientReportOptions } from './client-report/types.ts';
+import { GatewayError } from './errors.ts';
+import type { JournalEntry } from './journal/journal.ts';
+import type { Corpus } from './providers/corpus.ts';
+import type { Runtime } from './runtime.ts';
+
+/**
+ * A gateway's client reports: read from this process's journal (`clientReport`, synchronous) or from the
+ * journal in use (`readClientReport`: the shared one with a shared store), each graded from the agent's
+ * entries.
+ */
+export function createReportReader(runtime: Runtime, corpus: Corpus) {
+  /**
+   * The client report, synchronously, from this process's journal (a test's small one). On a shared store
+   * the journal is the store's, read asynchronously: this throws, saying to use `readClientReport`.
+   */
+  const clientReport = (agent: string, reportOptions?: Partial<ClientReportOptions>): ClientReport => {
+    if (runtime.shared)
+      throw new Error(
+        'This gateway is on a shared store: its journal is in the store, read asynchronously. Use `await gateway.readClientReport(agent)` or `await expect(gateway).toFollowClientRules(agent)`.',
+      );
+    return reportOf(agent, runtime.journal.list({ agent }), runtime.journal.dropped, reportOptions);
+  };
+  /** The client report from whichever journal is in use: the shared one when there is a shared store. */
+  const readClientReport = async (
+    agent: string,
+    reportOptions?: Partial<ClientReportOptions>,
+  ): Promise<ClientReport> => {
+    // Every one of the agent's entries, read in bounded slices with the event loop free between them.
+    const { entries, dropped } = await runtime.state.journal.readInSlices({ agent });
+    return reportOf(agent, entries, dropped, reportOptions);
+  };
+  /**
+   * Grades an agent against the spec's client safety rules from its entries. An agent the gateway neither
+   * knows nor journaled is a mistake (a typo), not an agent that did nothing: 404 not_found.
+   */
+  const reportOf = (
+    agent: string,
+    entries: JournalEntry[],
+    dropped: number,
+    reportOptions?: Partial<ClientReportOptions>,
+  ): ClientReport => {
+    if (!runtime.registry.get(agent) && entries.length === 0) {
+      const known = runtime.registry.list().map((a) => a.id);
+      throw new GatewayError('not_found', {
+        message: `No agent "${agent}" and no request from it in the journal. Agents: ${known.join(', ')}.`,
+      });
+    }
+    return createClientReport({
+      agent,
+      entries,
+      rateLimitRules: runtime.config.rate_limits.rules,
+      corpus,
+      options: reportOptions,
+      dropped,
+    });
+  };
+  return { clientReport, readClientReport };
+}

@@ -1,0 +1,35 @@
+import { andFinally, andThen, type MaybePromise } from '../maybe-promise.ts';
+
+/**
+ * One stage of a route: it reads and writes the call's state, and either lets the call go on (returns
+ * nothing) or ends it with an answer (a 403, a replayed answer, a fault, the tool's result). A stage that
+ * waits (a shared store, a remote verifier, a slow tool) returns a promise of either.
+ */
+export type Stage<S, A> = (state: S) => MaybePromise<A | undefined>;
+
+/**
+ * Runs stages in order over one state, as hono's `compose` runs middleware: the first answer ends the
+ * call, and `settle` runs however it ends (an answer, a thrown refusal, a rejected promise), e.g. to give
+ * an in-flight slot back. Synchronous stages run without a tick and without a promise, so an in-memory
+ * call is answered at once. The last stage must answer.
+ *
+ * @example
+ * const call = compose([identifyStage, authorizeStage, answerStage], (state) => state.slot?.release());
+ * call({ ctx }); // the answer, or a promise of it
+ */
+export function compose<S, A>(
+  stages: readonly Stage<S, A>[],
+  settle?: (state: S) => void,
+): (state: S) => MaybePromise<A> {
+  const from = (state: S, index: number): MaybePromise<A> => {
+    const stage = stages[index];
+    if (stage === undefined) throw new Error(`stage ${index} did not answer: the last stage of a route must`);
+    return andThen(stage(state), (answer) => (answer === undefined ? from(state, index + 1) : answer));
+  };
+  if (settle === undefined) return (state) => from(state, 0);
+  return (state) =>
+    andFinally(
+      () => from(state, 0),
+      () => settle(state),
+    );
+}

@@ -1,0 +1,39 @@
+import { TOOL_NAMES, type ToolName } from '../../vocabulary/tools.ts';
+import { type ExtraToolDeclaration, extraToolDefinition, type ReadFixture } from './extra-tool.ts';
+import type { AnyToolDefinition } from './tool-definition.ts';
+import { webFetch } from './web-fetch.ts';
+import { webSearch } from './web-search.ts';
+
+export type { AnyToolDefinition, ToolDefinition, ToolProviders } from './tool-definition.ts';
+
+/**
+ * The built-in tools, the spec's (section 1), one definition file each, in the spec's order. A new built-in
+ * tool is a definition file here, its name in `vocabulary/tools.ts`, fixtures, a test and docs
+ * (`test/new-tool-files.test.ts` lists them); nothing else names it.
+ */
+export const BUILT_IN_TOOLS: readonly AnyToolDefinition[] = [webSearch, webFetch];
+
+const BUILT_IN = new Map(BUILT_IN_TOOLS.map((tool) => [tool.name, tool]));
+
+/** Whether a name is a built-in tool's. */
+export const isBuiltInTool = (name: string): name is ToolName => BUILT_IN.has(name);
+
+/** The built-in tool of that name. */
+export const builtInTool = (name: ToolName): AnyToolDefinition => BUILT_IN.get(name) as AnyToolDefinition;
+
+/**
+ * Every tool a config declares, built-in first (in the spec's order), then its extra tools in the order
+ * written. An extra tool's fixture answer is read once, here, with `readFixture`.
+ *
+ * @example
+ * toolDefinitions({ 'web.search': {}, 'web.fetch': {}, 'web.extract': { path: '/v1/web/extract' } }, readYamlFile);
+ */
+export function toolDefinitions(
+  tools: Readonly<Record<string, ExtraToolDeclaration>>,
+  readFixture: ReadFixture,
+): AnyToolDefinition[] {
+  const extra = Object.entries(tools)
+    .filter(([name]) => !isBuiltInTool(name))
+    .map(([name, declaration]) => extraToolDefinition(name, declaration, readFixture));
+  return [...TOOL_NAMES.map(builtInTool), ...extra];
+}

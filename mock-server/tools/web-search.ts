@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { TOOLS } from '../../vocabulary/tools.ts';
+import { searchRequestSchema } from '../providers/web-search.ts';
+import { meaningOfQuery } from './request-meaning.ts';
+import type { ToolDefinition } from './tool-definition.ts';
+
+const source = z
+  .enum(['fixture', 'generated'])
+  .describe('`fixture` from fixtures/, `generated` by seeded faker.');
+
+/** The answer of `POST /v1/web/search` (reference profile: the spec shows no body). */
+export const searchResponseSchema = z.strictObject({
+  query: z.string(),
+  count: z.number().int(),
+  results: z.array(z.strictObject({ title: z.string(), url: z.string(), snippet: z.string() })),
+  source,
+});
+
+/**
+ * Web search (spec sections 1 and 4; safe to retry): known queries from fixtures/search, the rest seeded
+ * generated results. Two calls are the same request when their queries mean the same (case, spacing and
+ * punctuation aside) and they ask for as many results.
+ */
+export const webSearch: ToolDefinition<z.output<typeof searchRequestSchema>> = {
+  name: 'web.search',
+  vocabulary: TOOLS['web.search'],
+  routeId: 'webSearch',
+  summary: 'Web search (spec section 4; safe to retry)',
+  description:
+    'Known queries answer from fixtures/search, others with seeded generated results: a retry gets the same body.',
+  request: { name: 'SearchRequest', schema: searchRequestSchema },
+  answer: { name: 'SearchResponse', schema: searchResponseSchema },
+  journalField: 'query',
+  provider:
+    ({ search }) =>
+    (body) =>
+      search.search(body),
+  requestMeaning: (body) => [meaningOfQuery(String(body.query ?? '')), String(body.count ?? '')],
+  untrusted: false,
+};
