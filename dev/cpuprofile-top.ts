@@ -111,7 +111,10 @@ export const STAGES: readonly (readonly [string, readonly string[]])[] = [
       'journalFingerprint',
     ],
   ],
-  ['journal (the entry, the exchange capture)', ['recordCall', 'exchangeOf', 'deferExchange']],
+  [
+    'journal (the entry, the exchange capture)',
+    ['recordCall', 'exchangeOf', 'deferExchange', 'deferUntilRead', 'entryReadings'],
+  ],
 ];
 
 /**
