@@ -92,9 +92,9 @@ export async function load(target: Target, seconds: number, connections: number)
 
 export function table(rows: Measurement[]): string {
   const row = (m: Measurement) =>
-    `${m.name.padEnd(30)} ${m.requestsPerSecond.toFixed(0).padStart(8)} ${String(m.p50).padStart(7)} ${String(m.p99).padStart(7)} ${m.cpuMicros.toFixed(1).padStart(11)} ${m.rssMb.toFixed(0).padStart(7)} ${String(m.non2xx + m.errors).padStart(8)}`;
+    `${m.name.padEnd(34)} ${m.requestsPerSecond.toFixed(0).padStart(8)} ${String(m.p50).padStart(7)} ${String(m.p99).padStart(7)} ${m.cpuMicros.toFixed(1).padStart(11)} ${m.rssMb.toFixed(0).padStart(7)} ${String(m.non2xx + m.errors).padStart(8)}`;
   return [
-    `${'server'.padEnd(30)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU µs/req'.padStart(11)} ${'RSS MB'.padStart(7)} ${'failed'.padStart(8)}`,
+    `${'server'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU µs/req'.padStart(11)} ${'RSS MB'.padStart(7)} ${'failed'.padStart(8)}`,
     ...rows.map(row),
   ].join('\n');
 }
@@ -151,9 +151,9 @@ export async function fixedRate(
 
 export function fixedTable(rows: FixedRateMeasurement[]): string {
   const row = (m: FixedRateMeasurement) =>
-    `${m.name.padEnd(30)} ${m.achievedRate.toFixed(0).padStart(8)} ${m.p50.toFixed(2).padStart(7)} ${m.p99.toFixed(2).padStart(7)} ${m.cpuMicros.toFixed(1).padStart(11)} ${String(m.non2xx + m.errors).padStart(8)}`;
+    `${m.name.padEnd(34)} ${m.achievedRate.toFixed(0).padStart(8)} ${m.p50.toFixed(2).padStart(7)} ${m.p99.toFixed(2).padStart(7)} ${m.cpuMicros.toFixed(1).padStart(11)} ${String(m.non2xx + m.errors).padStart(8)}`;
   return [
-    `${'server'.padEnd(30)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU µs/req'.padStart(11)} ${'failed'.padStart(8)}`,
+    `${'server'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU µs/req'.padStart(11)} ${'failed'.padStart(8)}`,
     ...rows.map(row),
   ].join('\n');
 }

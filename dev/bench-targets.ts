@@ -108,9 +108,10 @@ export async function startGateway(
   mint: (url: string) => Promise<string[]>,
   args: string[] = [],
   nodeArgs: string[] = [],
+  entry: string | undefined = ENTRY,
 ) {
   const served = await spawnServe(['--config', config, ...args], {
-    entry: ENTRY,
+    entry,
     timeoutMs: 60_000,
     nodeArgs,
   });

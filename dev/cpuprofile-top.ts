@@ -78,10 +78,10 @@ export function profileCosts(
   let busy = 0;
   for (const [id, micros] of self) {
     const node = byId.get(id) as ProfileNode;
-    const { functionName, url, lineNumber } = node.callFrame;
+    const { functionName, url } = node.callFrame;
     if (functionName === '(idle)') continue;
     busy += micros;
-    const name = `${functionName || '(anonymous)'} ${url ? `${shortUrl(url)}:${lineNumber + 1}` : ''}`.trim();
+    const name = frameName(node);
     frames.set(name, (frames.get(name) ?? 0) + micros);
     const area = areaOf(url, functionName);
     areas.set(area, (areas.get(area) ?? 0) + micros);
@@ -93,7 +93,88 @@ export function profileCosts(
   return { frames: sorted(frames), areas: sorted(areas), busyMicros: busy };
 }
 
-/** The profile as text: the areas, then the top frames; per request when `requests` is known. */
+/**
+ * The gateway's request path by what each part of it is for (issue 35): a sample counts for the first frame
+ * of its stack, from the leaf up, named in a stage below; samples under none of them are the answer itself
+ * (the gateway's answering code and the node:http, socket and kernel work it needs), the collector its own.
+ */
+export const STAGES: readonly (readonly [string, readonly string[]])[] = [
+  [
+    'analysis (secret readings, request meaning, fingerprints)',
+    [
+      'noteCallSecrets',
+      'noteOutgoingText',
+      'noteBodySecrets',
+      'noteRefusedCall',
+      'noteSecretsIn',
+      'requestKey',
+      'journalFingerprint',
+    ],
+  ],
+  [
+    'journal (the entry, the exchange capture)',
+    ['recordCall', 'exchangeOf', 'deferExchange', 'deferUntilRead', 'entryReadings'],
+  ],
+];
+
+/**
+ * Self time per stage of STAGES, the rest as `answer` and `garbage collector`, idle excluded; with each
+ * stage's top frames (self time) in `frames`.
+ */
+export function stageCosts(file: string, skipMs = 0): (FrameCost & { frames: FrameCost[] })[] {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const parent = new Map<number, ProfileNode>();
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node);
+  const stageOf = new Map<number, string>();
+  const classify = (leaf: ProfileNode): string => {
+    const known = stageOf.get(leaf.id);
+    if (known) return known;
+    let stage = 'answer (gateway code, node:http, sockets, kernel writes)';
+    if (leaf.callFrame.functionName === '(garbage collector)') stage = 'garbage collector';
+    else if (leaf.callFrame.functionName === '(idle)') stage = '(idle)';
+    else
+      for (let node: ProfileNode | undefined = leaf; node; node = parent.get(node.id)) {
+        const found = STAGES.find(([, names]) => names.includes(node?.callFrame.functionName ?? ''));
+        if (found) {
+          stage = found[0];
+          break;
+        }
+      }
+    stageOf.set(leaf.id, stage);
+    return stage;
+  };
+  const stages = new Map<string, number>();
+  const framesOf = new Map<string, Map<string, number>>();
+  let busy = 0;
+  let elapsed = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const delta = profile.timeDeltas[i + 1] ?? 0;
+    elapsed += profile.timeDeltas[i] ?? 0;
+    if (elapsed < skipMs * 1000) continue;
+    const leaf = byId.get(profile.samples[i] as number) as ProfileNode;
+    const stage = classify(leaf);
+    if (stage === '(idle)') continue;
+    busy += delta;
+    stages.set(stage, (stages.get(stage) ?? 0) + delta);
+    const frames = framesOf.get(stage) ?? new Map<string, number>();
+    framesOf.set(stage, frames);
+    const name = frameName(leaf);
+    frames.set(name, (frames.get(name) ?? 0) + delta);
+  }
+  const costs = (m: Map<string, number>) =>
+    [...m]
+      .map(([frame, selfMicros]) => ({ frame, selfMicros, share: busy > 0 ? selfMicros / busy : 0 }))
+      .sort((a, b) => b.selfMicros - a.selfMicros);
+  return costs(stages).map((c) => ({ ...c, frames: costs(framesOf.get(c.frame) ?? new Map()) }));
+}
+
+const frameName = (node: ProfileNode) => {
+  const { functionName, url, lineNumber } = node.callFrame;
+  return `${functionName || '(anonymous)'} ${url ? `${shortUrl(url)}:${lineNumber + 1}` : ''}`.trim();
+};
+
+/** The profile as text: the areas, the stages, then the top frames; per request when `requests` is known. */
 export function formatProfile(file: string, top: number, requests?: number, skipMs = 0): string {
   const { frames, areas, busyMicros } = profileCosts(file, skipMs);
   const per = (micros: number) => (requests ? (micros / requests).toFixed(2).padStart(8) : '');
@@ -103,6 +184,12 @@ export function formatProfile(file: string, top: number, requests?: number, skip
     `busy ${(busyMicros / 1000).toFixed(0)} ms${requests ? ` over ${requests} requests: ${(busyMicros / requests).toFixed(1)} µs/request` : ''}`,
     `${head}share  by area (self time)`,
     ...areas.map(row),
+    '',
+    `${head}share  by stage of the request path (what the time is for)`,
+    ...stageCosts(file, skipMs).flatMap((stage) => [
+      row(stage),
+      ...stage.frames.slice(0, 8).map((c) => `   ${row(c)}`),
+    ]),
     '',
     `${head}share  top ${top} frames by self time`,
     ...frames.slice(0, top).map(row),

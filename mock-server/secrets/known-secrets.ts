@@ -1,3 +1,4 @@
+import { type BoundedMap, createBoundedMap } from '../bounded-map.ts';
 import type { SecretKind } from './patterns.ts';
 import { MIN_PART, type PartialSecret, PIECE, partialSecret } from './pieces.ts';
 import { lower } from './readings.ts';
@@ -74,36 +75,47 @@ export function knownSecrets(
 }
 
 const OWN_TOKEN = /^agt1\.([A-Za-z0-9_-]+\.([A-Za-z0-9_-]{43}))$/;
-let lastToken: string | undefined;
-let lastTokenForms: string[] = [];
+
+/**
+ * Callers whose token forms and partial secrets are remembered: every agent of a fleet of 10,000 sending in
+ * turn finds its own (a cache of the last caller alone would be rebuilt on every request, lower-casing the
+ * token each time); about a kilobyte each, so at most some 16 MB.
+ */
+export const CALLERS_REMEMBERED = 16_384;
+const tokenForms = createBoundedMap<string, string[]>(CALLERS_REMEMBERED);
 
 /**
  * The caller's own token as it may appear: whole, without its constant `agt1.` prefix, and its signature
  * alone (the part that cannot be rebuilt: the payload is readable claims, the prefix a constant). The payload
- * alone is not a secret and is left alone. Remembers the last token: an agent sends the same one for a while.
+ * alone is not a secret and is left alone. Remembered per token (CALLERS_REMEMBERED).
  */
 export function ownTokenForms(token: string | undefined): string[] {
   if (!token || token.length < 8) return [];
-  if (token !== lastToken) {
+  let forms = tokenForms.get(token);
+  if (!forms) {
     const parts = OWN_TOKEN.exec(token);
-    lastTokenForms = (parts ? [token, parts[1] as string, parts[2] as string] : [token]).map(lower);
-    lastToken = token;
+    forms = (parts ? [token, parts[1] as string, parts[2] as string] : [token]).map(lower);
+    tokenForms.set(token, forms);
   }
-  return lastTokenForms;
+  return forms;
 }
 
-// The caller's own partial secrets, remembered for the last caller (an agent sends the same token a while).
-let lastPartial: { known?: KnownSecrets; token?: string; agentId?: string; secrets: PartialSecret[] } = {
-  secrets: [],
-};
+// The callers' own partial secrets, per set of known secrets (a new set starts afresh) and caller.
+const partialsOf = new WeakMap<KnownSecrets, BoundedMap<string, PartialSecret[]>>();
 
 /**
  * The secrets whose pieces are secrets too: the signature of the caller's own token (the part that cannot be
  * rebuilt; a token in another format whole), the caller's own API key, and the canaries.
  */
 export function partialSecrets(known: KnownSecrets, own: ScanCaller): PartialSecret[] {
-  if (lastPartial.known === known && lastPartial.token === own.token && lastPartial.agentId === own.agentId)
-    return lastPartial.secrets;
+  let remembered = partialsOf.get(known);
+  if (!remembered) {
+    remembered = createBoundedMap(CALLERS_REMEMBERED);
+    partialsOf.set(known, remembered);
+  }
+  const caller = `${own.agentId ?? ''}\u0000${own.token ?? ''}`;
+  const cached = remembered.get(caller);
+  if (cached) return cached;
   const secrets: PartialSecret[] = [];
   const forms = ownTokenForms(own.token);
   const secretPart = forms.length === 3 ? forms[2] : forms[0];
@@ -111,6 +123,6 @@ export function partialSecrets(known: KnownSecrets, own: ScanCaller): PartialSec
   const key = own.agentId === undefined ? undefined : known.keyOf.get(own.agentId);
   if (key !== undefined && key.length >= 2 * MIN_PART) secrets.push(partialSecret(lower(key), 'own_api_key'));
   secrets.push(...known.canaries);
-  lastPartial = { known, token: own.token, agentId: own.agentId, secrets };
+  remembered.set(caller, secrets);
   return secrets;
 }

@@ -175,6 +175,20 @@ describe('API keys', () => {
     expectNoLeak(result.redacted, ODD_KEY);
   });
 
+  it('tells each caller its own secrets when many callers take turns (each remembered apart)', () => {
+    const asVerified = (text: string) => scan(text, { token: OTHER_TOKEN, agentId: 'agent-verified' });
+    const text = `q=${OWN_SIGNATURE} k=${OWN_KEY} o=${OTHER_KEY}`;
+    const early = asEarly(text);
+    const verified = asVerified(text);
+    for (let turn = 0; turn < 3; turn++) {
+      expect(asEarly(text)).toEqual(early);
+      expect(asVerified(text)).toEqual(verified);
+    }
+    expect(early.kinds).toEqual(expect.arrayContaining(['own_identity_token', 'own_api_key', 'api_key']));
+    expect(verified.kinds).toContain('own_api_key');
+    expect(verified.kinds).not.toContain('own_identity_token');
+  });
+
   it('redacts overlapping occurrences of a key as one', () => {
     const scanKey = createSecretScanner({
       version: () => 1,

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type BenchFigures,
+  type BenchNames,
+  isLoaded,
+  loadLabel,
+  ratiosOf,
+  textReport,
+} from './bench-report.ts';
+import type { FixedRateMeasurement } from './bench-rounds.ts';
+
+const fixed = (name: string, cpuMicros: number, p99: number): FixedRateMeasurement => ({
+  name,
+  rate: 2500,
+  achievedRate: 2500,
+  p50: 1,
+  p99,
+  cpuMicros,
+  non2xx: 0,
+  errors: 0,
+});
+
+const names: BenchNames = {
+  likeForLike: 'bare',
+  precomputed: 'pre',
+  gateways: ['built', 'npm start'],
+  fleet: 'fleet',
+  agents: 10_000,
+};
+
+function figures(load: number[]): BenchFigures {
+  const rounds = (name: string, cpu: number[], p99: number[]) =>
+    [name, cpu.map((c, i) => fixed(name, c, p99[i] as number))] as const;
+  const fixedRounds = new Map<string, FixedRateMeasurement[]>([
+    rounds('bare', [100, 100, 100], [10, 10, 10]),
+    rounds('pre', [90, 90, 90], [10, 10, 10]),
+    rounds('built', [200, 125, 150], [12, 30, 14]),
+    rounds('npm start', [250, 250, 250], [10, 10, 10]),
+    rounds('fleet', [220, 125, 150], [10, 10, 10]),
+  ]);
+  return {
+    rate: 2500,
+    rounds: 3,
+    fixed: [...fixedRounds.values()].map((r) => r[0] as FixedRateMeasurement),
+    fixedRounds,
+    saturated: [],
+    saturatedRounds: new Map(),
+    load: { start: load[0] as number, rounds: load.slice(1, -1), end: load.at(-1) as number },
+  };
+}
+
+describe('the benchmark report', () => {
+  it('takes each ratio round by round and reports the median with its range', () => {
+    const ratios = ratiosOf(names, figures([0.2, 0.3, 0.3, 0.3, 0.4]));
+    const [built, npmStart] = ratios.gateways;
+    // bare / gateway per round: 0.5, 0.8, 0.667.
+    expect(built?.bare_over_gateway_cpu.median).toBeCloseTo(2 / 3);
+    expect(built?.bare_over_gateway_cpu.min).toBeCloseTo(0.5);
+    expect(built?.bare_over_gateway_cpu.max).toBeCloseTo(0.8);
+    expect(built?.p99_gateway_over_bare.median).toBeCloseTo(1.4);
+    expect(npmStart?.bare_over_gateway_cpu.median).toBeCloseTo(0.4);
+    // fleet / single per round: 1.1, 1, 1.
+    expect(ratios.fleet_over_single_cpu?.median).toBeCloseTo(1);
+  });
+
+  it('labels a run loaded when any 1-minute load average sample is 1 or more, and judges no target then', () => {
+    const quiet = figures([0.2, 0.5, 0.9, 0.4, 0.3]);
+    const loaded = figures([0.2, 0.5, 1.2, 0.4, 0.3]);
+    expect(isLoaded(quiet.load)).toBe(false);
+    expect(isLoaded(loaded.load)).toBe(true);
+    expect(loadLabel(loaded.load)).toBe('load average 0.20-1.20, LOADED');
+    const quietText = textReport(names, quiet, 50);
+    const loadedText = textReport(names, loaded, 50);
+    expect(quietText).toContain('target >= 0.65: met [load average 0.20-0.90, quiet]');
+    expect(quietText).toContain('npm start, CPU per request at 2500 req/s (bare µs / gateway µs): 0.40');
+    expect(quietText).not.toContain('LOADED');
+    expect(loadedText).toContain('target >= 0.65: met in this run (loaded: not shown either way)');
+    expect(loadedText).toContain('LOADED run');
+  });
+});
