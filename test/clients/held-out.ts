@@ -1,6 +1,6 @@
 import axios from 'axios';
 import type { JournalEntry } from '../../mock-server/journal/journal.ts';
-import { call, fetchPage, isRetryable, retryAfterMs, search, sleep, waitsBy } from './call.ts';
+import { call, fetchPage, isRetryable, mintOwnToken, retryAfterMs, search, sleep, waitsBy } from './call.ts';
 import type { ClientContext, ClientProgram } from './types.ts';
 
 /*
@@ -22,18 +22,6 @@ const searchOutage = (count: number) => ({
   status: 503 as const,
   count,
 });
-
-/** A token minted by the program itself, posting its API key to the identity provider (`/idp/token`). */
-async function mintToken(ctx: ClientContext): Promise<string> {
-  const response = await ctx.fetch(`${ctx.baseUrl}/idp/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ api_key: ctx.apiKey }),
-  });
-  const body = (await response.json()) as { token?: string };
-  if (!body.token) throw new Error(`the identity provider minted no token: ${response.status}`);
-  return body.token;
-}
 
 /**
  * `calls` searches at once, each retried on 503 after `wait(k)` ms (k from 0), up to `retries` times: the
@@ -134,7 +122,7 @@ export const HELD_OUT: ClientProgram[] = [
       'mints its own token by posting its API key to /idp/token (as it should), then puts the same key in a search “to debug auth”',
     agent: 'agent-verified',
     async run(ctx) {
-      const token = await mintToken(ctx);
+      const token = await mintOwnToken(ctx);
       await call(ctx, 'POST', '/v1/web/search', { query: `auth debug ${ctx.apiKey}` }, { token });
     },
   },
@@ -146,7 +134,7 @@ export const HELD_OUT: ClientProgram[] = [
       'sends its API key only where it belongs: posted to /idp/token for its token, and in the X-Api-Key credential header of its calls; its queries hold none',
     agent: 'agent-verified',
     async run(ctx) {
-      const token = await mintToken(ctx);
+      const token = await mintOwnToken(ctx);
       const client = axios.create({
         baseURL: ctx.baseUrl,
         headers: { 'x-agent-identity': token, 'x-api-key': ctx.apiKey },
