@@ -50,6 +50,9 @@ function requestIdOf(request: GatewayRequest, runtime: Runtime): string {
 
 const NOT_RECORDED = () => {};
 
+/** The spec's endpoints, as a 404 outside the admin API names them (a config's extra tools are not the spec's). */
+const PUBLIC_ENDPOINTS = publicEndpoints(servedRoutes());
+
 /**
  * Builds the core over a runtime: the /v1 endpoints, the simulated identity provider (unless tokens are
  * verified elsewhere) and, with an admin key, the admin API. Per request: request id, route (404, 405 with
@@ -66,7 +69,6 @@ export function createCore(
     admin: Boolean(admin),
     extraTools: extraToolRoutes(runtime.tools),
   };
-  const publicList = publicEndpoints(servedRoutes({ extraTools: parts.extraTools }));
   // The served part of the route table, each route's handler bound by id; built once.
   const router = routerFromTable(servedRoutes(parts), (routes) => {
     registerGatewayRoutes(routes, runtime);
@@ -87,7 +89,7 @@ export function createCore(
     if (match?.handler) return match.handler(ctx, match.params);
     if (match) throw methodNotAllowed(method, path, match.allow);
     throw new GatewayError('not_found', {
-      message: `No endpoint at ${method} ${path}. ${adminCall && admin ? `GET ${ADMIN_PREFIX} lists the admin endpoints.` : publicList}`,
+      message: `No endpoint at ${method} ${path}. ${adminCall && admin ? `GET ${ADMIN_PREFIX} lists the admin endpoints.` : PUBLIC_ENDPOINTS}`,
     });
   };
 

@@ -3,6 +3,7 @@ import { TOOLS } from '../../vocabulary/tools.ts';
 import { fetchRequestSchema } from '../providers/web-fetch.ts';
 import { meaningOfUrl } from './request-meaning.ts';
 import type { ToolDefinition } from './tool-definition.ts';
+import { toolRouteId } from './tool-route-id.ts';
 
 /** The answer of `POST /v1/web/fetch` (reference profile: the spec shows no body). */
 export const fetchResponseSchema = z.strictObject({
@@ -27,7 +28,7 @@ export const fetchResponseSchema = z.strictObject({
 export const webFetch: ToolDefinition<z.output<typeof fetchRequestSchema>> = {
   name: 'web.fetch',
   vocabulary: TOOLS['web.fetch'],
-  routeId: 'webFetch',
+  routeId: toolRouteId('web.fetch'),
   summary: 'Web fetch (spec section 4; safe to retry)',
   description: 'The content is untrusted input (spec section 1, rule 1).',
   request: { name: 'FetchRequest', schema: fetchRequestSchema },

@@ -3,6 +3,7 @@ import { TOOLS } from '../../vocabulary/tools.ts';
 import { searchRequestSchema } from '../providers/web-search.ts';
 import { meaningOfQuery } from './request-meaning.ts';
 import type { ToolDefinition } from './tool-definition.ts';
+import { toolRouteId } from './tool-route-id.ts';
 
 const source = z
   .enum(['fixture', 'generated'])
@@ -24,7 +25,7 @@ export const searchResponseSchema = z.strictObject({
 export const webSearch: ToolDefinition<z.output<typeof searchRequestSchema>> = {
   name: 'web.search',
   vocabulary: TOOLS['web.search'],
-  routeId: 'webSearch',
+  routeId: toolRouteId('web.search'),
   summary: 'Web search (spec section 4; safe to retry)',
   description:
     'Known queries answer from fixtures/search, others with seeded generated results: a retry gets the same body.',
