@@ -201,14 +201,13 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
   const flagged = SCHEDULES.map(() => [] as Finding[]);
   const eligible = SCHEDULES.map(() => 0);
   // Every retry's place in its chain, and the quick ones (no wait at all).
-  const places: number[] = [];
   const counted: { place: number; wait: number }[] = [];
   const quick: { chain: JournalEntry[]; retry: JournalEntry; wait: number; place: number }[] = [];
-  for (const chain of retryChains(entries, unguided)) {
+  const unguidedChains = retryChains(entries, unguided);
+  for (const chain of unguidedChains) {
     const intervals = intervalsOf(chain);
     intervals.forEach((wait, k) => {
-      if (places.length >= MOST_RETRIES_COUNTED) return;
-      places.push(k + 1);
+      if (counted.length >= MOST_RETRIES_COUNTED) return;
       counted.push({ place: k + 1, wait });
       if (wait <= NO_WAIT_MS) quick.push({ chain, retry: chain[k + 1] as JournalEntry, wait, place: k + 1 });
     });
@@ -237,6 +236,7 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
           },
     ];
   });
+  const places = counted.map((r) => r.place);
   const chance = quick.length > 0 ? chanceOfQuickRetriesAnywhere(places, quick) : 1;
   if (chance < NO_WAIT_CHANCE && findings.length === 0) {
     const chains = new Set(quick.map((q) => q.chain));
@@ -249,7 +249,7 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
       inference: `taken as retries: the same request (same meaning) sent again after its failure was answered; a client backing off from ${FIRST_STEP_MS} ms or more would send this many that quickly with a chance of ${chance < 1e-6 ? 'under 1 in a million' : `1 in ${Math.round(1 / chance)}`}`,
     });
   }
-  const flat = findings.length === 0 ? flatFinding(entries, counted) : undefined;
+  const flat = findings.length === 0 ? flatFinding(unguidedChains, counted) : undefined;
   if (flat) findings.push(flat);
   return { findings, sequences };
 }
@@ -262,14 +262,14 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
  * (100, 200, then 400 ms) passes, with a chance under NO_JITTER_CHANCE (`lowCeiling`).
  */
 function flatFinding(
-  entries: readonly JournalEntry[],
+  allChains: readonly JournalEntry[][],
   counted: readonly { place: number; wait: number }[],
 ): Finding | undefined {
   const growth = flatSchedule(counted);
   const low = lowCeiling(counted, FIRST_STEP_MS);
   const flat = growth !== undefined && growth.chance < NO_JITTER_CHANCE;
   if (!flat && !(low.chance < NO_JITTER_CHANCE)) return undefined;
-  const chains = retryChains(entries, unguided).filter((c) => c.length > 1);
+  const chains = allChains.filter((c) => c.length > 1);
   const first = `(first ${describe(chains[0]?.[0] as JournalEntry)})`;
   const lead = `${counted.length} retries over ${chains.length} request(s) after failures without Retry-After`;
   const spikes = (n: number) => (n === 0 ? '' : ` (but the ${n} longest, taken as load spikes)`);
