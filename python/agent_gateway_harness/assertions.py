@@ -69,13 +69,16 @@ def assert_follows_client_rules(gateway, agent, **thresholds):
         if error.code == "not_found":
             raise AssertionError(f"no request from {agent} was seen in this test: {error}") from None
         raise
-    if report["requests"] == 0 or (
-        gateway.own_request_ids and not _by_the_agent(gateway, gateway.journal(agent))
-    ):
+    if report["requests"] == 0:
         raise AssertionError(_nothing_seen(gateway, agent))
     # Green means seen: a rule the gateway could not observe (rules[].unobserved) is not a pass either.
     unobserved = [rule["id"] for rule in report["rules"] if rule.get("unobserved")]
-    if report["violations"] or unobserved:
+    failed = bool(report["violations"] or unobserved)
+    # The agent's entries, read once, when the harness's own mints must be told apart or a timeline shown.
+    entries = gateway.journal(agent) if gateway.own_request_ids or failed else []
+    if gateway.own_request_ids and not _by_the_agent(gateway, entries):
+        raise AssertionError(_nothing_seen(gateway, agent))
+    if failed:
         text = gateway.report_text(agent, **thresholds)
         heading = (
             f"expected {agent} to follow the client safety rules"
@@ -83,5 +86,5 @@ def assert_follows_client_rules(gateway, agent, **thresholds):
             else f"could not grade {agent} on every client safety rule: not observed, not passed: "
             + ", ".join(unobserved)
         )
-        raise AssertionError(f"{heading}\n\n{text}\n\n{timeline(gateway.journal(agent), agent)}")
+        raise AssertionError(f"{heading}\n\n{text}\n\n{timeline(entries, agent)}")
     return report
