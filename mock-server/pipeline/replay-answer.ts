@@ -2,18 +2,11 @@ import { parseRetryAfter } from '../../vocabulary/retry-after.ts';
 import type { Answer, CallContext } from '../http/context.ts';
 import { dropConnection, httpDate } from '../http/respond.ts';
 import type { TargetErrorCode } from '../journal/journal.ts';
+import { FRAMING_AND_REQUEST_ID } from '../scenarios/replay-headers.ts';
 import type { TakenAnswer } from '../scenarios/replay-tracks.ts';
 
 // Headers the adapter writes itself (framing), or that name this gateway's own request: never replayed.
-const NOT_REPLAYED = new Set([
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'content-encoding',
-  'date',
-  'x-request-id',
-]);
+const NOT_REPLAYED = new Set<string>([...FRAMING_AND_REQUEST_ID, 'date']);
 
 /**
  * The replay stage: a recorded answer (a scenario's `replay`) as this gateway's answer to the request, on

@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, MAX_CONFIG_FILE_BYTES } from '../config/load-c
 import { captureBody, redactHeaderPairs } from '../journal/exchange-capture.ts';
 import { speaksOfCredential } from '../secrets/credential-names.ts';
 import { createSecretScanner } from '../secrets/secrets.ts';
+import { FRAMING_AND_REQUEST_ID } from './replay-headers.ts';
 import type { RecordedExchange } from './replay-recording.ts';
 import { redactJsonFields, redactParameters } from './replay-redact.ts';
 import { HEADER_VALUE, type RecordedAnswer, type ReplayInput } from './replay-schema.ts';
@@ -21,15 +22,7 @@ export const UNNAMED_AGENT = 'recorded-agent';
 // Headers not kept: framing (the replaying adapter writes its own), the recorded gateway's request id, and
 // credentials, which a scenario meant to be shared never holds. `Date` is kept for the reader and to read an
 // HTTP-date Retry-After against (the replay writes its own Date).
-const NOT_KEPT = new Set([
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'content-encoding',
-  'x-request-id',
-  'set-cookie',
-]);
+const NOT_KEPT = new Set<string>([...FRAMING_AND_REQUEST_ID, 'set-cookie']);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 // Whole bodies up to this size are redacted and kept (a recording's own cut is `journal.body_bytes`).
 const KEPT_BODY_BYTES = 1024 * 1024;
