@@ -178,9 +178,10 @@ export const HELD_OUT: ClientProgram[] = [
     verdict: 'bad',
     rules: ['backoff-with-jitter'],
     reason:
-      'a full-jitter backoff whose cap is 100 ms: three calls each retried five times (within the cap), every wait uniform in 0-100 ms: jittered, but it never backs off',
+      'a full-jitter backoff whose cap is 100 ms: five calls each retried five times (within the cap), every wait uniform in 0-100 ms: jittered, but it never backs off',
     agent: 'agent-verified',
-    scenario: { config: NO_LIMITS, faults: [searchOutage(15)] },
+    // Five calls, not three: three gave the readings too few waits, and a draw of short ones escaped them.
+    scenario: { config: NO_LIMITS, faults: [searchOutage(25)] },
     // Load only lengthens waits: past a few spikes a stretched wait reads as growth, and the low ceiling is
     // no longer evidence (two spikes can hide it: schedule-growth.test.ts).
     timing: ['backoff-with-jitter'],
@@ -195,7 +196,7 @@ export const HELD_OUT: ClientProgram[] = [
         : `load lengthened ${stretched} of ${waits.length} waits past 130 ms (planned at most 100 ms)`;
     },
     async run(ctx) {
-      await retriedInParallel(ctx, 'low cap', 3, 5, (k) => Math.min(100, 100 * 2 ** k) * Math.random());
+      await retriedInParallel(ctx, 'low cap', 5, 5, (k) => Math.min(100, 100 * 2 ** k) * Math.random());
     },
   },
   {
