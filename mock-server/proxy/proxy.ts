@@ -22,7 +22,7 @@ import { writeSlices } from '../journal/write-slices.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
 import { isAdminPath } from '../routes/admin-schemas.ts';
 import { routingPath } from '../routes/router.ts';
-import { FAULT_TARGETS, type FaultTarget } from '../scenarios/faults.ts';
+import { faultTargets } from '../scenarios/faults.ts';
 import { credentialNames } from '../secrets/credential-names.ts';
 import { createAgentNames } from './agent-names.ts';
 import { ANALYSED_BYTES, operationOf, toolNamed } from './exchange-notes.ts';
@@ -284,10 +284,10 @@ export function createProxy(options: ProxyOptions): Proxy {
         ),
       );
     }
-    if ((FAULT_TARGETS as readonly string[]).includes(operation)) {
+    if (faultTargets(runtime.tools).includes(operation)) {
       let fault: Answer | undefined;
       try {
-        const struck = injectFault(runtime, ctx, operation as FaultTarget, ctx.note.agent);
+        const struck = injectFault(runtime, ctx, operation, ctx.note.agent);
         fault = struck instanceof Promise ? await struck : struck;
       } catch (error) {
         fault = respondError(ctx, error);
