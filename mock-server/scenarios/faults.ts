@@ -49,10 +49,7 @@ export const faultSpecSchema = z
       .strictObject({
         operation: z
           .string()
-          .regex(
-            TOOL_NAME_PATTERN,
-            'must be an endpoint or tool name (health, whoami, web.search, web.extract)',
-          )
+          .regex(TOOL_NAME_PATTERN, 'must be an endpoint or tool name: lower-case words joined by dots')
           .max(64)
           .optional()
           .describe(
