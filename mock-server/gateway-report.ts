@@ -52,6 +52,7 @@ export function createReportReader(runtime: Runtime, corpus: Corpus) {
       entries,
       rateLimitRules: runtime.config.rate_limits.rules,
       corpus,
+      tools: runtime.tools,
       options: reportOptions,
       dropped,
     });

@@ -2,6 +2,7 @@ import type { VirtualClock } from './clock.ts';
 import { ConfigError, deepMerge, loadConfig, type ResolvedConfig } from './config/load-config.ts';
 import type { GatewayConfigOverlay } from './config/schema.ts';
 import { applyConfig, type Runtime } from './runtime.ts';
+import { faultTargets, unknownFaultTarget } from './scenarios/faults.ts';
 import { createReplayTracks } from './scenarios/replay-tracks.ts';
 import { loadScenario, parseScenario, type Scenario, type ScenarioInput } from './scenarios/scenarios.ts';
 
@@ -62,6 +63,13 @@ export function createScenarioControl({ runtime, base, baseConfig, clock, initia
           message: `a scenario changes a tool's policy, never adds one: declare ${tool} in the gateway's config`,
         })),
       );
+    // A fault names an endpoint or tool of this gateway (its extra tools included), or it would never strike.
+    const targets = faultTargets(runtime.tools);
+    const strayFaults = next.faults.flatMap((fault, i) => {
+      const message = unknownFaultTarget(fault, targets);
+      return message === undefined ? [] : [{ path: `faults[${i}].match.operation`, message }];
+    });
+    if (strayFaults.length > 0) throw new ConfigError(next.source, strayFaults, 'scenario');
     resetToBase();
     applyConfig(runtime, { ...config, source: `${baseConfig.source}, with scenario ${next.source}` });
     for (const fault of next.faults) runtime.faults.add(fault);

@@ -226,6 +226,7 @@ function gradeEntries(
     entries,
     rateLimitRules: gateway.config.rate_limits.rules,
     corpus: gateway.corpus,
+    tools: gateway.runtime.tools,
     options: thresholds,
     dropped,
   });
