@@ -221,6 +221,53 @@ describe('recordings from other tools', () => {
     expect(page?.body).toBe('error: access_token=[REDACTED]&client_secret=[REDACTED]');
   });
 
+  it("redacts by the journal's own rule (credential-redaction.ts): nested fields, a scheme kept, pairs in prose", () => {
+    const { yaml, scenario } = convert([
+      {
+        ms: 0,
+        status: 429,
+        headers: {
+          'x-session-token': 'Bearer opaqueBearer0123456789',
+          warning: '199 - "retry with password: hunter2pass"',
+          'retry-after': '2',
+        },
+        body: JSON.stringify({
+          code: 'rate_limited',
+          credentials: { value: 'opaqueNested0123456789', pin: 48213377 },
+          tokens: ['opaqueListed0123456789'],
+          help: 'see https://user:opaquePass0123@gw.example/help',
+        }),
+      },
+      {
+        ms: 1,
+        status: 502,
+        headers: { 'content-type': 'text/plain' },
+        body: 'upstream said: "api_key": "opaqueQuoted0123456789"; Authorization: Bearer opaqueProse0123456789',
+      },
+    ]);
+    for (const secret of [
+      'opaqueBearer',
+      'hunter2pass',
+      'opaqueNested',
+      '48213377',
+      'opaqueListed',
+      'opaquePass',
+      'opaqueQuoted',
+      'opaqueProse',
+    ])
+      expect(yaml).not.toContain(secret);
+    const [refused, page] = scenario.replay?.agents['recorded-agent'] ?? [];
+    // The scheme of a credential header is no secret, and what is not a credential stays.
+    expect(refused?.headers).toMatchObject({ 'x-session-token': 'Bearer [REDACTED]', 'retry-after': '2' });
+    expect(refused?.json).toEqual({
+      code: 'rate_limited',
+      credentials: { value: '[REDACTED]', pin: '[REDACTED]' },
+      tokens: ['[REDACTED]'],
+      help: 'see https://user:[REDACTED]@gw.example/help',
+    });
+    expect(page?.body).toBe('upstream said: "api_key": "[REDACTED]"; Authorization: Bearer [REDACTED]');
+  });
+
   it('decodes a body a tool saved still compressed (base64 of gzip, deflate or br), instead of replaying [binary]', () => {
     const text = body('zipped');
     const entries = [
