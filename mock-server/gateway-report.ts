@@ -1,4 +1,4 @@
-import { type ClientReport, createClientReport } from './client-report/report.ts';
+import { type ClientReport, createClientReport, formatClientReport } from './client-report/report.ts';
 import type { ClientReportOptions } from './client-report/types.ts';
 import { GatewayError } from './errors.ts';
 import type { JournalEntry } from './journal/journal.ts';
@@ -8,7 +8,7 @@ import type { Runtime } from './runtime.ts';
 /**
  * A gateway's client reports: read from this process's journal (`clientReport`, synchronous) or from the
  * journal in use (`readClientReport`: the shared one with a shared store), each graded from the agent's
- * entries.
+ * entries, with its timeline and its text (what the admin API serves).
  */
 export function createReportReader(runtime: Runtime, corpus: Corpus) {
   /**
@@ -47,7 +47,7 @@ export function createReportReader(runtime: Runtime, corpus: Corpus) {
         message: `No agent "${agent}" and no request from it in the journal. Agents: ${known.join(', ')}.`,
       });
     }
-    return createClientReport({
+    const report = createClientReport({
       agent,
       entries,
       rateLimitRules: runtime.config.rate_limits.rules,
@@ -55,6 +55,8 @@ export function createReportReader(runtime: Runtime, corpus: Corpus) {
       options: reportOptions,
       dropped,
     });
+    // Its text too, so a harness in any language shows what the JS matchers show without a formatter of its own.
+    return { ...report, text: formatClientReport(report) };
   };
   return { clientReport, readClientReport };
 }
