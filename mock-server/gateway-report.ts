@@ -22,6 +22,16 @@ export function createReportReader(runtime: Runtime, corpus: Corpus) {
       );
     return reportOf(agent, runtime.journal.list({ agent }), runtime.journal.dropped, reportOptions);
   };
+  /**
+   * How many dropped entries the report mentions: with `since` (a test's mark), only when some of them came
+   * after it, i.e. the oldest entry held is later than the one after `since`. On a shared store the oldest
+   * held is not at hand: every drop is mentioned.
+   */
+  const droppedAfter = (dropped: number, since: number | undefined) => {
+    if (dropped === 0 || since === undefined || runtime.shared) return dropped;
+    const oldest = runtime.journal.page({}, 1).entries[0]?.seq ?? 0;
+    return oldest > since + 1 ? dropped : 0;
+  };
   /** The client report from whichever journal is in use: the shared one when there is a shared store. */
   const readClientReport = async (
     agent: string,
@@ -53,7 +63,7 @@ export function createReportReader(runtime: Runtime, corpus: Corpus) {
       rateLimitRules: runtime.config.rate_limits.rules,
       corpus,
       options: reportOptions,
-      dropped,
+      dropped: droppedAfter(dropped, reportOptions?.since),
     });
     // Its text too, so a harness in any language shows what the JS matchers show without a formatter of its own.
     return { ...report, text: formatClientReport(report) };
