@@ -25,6 +25,7 @@ import { reportOptionsSchema } from './client-report/report-options.ts';
 import { TIMELINE_REQUESTS, timelineOf } from './client-report/timeline.ts';
 import type { ClientReportOptions } from './client-report/types.ts';
 import type { Gateway } from './gateway.ts';
+import { isGateway } from './is-gateway.ts';
 import type { JournalEntry } from './journal/journal.ts';
 import type { MaybePromise } from './maybe-promise.ts';
 import { currentTestMark, journalMark } from './testing-marks.ts';
@@ -38,14 +39,6 @@ export function agentTimeline(gateway: Gateway, agent: string, last = TIMELINE_R
 }
 
 export { timelineOf };
-
-/** Whether `value` is a gateway made by `createGateway` (what the matcher grades). */
-const isGateway = (value: unknown): value is Gateway =>
-  typeof value === 'object' &&
-  value !== null &&
-  typeof (value as Gateway).clientReport === 'function' &&
-  typeof (value as Gateway).readClientReport === 'function' &&
-  typeof (value as Gateway).journal?.list === 'function';
 
 const kindOf = (value: unknown) =>
   value === null
