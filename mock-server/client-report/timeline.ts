@@ -6,29 +6,47 @@ import { describe, firstWhere, hasDeliveryFacts } from './journal-facts.ts';
 export const TIMELINE_REQUESTS = 40;
 
 /**
- * For each in-process entry (delivery facts), the latest of the agent's own answers it was issued with in
- * hand: `after #12` in the timeline. Over node:http the connection says it instead.
+ * For each shown in-process entry (delivery facts), the latest of the agent's own answers it was issued with
+ * in hand (the highest answer order at most its answers seen, of its adapter): `after #12` in the timeline.
+ * Over node:http the connection says it instead. One pass over the entries, each placed by a binary search
+ * among the few shown, so a report of a long journal pays little for its timeline.
  */
-function answersInHand(entries: readonly JournalEntry[]): Map<JournalEntry, JournalEntry> {
+export function answersInHand(
+  entries: readonly JournalEntry[],
+  shown: readonly JournalEntry[] = entries,
+): Map<JournalEntry, JournalEntry> {
   // Answer orders count per adapter (delivery instance): a shared journal holds several counts.
-  const byInstance = new Map<JournalEntry['delivery_instance'], JournalEntry[]>();
-  for (const e of entries) {
+  const asking = new Map<JournalEntry['delivery_instance'], JournalEntry[]>();
+  for (const e of shown) {
     if (!hasDeliveryFacts(e)) continue;
-    const group = byInstance.get(e.delivery_instance);
+    const group = asking.get(e.delivery_instance);
     if (group) group.push(e);
-    else byInstance.set(e.delivery_instance, [e]);
+    else asking.set(e.delivery_instance, [e]);
+  }
+  const seen = (e: JournalEntry) => e.answers_seen as number;
+  const order = (e: JournalEntry) => e.answer_order as number;
+  // best[k]: the latest answer of those with an order at most group[k]'s seen and above group[k - 1]'s.
+  const best = new Map<JournalEntry[], (JournalEntry | undefined)[]>();
+  for (const group of asking.values()) {
+    group.sort((a, b) => seen(a) - seen(b));
+    best.set(group, []);
+  }
+  for (const answer of entries) {
+    const group = hasDeliveryFacts(answer) ? asking.get(answer.delivery_instance) : undefined;
+    if (!group) continue;
+    const k = firstWhere(group.length, (j) => seen(group[j] as JournalEntry) >= order(answer));
+    const slots = best.get(group) as (JournalEntry | undefined)[];
+    const held = slots[k];
+    if (k < group.length && (held === undefined || order(held) <= order(answer))) slots[k] = answer;
   }
   const inHand = new Map<JournalEntry, JournalEntry>();
-  for (const group of byInstance.values()) {
-    const delivered = [...group].sort((a, b) => (a.answer_order as number) - (b.answer_order as number));
-    for (const e of group) {
-      const k = firstWhere(
-        delivered.length,
-        (j) => (delivered[j]?.answer_order as number) > (e.answers_seen as number),
-      );
-      const last = delivered[k - 1];
-      if (last) inHand.set(e, last);
-    }
+  for (const [group, slots] of best) {
+    let latest: JournalEntry | undefined;
+    group.forEach((e, k) => {
+      const here = slots[k];
+      if (here && (latest === undefined || order(here) >= order(latest))) latest = here;
+      if (latest) inHand.set(e, latest);
+    });
   }
   return inHand;
 }
@@ -47,7 +65,7 @@ export function timelineOf(
 ): string {
   const start = entries[0]?.real_ms ?? 0;
   const shown = entries.slice(-last);
-  const inHand = answersInHand(entries);
+  const inHand = answersInHand(entries, shown);
   const lines = shown.map((e) => {
     const after = inHand.get(e);
     const extra = [
