@@ -5,6 +5,21 @@ import { applyConfig, type Runtime } from './runtime.ts';
 import { faultTargets, unknownFaultTarget } from './scenarios/faults.ts';
 import { createReplayTracks } from './scenarios/replay-tracks.ts';
 import { loadScenario, parseScenario, type Scenario, type ScenarioInput } from './scenarios/scenarios.ts';
+import { applyClockChange } from './store/memory-admin.ts';
+import type { ClockChange } from './store/state-port.ts';
+
+/**
+ * The clock changes a scenario's `clock` makes, as the admin API makes them (`applyClockChange`): back to
+ * real time, then its start, stopped there exactly when `frozen`, or frozen now without a start.
+ */
+export const scenarioClockChanges = ({ frozen, start }: NonNullable<Scenario['clock']>): ClockChange[] => [
+  { kind: 'reset' },
+  ...(start !== undefined
+    ? [{ kind: 'set', epochMs: Date.parse(start), frozen } as const]
+    : frozen
+      ? [{ kind: 'freeze' } as const]
+      : []),
+];
 
 /** What a gateway's scenarios are laid over and act on. */
 export interface ScenarioControlParts {
@@ -74,12 +89,7 @@ export function createScenarioControl({ runtime, base, baseConfig, clock, initia
     applyConfig(runtime, { ...config, source: `${baseConfig.source}, with scenario ${next.source}` });
     for (const fault of next.faults) runtime.faults.add(fault);
     if (next.replay) runtime.replay = createReplayTracks(next.replay);
-    if (next.clock) {
-      clock.reset();
-      // Frozen first: set on a running clock, then frozen, it would stop a moment past the start.
-      if (next.clock.frozen) clock.freeze();
-      if (next.clock.start) clock.set(Date.parse(next.clock.start));
-    }
+    if (next.clock) for (const change of scenarioClockChanges(next.clock)) applyClockChange(clock, change);
     scenario = next;
     scenarioInput = input;
     return next;

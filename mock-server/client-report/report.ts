@@ -13,6 +13,7 @@ import { noSecretsInRequests } from './rules/no-secrets-in-requests.ts';
 import { refreshInvalidToken } from './rules/refresh-invalid-token.ts';
 import { retryCap } from './rules/retry-cap.ts';
 import { untrustedContent } from './rules/untrusted-content.ts';
+import { timelineOf } from './timeline.ts';
 import {
   type ClientReportOptions,
   type ClientRule,
@@ -100,6 +101,10 @@ export interface ClientReport {
    */
   rules: { id: string; title: string; spec_ref: string; violations: number; unobserved?: string }[];
   violations: Violation[];
+  /** What the agent did: its graded requests, the most recent 40, one a line (`timelineOf`). */
+  timeline: string;
+  /** The report as text (`formatClientReport`), when a gateway serves it (the admin API, `clientReport`). */
+  text?: string;
 }
 
 /** The rules a report could not observe: not passed, whatever their violations (none). */
@@ -196,6 +201,7 @@ export function createClientReport(input: {
     options,
     rules,
     violations,
+    timeline: timelineOf(entries, input.agent),
   };
 }
 
