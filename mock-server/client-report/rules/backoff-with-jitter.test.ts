@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../../test/support/seeded-random.ts';
 import { recordedEntry } from '../../../test/support/synthetic-journal.ts';
 import { loadConfig } from '../../config/load-config.ts';
 import type { JournalEntry } from '../../journal/journal.ts';
@@ -105,6 +106,25 @@ describe('after 429s without Retry-After: backoff and jitter are judged', () => 
     expect(messages(client(4, URLLIB3, [429]))[0]).toMatch(
       /^4 retry sequences after a 429 without Retry-After .* used the same waits .*: backoff without jitter/,
     );
+  });
+
+  it('eight calls of the urllib3 schedule after 429s are one schedule through 15 ms of load (every seed)', () => {
+    // The catalogue's urllib3-capped-on-429: its first waits (0 ms) carry any noise, the later ones 0-15 ms.
+    for (let seed = 1; seed <= 200; seed++) {
+      const rand = seededRandom(seed);
+      const entries = Array.from({ length: 8 }, (_, c) =>
+        chain(
+          `key_${c}`,
+          c * 60_000,
+          [0, 200, 400, 400].map((w, k) => w + (k === 0 ? 40 : 15) * rand()),
+          [429],
+        ),
+      ).flat();
+      expect(messages(entries).join('\n'), `seed ${seed}`).toMatch(/after a 429 .*: backoff without jitter/);
+      // The same calls after 503s back off, which is all section 7 asks of a 5xx.
+      const after5xx = entries.map((e) => (e.status === 429 ? { ...e, status: 503 } : e));
+      expect(messages(after5xx), `5xx seed ${seed}`).toEqual([]);
+    }
   });
 
   it('a fixed sleep after 429s is no backoff and no jitter', () => {
