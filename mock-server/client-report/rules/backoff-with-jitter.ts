@@ -184,13 +184,14 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
   const unguidedChains = retryChains(entries, unguided);
   for (const chain of unguidedChains) {
     const intervals = intervalsOf(chain);
-    const asked = askedOf(failureClassOf(chain));
+    const failure = failureClassOf(chain);
+    const asked = askedOf(failure);
     intervals.forEach((wait, k) => {
       if (counted.length >= MOST_RETRIES_COUNTED) return;
       counted.push({ place: k + 1, wait });
       if (wait <= NO_WAIT_MS) quick.push({ chain, retry: chain[k + 1] as JournalEntry, wait, place: k + 1 });
     });
-    if (intervals.length >= 3 && failureClassOf(chain) === '429') sequences.push({ chain, intervals });
+    if (intervals.length >= 3 && failure === '429') sequences.push({ chain, intervals });
     SCHEDULES.forEach((s, k) => {
       if (asked(s) && intervals.length >= s.retries) eligible[k] = (eligible[k] as number) + 1;
     });
