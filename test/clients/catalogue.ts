@@ -8,6 +8,7 @@ import { FAMILIES } from './families.ts';
 import { HAND_WRITTEN } from './hand-written.ts';
 import { HELD_OUT } from './held-out.ts';
 import { LIBRARIES } from './libraries.ts';
+import { STORMS } from './storms.ts';
 import type { ClientProgram, RuleId } from './types.ts';
 
 export type { ClientProgram, RuleId };
@@ -22,6 +23,7 @@ export const CLIENT_CATALOGUE: readonly ClientProgram[] = [
   ...LIBRARIES,
   ...FAMILIES,
   ...HELD_OUT,
+  ...STORMS,
 ];
 
 /** The fixture agents' API keys (fixtures/config/default.yaml). */
