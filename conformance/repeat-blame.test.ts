@@ -34,15 +34,15 @@ async function gateway(refuseFetch?: number) {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-async function run(baseUrl: string, only: string[]) {
+async function run(baseUrl: string, only: string[], numRuns = 3, seed = 1) {
   let now = 1_700_000_000_000;
   const report = await runConformance({
     baseUrl,
     token: 'valid-token-valid-token',
     only,
     allowedTools: ['web.fetch'],
-    seed: 1,
-    numRuns: 3,
+    seed,
+    numRuns,
     clock: {
       now: () => now,
       sleep: async (ms) => {
@@ -90,7 +90,7 @@ describe('a repeat refused as a duplicate is blamed on retry.sequential (spec §
  * batch of fetches) and refuses the sixth as a duplicate (a "replay guard" taking a call that comes after
  * a pause for a replay): a repeat refused after a wait, never a copy refused for arriving with its twins.
  */
-async function afterWaitGateway() {
+async function afterWaitGateway(refuseEveryRepeat = false) {
   let fetches = 0;
   const server = createServer((req, res) => {
     let status = 200;
@@ -103,7 +103,7 @@ async function afterWaitGateway() {
         status = 429;
         body = { code: 'rate_limited' };
         headers['retry-after'] = '1';
-      } else if (fetches === 6) {
+      } else if (fetches === 6 || (refuseEveryRepeat && fetches > 6)) {
         status = 409;
         body = { code: 'duplicate_request' };
       }
@@ -133,6 +133,19 @@ describe('a copy retry.concurrent resent after a 429 and saw refused is a repeat
       /got 409 .*duplicate_request.*met by retry\.concurrent; its own repeats held/,
     );
     expect(rule?.reproduction?.exchange?.response.status).toBe(409);
+  });
+
+  it('a batch the limit let through only after a wait is sent again: copies refused at once fail it', async () => {
+    // The same gateway refusing every fetch after the first served one: the resent copies are handed over,
+    // and the batch sent again (at its first attempt this time) is refused: retry.concurrent's own failure.
+    // One generated case, which with seed 2 is not a fetch, besides those tried on every seed (each endpoint,
+    // five copies): nothing but the batch sent again meets the refusal (with one round this check passes).
+    const checks = await run(await afterWaitGateway(true), ['retry.concurrent', 'retry.sequential'], 1, 2);
+    const concurrent = checks['retry.concurrent'];
+    expect(concurrent?.verdict).toBe('fail');
+    expect(concurrent?.message).toMatch(
+      /^Expected the same outcome for every repeat of \d concurrent POST \/v1\/web\/fetch/,
+    );
   });
 
   it('without retry.sequential in the run, retry.concurrent reports it itself, as a failure', async () => {

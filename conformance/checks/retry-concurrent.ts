@@ -17,9 +17,15 @@ import { checkRepeats, expectSameOutcome } from './retry-sequential.ts';
  * - a duplicate refusal of a copy resent after a 429's wait is handed to retry.sequential; this check judges
  *   the other copies, and says in its message what it handed over. Without retry.sequential in the run
  *   (`--only`), the refusal is reported here, as a failure (run-blame.ts).
+ * A case whose copies the limit refused, all or all but one, observed no copies arriving together: it is
+ * sent again (SEND_ROUNDS in all at most), right after, when the limit has let the resent copies through.
  * A gateway whose only fault is a "replay guard" refusing a fetch that comes more than 5 s after the agent's
- * previous call therefore passes this check and fails retry.sequential, on every seed.
+ * previous call therefore passes this check and fails retry.sequential, on every seed; one refusing every
+ * repeat of a fetch fails both, on every seed (its copies sent at once, at their first attempt, are refused).
  */
+/** Rounds of one case at most, until its copies go out together at their first attempt. */
+const SEND_ROUNDS = 3;
+
 export const retryConcurrent: Check = {
   id: 'retry.concurrent',
   title: 'The same whoami, search or fetch sent several times at once gives the same outcome each time',
@@ -29,12 +35,17 @@ export const retryConcurrent: Check = {
   run: async (ctx) => {
     let afterWait: Exchange | undefined;
     const outcome = await checkRepeats(ctx, 5, async (endpoint, copies, send) => {
-      const exchanges = (await Promise.all(Array.from({ length: copies }, send))).map(observed);
-      const resentRefused = (e: Exchange) => e.attempts > 1 && isRepeatRefusal(e);
-      afterWait ??= exchanges.find(resentRefused);
-      const together = exchanges.filter((e) => !resentRefused(e));
-      if (together.length > 1)
-        expectSameOutcome(together, `${copies} concurrent ${endpoint.method} ${endpoint.path}`);
+      // Until two copies or more went out at once at their first attempt (at most three rounds): a batch the
+      // limit refused all but one of was resent after a wait, and shows nothing of copies arriving together.
+      for (let round = 0; round < SEND_ROUNDS; round++) {
+        const exchanges = (await Promise.all(Array.from({ length: copies }, send))).map(observed);
+        const resentRefused = (e: Exchange) => e.attempts > 1 && isRepeatRefusal(e);
+        afterWait ??= exchanges.find(resentRefused);
+        const together = exchanges.filter((e) => !resentRefused(e));
+        if (together.length > 1)
+          expectSameOutcome(together, `${copies} concurrent ${endpoint.method} ${endpoint.path}`);
+        if (exchanges.filter((e) => e.attempts === 1).length > 1) return;
+      }
     });
     if (!afterWait || outcome.verdict !== 'pass') return outcome;
     return {
