@@ -34,15 +34,15 @@ async function gateway(refuseFetch?: number) {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-async function run(baseUrl: string, only: string[]) {
+async function run(baseUrl: string, only: string[], numRuns = 3, seed = 1) {
   let now = 1_700_000_000_000;
   const report = await runConformance({
     baseUrl,
     token: 'valid-token-valid-token',
     only,
     allowedTools: ['web.fetch'],
-    seed: 1,
-    numRuns: 3,
+    seed,
+    numRuns,
     clock: {
       now: () => now,
       sleep: async (ms) => {
@@ -82,6 +82,77 @@ describe('a repeat refused as a duplicate is blamed on retry.sequential (spec §
     expect(met?.verdict).toBe('fail');
     expect(met?.message).toMatch(/a repeated call refused as a duplicate \(spec §4 rule 4, retry safety\)/);
     expect(met?.message).not.toMatch(/Blamed on/);
+  });
+});
+
+/**
+ * A gateway that limits the first five fetches of the run (429, Retry-After 1 s: retry.concurrent's first
+ * batch of fetches) and refuses the sixth as a duplicate (a "replay guard" taking a call that comes after
+ * a pause for a replay): a repeat refused after a wait, never a copy refused for arriving with its twins.
+ */
+async function afterWaitGateway(refuseEveryRepeat = false) {
+  let fetches = 0;
+  const server = createServer((req, res) => {
+    let status = 200;
+    let body: unknown = { ok: true };
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (req.url === '/v1/whoami') body = { agent_id: 'a', tier: 'free' };
+    if (req.url === '/v1/web/fetch') {
+      fetches += 1;
+      if (fetches <= 5) {
+        status = 429;
+        body = { code: 'rate_limited' };
+        headers['retry-after'] = '1';
+      } else if (fetches === 6 || (refuseEveryRepeat && fetches > 6)) {
+        status = 409;
+        body = { code: 'duplicate_request' };
+      }
+    }
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(status, headers);
+      res.end(JSON.stringify(body));
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe('a copy retry.concurrent resent after a 429 and saw refused is a repeat after a wait (spec §4 rule 4)', () => {
+  it('retry.concurrent passes (the copies sent at once agreed) and hands it to retry.sequential, which fails with it', async () => {
+    const checks = await run(await afterWaitGateway(), ['retry.concurrent', 'retry.sequential']);
+    const concurrent = checks['retry.concurrent'];
+    expect(concurrent?.verdict).toBe('pass');
+    expect(concurrent?.message).toMatch(
+      /a copy resent after waiting out a 429 got 409 .*duplicate_request.*Blamed on retry\.sequential/,
+    );
+    const rule = checks['retry.sequential'];
+    expect(rule?.verdict).toBe('fail');
+    expect(rule?.message).toMatch(
+      /got 409 .*duplicate_request.*met by retry\.concurrent; its own repeats held/,
+    );
+    expect(rule?.reproduction?.exchange?.response.status).toBe(409);
+  });
+
+  it('a batch the limit let through only after a wait is sent again: copies refused at once fail it', async () => {
+    // The same gateway refusing every fetch after the first served one: the resent copies are handed over,
+    // and the batch sent again (at its first attempt this time) is refused: retry.concurrent's own failure.
+    // One generated case, which with seed 2 is not a fetch, besides those tried on every seed (each endpoint,
+    // five copies): nothing but the batch sent again meets the refusal (with one round this check passes).
+    const checks = await run(await afterWaitGateway(true), ['retry.concurrent', 'retry.sequential'], 1, 2);
+    const concurrent = checks['retry.concurrent'];
+    expect(concurrent?.verdict).toBe('fail');
+    expect(concurrent?.message).toMatch(
+      /^Expected the same outcome for every repeat of \d concurrent POST \/v1\/web\/fetch/,
+    );
+  });
+
+  it('without retry.sequential in the run, retry.concurrent reports it itself, as a failure', async () => {
+    const checks = await run(await afterWaitGateway(), ['retry.concurrent']);
+    const concurrent = checks['retry.concurrent'];
+    expect(concurrent?.verdict).toBe('fail');
+    expect(concurrent?.message).toMatch(/got 409 .*duplicate_request.*met by retry\.concurrent/);
   });
 });
 

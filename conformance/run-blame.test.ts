@@ -34,11 +34,22 @@ describe('blame across the checks of a run', () => {
 
   it('without retry.sequential still to run (or without a token) a repeat stays with the check that met it', async () => {
     const late = createCrossCheckBlame([check(REPEAT_RULE), check('auth.a')], true, []);
-    expect((await late.repeats(1, result('auth.a', 'pass'), repeat)).message).toBe('own');
+    expect((await late.repeats(1, result('auth.a', 'fail'), repeat)).message).toBe('own');
     const noToken = createCrossCheckBlame([check('auth.a'), check(REPEAT_RULE)], false, []);
-    expect((await noToken.repeats(0, result('auth.a', 'pass'), repeat)).message).toBe('own');
+    expect((await noToken.repeats(0, result('auth.a', 'fail'), repeat)).message).toBe('own');
     const none = createCrossCheckBlame([check(REPEAT_RULE)], true, []);
     expect((await none.repeats(0, result(REPEAT_RULE, 'pass'))).verdict).toBe('pass');
+  });
+
+  it('a check that passed its rule but handed a repeat over fails with it when nothing later judges it', async () => {
+    const alone = createCrossCheckBlame([check('retry.concurrent')], true, []);
+    const judged = await alone.repeats(0, result('retry.concurrent', 'pass', 'held'), repeat);
+    expect(judged.verdict).toBe('fail');
+    expect(judged.message).toContain('met by retry.concurrent; its own repeats held (held)');
+    const later = createCrossCheckBlame([check('retry.concurrent'), check(REPEAT_RULE)], true, []);
+    const handed = await later.repeats(0, result('retry.concurrent', 'pass', 'held'), repeat);
+    expect(handed.verdict).toBe('pass');
+    expect(handed.message).toContain(`Blamed on ${REPEAT_RULE}`);
   });
 
   it('failures on a refused real token name auth.valid-token-accepted once that check fails', () => {

@@ -35,6 +35,18 @@ export function createCrossCheckBlame(
         repeatRefusals.push({ by: check.id, exchange: repeatRefused });
         result.message += ` Blamed on ${REPEAT_RULE} (spec §4 rule 4), the check of that rule, which reports this exchange.`;
       }
+      // A check that passed its own rule but handed a refused repeat over (retry.concurrent, a copy resent
+      // after a wait): with no retry.sequential to report it, it is reported here, where it was met.
+      if (repeatRefused && !judgedLater && result.verdict === 'pass') {
+        const { unobserved: _notNow, ...own } = result;
+        return {
+          ...own,
+          ...(await withoutTokens(
+            blamedRepeat(result, [{ by: check.id, exchange: repeatRefused }]),
+            sources,
+          )),
+        };
+      }
       if (
         check.id === REPEAT_RULE &&
         repeatRefusals.length > 0 &&

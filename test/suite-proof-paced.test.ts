@@ -50,6 +50,8 @@ describe('paced: a fault hidden behind a limit or block still fails its check (e
         target.breaks,
       );
       expect(exitCodeFor(report, false)).toBe(1);
+      for (const id of target.holds ?? [])
+        expect(report.checks.find((c) => c.id === id)?.verdict, `${id} on every seed`).toBe('pass');
       // A repeat refused as a duplicate, whichever check met it, is blamed on the check of retry safety.
       for (const c of report.checks.filter((c) => /refused as a duplicate/.test(c.message)))
         expect(c.message, c.id).toMatch(/Blamed on retry\.sequential \(spec §4 rule 4\)/);

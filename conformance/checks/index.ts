@@ -27,6 +27,8 @@ import { whoamiTier } from './whoami-tier.ts';
  * gateway that serves nothing fails there, by name, with the quota still fresh. The rate-limit checks
  * come last: their burst exhausts the valid token's quota, which would only slow the others down.
  * auth.valid-token-accepted runs after them all: it judges what the whole run saw of the real tokens.
+ * retry.concurrent runs before retry.sequential: a copy it saw refused after a wait is a repeat over time,
+ * which retry.sequential reports (run-blame.ts).
  */
 export const CHECKS: readonly Check[] = [
   healthWithoutToken,
@@ -44,8 +46,8 @@ export const CHECKS: readonly Check[] = [
   whoamiTier,
   errorBodyShape,
   malformedBody,
-  retrySequential,
   retryConcurrent,
+  retrySequential,
   rateLimitBurst,
   no5xxUnderBurst,
   retryAfterFormat,

@@ -56,8 +56,8 @@ const OPTIONS: ClientReportOptions = { retryCap: 6, graceMs: 100, maxConcurrency
 // --- The reference: each request judged straight from the definitions ---------------------------------
 
 /**
- * The batch under way when `r` was answered, grown to a fixed point: the requests on their way then (other
- * than `r`), and every first request on a connection accepted after it while a member was on its way.
+ * The batch under way when `r` was answered: the requests on their way then (other than `r`), and the first
+ * requests on connections accepted after it, while a member was on its way, that joined it (reactions.ts).
  */
 const batches = new WeakMap<readonly JournalEntry[], Map<JournalEntry, Set<JournalEntry>>>();
 function batchAt(entries: readonly JournalEntry[], r: JournalEntry): Set<JournalEntry> {
@@ -70,6 +70,7 @@ function batchAt(entries: readonly JournalEntry[], r: JournalEntry): Set<Journal
 }
 function growBatch(entries: readonly JournalEntry[], r: JournalEntry): Set<JournalEntry> {
   const written = answeredAt(r);
+  const opened = (x: JournalEntry) => x.connection_opened_ms as number;
   const batch = new Set(
     entries.filter(
       (x) =>
@@ -80,10 +81,7 @@ function growBatch(entries: readonly JournalEntry[], r: JournalEntry): Set<Journ
             !firstOnConnection(x) &&
             x.connection !== r.connection &&
             x.real_ms >= written &&
-            x.real_ms <= written + 1) ||
-          (firstOnConnection(x) &&
-            (x.connection_opened_ms as number) >= written &&
-            (x.connection_opened_ms as number) < written + 1)),
+            x.real_ms <= written + 1)),
     ),
   );
   // `r` itself, when read in the same turn as another connection's answer.
@@ -96,25 +94,41 @@ function growBatch(entries: readonly JournalEntry[], r: JournalEntry): Set<Journ
       answeredAt(x) <= r.real_ms &&
       r.real_ms <= answeredAt(x) + 1,
   );
-  const ends = () => [...batch].map(pendingUntil).concat(withOthers ? [written] : []);
-  for (let grown = true; grown; ) {
-    grown = false;
-    for (const e of entries) {
-      if (
-        batch.has(e) ||
-        e === r ||
-        !firstOnConnection(e) ||
-        !((e.connection_opened_ms as number) >= written)
-      )
-        continue;
-      const at = e.connection_opened_ms as number;
-      if (ends().some((end) => at < end + 10)) {
-        batch.add(e);
-        grown = true;
-      }
+  // The connections accepted from the answer on, in order: each joins when no quiet stretch (50 ms with
+  // nothing of the agent's handled) came between the answer and its accept (it may have been waiting), or
+  // else on a slot an answer to the batch freed since that stretch (one a slot; those joining so free none).
+  const moments = entries
+    .filter((x) => hasConnection(x) && !Number.isNaN(pendingFrom(x)))
+    .flatMap((x) => [pendingFrom(x), x.real_ms, answeredAt(x)])
+    .sort((a, b) => a - b);
+  const quietEndBefore = (at: number) =>
+    Math.max(
+      Number.NEGATIVE_INFINITY,
+      ...moments.filter((t, i) => t <= at && i > 0 && t - (moments[i - 1] as number) >= 50),
+    );
+  const joined = new Set<JournalEntry>();
+  const backlog = new Set<JournalEntry>();
+  const taken = new Set<JournalEntry>();
+  const after = entries
+    .filter((x) => firstOnConnection(x) && x !== r && opened(x) >= written)
+    .sort((a, b) => opened(a) - opened(b));
+  for (const x of after) {
+    const at = opened(x);
+    const ends = [...batch, ...joined].map(pendingUntil).concat(withOthers ? [written] : []);
+    if (!(at < written + 1 || ends.some((end) => at < end + 10))) break;
+    const quietEnd = quietEndBefore(at);
+    if (at < written + 1 || !(quietEnd > written)) backlog.add(x);
+    else {
+      const slot = entries
+        .filter((y) => hasConnection(y) && answeredAt(y) >= quietEnd && answeredAt(y) <= at + 10)
+        .sort((a, b) => answeredAt(a) - answeredAt(b))
+        .find((y) => !taken.has(y) && (y === r || pendingFrom(y) < written || backlog.has(y)));
+      if (!slot) continue;
+      taken.add(slot);
     }
+    joined.add(x);
   }
-  return batch;
+  return new Set([...batch, ...joined]);
 }
 
 /** Whether `e` reacted to the answer of `r`, as `ReactionFacts.isReaction` defines it. */

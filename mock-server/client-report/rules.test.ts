@@ -337,6 +337,8 @@ describe('what the connection facts tell, whatever the load', () => {
   });
 
   it('new connections accepted while a batch was under way belong to it: in flight, at any speed', () => {
+    // No quiet stretch (QUIET_MS) between the 429's answer and these accepts: they may have been waiting to
+    // be accepted since before it (a loaded machine's stalls), and join the batch however many they are.
     for (const stretch of [0.2, 1, 30]) {
       // Connection 2 was accepted before the 429 was answered and its request answered after it.
       const under = entry(0.5, {
@@ -347,6 +349,47 @@ describe('what the connection facts tell, whatever the load', () => {
       const entries = storm(8, stretch, [under]);
       expect(judge(noParallelStorm, entries), `stretch ${stretch}`).toEqual([]);
       expect(judge(honorRetryAfter, entries), `stretch ${stretch}`).toEqual([]);
+    }
+  });
+
+  it('six new connections right after a slow request’s answer are a storm, not one freed slot', () => {
+    // The 429 at 0; a slow fetch on its way since before it, answered at 300.5; six searches on six new
+    // connections accepted right after (0.3 ms apart), each answered 429 in 1 ms.
+    const slow = entry(-10, { request_key: 'key_slow', duration_ms: 310.5, ...via(2, -10.5, 1) });
+    const six = Array.from({ length: 6 }, (_, k) =>
+      retryAfter1(301.5 + 0.3 * k, `key_six_${k}`, via(10 + k, 301 + 0.3 * k, 1)),
+    );
+    const entries = [retryAfter1(0, 'key_first', via(1, -5, 1)), slow, ...six];
+    const found = judge(noParallelStorm, entries);
+    expect(found).toHaveLength(1);
+    // After 300 ms with nothing handled, nothing was waiting to be accepted: one of the six took the slot the
+    // slow fetch's answer freed (the 429's was free all along); five reacted together.
+    expect(found[0]?.message).toMatch(/^5 requests were in flight at once/);
+    expect(judge(honorRetryAfter, entries)[0]?.message).toMatch(/5 requests in all were sent early/);
+    // Six searches, each on a new connection opened 2.5 ms after the one before was answered: one at a time,
+    // no storm (sent with the 429 in hand all the same: in its scope, honor-retry-after counts them early).
+    const paced = Array.from({ length: 6 }, (_, k) =>
+      entry(301.5 + 3.5 * k, { request_key: `key_six_${k}`, ...via(10 + k, 301 + 3.5 * k, 1) }),
+    );
+    const oneByOne = [retryAfter1(0, 'key_first', via(1, -5, 1)), slow, ...paced];
+    expect(judge(noParallelStorm, oneByOne)).toEqual([]);
+  });
+
+  it('the tail of a batch opened at once, accepted in a run after the 429 was answered, belongs to the batch', () => {
+    // Eight connections opened together; the gateway accepts one per turn (0.5-8 ms apart under load) and
+    // answers the third request 429 while the rest are still being accepted.
+    for (const gap of [0.5, 3, 8]) {
+      const batch = Array.from({ length: 8 }, (_, k) =>
+        (k === 2
+          ? retryAfter1
+          : (t: number, key: string, f: Partial<JournalEntry>) => entry(t, { request_key: key, ...f }))(
+          gap * k + 0.4,
+          `key_tail_${k}`,
+          { duration_ms: k === 2 ? 1 : 40, ...via(20 + k, gap * k, 1) },
+        ),
+      );
+      expect(judge(noParallelStorm, batch), `gap ${gap}`).toEqual([]);
+      expect(judge(honorRetryAfter, batch), `gap ${gap}`).toEqual([]);
     }
   });
 

@@ -9,6 +9,7 @@ import { FAMILIES } from './families.ts';
 import { HAND_WRITTEN } from './hand-written.ts';
 import { HELD_OUT } from './held-out.ts';
 import { LIBRARIES } from './libraries.ts';
+import { STORMS } from './storms.ts';
 import type { ClientProgram, RuleId } from './types.ts';
 
 export type { ClientProgram, RuleId };
@@ -24,6 +25,7 @@ export const CLIENT_CATALOGUE: readonly ClientProgram[] = [
   ...FAMILIES,
   ...HELD_OUT,
   ...FAILURE_CLASSES,
+  ...STORMS,
 ];
 
 /** The fixture agents' API keys (fixtures/config/default.yaml). */

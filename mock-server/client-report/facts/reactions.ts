@@ -36,8 +36,10 @@ export interface ReactionFacts {
    * batch: the agent's requests on their way when `r` was answered (other than `r`), and those read in the
    * same turn of the event loop (within SAME_TURN_MS of the answer: on another idle connection, or the first
    * on a connection waiting to be accepted). A connection accepted after that, before the answer of one of
-   * the batch or within TOGETHER_MS of it, joins it (the tail of a batch opened at once, or queued in the
-   * client's pool, is accepted one connection per turn while its first requests are answered), and so on.
+   * the batch or within TOGETHER_MS of it, joins it when it may have been waiting to be accepted since before
+   * the answer (the tail of a batch opened at once is accepted one connection per turn while its first
+   * requests are answered) or takes a slot an answer to the batch freed (a request queued in the client's
+   * pool), and so on (`joinBatch`).
    * `r` itself is one of the batch when it was read in the same turn as another connection's answer (a wave
    * queued in the client's pool goes out as connections free up). `answeredAt(r) + SAME_TURN_MS` when
    * nothing was under way.
@@ -52,6 +54,15 @@ export interface ReactionFacts {
 }
 
 const factsOf = new WeakMap<readonly JournalEntry[], ReactionFacts>();
+
+/**
+ * A gateway that handled nothing of an agent's for this long had none of its connections waiting to be
+ * accepted: an idle event loop accepts at once. Long enough that the stalls of a loaded machine (10-20 ms
+ * measured on the shared 2-core machine, during which the gateway handles nothing and accepts nothing) do
+ * not pass for one; a storm on new connections sooner than this after a 429's answer, while a request of a
+ * batch is on its way, reads as the tail of that batch (docs/agent-developers.md).
+ */
+export const QUIET_MS = 50;
 
 /**
  * The reaction facts of a journal (one agent's entries), built once per array: sorted times and prefix
@@ -97,6 +108,91 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
     return false;
   };
   const memo = new Map<JournalEntry, number>();
+  const joinedMemo = new Map<JournalEntry, Set<JournalEntry>>();
+
+  // Every moment the gateway handled something of the agent's (an accept, an arrival, an answer), sorted,
+  // and for each the end of the last quiet stretch (QUIET_MS or more with nothing handled) up to it.
+  const moments = Float64Array.from(
+    valid.filter(hasConnection).flatMap((e) => [pendingFrom(e), e.real_ms, answeredAt(e)]),
+  ).sort();
+  const quietEnds = new Float64Array(moments.length);
+  moments.forEach((t, i) => {
+    quietEnds[i] =
+      i > 0 && t - (moments[i - 1] as number) >= QUIET_MS
+        ? t
+        : i > 0
+          ? (quietEnds[i - 1] as number)
+          : Number.NEGATIVE_INFINITY;
+  });
+  /** The end of the last quiet stretch up to `at` (minus infinity when there was none). */
+  const quietEndBefore = (at: number) => {
+    const i = firstWhere(moments.length, (j) => (moments[j] as number) > at) - 1;
+    return i >= 0 ? (quietEnds[i] as number) : Number.NEGATIVE_INFINITY;
+  };
+
+  /**
+   * A slot freed for `r`'s batch, not yet taken, for a connection accepted at `at` after a quiet stretch
+   * that ended at `since`: an answer written since then (give or take TOGETHER_MS: an accept and an answer
+   * handled in one turn) to a request of the batch as it was before the stretch (on its way when `r` was
+   * answered, `r` itself, or a connection that joined it from the backlog). A connection carries one
+   * request at a time: each such answer lets a client with requests queued in its pool send one more. A
+   * slot freed before the stretch was free during it: a queued request would have gone out then.
+   */
+  const freedSlot = (
+    r: JournalEntry,
+    written: number,
+    since: number,
+    at: number,
+    backlog: Set<JournalEntry>,
+    taken: Set<JournalEntry>,
+  ) => {
+    for (
+      let k = firstWhere(answers.length, (j) => (answers[j] as number) >= since);
+      k < withFacts.length && (answers[k] as number) <= at + TOGETHER_MS;
+      k++
+    ) {
+      const x = withFacts[k] as JournalEntry;
+      if (!taken.has(x) && (x === r || pendingFrom(x) < written || backlog.has(x))) return x;
+    }
+    return undefined;
+  };
+
+  /**
+   * The connections accepted after `r`'s answer (at `written`) that joined the batch under way, and until
+   * when the batch ran (`until`: its latest end so far, plus TOGETHER_MS). In the order they were accepted:
+   * - accepted in the same turn as the answer (within SAME_TURN_MS), or with no quiet stretch (QUIET_MS)
+   *   between the answer and the accept: it may have been waiting in the backlog since before the answer
+   *   (Node accepts one connection per turn of its event loop, so the tail of a batch opened at once is
+   *   accepted while its first requests are answered, later still on a loaded machine);
+   * - after a quiet stretch: nothing was waiting then (an idle event loop accepts at once), so the client
+   *   opened it after the stretch began. It joins only on a slot an answer to the batch freed since
+   *   (`freedSlot`), one connection a slot: a client whose pool queued requests sends one per answer. Six
+   *   new connections right after one slow answer are a storm, not a pool draining its queue: one takes the
+   *   slot, the rest were sent with the answer of `r` in hand. Those that join on a slot free none for more.
+   * Every connection that joins extends the batch until its own answer.
+   */
+  const joinBatch = (r: JournalEntry, written: number, from: number) => {
+    let until = from;
+    const joined = new Set<JournalEntry>();
+    const backlog = new Set<JournalEntry>();
+    const taken = new Set<JournalEntry>();
+    const first = firstWhere(opened.length, (j) => (opened[j] as number) >= written);
+    for (let k = first; k < opened.length && (opened[k] as number) < until; k++) {
+      const x = fresh[k] as JournalEntry;
+      if (x === r) continue;
+      const at = opened[k] as number;
+      const quietEnd = quietEndBefore(at);
+      if (at < written + SAME_TURN_MS || !(quietEnd > written)) backlog.add(x);
+      else {
+        const slot = freedSlot(r, written, quietEnd, at, backlog, taken);
+        if (!slot) continue;
+        taken.add(slot);
+      }
+      joined.add(x);
+      until = Math.max(until, pendingUntil(x) + TOGETHER_MS);
+    }
+    return { until, joined };
+  };
   // Entries with connection facts by arrival, for `cameInWave`.
   const byArrivalWithFacts = valid.filter(hasConnection).sort((a, b) => a.real_ms - b.real_ms);
   const arrivalsWithFacts = Float64Array.from(byArrivalWithFacts, (e) => e.real_ms);
@@ -138,16 +234,20 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
         if (x !== r && x.connection !== r.connection) latestEnd = Math.max(latestEnd, pendingUntil(x));
       }
     }
-    // A connection accepted in the same turn as the answer was waiting to be accepted before it: on its way.
-    // One accepted later joins the batch when accepted before the latest end of its members so far (give or
-    // take TOGETHER_MS: the accept and that answer are handled in one turn of the event loop).
-    let until = Math.max(written + SAME_TURN_MS, latestEnd + TOGETHER_MS);
-    for (let k = firstWhere(opened.length, (j) => (opened[j] as number) >= written); k < opened.length; k++) {
-      if (!((opened[k] as number) < until)) break;
-      if (fresh[k] !== r) until = Math.max(until, pendingUntil(fresh[k] as JournalEntry) + TOGETHER_MS);
-    }
+    // Which connections accepted after the answer joined the batch (`joinedBatch`), and until when it ran.
+    const { until, joined } = joinBatch(
+      r,
+      written,
+      Math.max(written + SAME_TURN_MS, latestEnd + TOGETHER_MS),
+    );
+    joinedMemo.set(r, joined);
     memo.set(r, until);
     return until;
+  };
+  /** The first requests on connections accepted after `r` was answered that joined the batch under way. */
+  const joinedBatch = (r: JournalEntry) => {
+    batchUntil(r);
+    return joinedMemo.get(r) as Set<JournalEntry>;
   };
 
   const facts: ReactionFacts = {
@@ -156,7 +256,7 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
       if (deliveryCompares(e, r)) return issuedAfterAnswer(e, r);
       if (sameConnectionAfter(e, r)) return true;
       if (sentBeforeAnswer(e, r)) return false;
-      if (firstOnConnection(e)) return (e.connection_opened_ms as number) >= batchUntil(r);
+      if (firstOnConnection(e)) return !joinedBatch(r).has(e);
       // Another connection, open and idle (a pool's keep-alive connection): a request read after the answer
       // was written, past the batch under way then (if any), was sent with the answer in hand. When `r` came
       // in a wave (another connection's request arrived within `graceMs` before it), the rest of the wave may

@@ -82,6 +82,20 @@ export function stormFindings(found: readonly Storm[], most: number): Finding[] 
   });
 }
 
+/**
+ * no-parallel-storm (spec §7, 429: "reduce concurrency"). **A storm**: more than `maxConcurrencyAfter429`
+ * (default 2) requests in flight at once, while a 429 is in force (its Retry-After, or `quietMs` without one),
+ * that were sent with that 429 in hand (reactions, by the connection or delivery facts: facts/reactions.ts).
+ * Requests already on their way when the 429 was answered are not part of it: those of a batch under way, and
+ * the new connections that joined that batch. **A freed slot**: a connection carries one request at a time,
+ * so each answer to a request of the batch lets a client with requests queued in its pool send one more; after
+ * a quiet stretch (nothing of the agent's handled for QUIET_MS), when nothing could still be waiting to be
+ * accepted, a new connection joins the batch only on such a slot, one connection a slot. Six searches on six
+ * new connections right after one slow answer are one freed slot and five reactions sent together: a storm.
+ * Most common real way to break it: firing a batch the moment a 429 (or a slow answer after it) comes back.
+ * Most unusual legal way to keep it: a client with no pool opening a new connection per call, one after each
+ * answer (test/clients/storms.ts).
+ */
 export const noParallelStorm: ClientRule = {
   id: 'no-parallel-storm',
   title: 'After a 429, concurrency is reduced: no parallel storm while the limit is in force',
