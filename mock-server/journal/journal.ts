@@ -1,5 +1,5 @@
 import { createBoundedMap } from '../bounded-map.ts';
-import { type JournalExchange, settleExchange } from './exchange-capture.ts';
+import { type JournalExchange, settleEntry } from './exchange-capture.ts';
 import type { JournalEntry } from './journal-entry.ts';
 import { nextTurn } from './write-slices.ts';
 
@@ -77,7 +77,7 @@ export const SLICE_BUDGET_MS = 10;
 
 /** An entry as the API shows it: the exchange redacted (once), `time` as ISO text; a copy. */
 const shown = (entry: JournalEntry): JournalEntry => {
-  settleExchange(entry);
+  settleEntry(entry);
   return { ...entry, time: new Date(entry.at).toISOString() };
 };
 
@@ -209,7 +209,7 @@ export function createJournal(initialCapacity: number) {
         const entry = at(backwards ? size - 1 - k : start + k);
         if (!matches(entry)) continue;
         found += 1;
-        settleExchange(entry);
+        settleEntry(entry);
         if (performance.now() > deadline) {
           await nextTurn();
           deadline = performance.now() + SLICE_BUDGET_MS;

@@ -1,7 +1,8 @@
 import type { CallContext } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
+import type { JournalNote } from '../journal/journal-entry.ts';
 import { redactCredentialText } from '../secrets/credential-redaction.ts';
-import type { SecretKind } from '../secrets/secrets.ts';
+import type { FrozenScan, SecretKind } from '../secrets/secrets.ts';
 import { type MeaningOfCalls, requestKey } from '../tools/request-meaning.ts';
 import { tokenOf } from './identify.ts';
 
@@ -23,14 +24,21 @@ export function noteOutgoingText(ctx: CallContext, identity: Identity, field: 'q
 }
 
 /** Adds kinds of secrets found at a place to the journal note. */
-function noteFound(ctx: CallContext, place: string, kinds: readonly SecretKind[]) {
-  const known = ctx.note.secrets ?? [];
-  ctx.note.secrets = [...known, ...kinds.filter((kind) => !known.includes(kind))];
-  ctx.note.secrets_in = [...(ctx.note.secrets_in ?? []), place];
+const noteFound = (ctx: CallContext, place: string, kinds: readonly SecretKind[]) =>
+  addFound(ctx.note, place, kinds);
+
+/** Where secrets are noted: a request's journal note, or its entry (readings made when it is read). */
+type SecretNotes = Pick<JournalNote, 'secrets' | 'secrets_in'>;
+
+/** Adds kinds of secrets found at a place to a note or entry: the kinds once each, the places in order. */
+export function addFound(notes: SecretNotes, place: string, kinds: readonly SecretKind[]) {
+  const known = notes.secrets ?? [];
+  notes.secrets = [...known, ...kinds.filter((kind) => !known.includes(kind))];
+  notes.secrets_in = [...(notes.secrets_in ?? []), place];
 }
 
 // No secret the scan knows is shorter than this (its literals and pieces have 8 characters or more).
-const SHORTEST_SECRET = 8;
+export const SHORTEST_SECRET = 8;
 // Strings of one body scanned at most (a body is at most max_body_bytes; this bounds the work on odd ones).
 const MOST_BODY_STRINGS = 256;
 
@@ -53,13 +61,13 @@ const PLAIN_NAME = /^[A-Za-z0-9_-]{1,32}$/;
  * no secret, otherwise by its position (`#3`): a place is named, never a text the agent sent repeated
  * (a key holding the token would put it in `secrets_in` and the client report).
  */
-export function placeName(ctx: CallContext, name: string, position: number): string {
-  if (PLAIN_NAME.test(name)) {
-    const { kinds } = ctx.runtime.scanSecrets(name, { token: tokenOf(ctx), agentId: ctx.note.agent });
-    if (kinds.length === 0) return name;
-  }
+export function placeNameWith(scan: FrozenScan, own: ScanOwner, name: string, position: number): string {
+  if (PLAIN_NAME.test(name) && scan(name, own).kinds.length === 0) return name;
   return `#${position + 1}`;
 }
+
+/** Whose secrets a scan looks for: the caller's token and agent. */
+export type ScanOwner = { token?: string; agentId?: string };
 
 /**
  * Secrets in every string of a parsed body but the tool's own field (scanned as the query or URL): nested
@@ -67,19 +75,33 @@ export function placeName(ctx: CallContext, name: string, position: number): str
  * is named by its position, `body.#2`). The path is spelled out only for a string holding a secret.
  */
 export function noteBodySecrets(ctx: CallContext, body: unknown, field: string | undefined): void {
+  const own = { token: tokenOf(ctx), agentId: ctx.note.agent };
+  addBodySecrets(ctx.note, ctx.runtime.scanSecrets, own, body, field);
+}
+
+/** `noteBodySecrets` into a note or entry, with a given scan and caller (a reading made after the request). */
+export function addBodySecrets(
+  notes: SecretNotes,
+  scanSecrets: FrozenScan,
+  own: ScanOwner,
+  body: unknown,
+  field: string | undefined,
+): void {
   let budget = MOST_BODY_STRINGS;
   type Step = { key: string; position: number } | number;
   const pathOf = (steps: readonly Step[], key?: Step) =>
     [...steps, ...(key === undefined ? [] : [key])].reduce<string>(
       (path, step) =>
-        typeof step === 'number' ? `${path}[${step}]` : `${path}.${placeName(ctx, step.key, step.position)}`,
+        typeof step === 'number'
+          ? `${path}[${step}]`
+          : `${path}.${placeNameWith(scanSecrets, own, step.key, step.position)}`,
       'body',
     );
   const scan = (text: string, steps: readonly Step[], isKey: boolean) => {
     budget--;
     if (text.length < SHORTEST_SECRET) return;
-    const { kinds } = ctx.runtime.scanSecrets(text, { token: tokenOf(ctx), agentId: ctx.note.agent });
-    if (kinds.length > 0) noteFound(ctx, isKey ? `${pathOf(steps)} (a key)` : pathOf(steps), kinds);
+    const { kinds } = scanSecrets(text, own);
+    if (kinds.length > 0) addFound(notes, isKey ? `${pathOf(steps)} (a key)` : pathOf(steps), kinds);
   };
   const walk = (value: unknown, steps: Step[], depth: number) => {
     if (budget <= 0 || depth > 16) return;

@@ -2,17 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { stageContext, stageWorld } from '../../test/support/stage-context.ts';
 import type { JournalExchange } from '../journal/exchange-capture.ts';
 import type { JournalEntry } from '../journal/journal.ts';
-import type { JournalPort } from '../store/state-port.ts';
+import type { EntryReadings, JournalPort } from '../store/state-port.ts';
 import { recordCall } from './record.ts';
 
 const TOKEN = 'eyJhZ2VudCI6ImEifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbi0wMTIzNDU2Nzg5';
 
 /** A journal port that keeps what the stage hands it. */
 function keepingJournal() {
-  const recorded: { entry: Omit<JournalEntry, 'seq' | 'time'>; exchange?: () => JournalExchange }[] = [];
+  const recorded: {
+    entry: Omit<JournalEntry, 'seq' | 'time'>;
+    exchange?: () => JournalExchange;
+    readings?: EntryReadings;
+  }[] = [];
   const journal: Pick<JournalPort, 'record'> = {
-    record: (entry, exchange) => {
-      recorded.push({ entry, exchange });
+    record: (entry, exchange, readings) => {
+      recorded.push({ entry, exchange, readings });
     },
   };
   return { recorded, state: { journal } };
@@ -55,6 +59,35 @@ describe('record stage', () => {
     expect(entry?.path).toContain('[REDACTED:');
     // The token in the URL is a secret placed where it does not belong, as is the key in x-note.
     expect(entry?.secrets_in).toEqual(['call URL', 'header x-note']);
+  });
+
+  it('reads the call URL and headers for secrets only when the entry is read, with the secrets known at the call', () => {
+    const world = stageWorld({ journal: { body_bytes: 0 } });
+    const { recorded, state } = keepingJournal();
+    const ctx = stageContext(world, {
+      path: '/v1/web/search',
+      headers: {
+        'x-agent-identity': TOKEN,
+        'x-note': 'ak_known_api_key_0123456789',
+        'x-plain': 'nothing here',
+      },
+    });
+    recordCall({ config: world.config, state }, ctx, 200, 0, 0);
+    const [{ entry, readings } = { entry: undefined }] = recorded;
+    // Nothing read yet: the entry has no readings, the port holds the work.
+    expect(entry?.secrets_in).toBeUndefined();
+    expect(readings).toBeDefined();
+    if (!entry) throw new Error('not recorded');
+    readings?.apply(entry);
+    expect(entry.secrets).toEqual(['api_key']);
+    expect(entry.secrets_in).toEqual(['header x-note']);
+  });
+
+  it('hands the journal no readings when nothing sent could hold a secret', () => {
+    const world = stageWorld({ journal: { body_bytes: 0 } });
+    const { recorded, state } = keepingJournal();
+    recordCall({ config: world.config, state }, stageContext(world, { path: '/v1' }), 404, 0, 0);
+    expect(recorded[0]?.readings).toBeUndefined();
   });
 
   it('hands the journal a builder of the redacted exchange, which keeps body_bytes of each body', () => {

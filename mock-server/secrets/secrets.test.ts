@@ -189,6 +189,20 @@ describe('API keys', () => {
     expect(verified.kinds).not.toContain('own_identity_token');
   });
 
+  it('frozen(): scans later with the keys known when it was taken, not those registered since', () => {
+    const keys = [{ key: 'ak_first_0123456789', owner: 'agent-first' }];
+    let version = 1;
+    const scanner = createSecretScanner({ version: () => version, keys: () => keys, canaries: [] });
+    const atCall = scanner.frozen();
+    keys.push({ key: 'ak_later_0123456789', owner: 'agent-later' });
+    version = 2;
+    const text = 'k=ak_first_0123456789&l=ak_later_0123456789';
+    expect(atCall(text, {}).kinds).toEqual(['api_key']);
+    expect(atCall(text, {}).redacted).toBe('k=[REDACTED:api_key]&l=ak_later_0123456789');
+    expect(scanner(text, {}).redacted).toBe('k=[REDACTED:api_key]&l=[REDACTED:api_key]');
+    expect(scanner.frozen()(text, {}).redacted).toBe('k=[REDACTED:api_key]&l=[REDACTED:api_key]');
+  });
+
   it('redacts overlapping occurrences of a key as one', () => {
     const scanKey = createSecretScanner({
       version: () => 1,

@@ -131,19 +131,39 @@ export function createSecretScanner(source: {
   version(): number;
   keys(): Iterable<{ key: string; owner: string }>;
   canaries: readonly string[];
-}) {
+}): SecretScanner {
   let builtFor = -1;
   let known: KnownSecrets = { literals: [], spaced: false, keyOf: new Map(), canaries: [] };
-  // What each agent's last outgoing text held of its secrets: small, and only for so many agents.
-  const memory: SplitMemory = createBoundedMap(SPLIT_MEMORY_AGENTS);
-  return (text: string, own: ScanCaller): ScanResult => {
+  let frozen: FrozenScan | undefined;
+  const current = () => {
     if (builtFor !== source.version()) {
       known = knownSecrets(source.keys(), source.canaries);
       builtFor = source.version();
+      frozen = undefined;
     }
-    return scanWith(text, known, own, memory);
+    return known;
   };
+  // What each agent's last outgoing text held of its secrets: small, and only for so many agents.
+  const memory: SplitMemory = createBoundedMap(SPLIT_MEMORY_AGENTS);
+  const scan = (text: string, own: ScanCaller): ScanResult => scanWith(text, current(), own, memory);
+  return Object.assign(scan, {
+    frozen(): FrozenScan {
+      const now = current();
+      frozen ??= (text: string, own: ScanCaller) => scanWith(text, now, own);
+      return frozen;
+    },
+  });
 }
+
+/** A scan of the secrets known at one moment (no memory of split secrets: not for outgoing texts). */
+export type FrozenScan = (text: string, own: Omit<ScanCaller, 'outgoing'>) => ScanResult;
+
+/**
+ * The gateway's scanner; `frozen()` is the same scan over the secrets known now, for a reading of a text
+ * made later (the journal reads a request's headers when the entry is first read): what it finds does not
+ * depend on agents registered since.
+ */
+export type SecretScanner = ((text: string, own: ScanCaller) => ScanResult) & { frozen(): FrozenScan };
 
 // Agents whose last outgoing text is remembered (in part) for secrets split across two requests.
 const SPLIT_MEMORY_AGENTS = 4096;

@@ -1,0 +1,126 @@
+import { IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
+import { journalFingerprint } from '../hash.ts';
+import type { BodyTool, CallContext } from '../http/context.ts';
+import { parseJsonBodyAsSent } from '../http/read-body.ts';
+import { CREDENTIAL_HEADERS } from '../journal/exchange-capture.ts';
+import type { JournalNote } from '../journal/journal-entry.ts';
+import type { FrozenScan } from '../secrets/secrets.ts';
+import type { EntryReadings } from '../store/state-port.ts';
+import { requestKey } from '../tools/request-meaning.ts';
+import { tokenOf } from './identify.ts';
+import { addBodySecrets, addFound, placeNameWith, SHORTEST_SECRET } from './outgoing-text.ts';
+
+/*
+ * What only a reader of the journal needs (the client report, the journal API, exports), worked out when an
+ * entry is first read, not on the request path (issue 35): the secrets in the call URL and in the headers,
+ * and for an accepted tool body its fingerprint, its meaning (`request_key`) and the secrets in its other
+ * strings. The request path takes the texts (a reference to the body's bytes, the few header values that
+ * could hold a secret) in one small object; the readings are made from them with the secrets known at the
+ * call (`frozen`), so what is found does not depend on when it is read. On a shared store they are made at
+ * once (the store never holds anything unredacted).
+ */
+
+// Values of fixed-format headers that are protocol tokens only, and so hold no secret: skipped by the scan.
+// Any other value of these headers is scanned, as is every other header (user-agent too).
+const MEDIA_TYPES = String.raw`(?:\*/\*|(?:application|text)/(?:json|plain|html|\*|x-www-form-urlencoded|event-stream|problem\+json))`;
+const Q = String.raw`(?:\s*;\s*q=[01](?:\.\d{1,3})?)?`;
+const PROTOCOL_VALUES = new Map<string, RegExp>(
+  Object.entries({
+    accept: new RegExp(`^${MEDIA_TYPES}${Q}(?:\\s*,\\s*${MEDIA_TYPES}${Q})*$`, 'i'),
+    'content-type': new RegExp(`^${MEDIA_TYPES}(?:\\s*;\\s*charset=(?:utf-8|"utf-8"))?$`, 'i'),
+    'accept-encoding':
+      /^(?:(?:gzip|deflate|br|zstd|identity|\*)(?:\s*;\s*q=[01](?:\.\d{1,3})?)?(?:\s*,\s*|$))+$/i,
+    connection: /^(?:keep-alive|close|upgrade)$/i,
+    'content-length': /^\d{1,12}$/,
+  }),
+);
+const isProtocolToken = (name: string, value: string) => PROTOCOL_VALUES.get(name)?.test(value) === true;
+
+/** The inputs of one entry's readings, taken on the request path: one object, its methods shared. */
+class Readings implements EntryReadings {
+  constructor(
+    private readonly scan: FrozenScan,
+    private readonly token: string | undefined,
+    private readonly agentId: string | undefined,
+    private readonly url: string,
+    /** Header values that could hold a secret: name, value, position among the headers; repeated. */
+    private readonly headers: readonly (string | number)[] | undefined,
+    private readonly body: BodyTool | undefined,
+    private readonly bytes: Uint8Array | undefined,
+    private readonly at: number,
+    private readonly sentAt: number,
+  ) {}
+
+  /** Adds the readings to the entry: the body's (its places first, as a call lists them), then the call's. */
+  apply(entry: JournalNote): void {
+    const own = { token: this.token, agentId: this.agentId };
+    const { body, bytes } = this;
+    if (body && bytes) {
+      const { value, raw } = parseJsonBodyAsSent(bytes, body.schema);
+      entry.request_fingerprint = journalFingerprint(body.tool, bytes);
+      // A timestamp cache-buster is the time the request was sent: the gateway's clock or the real one.
+      entry.request_key = requestKey(body.meaning, value as Record<string, unknown>, [this.at, this.sentAt]);
+      // The schema keeps the fields it knows: every string of the body as sent is scanned.
+      addBodySecrets(entry, this.scan, own, raw, body.field);
+    }
+    this.found(entry, own, 'call URL', this.url);
+    const headers = this.headers ?? [];
+    for (let i = 0; i + 2 < headers.length; i += 3) {
+      const name = headers[i] as string;
+      const position = headers[i + 2] as number;
+      this.found(
+        entry,
+        own,
+        () => `header ${placeNameWith(this.scan, own, name, position)}`,
+        headers[i + 1] as string,
+      );
+    }
+  }
+
+  private found(entry: JournalNote, own: object, place: string | (() => string), text: string) {
+    if (text.length < SHORTEST_SECRET) return;
+    const { kinds } = this.scan(text, own);
+    if (kinds.length > 0) addFound(entry, typeof place === 'string' ? place : place(), kinds);
+  }
+}
+
+/**
+ * The readings of a finished call, or undefined when nothing it sent could hold a secret nor needs a
+ * meaning. The call's own path and query string, and its header values but the identity header's (which
+ * carries the token by design) and the credential headers' (`Authorization`, `X-Api-Key`, ...): a credential
+ * presented to the gateway is its credential channel, not a secret "placed in a search query or URL" (spec
+ * section 1, rule 2), and SDK clients always send their key there. A secret in any other header is found; a
+ * header is named by its name when that is a short plain name holding no secret, otherwise by its position.
+ */
+export function entryReadings(ctx: CallContext): EntryReadings | undefined {
+  const { request } = ctx;
+  const url = request.query ? `${request.path}?${request.query}` : request.path;
+  let headers: (string | number)[] | undefined;
+  let position = 0;
+  for (const [name, value] of request.headers?.() ?? []) {
+    if (
+      value.length >= SHORTEST_SECRET &&
+      name !== IDENTITY_HEADER_KEY &&
+      !CREDENTIAL_HEADERS.has(name) &&
+      !isProtocolToken(name, value)
+    ) {
+      headers ??= [];
+      headers.push(name, value, position);
+    }
+    position++;
+  }
+  const body = ctx.bodyTool;
+  if (url.length < SHORTEST_SECRET && headers === undefined && body === undefined) return undefined;
+  const scan = ctx.runtime.scanSecrets.frozen?.() ?? ctx.runtime.scanSecrets;
+  return new Readings(
+    scan,
+    tokenOf(ctx),
+    ctx.note.agent,
+    url,
+    headers,
+    body,
+    body && ctx.requestBody,
+    ctx.at,
+    ctx.sentAt ?? 0,
+  );
+}
