@@ -120,6 +120,8 @@ export function createRuntime(
       version: () => registry.version,
       keys: () => registry.list().map((agent) => ({ key: agent.apiKey, owner: agent.id })),
       canaries: parts.corpus.canarySecrets,
+      // Entries not yet read hold the secrets known at their call: settled soon, the old set let go of.
+      onRetired: () => void memory.journal.settleRecorded(),
     }),
     search: parts.search,
     fetchPage: parts.fetchPage,

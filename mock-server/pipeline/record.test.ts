@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { stageContext, stageWorld } from '../../test/support/stage-context.ts';
 import type { JournalExchange } from '../journal/exchange-capture.ts';
 import type { JournalEntry } from '../journal/journal.ts';
+import { createSecretScanner } from '../secrets/secrets.ts';
 import type { EntryReadings, JournalPort } from '../store/state-port.ts';
 import { recordCall } from './record.ts';
 
@@ -112,5 +113,23 @@ describe('record stage', () => {
     recordCall({ config: world.config, state }, stageContext(world), 200, 0, 0, answer);
     expect(recorded).toHaveLength(1);
     expect(recorded[0]?.exchange).toBeUndefined();
+  });
+  it('redacts the exchange, when read, with the secrets known at the call (a key deleted since is still hidden)', () => {
+    const world = stageWorld({ journal: { body_bytes: 64 } });
+    let keys = [{ key: 'ak_deleted_later_0123456789', owner: 'agent-b' }];
+    let version = 1;
+    const services = {
+      ...world.services,
+      scanSecrets: createSecretScanner({ version: () => version, keys: () => keys, canaries: [] }),
+    };
+    const { recorded, state } = keepingJournal();
+    const ctx = { ...stageContext(world), runtime: services };
+    ctx.requestBody = new TextEncoder().encode('{"note":"ak_deleted_later_0123456789"}');
+    const answer = { status: 200, headers: {}, body: '{}' };
+    recordCall({ config: world.config, state }, ctx, 200, 0, 0, answer);
+    keys = [];
+    version = 2;
+    const exchange = recorded[0]?.exchange?.();
+    expect(exchange?.request_body).toBe('{"note":"[REDACTED:api_key]"}');
   });
 });

@@ -104,9 +104,10 @@ function exchangeOf(
       responseBodyBytes: exchange.body.length > taken ? Buffer.byteLength(exchange.body) : undefined,
     };
   }
-  const token = tokenOf(ctx);
-  const agentId = ctx.note.agent;
-  return () => redactExchange(pieces, keep, (text) => runtime.scanSecrets(text, { token, agentId }).redacted);
+  const own = { token: tokenOf(ctx), agentId: ctx.note.agent };
+  // The secrets known at the call: a key deleted or registered before the entry is read changes nothing.
+  const scan = runtime.scanSecrets.frozen?.() ?? runtime.scanSecrets;
+  return () => redactExchange(pieces, keep, (text) => scan(text, own).redacted);
 }
 
 /** Text the caller chose, with any token or API key in it redacted, and credentials by place (`;jsessionid=`). */

@@ -131,6 +131,12 @@ export function createSecretScanner(source: {
   version(): number;
   keys(): Iterable<{ key: string; owner: string }>;
   canaries: readonly string[];
+  /**
+   * Called when the known secrets changed after a `frozen()` scan of the previous ones was handed out:
+   * the journal then settles, in the background, the entries still holding it, so that an old set is let
+   * go of soon (what they find does not change: each reading uses the set of its own call).
+   */
+  onRetired?(): void;
 }): SecretScanner {
   let builtFor = -1;
   let known: KnownSecrets = { literals: [], spaced: false, keyOf: new Map(), canaries: [] };
@@ -139,6 +145,7 @@ export function createSecretScanner(source: {
     if (builtFor !== source.version()) {
       known = knownSecrets(source.keys(), source.canaries);
       builtFor = source.version();
+      if (frozen !== undefined) source.onRetired?.();
       frozen = undefined;
     }
     return known;
