@@ -125,6 +125,11 @@ export interface CallContext {
    */
   bodyTool?: BodyTool;
   sentAt?: number;
+  /**
+   * The note's field holding what the call sends out (`query` or `url`), its secrets redacted by the scan
+   * on the path; its credentials by place (`?api_key=`, `user:pass@`) are redacted when the entry is read.
+   */
+  outgoingField?: 'query' | 'url';
 }
 
 /** A tool as the journal's readings of its body need it (the pipeline's `ToolSpec`). */

@@ -4,6 +4,7 @@ import type { BodyTool, CallContext } from '../http/context.ts';
 import { parseJsonBodyAsSent } from '../http/read-body.ts';
 import { CREDENTIAL_HEADERS } from '../journal/exchange-capture.ts';
 import type { JournalNote } from '../journal/journal-entry.ts';
+import { redactCredentialText } from '../secrets/credential-redaction.ts';
 import type { FrozenScan } from '../secrets/secrets.ts';
 import type { EntryReadings } from '../store/state-port.ts';
 import { requestKey } from '../tools/request-meaning.ts';
@@ -14,7 +15,8 @@ import { addBodySecrets, addFound, placeNameWith, SHORTEST_SECRET } from './outg
  * What only a reader of the journal needs (the client report, the journal API, exports), worked out when an
  * entry is first read, not on the request path (issue 35): the secrets in the call URL and in the headers,
  * and for an accepted tool body its fingerprint, its meaning (`request_key`) and the secrets in its other
- * strings. The request path takes the texts (a reference to the body's bytes, the few header values that
+ * strings; and the credentials by place in the query or URL it sent out (its secrets were redacted on the
+ * path: a secret split across two of an agent's texts is found in their order). The request path takes the texts (a reference to the body's bytes, the few header values that
  * could hold a secret) in one small object; the readings are made from them with the secrets known at the
  * call (`frozen`), so what is found does not depend on when it is read. On a shared store they are made at
  * once (the store never holds anything unredacted).
@@ -49,12 +51,16 @@ class Readings implements EntryReadings {
     private readonly bytes: Uint8Array | undefined,
     private readonly at: number,
     private readonly sentAt: number,
+    /** The entry's field holding the query or URL the call sent out, its credentials still to redact. */
+    private readonly outgoing: 'query' | 'url' | undefined,
   ) {}
 
   /** Adds the readings to the entry: the body's (its places first, as a call lists them), then the call's. */
   apply(entry: JournalNote): void {
     const own = { token: this.token, agentId: this.agentId };
-    const { body, bytes } = this;
+    const { body, bytes, outgoing } = this;
+    const sent = outgoing && entry[outgoing];
+    if (outgoing && sent !== undefined) entry[outgoing] = redactCredentialText(sent);
     if (body && bytes) {
       const { value, raw } = parseJsonBodyAsSent(bytes, body.schema);
       entry.request_fingerprint = journalFingerprint(body.tool, bytes);
@@ -110,7 +116,9 @@ export function entryReadings(ctx: CallContext): EntryReadings | undefined {
     position++;
   }
   const body = ctx.bodyTool;
-  if (url.length < SHORTEST_SECRET && headers === undefined && body === undefined) return undefined;
+  const outgoing = ctx.outgoingField;
+  if (url.length < SHORTEST_SECRET && headers === undefined && body === undefined && outgoing === undefined)
+    return undefined;
   const scan = ctx.runtime.scanSecrets.frozen?.() ?? ctx.runtime.scanSecrets;
   return new Readings(
     scan,
@@ -122,5 +130,6 @@ export function entryReadings(ctx: CallContext): EntryReadings | undefined {
     body && ctx.requestBody,
     ctx.at,
     ctx.sentAt ?? 0,
+    outgoing,
   );
 }

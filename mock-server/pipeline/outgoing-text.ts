@@ -1,7 +1,6 @@
 import type { CallContext } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { JournalNote } from '../journal/journal-entry.ts';
-import { redactCredentialText } from '../secrets/credential-redaction.ts';
 import type { FrozenScan, SecretKind } from '../secrets/secrets.ts';
 import { type MeaningOfCalls, requestKey } from '../tools/request-meaning.ts';
 import { tokenOf } from './identify.ts';
@@ -17,8 +16,10 @@ export function noteOutgoingText(ctx: CallContext, identity: Identity, field: 'q
     agentId: identity.agentId,
     outgoing: true,
   });
-  // Credentials by place too (`?api_key=...`, `https://user:pass@`): the journal is shared as it is.
-  ctx.note[field] = redactCredentialText(redacted);
+  // Credentials by place too (`?api_key=...`, `https://user:pass@`): redacted when the entry is first read
+  // (`entry-readings.ts`), before anyone sees it; the journal is shared as it is.
+  ctx.note[field] = redacted;
+  ctx.outgoingField = field;
   if (kinds.length > 0) noteFound(ctx, field, kinds);
   if (split) ctx.note.secrets_split = split;
 }

@@ -3,6 +3,7 @@ import { identityOf, stageContext, stageWorld } from '../../test/support/stage-c
 import { journalFingerprint } from '../hash.ts';
 import type { JournalNote } from '../journal/journal-entry.ts';
 import { requestKey } from '../tools/request-meaning.ts';
+import { webFetch } from '../tools/web-fetch.ts';
 import { webSearch } from '../tools/web-search.ts';
 import { entryReadings } from './entry-readings.ts';
 import { readToolBody } from './read-tool-body.ts';
@@ -34,5 +35,20 @@ describe('read-body stage of a tool call', () => {
       requestKey(webSearch, { query: 'weather ak_known_api_key_0123456789', count: 5 }),
     );
     expect(entry.secrets_in).toEqual(['query', 'body.note']);
+  });
+  it('leaves the credentials by place in a URL for the entry’s first read: redacted before anyone sees it', async () => {
+    const world = stageWorld();
+    const fetchTool = toolSpecOf(webFetch, {} as Parameters<typeof toolSpecOf>[1]);
+    const url = 'https://user:hunter22@example.com/page?api_key=plainsecret42&q=1';
+    const ctx = stageContext(world, {
+      path: '/v1/web/fetch',
+      body: JSON.stringify({ url }),
+      headers: { 'content-type': 'application/json' },
+    });
+    ctx.note.agent = 'agent-a';
+    await readToolBody(ctx, identityOf('agent-a'), fetchTool);
+    const entry: JournalNote = { ...ctx.note };
+    entryReadings(ctx)?.apply(entry);
+    expect(entry.url).toBe('https://user:[REDACTED]@example.com/page?api_key=[REDACTED]&q=1');
   });
 });
