@@ -43,17 +43,6 @@ export const SHORTEST_SECRET = 8;
 // Strings of one body scanned at most (a body is at most max_body_bytes; this bounds the work on odd ones).
 const MOST_BODY_STRINGS = 256;
 
-/**
- * Secrets in any other text the call sent (spec section 1, client rule 2: every text an agent sends leaves
- * it): `place` names it in the journal (`header user-agent`, `call URL`). Not remembered for secrets split
- * across requests; nothing is redacted (the journal keeps none of these texts but the path).
- */
-export function noteSecretsIn(ctx: CallContext, place: string | (() => string), text: string): void {
-  if (text.length < SHORTEST_SECRET) return;
-  const { kinds } = ctx.runtime.scanSecrets(text, { token: tokenOf(ctx), agentId: ctx.note.agent });
-  if (kinds.length > 0) noteFound(ctx, typeof place === 'string' ? place : place(), kinds);
-}
-
 /** A name the agent chose (a body key, a header name), as the journal may show it in a place. */
 const PLAIN_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 
