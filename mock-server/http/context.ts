@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { ResolvedConfig } from '../config/load-config.ts';
 import type { JournalNote } from '../journal/journal.ts';
 import type { MaybePromise } from '../maybe-promise.ts';
-import type { FrozenScan, ScanCaller, ScanResult } from '../secrets/secrets.ts';
+import type { FrozenScan, ScanCaller, ScanResult, SplitParts } from '../secrets/secrets.ts';
 
 /**
  * The platform-free core's view of a request: what every adapter (node:http, web fetch, msw) can give
@@ -98,9 +98,13 @@ export interface CallServices {
   readonly log: (line: string) => void;
   /**
    * Finds (and redacts) secrets in text the caller sent; `frozen()`, when there, scans later with the
-   * secrets known now (the readings the journal makes when an entry is first read).
+   * secrets known now (the readings the journal makes when an entry is first read); `outgoing()` moves the
+   * memory of split secrets on to an outgoing text, in the order they are sent (`secrets.ts`).
    */
-  readonly scanSecrets: ((text: string, own: ScanCaller) => ScanResult) & { frozen?(): FrozenScan };
+  readonly scanSecrets: ((text: string, own: ScanCaller) => ScanResult) & {
+    frozen?(): FrozenScan;
+    outgoing?(text: string, own: ScanCaller): SplitParts | undefined;
+  };
 }
 
 /** Per-request state the stages share. */
@@ -125,11 +129,23 @@ export interface CallContext {
    */
   bodyTool?: BodyTool;
   sentAt?: number;
+  /** The scan of the secrets known when the body was read, for its readings (`bodyTool`). */
+  bodyScan?: FrozenScan;
   /**
-   * The note's field holding what the call sends out (`query` or `url`), its secrets redacted by the scan
-   * on the path; its credentials by place (`?api_key=`, `user:pass@`) are redacted when the entry is read.
+   * What the call sends out (the query or URL) as sent, read when the entry is first read: its secrets
+   * (also one split across the agent's previous text: `before`, the memory's state taken in order on the
+   * path) and its credentials by place redacted into the note's `field`, with the secrets known at the call.
    */
-  outgoingField?: 'query' | 'url';
+  outgoing?: OutgoingText;
+}
+
+/** An outgoing text left for the journal's first read of the entry (`CallContext.outgoing`). */
+export interface OutgoingText {
+  readonly field: 'query' | 'url';
+  readonly text: string;
+  readonly own: ScanCaller;
+  readonly before?: SplitParts;
+  readonly scan: FrozenScan;
 }
 
 /** A tool as the journal's readings of its body need it (the pipeline's `ToolSpec`). */

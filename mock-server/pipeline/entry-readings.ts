@@ -1,22 +1,27 @@
 import { IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
 import { journalFingerprint } from '../hash.ts';
-import type { BodyTool, CallContext } from '../http/context.ts';
+import type { BodyTool, CallContext, OutgoingText } from '../http/context.ts';
 import { parseJsonBodyAsSent } from '../http/read-body.ts';
 import { CREDENTIAL_HEADERS } from '../journal/exchange-capture.ts';
 import type { JournalNote } from '../journal/journal-entry.ts';
-import { redactCredentialText } from '../secrets/credential-redaction.ts';
 import type { FrozenScan } from '../secrets/secrets.ts';
 import type { EntryReadings } from '../store/state-port.ts';
 import { requestKey } from '../tools/request-meaning.ts';
 import { tokenOf } from './identify.ts';
-import { addBodySecrets, addFound, placeNameWith, SHORTEST_SECRET } from './outgoing-text.ts';
+import {
+  addBodySecrets,
+  addFound,
+  addOutgoingText,
+  placeNameWith,
+  SHORTEST_SECRET,
+} from './outgoing-text.ts';
 
 /*
  * What only a reader of the journal needs (the client report, the journal API, exports), worked out when an
  * entry is first read, not on the request path (issue 35): the secrets in the call URL and in the headers,
  * and for an accepted tool body its fingerprint, its meaning (`request_key`) and the secrets in its other
- * strings; and the credentials by place in the query or URL it sent out (its secrets were redacted on the
- * path: a secret split across two of an agent's texts is found in their order). The request path takes the texts (a reference to the body's bytes, the few header values that
+ * strings; and the query or URL it sent out, its secrets and credentials redacted (the memory of secrets
+ * split across two of an agent's texts moves on in their order on the path: `SecretScanner.outgoing`). The request path takes the texts (a reference to the body's bytes, the few header values that
  * could hold a secret) in one small object; the readings are made from them with the secrets known at the
  * call (`frozen`), so what is found does not depend on when it is read. On a shared store they are made at
  * once (the store never holds anything unredacted).
@@ -38,36 +43,51 @@ const PROTOCOL_VALUES = new Map<string, RegExp>(
 );
 const isProtocolToken = (name: string, value: string) => PROTOCOL_VALUES.get(name)?.test(value) === true;
 
+/** An accepted tool body, as its readings need it: the tool, its bytes, when it was sent, the scan then. */
+interface BodyInputs {
+  readonly tool: BodyTool;
+  readonly bytes: Uint8Array;
+  readonly at: number;
+  readonly sentAt: number;
+  readonly scan: FrozenScan;
+}
+
 /** The inputs of one entry's readings, taken on the request path: one object, its methods shared. */
 class Readings implements EntryReadings {
   constructor(
+    /** The secrets known when the call was recorded (for its URL and headers). */
     private readonly scan: FrozenScan,
     private readonly token: string | undefined,
     private readonly agentId: string | undefined,
     private readonly url: string,
     /** Header values that could hold a secret: name, value, position among the headers; repeated. */
     private readonly headers: readonly (string | number)[] | undefined,
-    private readonly body: BodyTool | undefined,
-    private readonly bytes: Uint8Array | undefined,
-    private readonly at: number,
-    private readonly sentAt: number,
-    /** The entry's field holding the query or URL the call sent out, its credentials still to redact. */
-    private readonly outgoing: 'query' | 'url' | undefined,
+    private readonly body: BodyInputs | undefined,
+    /** The query or URL the call sent out (`noteOutgoingText`). */
+    private readonly outgoing: OutgoingText | undefined,
   ) {}
 
-  /** Adds the readings to the entry: the body's (its places first, as a call lists them), then the call's. */
+  /**
+   * Adds the readings to the entry, its places in the order a call lists them: the query or URL, the
+   * body's other strings, then the call URL and headers.
+   */
   apply(entry: JournalNote): void {
     const own = { token: this.token, agentId: this.agentId };
-    const { body, bytes, outgoing } = this;
-    const sent = outgoing && entry[outgoing];
-    if (outgoing && sent !== undefined) entry[outgoing] = redactCredentialText(sent);
-    if (body && bytes) {
-      const { value, raw } = parseJsonBodyAsSent(bytes, body.schema);
-      entry.request_fingerprint = journalFingerprint(body.tool, bytes);
+    const { body, outgoing } = this;
+    if (outgoing) {
+      const { field, text, before, scan } = outgoing;
+      addOutgoingText(entry, field, scan(text, outgoing.own, before));
+    }
+    if (body) {
+      const { value, raw } = parseJsonBodyAsSent(body.bytes, body.tool.schema);
+      entry.request_fingerprint = journalFingerprint(body.tool.tool, body.bytes);
       // A timestamp cache-buster is the time the request was sent: the gateway's clock or the real one.
-      entry.request_key = requestKey(body.meaning, value as Record<string, unknown>, [this.at, this.sentAt]);
+      entry.request_key = requestKey(body.tool.meaning, value as Record<string, unknown>, [
+        body.at,
+        body.sentAt,
+      ]);
       // The schema keeps the fields it knows: every string of the body as sent is scanned.
-      addBodySecrets(entry, this.scan, own, raw, body.field);
+      addBodySecrets(entry, body.scan, own, raw, body.tool.field);
     }
     this.found(entry, own, 'call URL', this.url);
     const headers = this.headers ?? [];
@@ -115,21 +135,24 @@ export function entryReadings(ctx: CallContext): EntryReadings | undefined {
     }
     position++;
   }
-  const body = ctx.bodyTool;
-  const outgoing = ctx.outgoingField;
-  if (url.length < SHORTEST_SECRET && headers === undefined && body === undefined && outgoing === undefined)
+  const { bodyTool, requestBody, outgoing } = ctx;
+  if (
+    url.length < SHORTEST_SECRET &&
+    headers === undefined &&
+    bodyTool === undefined &&
+    outgoing === undefined
+  )
     return undefined;
   const scan = ctx.runtime.scanSecrets.frozen?.() ?? ctx.runtime.scanSecrets;
-  return new Readings(
-    scan,
-    tokenOf(ctx),
-    ctx.note.agent,
-    url,
-    headers,
-    body,
-    body && ctx.requestBody,
-    ctx.at,
-    ctx.sentAt ?? 0,
-    outgoing,
-  );
+  const body =
+    bodyTool && requestBody
+      ? {
+          tool: bodyTool,
+          bytes: requestBody,
+          at: ctx.at,
+          sentAt: ctx.sentAt ?? 0,
+          scan: ctx.bodyScan ?? scan,
+        }
+      : undefined;
+  return new Readings(scan, tokenOf(ctx), ctx.note.agent, url, headers, body, outgoing);
 }

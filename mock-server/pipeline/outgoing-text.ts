@@ -1,7 +1,8 @@
 import type { CallContext } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { JournalNote } from '../journal/journal-entry.ts';
-import type { FrozenScan, SecretKind } from '../secrets/secrets.ts';
+import { redactCredentialText } from '../secrets/credential-redaction.ts';
+import type { FrozenScan, ScanResult, SecretKind } from '../secrets/secrets.ts';
 import { type MeaningOfCalls, requestKey } from '../tools/request-meaning.ts';
 import { tokenOf } from './identify.ts';
 
@@ -11,22 +12,33 @@ import { tokenOf } from './identify.ts';
  * also those found only together with the agent's previous query or URL (a secret split across two).
  */
 export function noteOutgoingText(ctx: CallContext, identity: Identity, field: 'query' | 'url', text: string) {
-  const { redacted, kinds, split } = ctx.runtime.scanSecrets(text, {
-    token: tokenOf(ctx),
-    agentId: identity.agentId,
-    outgoing: true,
-  });
-  // Credentials by place too (`?api_key=...`, `https://user:pass@`): redacted when the entry is first read
-  // (`entry-readings.ts`), before anyone sees it; the journal is shared as it is.
-  ctx.note[field] = redacted;
-  ctx.outgoingField = field;
-  if (kinds.length > 0) noteFound(ctx, field, kinds);
-  if (split) ctx.note.secrets_split = split;
+  const own = { token: tokenOf(ctx), agentId: identity.agentId, outgoing: true };
+  const { scanSecrets } = ctx.runtime;
+  const scan = scanSecrets.frozen?.();
+  if (scan && scanSecrets.outgoing) {
+    // On the path, only the memory of split secrets moves on (texts in the order they are sent); the scan
+    // and the redaction are made when the entry is first read, before anyone sees it (`entry-readings.ts`).
+    const before = scanSecrets.outgoing(text, own);
+    ctx.outgoing = before === undefined ? { field, text, own, scan } : { field, text, own, before, scan };
+    return;
+  }
+  addOutgoingText(ctx.note, field, scanSecrets(text, own));
 }
 
-/** Adds kinds of secrets found at a place to the journal note. */
-const noteFound = (ctx: CallContext, place: string, kinds: readonly SecretKind[]) =>
-  addFound(ctx.note, place, kinds);
+/**
+ * An outgoing text's scan into a note or entry: the text with its secrets and its credentials by place
+ * (`?api_key=...`, `https://user:pass@`) redacted (the journal is shared as it is), what was found, and the
+ * kinds found only together with the agent's previous text.
+ */
+export function addOutgoingText(
+  notes: Pick<JournalNote, 'query' | 'url' | 'secrets' | 'secrets_in' | 'secrets_split'>,
+  field: 'query' | 'url',
+  { redacted, kinds, split }: ScanResult,
+): void {
+  notes[field] = redactCredentialText(redacted);
+  if (kinds.length > 0) addFound(notes, field, kinds);
+  if (split) notes.secrets_split = split;
+}
 
 /** Where secrets are noted: a request's journal note, or its entry (readings made when it is read). */
 type SecretNotes = Pick<JournalNote, 'secrets' | 'secrets_in'>;

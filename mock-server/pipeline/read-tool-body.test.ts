@@ -13,7 +13,7 @@ import { toolSpecOf } from './tool-spec.ts';
 const search = toolSpecOf(webSearch, {} as Parameters<typeof toolSpecOf>[1]);
 
 describe('read-body stage of a tool call', () => {
-  it('redacts the query at once, and leaves the body’s fingerprint, meaning and other secrets for a reader', async () => {
+  it('leaves the query’s scan, the body’s fingerprint, meaning and other secrets for a reader', async () => {
     const world = stageWorld();
     const body = JSON.stringify({
       query: 'Weather ak_known_api_key_0123456789',
@@ -23,13 +23,12 @@ describe('read-body stage of a tool call', () => {
     const ctx = stageContext(world, { body, headers: { 'content-type': 'application/json' } });
     ctx.note.agent = 'agent-a';
     await readToolBody(ctx, identityOf('agent-a'), search);
-    // What the answer path does: the query, redacted, with what it held.
-    expect(ctx.note.query).toBe('Weather [REDACTED:own_api_key]');
-    expect(ctx.note.secrets_in).toEqual(['query']);
     // What only a reader needs is not worked out yet: the record stage hands the journal its readings.
+    expect(ctx.note.query).toBeUndefined();
     expect(ctx.note.request_key).toBeUndefined();
     const entry: JournalNote = { ...ctx.note };
     entryReadings(ctx)?.apply(entry);
+    expect(entry.query).toBe('Weather [REDACTED:own_api_key]');
     expect(entry.request_fingerprint).toBe(journalFingerprint('web.search', new TextEncoder().encode(body)));
     expect(entry.request_key).toBe(
       requestKey(webSearch, { query: 'weather ak_known_api_key_0123456789', count: 5 }),

@@ -43,11 +43,12 @@ function toolBody<T>(
       throw error;
     });
   }
-  // The query or URL is read now: a secret split across two of an agent's texts is found in their order.
+  // The query or URL: the memory of split secrets moves on now (texts in order); read with the entry.
   if (spec.field !== undefined)
     noteOutgoingText(ctx, identity, spec.field, (value as Record<string, string>)[spec.field] as string);
   // The body's fingerprint, meaning and other secrets: worked out when the entry is read (entry-readings.ts).
   ctx.bodyTool = spec as BodyTool;
   ctx.sentAt = Date.now();
+  ctx.bodyScan = ctx.runtime.scanSecrets.frozen?.();
   return { bytes, value };
 }
