@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { stageContext, stageWorld } from '../../test/support/stage-context.ts';
+import type { BodyTool } from '../http/context.ts';
 import type { JournalExchange } from '../journal/exchange-capture.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import { createSecretScanner } from '../secrets/secrets.ts';
 import type { EntryReadings, JournalPort } from '../store/state-port.ts';
-import { recordCall } from './record.ts';
+import { webSearch } from '../tools/web-search.ts';
+import { DEFERRED_BODY_BYTES, recordCall } from './record.ts';
+import { toolSpecOf } from './tool-spec.ts';
 
 const TOKEN = 'eyJhZ2VudCI6ImEifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbi0wMTIzNDU2Nzg5';
 
@@ -131,5 +134,21 @@ describe('record stage', () => {
     version = 2;
     const exchange = recorded[0]?.exchange?.();
     expect(exchange?.request_body).toBe('{"note":"[REDACTED:api_key]"}');
+  });
+  it('reads a body over DEFERRED_BODY_BYTES at once: no entry waits for its reader holding a large body', () => {
+    const world = stageWorld({ journal: { body_bytes: 0 } });
+    const { recorded, state } = keepingJournal();
+    const ctx = stageContext(world, { path: '/v1/web/search' });
+    ctx.bodyTool = toolSpecOf(webSearch, {} as Parameters<typeof toolSpecOf>[1]) as BodyTool;
+    ctx.requestBody = new TextEncoder().encode(
+      JSON.stringify({
+        query: 'weather',
+        note: `ak_known_api_key_0123456789 ${'x'.repeat(DEFERRED_BODY_BYTES)}`,
+      }),
+    );
+    recordCall({ config: world.config, state }, ctx, 200, 0, 0);
+    expect(recorded[0]?.readings).toBeUndefined();
+    expect(recorded[0]?.entry.secrets_in).toEqual(['body.note']);
+    expect(recorded[0]?.entry.request_fingerprint).toBeDefined();
   });
 });

@@ -65,12 +65,22 @@ export function recordCall(
   Object.assign(entry, note);
   entry.operation = operation;
   const keep = deps.config.journal.body_bytes;
+  // A large body is read at once (rare, bounded by max_body_bytes): an entry waiting for its first reader
+  // holds at most DEFERRED_BODY_BYTES of what was sent.
+  const atOnce = readings !== undefined && sentBytes(ctx) > DEFERRED_BODY_BYTES;
+  if (atOnce) readings.apply(entry);
   deps.state.journal.record(
     entry,
     exchange && keep > 0 ? exchangeOf(ctx, exchange, keep) : undefined,
-    readings,
+    atOnce ? undefined : readings,
   );
 }
+
+/** The most bytes of a request's body (or characters of its query or URL) its readings wait for a reader with. */
+export const DEFERRED_BODY_BYTES = 16 * 1024;
+
+const sentBytes = (ctx: CallContext) =>
+  Math.max(ctx.bodyTool ? (ctx.requestBody?.length ?? 0) : 0, ctx.outgoing?.text.length ?? 0);
 
 /**
  * The exchange's headers and the start of its bodies (`journal.body_bytes`): the pieces are taken now (a
