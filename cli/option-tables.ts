@@ -246,10 +246,10 @@ export const FAULT_OPTION_ROWS: readonly OptionRow[] = [
     path: ['match', 'operation'],
     flag: 'operation',
     query: 'operation',
-    description: 'only requests to this endpoint (default: any of health, whoami, web.search, web.fetch)',
+    description:
+      "only requests to this endpoint or tool: health, whoami, web.search, web.fetch or an extra tool the gateway's config declares (default: any)",
     type: 'string',
     required: false,
-    choices: ['health', 'whoami', 'web.search', 'web.fetch'],
   },
   {
     key: 'agent',

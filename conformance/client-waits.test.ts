@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SuiteClock } from './client-pacing.ts';
-import { createClientWaits } from './client-waits.ts';
+import { createClientWaits, retryWaitMs } from './client-waits.ts';
 
 /** A virtual clock: sleeping moves it, nothing waits for real. */
 function virtualClock(start = 0) {
@@ -56,6 +56,17 @@ describe('the suite client waits', () => {
     waits.learn('denied', 31_000, 'beyond --max-wait-seconds');
     await waits.paced('denied', 'GET /v1/whoami');
     expect(slept).toEqual([5050]);
+  });
+
+  it('retryWaitMs: one formula for every retry wait of the suite (the client and the burst)', () => {
+    const random = () => 0.5;
+    expect(retryWaitMs(4000, 1, 30_000, 0, random)).toBe(4050);
+    expect(retryWaitMs(10_000, 1, 10_000, 0, random)).toBe(10_050); // compared as asked
+    expect(retryWaitMs(10_001, 1, 10_000, 0, random)).toBe('max-wait');
+    expect(retryWaitMs(0, 2, 30_000, 2000, random)).toBe(2250); // the floor and a quarter of it as jitter
+    expect(retryWaitMs(undefined, 2, 30_000, 0, random)).toBe(750); // step 1000: 500 + 0.5 * 500
+    expect(retryWaitMs(undefined, 2, 30_000, 900, random)).toBe(900);
+    expect(retryWaitMs(undefined, 10, 4000, 0, random)).toBe(3000); // the step capped at the max wait
   });
 
   it('waitFor: the wait asked plus jitter, a floor over a short one, refused past the cap or the budget', () => {

@@ -17,6 +17,30 @@ export interface WaitSettings {
 /** A planned wait before a retry (ms), or why there is none. */
 export type PlannedWait = { wait: number } | { refused: 'max-wait' | 'time-budget' };
 
+/**
+ * The suite's one formula for the wait before retry `attempt` (ms): the wait asked (Retry-After, compared
+ * as asked: 10 s asked is within a 10 s cap) plus up to 100 ms of the suite's own jitter, or `floorMs` and
+ * its jitter over an asked wait shorter than it; without one, exponential backoff with jitter, at least
+ * `floorMs`. `max-wait` when the wait asked, or the backoff, is beyond `maxWaitMs`.
+ *
+ * @example
+ * retryWaitMs(4000, 1, 30_000); // 4000 to 4100
+ * retryWaitMs(undefined, 2, 30_000); // 500 to 1000
+ * retryWaitMs(31_000, 1, 30_000); // 'max-wait'
+ */
+export function retryWaitMs(
+  asked: number | undefined,
+  attempt: number,
+  maxWaitMs: number,
+  floorMs = 0,
+  random = Math.random,
+): number | 'max-wait' {
+  const base = asked ?? backoffMs(attempt, random, maxWaitMs);
+  if (base > maxWaitMs) return 'max-wait';
+  if (asked === undefined) return Math.max(base, floorMs);
+  return floorMs > asked ? flooredWaitMs(asked, floorMs, random) : asked + random() * 100;
+}
+
 export function createClientWaits({ clock, deadline, maxWaitSeconds, log, floorOf }: WaitSettings) {
   let waitedMs = 0;
   /** Per scope, until when the gateway asked not to be called (a 429's wait, or no request left). */
@@ -68,14 +92,8 @@ export function createClientWaits({ clock, deadline, maxWaitSeconds, log, floorO
      * within --max-wait-seconds 10); the jitter added to it is the suite's own.
      */
     waitFor(asked: number | undefined, attempt: number, floorMs = 0): PlannedWait {
-      const base = asked ?? backoffMs(attempt, Math.random, maxWaitSeconds * 1000);
-      if (base > maxWaitSeconds * 1000) return { refused: 'max-wait' };
-      const wait =
-        asked !== undefined
-          ? floorMs > asked
-            ? flooredWaitMs(asked, floorMs)
-            : asked + Math.random() * 100
-          : Math.max(base, floorMs);
+      const wait = retryWaitMs(asked, attempt, maxWaitSeconds * 1000, floorMs);
+      if (wait === 'max-wait') return { refused: 'max-wait' };
       if (clock.now() + wait > deadline) return { refused: 'time-budget' };
       return { wait };
     },

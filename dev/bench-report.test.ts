@@ -7,7 +7,7 @@ import {
   ratiosOf,
   textReport,
 } from './bench-report.ts';
-import type { FixedRateMeasurement } from './bench-rounds.ts';
+import type { FixedRateMeasurement, Measurement } from './bench-rounds.ts';
 
 const fixed = (name: string, cpuMicros: number, p99: number): FixedRateMeasurement => ({
   name,
@@ -76,5 +76,27 @@ describe('the benchmark report', () => {
     expect(quietText).not.toContain('LOADED');
     expect(loadedText).toContain('target >= 0.65: met in this run (loaded: not shown either way)');
     expect(loadedText).toContain('LOADED run');
+  });
+
+  it('judges the targets on the fixed-rate phase alone: a loaded saturated phase after it is labelled on its own', () => {
+    const run = figures([0.2, 0.5, 0.9, 0.4, 0.3]);
+    const saturated: Measurement = {
+      name: 'bare',
+      requestsPerSecond: 9000,
+      p50: 1,
+      p99: 2,
+      cpuMicros: 30,
+      rssMb: 60,
+      non2xx: 0,
+      errors: 0,
+    };
+    run.saturated = [saturated];
+    run.saturatedLoad = { start: 0.3, rounds: [1.4, 1.8], end: 2.1 };
+    const text = textReport(names, run, 50);
+    expect(text).toContain('target >= 0.65: met [load average 0.20-0.90, quiet]');
+    expect(text).not.toContain('LOADED run');
+    expect(text).toContain(
+      'Saturated (50 connections, autocannon; the load generator shares the machine; load average 0.30-2.10, LOADED)',
+    );
   });
 });

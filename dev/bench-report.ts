@@ -13,7 +13,7 @@ import {
 /* What `npm run bench` prints: the issue's figures (CPU per request at a fixed rate, bare / gateway for each
  * way of running the gateway, p99, 10,000 agents / 1 agent), each with the machine's load average beside it. */
 
-/** The machine's 1-minute load average, sampled at the start, before each round and at the end. */
+/** The machine's 1-minute load average, sampled at the start, before each round and at the end of a phase. */
 export interface LoadSamples {
   start: number;
   rounds: number[];
@@ -57,7 +57,10 @@ export interface BenchFigures {
   fixedRounds: Map<string, FixedRateMeasurement[]>;
   saturated: Measurement[];
   saturatedRounds: Map<string, Measurement[]>;
+  /** The fixed-rate phase's load (the targets are judged on it). */
   load: LoadSamples;
+  /** The saturated phase's load (it runs after every fixed-rate round, so it cannot lift theirs). */
+  saturatedLoad?: LoadSamples;
 }
 
 /** CPU per request compared as efficiency: bare µs / gateway µs (1 = as cheap as the bare server). */
@@ -129,7 +132,7 @@ export function textReport(names: BenchNames, figures: BenchFigures, connections
   if (figures.saturated.length > 0) {
     lines.push(
       '',
-      `Saturated (${connections} connections, autocannon; the load generator shares the machine; ${label}):`,
+      `Saturated (${connections} connections, autocannon; the load generator shares the machine; ${loadLabel(figures.saturatedLoad ?? figures.load)}):`,
       table(figures.saturated),
     );
     for (const g of ratios.gateways)
@@ -148,6 +151,7 @@ export function jsonReport(names: BenchNames, figures: BenchFigures): string {
       machine: machineLine(),
       load_average: figures.load,
       loaded: isLoaded(figures.load),
+      ...(figures.saturatedLoad ? { saturated_load_average: figures.saturatedLoad } : {}),
       rate: figures.rate,
       fixed: figures.fixed,
       saturated: figures.saturated,

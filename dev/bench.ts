@@ -10,7 +10,9 @@
  * tsx), and the built gateway with the load spread over `--agents` agents (their tokens, limiter keys and
  * journal owners). The headline figure is each server's CPU time per request (read from /proc, so it holds
  * even when other work shares the machine) at a fixed rate (default 2,500 req/s, 20 connections), with the
- * machine's load average printed beside every figure (bench-report.ts).
+ * machine's load average printed beside every figure (bench-report.ts). Every fixed-rate round runs before
+ * any saturated one, and the warm-up is at the fixed rate: saturation lifts the 1-minute load average for a
+ * minute, and a quiet machine must give a quiet fixed-rate phase.
  *
  * `npm run bench -- --stages` prints the cost of each pipeline stage instead (dev/bench-stages.ts).
  *
@@ -196,14 +198,17 @@ async function main() {
     if (!ENTRY)
       process.stderr.write('No build (dist/): the built CLI is not measured; run npm run build first.\n');
     const loadBegan = performance.now();
-    if (options.warmup > 0) {
-      process.stderr.write(`warming up (${options.warmup} s per server at saturation)...\n`);
-      for (const target of targets) await load(target, options.warmup, options.connections);
-    }
     const rate = await fixedRateOf(targets);
+    // The warm-up (JIT, connection pools) runs at the fixed rate, not at saturation: a saturated phase lifts
+    // the 1-minute load average for a minute after it, and the fixed-rate figures are the ones a quiet run
+    // is quoted on. For the same reason every fixed-rate round runs before any saturated one.
+    if (options.warmup > 0) {
+      process.stderr.write(`warming up (${options.warmup} s per server at ${rate} req/s)...\n`);
+      for (const target of targets) await fixedRate(target, rate, options.warmup, options.rateConnections);
+    }
     process.stderr.write(
-      `Benchmark: ${options.rounds} alternating rounds; per server and round: ${options.fixedOnly ? '' : `${options.duration} s saturated (${options.connections} connections), then `}` +
-        `${options.duration} s at a fixed ${rate} req/s (${options.rateConnections} connections, paced); ` +
+      `Benchmark: ${options.rounds} alternating rounds of ${options.duration} s per server at a fixed ${rate} req/s ` +
+        `(${options.rateConnections} connections, paced)${options.fixedOnly ? '' : `, then ${options.rounds} of ${options.duration} s saturated (${options.connections} connections)`}; ` +
         `${Buffer.byteLength(sampleText)}-byte answers, loopback only.\n`,
     );
     const figures: BenchFigures = {
@@ -215,27 +220,22 @@ async function main() {
       saturatedRounds: new Map(targets.map((t) => [t.name, []])),
       load: loadAverage,
     };
-    for (let round = 1; round <= options.rounds; round++) {
-      loadAverage.rounds.push(sampleLoad());
-      const line: string[] = [];
-      // Alternate the order, so no server always runs first (or last) in a round.
-      const order = round % 2 ? targets : [...targets].reverse();
-      for (const target of order) {
-        let saturated = '';
-        if (!options.fixedOnly) {
-          const m = await load(target, options.duration, options.connections);
-          figures.saturatedRounds.get(target.name)?.push(m);
-          saturated = `${m.requestsPerSecond.toFixed(0)} req/s, `;
-        }
-        const f = await fixedRate(target, rate, options.duration, options.rateConnections);
-        figures.fixedRounds.get(target.name)?.push(f);
-        line.push(`${target.name} ${saturated}${f.cpuMicros.toFixed(1)} µs/req at ${rate}/s`);
-      }
-      process.stderr.write(
-        `round ${round}/${options.rounds} (load average ${loadAverage.rounds.at(-1)?.toFixed(2)}): ${line.join('; ')}\n`,
-      );
-    }
+    await runRounds('fixed rate', targets, loadAverage, async (target) => {
+      const f = await fixedRate(target, rate, options.duration, options.rateConnections);
+      figures.fixedRounds.get(target.name)?.push(f);
+      return `${target.name} ${f.cpuMicros.toFixed(1)} µs/req at ${rate}/s`;
+    });
     loadAverage.end = sampleLoad();
+    if (!options.fixedOnly) {
+      figures.saturatedLoad = { start: loadAverage.end, rounds: [], end: Number.NaN };
+      const saturatedLoad = figures.saturatedLoad;
+      await runRounds('saturated', targets, saturatedLoad, async (target) => {
+        const m = await load(target, options.duration, options.connections);
+        figures.saturatedRounds.get(target.name)?.push(m);
+        return `${target.name} ${m.requestsPerSecond.toFixed(0)} req/s`;
+      });
+      saturatedLoad.end = sampleLoad();
+    }
     figures.fixed = targets.map((t) => summariseFixed(t.name, rate, figures.fixedRounds.get(t.name) ?? []));
     if (!options.fixedOnly)
       figures.saturated = targets.map((t) => summarise(t.name, figures.saturatedRounds.get(t.name) ?? []));
@@ -268,6 +268,27 @@ async function main() {
   } finally {
     await Promise.all(targets.map((t) => t.stop()));
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `options.rounds` rounds of one phase, each server once per round, the order alternating so no server
+ * always runs first (or last); the load average sampled before each round and printed with its line.
+ */
+async function runRounds(
+  phase: string,
+  targets: Target[],
+  samples: LoadSamples,
+  measure: (target: Target) => Promise<string>,
+): Promise<void> {
+  for (let round = 1; round <= options.rounds; round++) {
+    samples.rounds.push(sampleLoad());
+    const order = round % 2 ? targets : [...targets].reverse();
+    const line: string[] = [];
+    for (const target of order) line.push(await measure(target));
+    process.stderr.write(
+      `${phase}, round ${round}/${options.rounds} (load average ${samples.rounds.at(-1)?.toFixed(2)}): ${line.join('; ')}\n`,
+    );
   }
 }
 

@@ -1,4 +1,4 @@
-import { type ClientReport, createClientReport } from './client-report/report.ts';
+import { type ClientReport, createClientReport, formatClientReport } from './client-report/report.ts';
 import type { ClientReportOptions } from './client-report/types.ts';
 import { GatewayError } from './errors.ts';
 import type { JournalEntry } from './journal/journal.ts';
@@ -8,7 +8,7 @@ import type { Runtime } from './runtime.ts';
 /**
  * A gateway's client reports: read from this process's journal (`clientReport`, synchronous) or from the
  * journal in use (`readClientReport`: the shared one with a shared store), each graded from the agent's
- * entries.
+ * entries, with its timeline and its text (what the admin API serves).
  */
 export function createReportReader(runtime: Runtime, corpus: Corpus) {
   /**
@@ -21,6 +21,16 @@ export function createReportReader(runtime: Runtime, corpus: Corpus) {
         'This gateway is on a shared store: its journal is in the store, read asynchronously. Use `await gateway.readClientReport(agent)` or `await expect(gateway).toFollowClientRules(agent)`.',
       );
     return reportOf(agent, runtime.journal.list({ agent }), runtime.journal.dropped, reportOptions);
+  };
+  /**
+   * How many dropped entries the report mentions: with `since` (a test's mark), only when some of them came
+   * after it, i.e. the oldest entry held is later than the one after `since`. On a shared store the oldest
+   * held is not at hand: every drop is mentioned.
+   */
+  const droppedAfter = (dropped: number, since: number | undefined) => {
+    if (dropped === 0 || since === undefined || runtime.shared) return dropped;
+    const oldest = runtime.journal.page({}, 1).entries[0]?.seq ?? 0;
+    return oldest > since + 1 ? dropped : 0;
   };
   /** The client report from whichever journal is in use: the shared one when there is a shared store. */
   const readClientReport = async (
@@ -47,14 +57,17 @@ export function createReportReader(runtime: Runtime, corpus: Corpus) {
         message: `No agent "${agent}" and no request from it in the journal. Agents: ${known.join(', ')}.`,
       });
     }
-    return createClientReport({
+    const report = createClientReport({
       agent,
       entries,
       rateLimitRules: runtime.config.rate_limits.rules,
       corpus,
+      tools: runtime.tools,
       options: reportOptions,
-      dropped,
+      dropped: droppedAfter(dropped, reportOptions?.since),
     });
+    // Its text too, so a harness in any language shows what the JS matchers show without a formatter of its own.
+    return { ...report, text: formatClientReport(report) };
   };
   return { clientReport, readClientReport };
 }

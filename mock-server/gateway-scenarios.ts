@@ -2,8 +2,24 @@ import type { VirtualClock } from './clock.ts';
 import { ConfigError, deepMerge, loadConfig, type ResolvedConfig } from './config/load-config.ts';
 import type { GatewayConfigOverlay } from './config/schema.ts';
 import { applyConfig, type Runtime } from './runtime.ts';
+import { faultTargets, unknownFaultTarget } from './scenarios/faults.ts';
 import { createReplayTracks } from './scenarios/replay-tracks.ts';
 import { loadScenario, parseScenario, type Scenario, type ScenarioInput } from './scenarios/scenarios.ts';
+import { applyClockChange } from './store/memory-admin.ts';
+import type { ClockChange } from './store/state-port.ts';
+
+/**
+ * The clock changes a scenario's `clock` makes, as the admin API makes them (`applyClockChange`): back to
+ * real time, then its start, stopped there exactly when `frozen`, or frozen now without a start.
+ */
+export const scenarioClockChanges = ({ frozen, start }: NonNullable<Scenario['clock']>): ClockChange[] => [
+  { kind: 'reset' },
+  ...(start !== undefined
+    ? [{ kind: 'set', epochMs: Date.parse(start), frozen } as const]
+    : frozen
+      ? [{ kind: 'freeze' } as const]
+      : []),
+];
 
 /** What a gateway's scenarios are laid over and act on. */
 export interface ScenarioControlParts {
@@ -62,16 +78,18 @@ export function createScenarioControl({ runtime, base, baseConfig, clock, initia
           message: `a scenario changes a tool's policy, never adds one: declare ${tool} in the gateway's config`,
         })),
       );
+    // A fault names an endpoint or tool of this gateway (its extra tools included), or it would never strike.
+    const targets = faultTargets(runtime.tools);
+    const strayFaults = next.faults.flatMap((fault, i) => {
+      const message = unknownFaultTarget(fault, targets);
+      return message === undefined ? [] : [{ path: `faults[${i}].match.operation`, message }];
+    });
+    if (strayFaults.length > 0) throw new ConfigError(next.source, strayFaults, 'scenario');
     resetToBase();
     applyConfig(runtime, { ...config, source: `${baseConfig.source}, with scenario ${next.source}` });
     for (const fault of next.faults) runtime.faults.add(fault);
     if (next.replay) runtime.replay = createReplayTracks(next.replay);
-    if (next.clock) {
-      clock.reset();
-      // Frozen first: set on a running clock, then frozen, it would stop a moment past the start.
-      if (next.clock.frozen) clock.freeze();
-      if (next.clock.start) clock.set(Date.parse(next.clock.start));
-    }
+    if (next.clock) for (const change of scenarioClockChanges(next.clock)) applyClockChange(clock, change);
     scenario = next;
     scenarioInput = input;
     return next;

@@ -12,7 +12,7 @@ import { createPolicy } from './policy/policy.ts';
 import type { Corpus } from './providers/corpus.ts';
 import type { FetchProvider } from './providers/web-fetch.ts';
 import type { SearchProvider } from './providers/web-search.ts';
-import { createFaultInjector } from './scenarios/faults.ts';
+import { createFaultInjector, faultTargets } from './scenarios/faults.ts';
 import type { ReplayTracks } from './scenarios/replay-tracks.ts';
 import { createSecretScanner, type SecretScanner } from './secrets/secrets.ts';
 import { createMemoryState } from './store/memory-state.ts';
@@ -92,7 +92,8 @@ export function createRuntime(
     clock: parts.clock,
     limiter: createRateLimiter(config.rate_limits.rules),
     concurrency: createConcurrencyTracker(),
-    faults: createFaultInjector(),
+    // A fault names one of the gateway's endpoints or tools (its extra tools included), or none.
+    faults: createFaultInjector({ targets: () => faultTargets(runtime.tools) }),
     journal: createJournal(config.journal.capacity),
     idempotency: createIdempotencyStore({
       ttlSeconds: config.idempotency.ttl_seconds,

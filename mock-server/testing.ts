@@ -15,93 +15,30 @@
 
 import { z } from 'zod';
 import { printable } from '../vocabulary/redact.ts';
-import { describe, firstWhere, hasDeliveryFacts } from './client-report/journal-facts.ts';
 import {
   type ClientReport,
-  createClientReport,
   formatClientReport,
   nothingToGrade,
   reportPasses,
 } from './client-report/report.ts';
 import { reportOptionsSchema } from './client-report/report-options.ts';
+import { TIMELINE_REQUESTS, timelineOf } from './client-report/timeline.ts';
 import type { ClientReportOptions } from './client-report/types.ts';
 import type { Gateway } from './gateway.ts';
+import { isGateway } from './is-gateway.ts';
 import type { JournalEntry } from './journal/journal.ts';
 import type { MaybePromise } from './maybe-promise.ts';
-import { currentTestMark } from './testing-marks.ts';
+import { currentTestMark, journalMark } from './testing-marks.ts';
 
 /**
- * For each in-process entry (delivery facts), the latest of the agent's own answers it was issued with in
- * hand: `after #12` in the timeline. Over node:http the connection says it instead.
+ * What the agent did, one request per line, relative to its first request (see `timelineOf`): the same
+ * account the client report carries (`report.timeline`) and the matchers show.
  */
-function answersInHand(entries: readonly JournalEntry[]): Map<JournalEntry, JournalEntry> {
-  // Answer orders count per adapter (delivery instance): a shared journal holds several counts.
-  const byInstance = new Map<JournalEntry['delivery_instance'], JournalEntry[]>();
-  for (const e of entries) {
-    if (!hasDeliveryFacts(e)) continue;
-    const group = byInstance.get(e.delivery_instance);
-    if (group) group.push(e);
-    else byInstance.set(e.delivery_instance, [e]);
-  }
-  const inHand = new Map<JournalEntry, JournalEntry>();
-  for (const group of byInstance.values()) {
-    const delivered = [...group].sort((a, b) => (a.answer_order as number) - (b.answer_order as number));
-    for (const e of group) {
-      const k = firstWhere(
-        delivered.length,
-        (j) => (delivered[j]?.answer_order as number) > (e.answers_seen as number),
-      );
-      const last = delivered[k - 1];
-      if (last) inHand.set(e, last);
-    }
-  }
-  return inHand;
-}
-
-/**
- * What the agent did, one request per line, relative to its first request, with what tells a reaction from
- * a request already on its way: the connection it came on (over node:http: a request on the connection of a
- * refusal, after it, reacted to it), or in process the latest answer the agent had in hand when it issued
- * the request (`after #12`: issued once #12 was answered; `before any answer`).
- */
-export function agentTimeline(gateway: Gateway, agent: string, last = 40): string {
+export function agentTimeline(gateway: Gateway, agent: string, last = TIMELINE_REQUESTS): string {
   return timelineOf(gateway.journal.list({ agent }), agent, last);
 }
 
-/** The timeline of one agent's journal entries (oldest first). */
-export function timelineOf(entries: readonly JournalEntry[], agent: string, last = 40): string {
-  const start = entries[0]?.real_ms ?? 0;
-  const shown = entries.slice(-last);
-  const inHand = answersInHand(entries);
-  const lines = shown.map((e) => {
-    const after = inHand.get(e);
-    const extra = [
-      e.connection !== undefined ? `conn ${e.connection}` : '',
-      hasDeliveryFacts(e) ? (after ? `after #${after.seq}` : 'before any answer') : '',
-      e.retry_after !== undefined ? `Retry-After ${e.retry_after}` : '',
-      e.query ?? e.url ?? '',
-    ]
-      .filter(Boolean)
-      .join('  ');
-    return `  +${((e.real_ms - start) / 1000).toFixed(3).padStart(8)} s  ${describe(e)}${extra ? `  ${extra}` : ''}`;
-  });
-  const skipped = entries.length - shown.length;
-  return printable(
-    [
-      `What ${agent} did (${entries.length} requests):`,
-      ...(skipped > 0 ? [`  ... ${skipped} earlier requests`] : []),
-      ...lines,
-    ].join('\n'),
-  );
-}
-
-/** Whether `value` is a gateway made by `createGateway` (what the matcher grades). */
-const isGateway = (value: unknown): value is Gateway =>
-  typeof value === 'object' &&
-  value !== null &&
-  typeof (value as Gateway).clientReport === 'function' &&
-  typeof (value as Gateway).readClientReport === 'function' &&
-  typeof (value as Gateway).journal?.list === 'function';
+export { timelineOf };
 
 const kindOf = (value: unknown) =>
   value === null
@@ -127,8 +64,11 @@ export const gradeScopeSchema = reportOptionsSchema.pick({ since: true }).extend
 /** The client rules' thresholds, and which requests to grade (`since`, `allowNoRequests`). */
 export type GradeOptions = Partial<ClientReportOptions> & z.input<typeof gradeScopeSchema>;
 
-/** Which requests were graded: the current test's, those after a given mark, or the whole journal. */
-type Scope = { kind: 'test' | 'since'; mark: number } | { kind: 'unmarked' } | { kind: 'journal' };
+/**
+ * Which requests were graded: the current test's, those after a given mark, none (a test the runner entry
+ * did not mark: nothing after the journal's latest entry), or the whole journal.
+ */
+type Scope = { kind: 'test' | 'since' | 'unmarked'; mark: number } | { kind: 'journal' };
 
 const PER_TEST_HINT =
   "Requests are counted per test: through gatewayHandlers(gateway) always; through gateway.fetch or over HTTP when the runner entry's beforeEach ran for the test (import 'agent-tool-gateway-harness/testing/vitest' or '/testing/jest' at the top of the test file, or in setupFiles). Elsewhere pass { since: journalMark(gateway) } taken when the test began.";
@@ -180,56 +120,41 @@ function scopeOf(gateway: Gateway, options: GradeOptions = {}): MaybePromise<Sco
   if (since !== undefined) return { kind: 'since', mark: since };
   const mark = currentTestMark(gateway);
   if (mark === undefined) return { kind: 'journal' };
-  if (mark === 'unmarked') return { kind: 'unmarked' };
-  return mark instanceof Promise ? mark.then((seq) => ({ kind: 'test', mark: seq })) : { kind: 'test', mark };
+  const kind = mark === 'unmarked' ? 'unmarked' : 'test';
+  const seq = mark === 'unmarked' ? journalMark(gateway) : mark;
+  return seq instanceof Promise ? seq.then((at) => ({ kind, mark: at })) : { kind, mark: seq };
 }
 
-const inScope = (scope: Scope) => (e: JournalEntry) =>
-  scope.kind === 'journal' ? true : scope.kind === 'unmarked' ? false : e.seq > scope.mark;
-
 interface Graded {
+  /** The gateway's own report of the requests in scope (`since` the scope's mark), with its timeline. */
   report: ClientReport;
-  /** The agent's graded entries, oldest first (the timeline). */
-  entries: JournalEntry[];
-  /** Every agent's entries in scope (what the journal holds, for the nothing-to-grade message). */
-  journal: JournalEntry[];
   scope: Scope;
 }
 
-/** The report over the entries in scope, or why there is nothing to grade (thrown: never a pass). */
-function gradeEntries(
-  gateway: Gateway,
-  agent: string,
-  all: { entries: JournalEntry[]; dropped: number },
+/** The report's options for a scope: the rules' thresholds, and `since` the scope's mark. */
+function reportOptionsOf(scope: Scope, options: GradeOptions = {}): Partial<ClientReportOptions> {
+  const { since: _since, allowNoRequests: _allow, ...thresholds } = options;
+  return scope.kind === 'journal' ? thresholds : { ...thresholds, since: scope.mark };
+}
+
+/** Every agent's entries in scope: what the journal holds, for the nothing-to-grade message. */
+const inScope = (scope: Scope, entries: readonly JournalEntry[]) =>
+  scope.kind === 'journal' ? entries : entries.filter((e) => e.seq > scope.mark);
+
+/**
+ * The gateway's report (`clientReport`, `readClientReport`: the report's own entry point) over the requests in
+ * scope, or why there is nothing to grade (thrown: never a pass). An agent the gateway neither knows nor
+ * journaled throws there (a typo).
+ */
+function graded(
+  report: ClientReport,
   scope: Scope,
-  options: GradeOptions = {},
+  options: GradeOptions | undefined,
+  journal: () => readonly JournalEntry[],
 ): Graded {
-  const { since: _since, allowNoRequests, ...thresholds } = options;
-  const journal = all.entries.filter(inScope(scope));
-  const entries = journal.filter((e) => e.agent === agent);
-  if (entries.length === 0) {
-    if (!gateway.registry.get(agent) && !all.entries.some((e) => e.agent === agent))
-      throw new Error(
-        `No agent "${agent}" and no request from it in the journal. Agents: ${gateway.registry
-          .list()
-          .map((a) => a.id)
-          .join(', ')}.`,
-      );
-    if (!allowNoRequests) throw new Error(nothingToGradeBecause(agent, journal, scope));
-  }
-  // Dropped entries count only if some of them were in scope (the oldest kept is past the mark).
-  const oldest = all.entries[0]?.seq ?? 0;
-  const dropped =
-    scope.kind === 'journal' || (scope.kind !== 'unmarked' && oldest > scope.mark + 1) ? all.dropped : 0;
-  const report = createClientReport({
-    agent,
-    entries,
-    rateLimitRules: gateway.config.rate_limits.rules,
-    corpus: gateway.corpus,
-    options: thresholds,
-    dropped,
-  });
-  return { report, entries, journal, scope };
+  if (report.requests === 0 && !options?.allowNoRequests)
+    throw new Error(nothingToGradeBecause(report.agent, inScope(scope, journal()), scope));
+  return { report, scope };
 }
 
 /** Grades from this process's journal (synchronous): a gateway on a shared store throws. */
@@ -237,15 +162,19 @@ function gradeHere(gateway: Gateway, agent: string, options?: GradeOptions): Gra
   if (gateway.runtime.shared)
     throw new Error(`${sharedStoreNote} Or await assertFollowsClientRulesShared(...).`);
   const scope = scopeOf(gateway, options) as Scope;
-  const all = { entries: gateway.journal.list(), dropped: gateway.journal.dropped };
-  return gradeEntries(gateway, agent, all, scope, options);
+  const report = gateway.clientReport(agent, reportOptionsOf(scope, options));
+  return graded(report, scope, options, () => gateway.journal.list());
 }
 
 /** Grades from the journal in use (the shared store's, read in slices, when there is one). */
 async function gradeInUse(gateway: Gateway, agent: string, options?: GradeOptions): Promise<Graded> {
   const scope = await scopeOf(gateway, options);
-  const all = await gateway.runtime.state.journal.readInSlices({});
-  return gradeEntries(gateway, agent, all, scope, options);
+  const report = await gateway.readClientReport(agent, reportOptionsOf(scope, options));
+  const journal =
+    report.requests === 0 && !options?.allowNoRequests
+      ? (await gateway.runtime.state.journal.readInSlices({})).entries
+      : [];
+  return graded(report, scope, options, () => journal);
 }
 
 /**
@@ -261,9 +190,8 @@ export function assertFollowsClientRules(
   options?: GradeOptions,
 ): ClientReport {
   if (!isGateway(gateway)) throw new TypeError(notAGateway(gateway));
-  const { report, entries } = gradeHere(gateway, agent, options);
-  if (!passes({ report, entries }))
-    throw new Error(`${formatClientReport(report)}\n\n${timelineOf(entries, agent)}`);
+  const { report } = gradeHere(gateway, agent, options);
+  if (!passes(report)) throw new Error(failureText(report));
   return report;
 }
 
@@ -274,9 +202,8 @@ export async function assertFollowsClientRulesShared(
   options?: GradeOptions,
 ): Promise<ClientReport> {
   if (!isGateway(gateway)) throw new TypeError(notAGateway(gateway));
-  const { report, entries } = await gradeInUse(gateway, agent, options);
-  if (!passes({ report, entries }))
-    throw new Error(`${formatClientReport(report)}\n\n${timelineOf(entries, agent)}`);
+  const { report } = await gradeInUse(gateway, agent, options);
+  if (!passes(report)) throw new Error(failureText(report));
   return report;
 }
 
@@ -284,18 +211,20 @@ export async function assertFollowsClientRulesShared(
  * Whether the graded requests pass: every rule observed and kept. No request at all reaches here only when the
  * caller said none were expected (allowNoRequests; otherwise grading threw), and then it passes.
  */
-const passes = ({ report, entries }: Pick<Graded, 'report' | 'entries'>) =>
-  entries.length === 0 || reportPasses(report);
+const passes = (report: ClientReport) => report.requests === 0 || reportPasses(report);
 
-const verdict = ({ report, entries }: Graded, agent: string) => {
-  const pass = passes({ report, entries });
-  const timeline = timelineOf(entries, agent);
+/** The report as text and the agent's timeline, as the gateway renders them (what every harness shows). */
+const failureText = (report: ClientReport) =>
+  `${report.text ?? formatClientReport(report)}\n\n${report.timeline}`;
+
+const verdict = ({ report }: Graded, agent: string) => {
+  const pass = passes(report);
   return {
     pass,
     message: () =>
       pass
-        ? `expected ${agent} to break a client rule, but it followed all ${report.rules.length}\n\n${timeline}`
-        : `expected ${agent} to follow the client safety rules\n\n${formatClientReport(report)}\n\n${timeline}`,
+        ? `expected ${agent} to break a client rule, but it followed all ${report.rules.length}\n\n${report.timeline}`
+        : `expected ${agent} to follow the client safety rules\n\n${failureText(report)}`,
   };
 };
 

@@ -84,6 +84,23 @@ describe('agent-gateway admin', { timeout: 90_000 }, () => {
       2,
       expect.stringMatching(/400 invalid_request: .*set count or every/),
     ]);
+    // A tool this gateway does not have (web.extract is not declared here): refused, naming the field.
+    const stray = await admin([
+      'faults',
+      'arm',
+      '--kind',
+      'drop',
+      '--count',
+      '1',
+      '--operation',
+      'web.extract',
+    ]);
+    expect([stray.code, stray.stderr]).toEqual([
+      2,
+      expect.stringMatching(
+        /400 invalid_request: match\.operation: this gateway has no endpoint or tool "web\.extract"/,
+      ),
+    ]);
     expect((await json(['faults', 'disarm', armed.id])).faults).toEqual([]);
   });
 

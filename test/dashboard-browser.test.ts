@@ -22,6 +22,8 @@ describeInBrowser('the dashboard, in Chromium, against a running gateway', () =>
     // burst-429 on a frozen clock the test moves: the gateway-clock times are exact, however slow the machine.
     gateway = createGateway({
       adminKey: KEY,
+      // An extra tool, which the fault form offers beside the spec's endpoints.
+      config: { tools: { 'web.extract': { path: '/v1/web/extract', tiers: ['verified'] } } },
       scenario: 'burst-429',
       clock: createClock({ frozen: true, startAt: Date.parse('2026-05-01T12:00:00.000Z') }),
     });
@@ -111,6 +113,9 @@ describeInBrowser('the dashboard, in Chromium, against a running gateway', () =>
   }, 90_000);
 
   it('arms a fault from the page, and the timeline marks the request it struck', async () => {
+    await expect
+      .poll(() => page.locator('#fault-operation option').allTextContents(), WAIT)
+      .toEqual(['any', 'health', 'whoami', 'web.search', 'web.fetch', 'web.extract']);
     await page.getByLabel('Operation').selectOption('whoami');
     await page.getByLabel('Count').fill('1');
     await page.getByRole('button', { name: 'Arm' }).click();

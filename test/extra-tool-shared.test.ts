@@ -66,4 +66,46 @@ describeWithRedis('an extra tool on a shared store', () => {
       await Promise.all([a.close(), b.close()]);
     }
   }, 60_000);
+
+  it('takes a fault on the extra tool armed through another instance, and refuses one on a tool it lacks', async () => {
+    const config = {
+      tools: { 'web.extract': { path: '/v1/web/extract', tiers: ['verified'] } },
+      store: { url: redis.url, key_prefix: 'extra2', timeout_ms: 10_000 },
+    };
+    const clock = createClock({ frozen: true, startAt: Date.parse('2031-05-01T12:00:00Z') });
+    const [a, b] = [
+      await createSharedGateway({ config, clock, adminKey: ADMIN, log: () => {} }),
+      await createSharedGateway({ config, clock, adminKey: ADMIN, log: () => {} }),
+    ] as [Shared, Shared];
+    try {
+      const verified = a.mintToken('agent-verified');
+      const unknown = await admin(a, 'POST', '/faults', {
+        match: { operation: 'web.extrakt' },
+        kind: 'status',
+        count: 1,
+      });
+      expect(unknown.status).toBe(400);
+      expect(await unknown.json()).toMatchObject({ code: 'invalid_request', field: 'match.operation' });
+      const armed = await admin(a, 'POST', '/faults', {
+        match: { operation: 'web.extract' },
+        kind: 'status',
+        status: 502,
+        count: 1,
+      });
+      expect(armed.status).toBe(201);
+      // b reads the armed fault back at its next poll or message; bounded.
+      let listed: { faults: { match: { operation?: string } }[] } = { faults: [] };
+      for (let i = 0; i < 100 && listed.faults.length === 0; i++) {
+        listed = (await (await admin(b, 'GET', '/faults')).json()) as typeof listed;
+        if (listed.faults.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(listed.faults.map((f) => f.match.operation)).toEqual(['web.extract']);
+      expect((await call(b, verified)).status).toBe(502);
+      // Spent in the store: neither instance strikes again.
+      expect((await call(a, verified)).status).toBe(200);
+      expect((await call(b, verified)).status).toBe(200);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  }, 60_000);
 });

@@ -167,47 +167,50 @@ describe('recordings from other tools', () => {
     expect(served.status).toBe(200);
   });
 
-  it('redacts opaque credentials no secret pattern knows, by the name they go by (header, parameter, JSON field)', () => {
+  /**
+   * A 429 with these headers and JSON body, then a 502 with a text body, converted: the two answers replayed,
+   * once the scenario's YAML is seen to hold none of the secrets.
+   */
+  function redacted(headers: Record<string, string>, json: unknown, text: string, secrets: string[]) {
     const { yaml, scenario } = convert([
-      {
-        ms: 0,
-        status: 429,
-        headers: {
-          'x-auth-token': 'f3a9c1d2e4b5a6c7d8e9',
-          'x-amz-security-token': 'FwoGZXIvYXdzEJrOpaque0',
-          'x-csrf-token': 'csrfopaque123456789',
-          link: '<https://gw.example/retry?access_token=opaque9f8e7d6c5b4a&sig=abcdef0123456789&page=2>; rel=next',
-          'retry-after': '3',
-          'ratelimit-policy': '"q";q=3;w=60',
-        },
-        body: JSON.stringify({
-          code: 'rate_limited',
-          sessionToken: 'sessopaque0123456789',
-          session_id: 'sid0123456789abcdef',
-          reason: 'expired',
-          retry_url: 'https://gw.example/v1/web/search?key=opaqueKEY0123456789&q=x',
-        }),
-      },
-      {
-        ms: 1,
-        status: 502,
-        headers: { 'content-type': 'text/plain' },
-        body: 'error: access_token=opaque9f8e7d6c5b4a&client_secret=cs0123456789abcdef',
-      },
+      { ms: 0, status: 429, headers, body: JSON.stringify(json) },
+      { ms: 1, status: 502, headers: { 'content-type': 'text/plain' }, body: text },
     ]);
-    for (const secret of [
-      'f3a9c1d2',
-      'FwoGZX',
-      'csrfopaque',
-      'opaque9f8e',
-      'abcdef0123',
-      'sessopaque',
-      'sid0123',
-      'opaqueKEY',
-      'cs0123',
-    ])
-      expect(yaml).not.toContain(secret);
+    for (const secret of secrets) expect(yaml).not.toContain(secret);
     const [refused, page] = scenario.replay?.agents['recorded-agent'] ?? [];
+    return { refused, page };
+  }
+
+  it('redacts opaque credentials no secret pattern knows, by the name they go by (header, parameter, JSON field)', () => {
+    const { refused, page } = redacted(
+      {
+        'x-auth-token': 'f3a9c1d2e4b5a6c7d8e9',
+        'x-amz-security-token': 'FwoGZXIvYXdzEJrOpaque0',
+        'x-csrf-token': 'csrfopaque123456789',
+        link: '<https://gw.example/retry?access_token=opaque9f8e7d6c5b4a&sig=abcdef0123456789&page=2>; rel=next',
+        'retry-after': '3',
+        'ratelimit-policy': '"q";q=3;w=60',
+      },
+      {
+        code: 'rate_limited',
+        sessionToken: 'sessopaque0123456789',
+        session_id: 'sid0123456789abcdef',
+        reason: 'expired',
+        retry_url: 'https://gw.example/v1/web/search?key=opaqueKEY0123456789&q=x',
+      },
+      'error: access_token=opaque9f8e7d6c5b4a&client_secret=cs0123456789abcdef',
+      [
+        'f3a9c1d2',
+        'FwoGZX',
+        'csrfopaque',
+        'opaque9f8e',
+        'abcdef0123',
+        'sessopaque',
+        'sid0123',
+        'opaqueKEY',
+        'cs0123',
+      ],
+    );
     // What a replay needs stays: the limit's headers, the parameters and fields that are no credential.
     expect(refused?.headers).toMatchObject({ 'retry-after': '3', 'ratelimit-policy': '"q";q=3;w=60' });
     expect(refused?.headers?.link).toBe(
@@ -219,6 +222,42 @@ describe('recordings from other tools', () => {
       retry_url: 'https://gw.example/v1/web/search?key=[REDACTED]&q=x',
     });
     expect(page?.body).toBe('error: access_token=[REDACTED]&client_secret=[REDACTED]');
+  });
+
+  it("redacts by the journal's own rule (credential-redaction.ts): nested fields, a scheme kept, pairs in prose", () => {
+    const { refused, page } = redacted(
+      {
+        'x-session-token': 'Bearer opaqueBearer0123456789',
+        warning: '199 - "retry with password: hunter2pass"',
+        'retry-after': '2',
+      },
+      {
+        code: 'rate_limited',
+        credentials: { value: 'opaqueNested0123456789', pin: 48213377 },
+        tokens: ['opaqueListed0123456789'],
+        help: 'see https://user:opaquePass0123@gw.example/help',
+      },
+      'upstream said: "api_key": "opaqueQuoted0123456789"; Authorization: Bearer opaqueProse0123456789',
+      [
+        'opaqueBearer',
+        'hunter2pass',
+        'opaqueNested',
+        '48213377',
+        'opaqueListed',
+        'opaquePass',
+        'opaqueQuoted',
+        'opaqueProse',
+      ],
+    );
+    // The scheme of a credential header is no secret, and what is not a credential stays.
+    expect(refused?.headers).toMatchObject({ 'x-session-token': 'Bearer [REDACTED]', 'retry-after': '2' });
+    expect(refused?.json).toEqual({
+      code: 'rate_limited',
+      credentials: { value: '[REDACTED]', pin: '[REDACTED]' },
+      tokens: ['[REDACTED]'],
+      help: 'see https://user:[REDACTED]@gw.example/help',
+    });
+    expect(page?.body).toBe('upstream said: "api_key": "[REDACTED]"; Authorization: Bearer [REDACTED]');
   });
 
   it('decodes a body a tool saved still compressed (base64 of gzip, deflate or br), instead of replaying [binary]', () => {

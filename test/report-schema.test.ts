@@ -4,7 +4,9 @@ import addFormats from 'ajv-formats';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clientReportJsonSchema, REPORT_SCHEMA_FILE } from '../dev/gen-report-schema.ts';
 import { type RunningServer, serve } from '../mock-server/adapters/node-server.ts';
+import { type ClientReport, formatClientReport } from '../mock-server/client-report/report.ts';
 import { CLIENT_REPORT_SCHEMA_VERSION } from '../mock-server/client-report/report-version.ts';
+import { timelineOf } from '../mock-server/client-report/timeline.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import { send } from './support/agents.ts';
 
@@ -69,6 +71,15 @@ describe('the client report JSON Schema', () => {
     expect(windowed.requests).toBe(6);
     expect(windowed.options).toMatchObject({ since: 1, retryCap: 2 });
     expect(nothing.requests).toBe(0);
+    // The text and the timeline a harness in another language shows are the ones the JS code renders.
+    const { text, ...rest } = windowed as unknown as ClientReport;
+    expect(text).toBe(formatClientReport(rest as ClientReport));
+    const graded = gateway.journal.list({ agent: 'agent-verified', since: 1 });
+    expect(graded).toHaveLength(6);
+    expect(windowed.timeline).toBe(timelineOf(graded, 'agent-verified'));
+    expect(windowed.timeline).toMatch(
+      /^What agent-verified did \(6 requests\):\n {2}\+ +0\.000 s {2}#2 GET \/v1\/whoami/,
+    );
   });
 
   it('rejects what breaks the contract (the schema can fail)', () => {

@@ -57,14 +57,19 @@ export async function printReport(options: ReportOptions): Promise<void> {
     );
   }
   // Loaded here, not at start: the rules are not needed for --help or the other commands.
-  const { formatClientReport, nothingToGrade } = await import('../../mock-server/client-report/report.ts');
+  const { formatClientReport, nothingToGrade, unobservedRules } = await import(
+    '../../mock-server/client-report/report.ts'
+  );
   process.stdout.write(options.json ? `${JSON.stringify(body, null, 2)}\n` : `${formatClientReport(body)}\n`);
   // Nothing graded is not a pass: most likely the wrong agent, or a gateway the agent never talked to.
   if (body.requests === 0) throw new CliError(nothingToGrade(options.agent));
   // A rule the journal could not observe is no pass (green means seen): the report could not do its job.
-  const unobserved = (body.rules ?? []).filter((r: { unobserved?: string }) => r.unobserved !== undefined);
   process.exitCode =
-    body.violations.length > 0 ? EXIT.failed : unobserved.length > 0 ? EXIT.cannotRun : EXIT.ok;
+    body.violations.length > 0
+      ? EXIT.failed
+      : unobservedRules({ rules: body.rules ?? [] }).length > 0
+        ? EXIT.cannotRun
+        : EXIT.ok;
 }
 
 /** The agent to grade: the argument or `--agent` (one of them; both only when they agree). */

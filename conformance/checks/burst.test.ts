@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import type { CheckContext } from '../check.ts';
 import type { Exchange } from '../suite-request.ts';
-import { type BurstObservation, burstScript } from './burst.ts';
+import { type BurstObservation, burstScript, retryTransient } from './burst.ts';
 import { no5xxUnderBurst } from './no-5xx-under-burst.ts';
 import { rateLimitBurst } from './rate-limit-burst.ts';
 
@@ -128,5 +128,60 @@ describe('the burst verdicts are functions of what the gateway did, not of how m
     expect(outcome.verdict).toBe('fail');
     expect(outcome.unobserved).toBeUndefined();
     expect(outcome.message).toMatch(/got 200 .*rate_limited.*Fix: signal a rate limit with the status 429/);
+  });
+});
+
+describe("a transient 5xx of the burst is retried after the suite's one retry wait (client-waits.ts retryWaitMs)", () => {
+  /** Retries `first` against answers given in order; returns the waits slept and the final answer's status. */
+  async function retried(
+    first: Record<string, string>,
+    answers: [number, Record<string, string>][],
+    maxWait = 10,
+  ) {
+    let now = 0;
+    const slept: number[] = [];
+    const ctx = {
+      maxWaitSeconds: maxWait,
+      now: () => now,
+      sleep: async (ms: number) => {
+        slept.push(ms);
+        now += ms;
+      },
+      client: {
+        send: async () => {
+          const [status, headers] = answers.shift() ?? [200, {}];
+          return { ...base, response: { status, headers, text: '{}', json: {} } };
+        },
+      },
+    } as unknown as CheckContext;
+    const base = burstOf({ '/v1/whoami': 1 }).exchanges[0]?.exchange as Exchange;
+    const final = await retryTransient(ctx, {
+      exchange: { ...base, response: { status: 503, headers: first, text: '{}', json: {} } },
+      receivedAt: 0,
+    });
+    return { slept, status: final.exchange.response.status };
+  }
+
+  it('waits the Retry-After asked (plus at most 100 ms), the backoff floor when it asks less or too much', async () => {
+    const shed = await retried({ 'retry-after': '2' }, [[200, {}]]);
+    expect(shed.status).toBe(200);
+    expect(shed.slept).toHaveLength(1);
+    expect(shed.slept[0]).toBeGreaterThanOrEqual(2000);
+    expect(shed.slept[0]).toBeLessThan(2100);
+    // Beyond --max-wait-seconds 10: not waited; the first backoff step (250 to 500 ms) is.
+    const long = await retried({ 'retry-after': '999' }, [[200, {}]]);
+    expect(long.slept[0]).toBeGreaterThanOrEqual(250);
+    expect(long.slept[0]).toBeLessThanOrEqual(500);
+    // A bare 5xx, twice: the backoff of attempts 1 and 2 (step 500, then 1000 ms), three tries at most.
+    const bare = await retried({}, [
+      [502, {}],
+      [502, {}],
+      [502, {}],
+      [200, {}],
+    ]);
+    expect(bare.status).toBe(502);
+    expect(bare.slept).toHaveLength(3);
+    expect(bare.slept[1]).toBeGreaterThanOrEqual(500);
+    expect(bare.slept[1]).toBeLessThanOrEqual(1000);
   });
 });

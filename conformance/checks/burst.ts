@@ -7,6 +7,7 @@ import {
   MAX_TRANSIENT_RETRIES,
   retryAfterOf,
 } from '../client-pacing.ts';
+import { retryWaitMs } from '../client-waits.ts';
 import { curlFor } from '../curl.ts';
 import { reproductionOf } from '../exchange-record.ts';
 import type { Exchange } from '../suite-request.ts';
@@ -78,13 +79,19 @@ function kindOf(exchange: Exchange): Kind {
  * the gateway asked, with less concurrency (spec §7: "reduce concurrency"): once the burst is over, one
  * request at a time, so whether a retry clears it does not turn on how the burst's waves overlapped.
  */
-async function retryTransient(ctx: CheckContext, first: TimedExchange): Promise<TimedExchange> {
+export async function retryTransient(ctx: CheckContext, first: TimedExchange): Promise<TimedExchange> {
   let current = first;
   const signalled = isSignalledShedding(first.exchange.response);
   for (let attempt = 1; attempt <= MAX_TRANSIENT_RETRIES; attempt++) {
-    const asked = retryAfterOf(current.exchange.response);
+    // The suite's backoff is the floor; a Retry-After beyond --max-wait-seconds is not waited, the floor is.
     const floor = backoffMs(attempt);
-    const wait = asked !== undefined && asked <= ctx.maxWaitSeconds * 1000 ? Math.max(asked, floor) : floor;
+    const planned = retryWaitMs(
+      retryAfterOf(current.exchange.response),
+      attempt,
+      ctx.maxWaitSeconds * 1000,
+      floor,
+    );
+    const wait = planned === 'max-wait' ? floor : planned;
     await ctx.sleep(Math.max(0, current.receivedAt + wait - ctx.now()));
     const exchange = await ctx.client.send(first.exchange.request, { raw: true });
     current = {

@@ -1,5 +1,6 @@
 import { type HttpHandler, http } from 'msw';
-import { createGateway, type Gateway, type GatewayOptions } from '../gateway.ts';
+import { createGateway, type GatewayOptions } from '../gateway.ts';
+import { isGateway } from '../is-gateway.ts';
 import { noteRequest, trackGateway } from '../testing-marks.ts';
 import type { FetchHandler } from './node-server.ts';
 
@@ -33,6 +34,3 @@ export function gatewayHandlers(
     }),
   ];
 }
-
-const isGateway = (target: FetchHandler): target is Gateway =>
-  'runtime' in target && 'journal' in target && 'clientReport' in target;

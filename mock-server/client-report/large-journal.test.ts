@@ -417,7 +417,10 @@ function withConnections(drafts: Draft[], next: () => number): Draft[] {
       return { ...draft, connection, connection_opened_ms: openedAt.get(connection) as number };
     });
 }
-/** A request failing with 503 and retried after each wait (ms from the answer, which takes 1 ms). */
+/**
+ * A request refused 429 without Retry-After and retried after each wait (ms from the answer, which takes
+ * 1 ms): section 7 asks backoff with jitter there, so its sequences are the ones compared for lock-step.
+ */
 const retryChain = (fingerprint: string, start: number, waits: number[]): Draft[] => {
   let at = start;
   return [0, ...waits].map((wait, k) => {
@@ -429,7 +432,7 @@ const retryChain = (fingerprint: string, start: number, waits: number[]): Draft[
       method: 'POST',
       path: '/v1/web/search',
       operation: 'web.search',
-      status: 503,
+      status: 429,
       request_fingerprint: fingerprint,
     };
   });

@@ -13,7 +13,13 @@ import { noSecretsInRequests } from './rules/no-secrets-in-requests.ts';
 import { refreshInvalidToken } from './rules/refresh-invalid-token.ts';
 import { retryCap } from './rules/retry-cap.ts';
 import { untrustedContent } from './rules/untrusted-content.ts';
-import { type ClientReportOptions, type ClientRule, DEFAULT_REPORT_OPTIONS } from './types.ts';
+import { timelineOf } from './timeline.ts';
+import {
+  type ClientReportOptions,
+  type ClientRule,
+  DEFAULT_REPORT_OPTIONS,
+  type ReportedTool,
+} from './types.ts';
 
 /** The spec's client safety rules (sections 1, 5, 7, 8), each judged from the journal. */
 export const CLIENT_RULES: readonly ClientRule[] = [
@@ -95,6 +101,10 @@ export interface ClientReport {
    */
   rules: { id: string; title: string; spec_ref: string; violations: number; unobserved?: string }[];
   violations: Violation[];
+  /** What the agent did: its graded requests, the most recent 40, one a line (`timelineOf`). */
+  timeline: string;
+  /** The report as text (`formatClientReport`), when a gateway serves it (the admin API, `clientReport`). */
+  text?: string;
 }
 
 /** The rules a report could not observe: not passed, whatever their violations (none). */
@@ -132,6 +142,8 @@ export function createClientReport(input: {
   entries: readonly JournalEntry[];
   rateLimitRules: readonly RateLimitRule[];
   corpus: Corpus;
+  /** The gateway's tools (`runtime.tools`): an untrusted extra tool's fixture answer is then judged as a fetched page is. */
+  tools?: readonly ReportedTool[];
   options?: Partial<ClientReportOptions>;
   /** How many older journal entries (of any agent) were dropped before these. */
   dropped?: number;
@@ -148,6 +160,7 @@ export function createClientReport(input: {
     rateLimitRules: input.rateLimitRules,
     corpus: input.corpus,
     options,
+    ...(input.tools === undefined ? {} : { tools: input.tools }),
   };
   const violations: Violation[] = [];
   // The clock moved back between epochs: each is judged apart (facts/epochs.ts).
@@ -188,6 +201,7 @@ export function createClientReport(input: {
     options,
     rules,
     violations,
+    timeline: timelineOf(entries, input.agent),
   };
 }
 

@@ -30,14 +30,15 @@ const LOAD_MS = 25;
 const SEEDS = Array.from({ length: 200 }, (_, k) => k + 1);
 
 /**
- * A call retried on 503s, the attempts `waits` apart (each the client's own wait plus load), answered in
- * 1 ms; all but the last attempt fail.
+ * A call retried on 503s (or `status`: 429 without Retry-After), the attempts `waits` apart (each the
+ * client's own wait plus load), answered in 1 ms; all but the last attempt fail.
  */
 function chain(
   key: string,
   start: number,
   waits: number[],
   operation: JournalEntry['operation'] = 'web.search',
+  status: 503 | 429 = 503,
 ) {
   const entries: JournalEntry[] = [];
   let t = start;
@@ -47,7 +48,7 @@ function chain(
         method: operation === 'health' ? 'GET' : 'POST',
         path: operation === 'health' ? '/v1/health' : '/v1/web/search',
         operation,
-        status: k < waits.length ? 503 : 200,
+        status: k < waits.length ? status : 200,
         request_key: key,
         request_fingerprint: key,
       }),
@@ -57,30 +58,39 @@ function chain(
   return entries;
 }
 
-/** `calls` calls, one after another, each retried with `schedule(k, rand)` as its k-th wait (from 0). */
+/**
+ * `calls` calls, one after another, each retried with `schedule(k, rand)` as its k-th wait (from 0), after
+ * 503s (or `status`).
+ */
 function client(
   seed: number,
   calls: number,
   retries: number,
   schedule: (k: number, rand: () => number) => number,
   load = LOAD_MS,
+  status: 503 | 429 = 503,
 ) {
   const rand = random(seed);
   const entries: JournalEntry[] = [];
   for (let c = 0; c < calls; c++) {
     const waits = Array.from({ length: retries }, (_, k) => schedule(k, rand) + rand() * load);
-    entries.push(...chain(`key_${seed}_${c}`, c * 60_000, waits));
+    entries.push(...chain(`key_${seed}_${c}`, c * 60_000, waits, 'web.search', status));
   }
   return entries.map((e, k) => ({ ...e, seq: k + 1 }));
 }
 
 describe('backoff without jitter, through load', () => {
   // Eight sequences of four waits hold as evidence through 25 ms of load; fewer need a quieter machine.
-  it('±1 ms jitter on 100/200/400/800 ms is no jitter, however load spreads the waits (every seed)', () => {
+  it('±1 ms jitter on 100/200/400/800 ms after 429s is no jitter, however load spreads the waits (every seed)', () => {
+    const schedule = (k: number, rand: () => number) => 100 * 2 ** k + (rand() * 2 - 1);
     for (const seed of SEEDS) {
-      const entries = client(seed, 8, 4, (k, rand) => 100 * 2 ** k + (rand() * 2 - 1));
+      const entries = client(seed, 8, 4, schedule, LOAD_MS, 429);
       const findings = judge(backoffWithJitter, entries);
-      expect(findings.map((f) => f.message).join('\n'), `seed ${seed}`).toMatch(/backoff without jitter/);
+      expect(findings.map((f) => f.message).join('\n'), `seed ${seed}`).toMatch(
+        /after a 429 without Retry-After .*: backoff without jitter/,
+      );
+      // After 503s the same schedule backs off, which is all section 7 asks of a 5xx.
+      expect(judge(backoffWithJitter, client(seed, 8, 4, schedule)), `5xx seed ${seed}`).toEqual([]);
     }
   });
 
@@ -132,15 +142,15 @@ describe('a capped schedule held at its cap', () => {
   // Eight waits at a 400 ms cap hold as evidence through up to 15 ms of load (a 20% jitter, 80 ms, spreads
   // eight waits 18 ms or less under 1 time in 1000, counting the tests that leave out spikes); ten of them
   // through 20 ms; twelve through 15 ms and two spikes of 300 ms besides.
-  it('0, 200, then 400 ms eight times (urllib3 backoff_max) is a fixed-interval loop past the cap (every seed)', () => {
+  it('0, 200, then 400 ms eight times (urllib3 backoff_max) after 429s is a fixed-interval loop past the cap (every seed)', () => {
     for (const seed of SEEDS) {
       const cap = (k: number) => (k === 0 ? 0 : k === 1 ? 200 : 400);
       let spikes = 2;
       const spiked = (k: number) => cap(k) + (k >= 4 && spikes-- > 0 ? 300 : 0);
       const runs = [
-        client(seed, 1, 10, cap, 15),
-        client(seed, 1, 12, cap, 20),
-        client(seed, 1, 14, spiked, 15),
+        client(seed, 1, 10, cap, 15, 429),
+        client(seed, 1, 12, cap, 20, 429),
+        client(seed, 1, 14, spiked, 15, 429),
       ];
       for (const entries of runs) {
         const findings = judge(backoffWithJitter, entries);
@@ -149,6 +159,14 @@ describe('a capped schedule held at its cap', () => {
           `seed ${seed} run ${runs.indexOf(entries)}`,
         ).toMatch(/reached \d+ ms and stayed there .* fixed-interval retry loop past the cap/);
       }
+      // urllib3 on 5xx (status_forcelist 500-504, default backoff_jitter 0): it backed off, then held its
+      // cap, which is all section 7 asks after a 5xx; eight calls of it are not lock-step either.
+      for (const entries of [
+        client(seed, 1, 10, cap, 15),
+        client(seed, 1, 14, spiked, 15),
+        client(seed, 8, 5, cap),
+      ])
+        expect(judge(backoffWithJitter, entries), `5xx seed ${seed}`).toEqual([]);
     }
   });
 

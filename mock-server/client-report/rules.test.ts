@@ -144,8 +144,9 @@ describe('retry-cap and backoff-with-jitter', () => {
   });
 
   it('three sequences on one schedule may be chance (20% jitter); four are a fixed schedule', () => {
+    // After 429s without Retry-After: section 7 asks jitter there (after 5xx only backoff, below).
     const chain = (fingerprint: string, start: number, waits: number[]) =>
-      attemptTimes(start, waits).map((t) => entry(t, { status: 503, request_fingerprint: fingerprint }));
+      attemptTimes(start, waits).map((t) => entry(t, { status: 429, request_fingerprint: fingerprint }));
     const three = [
       ...chain('req_1', 0, [100, 200, 400]),
       ...chain('req_2', 10_000, [102, 198, 405]),
@@ -253,15 +254,22 @@ describe('what the connection facts tell, whatever the load', () => {
 
   it('parallel copies of one request retried on one schedule make parallel chains (first failed, first retried)', () => {
     // Four calls of the same request, retried at 500, 1000, 2000 ms, each retry on whichever connection
-    // the pool hands it: one schedule, four sequences in lock-step.
-    const entries: JournalEntry[] = [];
-    let t = 0;
-    for (const wait of [0, 500, 1000, 2000]) {
-      t += wait;
-      for (let k = 0; k < 4; k++) entries.push(entry(t + k * 0.3, { status: 503, request_key: 'key_w' }));
-      t += 2;
-    }
-    expect(judge(backoffWithJitter, entries)[0]?.message).toMatch(/^4 retry sequences used the same waits/);
+    // the pool hands it: one schedule, four sequences in lock-step (after 429s without Retry-After, where
+    // section 7 asks jitter; after 503s the same schedule backs off, which is all it asks).
+    const copies = (status: number) => {
+      const entries: JournalEntry[] = [];
+      let t = 0;
+      for (const wait of [0, 500, 1000, 2000]) {
+        t += wait;
+        for (let k = 0; k < 4; k++) entries.push(entry(t + k * 0.3, { status, request_key: 'key_w' }));
+        t += 2;
+      }
+      return entries;
+    };
+    expect(judge(backoffWithJitter, copies(429))[0]?.message).toMatch(
+      /^4 retry sequences after a 429 without Retry-After \(§7: exponential backoff with jitter\) used the same waits/,
+    );
+    expect(judge(backoffWithJitter, copies(503))).toEqual([]);
   });
 
   it('four parallel calls retried on one schedule, their retries spread apart by load: four chains for the cap', () => {

@@ -2,6 +2,7 @@ import type { SpecRef } from '../../vocabulary/spec-ref.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { Corpus } from '../providers/corpus.ts';
+import type { AnyToolDefinition } from '../tools/index.ts';
 import type { ClientReportOptions } from './report-options.ts';
 
 export { type ClientReportOptions, DEFAULT_REPORT_OPTIONS } from './report-options.ts';
@@ -13,7 +14,16 @@ export interface RuleContext {
   rateLimitRules: readonly RateLimitRule[];
   corpus: Corpus;
   options: ClientReportOptions;
+  /**
+   * The gateway's tools (built-in and extra), for what a rule needs of an extra tool: whether its answer is
+   * untrusted and, when it is a fixture, what that answer plants (`untrusted-content`). Absent: the built-in
+   * tools only.
+   */
+  tools?: readonly ReportedTool[];
 }
+
+/** What the client report reads of a tool's definition. */
+export type ReportedTool = Pick<AnyToolDefinition, 'name' | 'untrusted' | 'fixedAnswer'>;
 
 /** A broken rule, with the requests that show it. */
 export interface Finding {

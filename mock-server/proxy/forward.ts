@@ -64,151 +64,200 @@ function createDeadline() {
   };
 }
 
-/** Forwards the request and streams the answer back; resolves once it is recorded. */
-export function forward(parts: ForwardParts): Promise<void> {
+type Deadline = ReturnType<typeof createDeadline>;
+
+/**
+ * Where one forwarded exchange stands: whether the answer (the target's or the proxy's own) is `decided`,
+ * the target's connection made (`connected`), the request all `sent`; `fail` decides it as the proxy's own
+ * (once: a later failure is ignored), and the two watches arm the deadline the exchange is under.
+ */
+export interface ForwardState {
+  readonly deadline: Deadline;
+  decided: boolean;
+  connected: boolean;
+  sent: boolean;
+  fail(failure: ForwardFailure): void;
+  /** While the request is sent: the target is idle only if it does not take what there is to send. */
+  watchUpload(): void;
+  /** Once connected and the request sent: the first byte of the answer is due. */
+  watchFirstByte(): void;
+}
+
+/** The state of one forwarded exchange; `done` is called once it is over (answered, failed, or cut). */
+export function createForwardState(parts: ForwardParts, done: () => void): ForwardState {
   const { req, res, out, deadlines } = parts;
-  return new Promise<void>((resolve) => {
-    const deadline = createDeadline();
-    // Whether the target's answer (or the proxy's own) is decided.
-    let decided = false;
-    let connected = false;
-    let sent = false;
-    const fail = (failure: ForwardFailure) => {
-      if (decided) return;
-      decided = true;
-      deadline.clear();
+  const state: ForwardState = {
+    deadline: createDeadline(),
+    decided: false,
+    connected: false,
+    sent: false,
+    fail(failure) {
+      if (state.decided) return;
+      state.decided = true;
+      state.deadline.clear();
       // Unpiped first: a pipe whose destination closes pauses its source, and the proxy's own answer reads
       // the rest of the request's body (for what it meant) before it is journaled.
       req.unpipe(out);
       out.destroy();
       if (res.headersSent) {
         res.destroy();
-        resolve();
+        done();
         return;
       }
-      parts.failed(failure).then(resolve, resolve);
-    };
-    /** While the request is sent: the target is idle only if it does not take what there is to send. */
-    const watchUpload = () => {
-      if (decided || sent) return;
-      deadline.arm(deadlines.idleTimeoutMs, () => {
-        if (out.writableNeedDrain) fail({ kind: 'idle_timeout', ms: deadlines.idleTimeoutMs });
-        else watchUpload(); // the agent is slow to send: the server's own request timeout is for that
+      parts.failed(failure).then(done, done);
+    },
+    watchUpload() {
+      if (state.decided || state.sent) return;
+      state.deadline.arm(deadlines.idleTimeoutMs, () => {
+        if (out.writableNeedDrain) state.fail({ kind: 'idle_timeout', ms: deadlines.idleTimeoutMs });
+        else state.watchUpload(); // the agent is slow to send: the server's own request timeout is for that
       });
-    };
-    const watchFirstByte = () => {
-      if (decided || !connected || !sent) return;
-      deadline.arm(deadlines.firstByteTimeoutMs, () =>
-        fail({ kind: 'first_byte_timeout', ms: deadlines.firstByteTimeoutMs }),
+    },
+    watchFirstByte() {
+      if (state.decided || !state.connected || !state.sent) return;
+      state.deadline.arm(deadlines.firstByteTimeoutMs, () =>
+        state.fail({ kind: 'first_byte_timeout', ms: deadlines.firstByteTimeoutMs }),
       );
-    };
-    out.on('error', (error: NodeJS.ErrnoException) =>
-      fail({ kind: 'unreachable', code: error.code ?? error.message }),
-    );
-    out.once('socket', (socket) => {
-      if (!socket.connecting) {
-        connected = true;
-        watchUpload();
-        watchFirstByte();
-        return;
-      }
-      deadline.arm(deadlines.connectTimeoutMs, () =>
-        fail({ kind: 'connect_timeout', ms: deadlines.connectTimeoutMs }),
-      );
-      socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', () => {
-        connected = true;
-        watchUpload();
-        watchFirstByte();
-      });
-    });
-    out.once('finish', () => {
-      sent = true;
-      watchFirstByte();
-    });
-    out.on('drain', watchUpload);
-    // A 101 with Upgrade and Connection headers is an 'upgrade'; without them, an informational answer.
-    out.on('upgrade', (_res, socket) => {
-      socket.destroy();
-      fail({ kind: 'upgrade', status: 101 });
-    });
-    out.on('information', (info) => {
-      if (info.statusCode === 101) fail({ kind: 'upgrade', status: 101 });
-    });
-    req.on('data', (chunk: Buffer) => {
-      parts.requestBody.add(chunk);
-      if (connected) watchUpload();
-    });
-    req.pipe(out);
-    // The agent hung up before the answer was complete: the target's request is abandoned too.
-    res.once('close', () => {
-      if (res.writableFinished) return;
-      if (!decided) fail({ kind: 'agent_gone' });
-      else out.destroy();
-    });
-    out.on('response', (up) => passAnswer(up));
+    },
+  };
+  return state;
+}
 
-    const passAnswer = (up: IncomingMessage) => {
-      if (decided) {
-        up.destroy();
-        return;
-      }
-      // A bare 101 (no Upgrade header) comes as a response: refused as well.
-      if (up.statusCode === 101) {
-        up.destroy();
-        fail({ kind: 'upgrade', status: 101 });
-        return;
-      }
-      decided = true;
-      const answeredAt = performance.now();
-      const status = up.statusCode ?? 502;
-      const body = collector(parts.answerCapacity(status));
-      let cutOff: ForwardedAnswer['cutOff'];
-      const idle = () =>
-        deadline.arm(deadlines.idleTimeoutMs, () => {
-          cutOff = {
-            kind: 'idle_timeout',
-            ms: deadlines.idleTimeoutMs,
-            bytes: body.total,
-            targetStatus: status,
-          };
-          up.destroy();
-          res.destroy();
-        });
-      idle();
-      // A flat [name, value, ...] list, as rawHeaders: order, spelling and repeats kept.
-      res.writeHead(status, up.statusMessage, endToEnd(up.rawHeaders) as unknown as OutgoingHttpHeaders);
-      up.on('data', (chunk: Buffer) => {
-        body.add(chunk);
-        deadline.refresh();
-      });
-      up.pipe(res);
-      // When the last of the answer was handed to the client's socket (pipe ends the response on the
-      // target's end, before this listener): as the gateway records it. 'finish' comes a turn later,
-      // after the client may already have sent its next request.
-      let writtenAt: number | undefined;
-      up.once('end', () => {
-        deadline.clear();
-        writtenAt = performance.now();
-      });
-      let done = false;
-      const finish = (written: boolean) => {
-        if (done) return;
-        done = true;
-        deadline.clear();
-        parts.answered({
-          status: written ? status : 0,
-          answeredAt,
-          raw: up.rawHeaders,
-          body,
-          writtenAt,
-          ...(cutOff ? { cutOff } : {}),
-        });
-        resolve();
-      };
-      res.once('finish', () => finish(true));
-      res.once('close', () => finish(res.writableFinished));
-      up.once('aborted', () => res.destroy());
-      up.once('error', () => res.destroy());
-    };
+/**
+ * The request's way to the target under its deadlines: an error is an unreachable target; the connection
+ * (plain or TLS) is due within the connect deadline; then the upload and the first byte are watched.
+ */
+export function watchRequest(out: ClientRequest, state: ForwardState, deadlines: ProxyDeadlines): void {
+  const connected = () => {
+    state.connected = true;
+    state.watchUpload();
+    state.watchFirstByte();
+  };
+  out.on('error', (error: NodeJS.ErrnoException) =>
+    state.fail({ kind: 'unreachable', code: error.code ?? error.message }),
+  );
+  out.once('socket', (socket) => {
+    if (!socket.connecting) return connected();
+    state.deadline.arm(deadlines.connectTimeoutMs, () =>
+      state.fail({ kind: 'connect_timeout', ms: deadlines.connectTimeoutMs }),
+    );
+    socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', connected);
+  });
+  out.once('finish', () => {
+    state.sent = true;
+    state.watchFirstByte();
+  });
+  out.on('drain', () => state.watchUpload());
+}
+
+/** A 101 from the target, with Upgrade and Connection headers (an 'upgrade') or without (informational): refused. */
+export function refuseUpgrades(out: ClientRequest, state: ForwardState): void {
+  out.on('upgrade', (_res, socket) => {
+    socket.destroy();
+    state.fail({ kind: 'upgrade', status: 101 });
+  });
+  out.on('information', (info) => {
+    if (info.statusCode === 101) state.fail({ kind: 'upgrade', status: 101 });
+  });
+}
+
+/**
+ * The agent's request body piped to the target (and collected for the journal); the agent hanging up before
+ * the answer is complete abandons the target's request too.
+ */
+export function sendRequest(parts: ForwardParts, state: ForwardState): void {
+  const { req, res, out } = parts;
+  req.on('data', (chunk: Buffer) => {
+    parts.requestBody.add(chunk);
+    if (state.connected) state.watchUpload();
+  });
+  req.pipe(out);
+  res.once('close', () => {
+    if (res.writableFinished) return;
+    if (!state.decided) state.fail({ kind: 'agent_gone' });
+    else out.destroy();
+  });
+}
+
+/**
+ * Whether the target's answer is taken: not once the exchange is decided (the proxy answered itself), and
+ * never a bare 101 (no Upgrade header: it comes as a response), which is refused as an upgrade.
+ */
+export function takeAnswer(up: IncomingMessage, state: ForwardState): boolean {
+  if (state.decided) {
+    up.destroy();
+    return false;
+  }
+  if (up.statusCode === 101) {
+    up.destroy();
+    state.fail({ kind: 'upgrade', status: 101 });
+    return false;
+  }
+  state.decided = true;
+  return true;
+}
+
+/**
+ * The target's answer streamed to the agent, status line and raw headers as sent (hop-by-hop ones aside),
+ * under the idle deadline (a silent target's answer is cut off), collected for the journal; recorded once
+ * written (or the agent's connection ended), then `done`.
+ */
+export function streamAnswer(parts: ForwardParts, up: IncomingMessage, deadline: Deadline, done: () => void) {
+  const { res, deadlines } = parts;
+  const answeredAt = performance.now();
+  const status = up.statusCode ?? 502;
+  const body = collector(parts.answerCapacity(status));
+  let cutOff: ForwardedAnswer['cutOff'];
+  deadline.arm(deadlines.idleTimeoutMs, () => {
+    cutOff = { kind: 'idle_timeout', ms: deadlines.idleTimeoutMs, bytes: body.total, targetStatus: status };
+    up.destroy();
+    res.destroy();
+  });
+  // A flat [name, value, ...] list, as rawHeaders: order, spelling and repeats kept.
+  res.writeHead(status, up.statusMessage, endToEnd(up.rawHeaders) as unknown as OutgoingHttpHeaders);
+  up.on('data', (chunk: Buffer) => {
+    body.add(chunk);
+    deadline.refresh();
+  });
+  up.pipe(res);
+  // When the last of the answer was handed to the client's socket (pipe ends the response on the target's
+  // end, before this listener): as the gateway records it. 'finish' comes a turn later, after the client may
+  // already have sent its next request.
+  let writtenAt: number | undefined;
+  up.once('end', () => {
+    deadline.clear();
+    writtenAt = performance.now();
+  });
+  let finished = false;
+  const finish = (written: boolean) => {
+    if (finished) return;
+    finished = true;
+    deadline.clear();
+    parts.answered({
+      status: written ? status : 0,
+      answeredAt,
+      raw: up.rawHeaders,
+      body,
+      writtenAt,
+      ...(cutOff ? { cutOff } : {}),
+    });
+    done();
+  };
+  res.once('finish', () => finish(true));
+  res.once('close', () => finish(res.writableFinished));
+  up.once('aborted', () => res.destroy());
+  up.once('error', () => res.destroy());
+}
+
+/** Forwards the request and streams the answer back; resolves once it is recorded. */
+export function forward(parts: ForwardParts): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const state = createForwardState(parts, resolve);
+    watchRequest(parts.out, state, parts.deadlines);
+    refuseUpgrades(parts.out, state);
+    sendRequest(parts, state);
+    parts.out.on('response', (up) => {
+      if (takeAnswer(up, state)) streamAnswer(parts, up, state.deadline, resolve);
+    });
   });
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { GatewayError } from '../errors.ts';
 
 /**
  * The proxy's own options, declared once: its deadlines on the target and the fields its journal keeps
@@ -48,3 +49,23 @@ export const proxyOptionsSchema = z.strictObject({
 
 export type ProxyDeadlines = Omit<z.output<typeof proxyOptionsSchema>, 'keepField'>;
 export type ProxyOwnOptions = z.input<typeof proxyOptionsSchema>;
+
+/**
+ * The proxy's own options validated, defaults applied: its deadlines and the fields kept as sent. A bad one
+ * is the caller's mistake: 400 `invalid_request` naming each field.
+ *
+ * @example
+ * readProxyOptions({ connectTimeoutMs: 2000 }); // { connectTimeoutMs: 2000, firstByteTimeoutMs: 30000, ..., keepField: [] }
+ */
+export function readProxyOptions(options: ProxyOwnOptions): z.output<typeof proxyOptionsSchema> {
+  const parsed = proxyOptionsSchema.safeParse({
+    connectTimeoutMs: options.connectTimeoutMs,
+    firstByteTimeoutMs: options.firstByteTimeoutMs,
+    idleTimeoutMs: options.idleTimeoutMs,
+    keepField: options.keepField,
+  });
+  if (parsed.success) return parsed.data;
+  throw new GatewayError('invalid_request', {
+    message: `Invalid proxy options: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+  });
+}

@@ -1,43 +1,23 @@
-import {
-  Agent as HttpAgent,
-  request as httpRequest,
-  type IncomingMessage,
-  type OutgoingHttpHeaders,
-  type ServerResponse,
-} from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { ENDPOINTS } from '../../vocabulary/endpoints.ts';
-import { IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
 import type { NodeHandler } from '../adapters/node-server.ts';
 import type { VirtualClock } from '../clock.ts';
 import type { GatewayConfigOverlay } from '../config/schema.ts';
-import { GatewayError } from '../errors.ts';
 import { createGateway, type Gateway } from '../gateway.ts';
-import type { Answer, CallContext, GatewayRequest, GatewayResponse } from '../http/context.ts';
-import { requestIdFor } from '../http/request-id.ts';
-import { respondError } from '../http/respond.ts';
-import { tokenFingerprint } from '../identity/token-fingerprint.ts';
-import { capturedBytes } from '../journal/exchange-capture.ts';
-import { writeSlices } from '../journal/write-slices.ts';
-import { injectFault } from '../pipeline/inject-fault.ts';
-import { isAdminPath } from '../routes/admin-schemas.ts';
-import { routingPath } from '../routes/router.ts';
-import { FAULT_TARGETS, type FaultTarget } from '../scenarios/faults.ts';
 import { credentialNames } from '../secrets/credential-names.ts';
 import { createAgentNames } from './agent-names.ts';
-import { ANALYSED_BYTES, operationOf, toolNamed } from './exchange-notes.ts';
-import { createExchangeRecord } from './exchange-record.ts';
-import { forward } from './forward.ts';
-import { createLearnedKeys, type DeclaredKeys, faultArmedFor, TOKEN_OPERATION } from './learned-keys.ts';
-import { type ProxyDeadlines, type ProxyOwnOptions, proxyOptionsSchema } from './proxy-options.ts';
-import { cutOffFinding, failureAnswer } from './target-failures.ts';
-import { carriesAdminKey, collector, endToEnd, withoutAdminKey } from './wire.ts';
+import { createExchangeHandler } from './exchange.ts';
+import { createLearnedKeys, type DeclaredKeys } from './learned-keys.ts';
+import { type ProxyDeadlines, type ProxyOwnOptions, readProxyOptions } from './proxy-options.ts';
+import { createUpstream, targetUrl } from './upstream.ts';
 
 /*
- * The proxy, by job: wire.ts (hop-by-hop headers, the admin key kept back, bodies kept in part), forward.ts
- * (one request to the target under the deadlines), target-failures.ts (what the proxy answers and finds when
- * the target fails), agent-names.ts (which agent a token is, asked of the target), exchange-notes.ts (what
- * the journal learns of an exchange), proxy-options.ts (deadlines, fields kept). This file puts them together.
+ * The proxy, by job: upstream.ts (the target's URL and the client of it), exchange.ts (one exchange as its
+ * steps: admin API, context, agent named, own refusals and faults, forwarding), own-answer.ts (an answer the
+ * proxy writes itself, recorded once the request's body is in), wire.ts (hop-by-hop headers, the admin key
+ * kept back, bodies kept in part), forward.ts (one request to the target under the deadlines),
+ * target-failures.ts (what the proxy answers and finds when the target fails), agent-names.ts (which agent a
+ * token is, asked of the target), exchange-notes.ts (what the journal learns of an exchange),
+ * exchange-record.ts (its journal entry), proxy-options.ts (deadlines, fields kept). This file puts them
+ * together.
  */
 
 export { agentIdOf } from './exchange-notes.ts';
@@ -90,24 +70,9 @@ export interface Proxy extends NodeHandler {
  * const server = await serve(proxy, { port: 8788 });
  */
 export function createProxy(options: ProxyOptions): Proxy {
-  const target = new URL(options.target);
-  if (target.protocol !== 'http:' && target.protocol !== 'https:')
-    throw new GatewayError('invalid_request', {
-      message: `The target must be an http:// or https:// URL, got ${target.protocol}`,
-    });
+  const target = targetUrl(options.target);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const parsed = proxyOptionsSchema.safeParse({
-    connectTimeoutMs: options.connectTimeoutMs,
-    firstByteTimeoutMs: options.firstByteTimeoutMs,
-    idleTimeoutMs: options.idleTimeoutMs,
-    keepField: options.keepField,
-  });
-  if (!parsed.success)
-    throw new GatewayError('invalid_request', {
-      message: `Invalid proxy options: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-    });
-  const { keepField, ...deadlines } = parsed.data;
-  const isCredential = credentialNames(keepField);
+  const { keepField, ...deadlines } = readProxyOptions(options);
   const gateway = createGateway({
     config: options.config,
     adminKey: options.adminKey,
@@ -115,227 +80,19 @@ export function createProxy(options: ProxyOptions): Proxy {
     serveIdentityProvider: false,
     log,
   });
-  const { runtime } = gateway;
-  const keys = createLearnedKeys(runtime.registry, options);
-  const secure = target.protocol === 'https:';
-  const upstreamAgent = secure ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
-  const send = secure ? httpsRequest : httpRequest;
-  const basePath = target.pathname.replace(/\/+$/, '');
-  // A whoami the proxy asks of the target is held to the same deadlines (at most 5 s by default).
-  const whoamiTimeout =
-    options.whoamiTimeoutMs ?? Math.min(5000, deadlines.connectTimeoutMs + deadlines.firstByteTimeoutMs);
-
-  const upstream = (method: string, path: string, headers: string[] | OutgoingHttpHeaders) =>
-    send({
-      protocol: target.protocol,
-      hostname: target.hostname.replace(/^\[|\]$/g, ''),
-      port: target.port || (secure ? 443 : 80),
-      method,
-      path: `${basePath}${path}`,
-      headers: headers as OutgoingHttpHeaders,
-      agent: upstreamAgent,
-      setHost: false,
-    });
-
-  const names = createAgentNames(
-    (token) =>
-      upstream(ENDPOINTS.whoami.method, ENDPOINTS.whoami.path, {
-        host: target.host,
-        [IDENTITY_HEADER_KEY]: token,
-        accept: 'application/json',
-      }),
-    whoamiTimeout,
-  );
-
-  /** Writes an answer the proxy makes itself (admin API, fault, unreachable target). */
-  /** Resolves, once written, with when it was handed to the socket (what the journal records). */
-  const writeOwn = (res: ServerResponse, answer: GatewayResponse | Answer): Promise<number> =>
-    new Promise((resolve) => {
-      if (answer.drop) {
-        res.req.socket.destroy();
-        resolve(performance.now());
-        return;
-      }
-      if (answer.stream) {
-        // A long admin answer (the journal export), slice by slice with backpressure.
-        const stream = answer.stream;
-        res.writeHead(answer.status, answer.headers);
-        if (answer.body) res.write(answer.body);
-        writeSlices(stream, res).then(
-          () => res.end(),
-          () => res.destroy(),
-        );
-      } else {
-        res.writeHead(answer.status, {
-          ...answer.headers,
-          'content-length': String(Buffer.byteLength(answer.body)),
-        });
-        res.end(answer.body);
-      }
-      const handedOver = performance.now();
-      res.once('finish', () => resolve(handedOver));
-      res.once('close', () => resolve(handedOver));
-    });
-
-  const serveAdmin = async (request: GatewayRequest, res: ServerResponse) => {
-    const answer = await gateway.core.handle(request);
-    answer.record(await writeOwn(res, answer));
-  };
-
-  const bodyBytes = () => runtime.config.journal.body_bytes;
-
-  const handleNode = async (request: GatewayRequest, req: IncomingMessage, res: ServerResponse) => {
-    const path = routingPath(request.path);
-    if (options.adminKey && isAdminPath(path)) return serveAdmin(request, res);
-    // A URL that carries the proxy's admin key is not forwarded (nor journaled with it).
-    const leaksKey = options.adminKey !== undefined && carriesAdminKey(req.url ?? '', options.adminKey);
-    if (leaksKey) request = Object.create(request, { path: { value: '/[REDACTED]' }, query: { value: '' } });
-    const started = performance.now();
-    const operation = operationOf(path, runtime.tools);
-    const ctx = {
-      request,
-      runtime,
-      requestId: requestIdFor(undefined),
-      note: { operation },
-      at: runtime.clock.now(),
-      started,
-    } satisfies CallContext as { -readonly [K in keyof CallContext]: CallContext[K] };
-    const token = request.header(IDENTITY_HEADER_KEY)?.trim() || undefined;
-    // A token first seen on a whoami is named by that whoami's own answer: no extra request to the target
-    // (which would count against the agent's rate limit there).
-    let namedByThis: ((name: string) => void) | undefined;
-    if (token) {
-      ctx.note.token = tokenFingerprint(token);
-      // Named by its own answer, unless an armed fault must know whose it is before deciding (learned-keys.ts).
-      const byAnswer = !names.byToken.get(token) && !faultArmedFor(runtime.faults.list(), operation);
-      if (operation === 'whoami' && request.method === 'GET' && byAnswer)
-        names.byToken.set(
-          token,
-          new Promise<string>((resolve) => {
-            namedByThis = resolve;
-          }),
-        );
-      else ctx.note.agent = await names.of(token, request.connection?.id);
-    }
-    const keep = bodyBytes();
-    const learns = operation === TOKEN_OPERATION;
-    const requestBody = collector(
-      Math.max(capturedBytes(keep), toolNamed(runtime.tools, operation) || learns ? ANALYSED_BYTES : 0),
-    );
-    // The proxy's own credentials are neither forwarded nor journaled.
-    const requestHeaders = withoutAdminKey(req.rawHeaders, options.adminKey);
-
-    /** The journal entry, once the answer is written (or the connection is gone). */
-    const record = createExchangeRecord({
-      runtime,
-      ctx,
-      names,
-      token,
-      namedByThis: () => namedByThis,
-      requestBody,
-      requestHeaders,
-      keep,
-      httpVersion: req.httpVersion,
-      isCredential,
-      onRecord: (status, responseText) =>
-        keys.onRecord(ctx, token, { operation, status, request: requestBody, answer: responseText }),
-    });
-
-    /** An answer the proxy makes itself (fault, unreachable target): the request's body is read and dropped. */
-    const answerOwn = async (answer: Answer) => {
-      // Recorded once the body is in (or the client gone), so the journal learns what the request meant.
-      const ended = req.readableEnded
-        ? undefined
-        : new Promise<void>((resolve) => {
-            const { socket } = req;
-            const done = () => {
-              socket.off('close', done);
-              resolve();
-            };
-            req.once('end', done);
-            req.once('close', done);
-            req.once('error', done);
-            // A request answered before its body was all in is not closed when its connection is.
-            socket.once('close', done);
-          });
-      if (!req.listeners('data').length) req.on('data', (chunk: Buffer) => requestBody.add(chunk));
-      req.resume();
-      const answeredAt = performance.now();
-      const writtenAt = await writeOwn(res, answer);
-      if (ended) await ended;
-      record(
-        answer.drop ? 0 : answer.status,
-        answeredAt,
-        { raw: Object.entries(answer.headers).flat(), text: answer.body },
-        writtenAt,
-      );
-    };
-
-    if (leaksKey) {
-      ctx.note.fault = 'proxy:admin_key_in_url';
-      return answerOwn(
-        respondError(
-          ctx,
-          new GatewayError('invalid_request', {
-            message:
-              "The request's URL carries the proxy's admin key: it is not forwarded to the target. Send the key only in X-Admin-Key, to /__admin.",
-            details: { proxy: true },
-          }),
-        ),
-      );
-    }
-    if ((FAULT_TARGETS as readonly string[]).includes(operation)) {
-      let fault: Answer | undefined;
-      try {
-        const struck = injectFault(runtime, ctx, operation as FaultTarget, ctx.note.agent);
-        fault = struck instanceof Promise ? await struck : struck;
-      } catch (error) {
-        fault = respondError(ctx, error);
-      }
-      if (fault) return answerOwn(fault);
-    }
-
-    const forwarded = endToEnd(requestHeaders, (lower) => lower === 'host');
-    forwarded.unshift('Host', target.host);
-    return forward({
-      req,
-      res,
-      out: upstream(
-        request.method,
-        // An absolute-form target (`GET http://host/path?q`) is sent on in origin form, query included.
-        req.url?.startsWith('/') ? req.url : `${request.path}${request.query ? `?${request.query}` : ''}`,
-        forwarded,
-      ),
-      deadlines,
-      requestBody,
-      answerCapacity: (status) =>
-        Math.max(capturedBytes(keep), status >= 400 || namedByThis || learns ? ANALYSED_BYTES : 0),
-      answered: ({ status, answeredAt, raw, body, writtenAt, cutOff }) => {
-        if (cutOff) {
-          ctx.note.fault = `proxy:${cutOff.kind}`;
-          ctx.note.findings = [cutOffFinding(cutOff)];
-        }
-        record(status, answeredAt, { raw, body }, writtenAt);
-      },
-      failed: async (failure) => {
-        // The agent hung up first: nothing to answer, the exchange is journaled as dropped.
-        if (failure.kind === 'agent_gone') {
-          ctx.note.fault = 'proxy:agent_gone';
-          return record(0, performance.now(), { raw: [] });
-        }
-        const { error, fault, findings } = failureAnswer(failure);
-        ctx.note.fault = fault;
-        if (findings) ctx.note.findings = findings;
-        if (res.destroyed) return record(0, performance.now(), { raw: [] });
-        const answer = respondError(ctx, error);
-        // The request's body is not all in (a target that took none of it): answered, then the connection is
-        // closed (RFC 9112 section 9.6) rather than the rest read, so the exchange is journaled now.
-        if (!req.complete) answer.headers = { ...answer.headers, connection: 'close' };
-        return answerOwn(answer);
-      },
-    });
-  };
-
+  // Its agents' own keys first (a bad keys file stops it here, before any connection to the target).
+  const keys = createLearnedKeys(gateway.runtime.registry, options);
+  const upstream = createUpstream(target, deadlines, options.whoamiTimeoutMs);
+  const handleNode = createExchangeHandler({
+    gateway,
+    target,
+    upstream,
+    deadlines,
+    names: createAgentNames(upstream.whoami, upstream.whoamiTimeoutMs),
+    keys,
+    adminKey: options.adminKey,
+    isCredential: credentialNames(keepField),
+  });
   return {
     gateway,
     target,
@@ -344,6 +101,6 @@ export function createProxy(options: ProxyOptions): Proxy {
     config: gateway.config,
     handleNode,
     refuse: (error, request) => gateway.core.refuse(error, request),
-    close: () => upstreamAgent.destroy(),
+    close: upstream.close,
   };
 }

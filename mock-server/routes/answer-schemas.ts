@@ -345,6 +345,18 @@ export const clientReportSchema = z.looseObject({
       requests: z.array(requestView),
     }),
   ),
+  timeline: z
+    .string()
+    .optional()
+    .describe(
+      "What the agent did: its graded requests (the most recent 40), one a line, with the connection each came on or the answer it was issued after (always sent since this field was added; absent from older gateways' reports).",
+    ),
+  text: z
+    .string()
+    .optional()
+    .describe(
+      'The report as text, as `agent-gateway report` prints it and the JS matchers show it (the admin API sends it).',
+    ),
 });
 
 export const endpointListSchema = z.strictObject({ endpoints: z.array(z.string()) });

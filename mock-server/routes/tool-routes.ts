@@ -1,9 +1,9 @@
-import type { AnyToolDefinition } from '../tools/index.ts';
+import { type AnyToolDefinition, isBuiltInTool } from '../tools/index.ts';
 import { json, type RouteDeclaration, TOOL_ERRORS } from './route-declaration.ts';
 
 /** The routes of the tools a config declares beyond the spec's (the spec's are in `public-route-table.ts`). */
 export const extraToolRoutes = (tools: readonly AnyToolDefinition[]): RouteDeclaration[] =>
-  tools.filter((tool) => tool.vocabulary.profile !== 'spec').map(toolRoute);
+  tools.filter((tool) => !isBuiltInTool(tool.name)).map(toolRoute);
 
 /**
  * A tool's route, from its definition: POST at its path, an agent's token, its body and answer schemas,
@@ -20,7 +20,7 @@ export function toolRoute(tool: AnyToolDefinition): RouteDeclaration {
     id: tool.routeId,
     summary: tool.summary,
     description: tool.description,
-    group: tool.vocabulary.profile === 'spec' ? 'spec' : 'reference profile',
+    group: isBuiltInTool(tool.name) ? 'spec' : 'reference profile',
     security: 'agent',
     body: json(tool.request.name, tool.request.schema),
     ok: {

@@ -1,10 +1,43 @@
 import { z } from 'zod';
 import { SPEC_ENDPOINT_IDS } from '../../vocabulary/endpoints.ts';
+import { TOOL_NAME_PATTERN } from '../../vocabulary/tools.ts';
+import { GatewayError } from '../errors.ts';
 
-/** Where a fault can strike: the health check, whoami and the tools. */
+/** Where a fault can strike on every gateway: the health check, whoami and the spec's tools. */
 export const FAULT_TARGETS = SPEC_ENDPOINT_IDS;
-/** A spec endpoint, or a tool a config declares (struck by faults that name no operation). */
+/** A spec endpoint, or a tool a config declares. */
 export type FaultTarget = (typeof FAULT_TARGETS)[number] | (string & {});
+
+/**
+ * Where a fault can strike on a gateway with these tools: the health check, whoami, and every tool it
+ * serves (the built-in ones and the extra tools its config declares), in that order.
+ *
+ * @example
+ * faultTargets(runtime.tools); // ['health', 'whoami', 'web.search', 'web.fetch', 'web.extract']
+ */
+export const faultTargets = (tools: readonly { readonly name: string }[]): string[] => [
+  ...new Set([...FAULT_TARGETS, ...tools.map((tool) => tool.name)]),
+];
+
+/**
+ * Why a fault cannot be armed on a gateway whose targets are `targets` (its `match.operation` names no
+ * endpoint or tool of it: the fault would never strike), or undefined when it can.
+ */
+export function unknownFaultTarget(spec: FaultSpec, targets: readonly string[]): string | undefined {
+  const operation = spec.match.operation;
+  if (operation === undefined || targets.includes(operation)) return undefined;
+  return `this gateway has no endpoint or tool "${operation}" (it has ${targets.join(', ')}): a fault on it would never strike`;
+}
+
+/** Throws the 400 `invalid_request` (field `match.operation`) for a fault that names no target of the gateway. */
+export function assertFaultTarget(spec: FaultSpec, targets: readonly string[]): void {
+  const message = unknownFaultTarget(spec, targets);
+  if (message === undefined) return;
+  throw new GatewayError('invalid_request', {
+    message: `match.operation: ${message}`,
+    details: { field: 'match.operation', targets: [...targets] },
+  });
+}
 
 /**
  * A fault to inject, as the admin API and scenario files describe it; declared once: the flags of
@@ -15,9 +48,13 @@ export const faultSpecSchema = z
     match: z
       .strictObject({
         operation: z
-          .enum(FAULT_TARGETS)
+          .string()
+          .regex(TOOL_NAME_PATTERN, 'must be an endpoint or tool name: lower-case words joined by dots')
+          .max(64)
           .optional()
-          .describe(`only requests to this endpoint (default: any of ${FAULT_TARGETS.join(', ')})`),
+          .describe(
+            `only requests to this endpoint or tool: ${FAULT_TARGETS.join(', ')} or an extra tool the gateway's config declares (default: any)`,
+          ),
         agent: z
           .string()
           .min(1)
@@ -84,14 +121,16 @@ export interface Fault extends FaultSpec {
 
 /**
  * Armed faults. `strike` is asked once per request at the point where a backend would be called; the
- * first fault that matches and is due strikes, and spent faults disappear.
+ * first fault that matches and is due strikes, and spent faults disappear. Given `targets` (the gateway's
+ * endpoints and tools, `faultTargets`), `add` refuses a fault on any other (400 `invalid_request`).
  */
-export function createFaultInjector() {
+export function createFaultInjector(options: { targets?: () => readonly string[] } = {}) {
   let faults: Fault[] = [];
   let nextId = 1;
 
   return {
     add(spec: FaultSpec): Fault {
+      if (options.targets) assertFaultTarget(spec, options.targets());
       const fault: Fault = { ...spec, id: `fault-${nextId++}`, seen: 0, fired: 0 };
       faults.push(fault);
       return fault;

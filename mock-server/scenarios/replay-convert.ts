@@ -3,11 +3,9 @@ import { stringify } from 'yaml';
 import { ENDPOINTS, PROTECTED_ENDPOINTS, type ProtectedEndpointId } from '../../vocabulary/endpoints.ts';
 import { ConfigError, loadConfig, MAX_CONFIG_FILE_BYTES } from '../config/load-config.ts';
 import { captureBody, redactHeaderPairs } from '../journal/exchange-capture.ts';
-import { speaksOfCredential } from '../secrets/credential-names.ts';
 import { createSecretScanner } from '../secrets/secrets.ts';
 import { FRAMING_AND_REQUEST_ID } from './replay-headers.ts';
 import type { RecordedExchange } from './replay-recording.ts';
-import { redactJsonFields, redactParameters } from './replay-redact.ts';
 import { HEADER_VALUE, type RecordedAnswer, type ReplayInput } from './replay-schema.ts';
 import { parseScenario, type ScenarioInput } from './scenarios.ts';
 
@@ -71,7 +69,11 @@ const parsedJson = (text: string): { ok: true; value: unknown } | { ok: false } 
 /** Whether a recorded body was cut: the recording says so, and what was kept is not whole JSON. */
 const wasCut = (e: RecordedExchange) => e.cut && e.body !== undefined && !parsedJson(e.body).ok;
 
-/** One recorded answer, its headers and body redacted. */
+/**
+ * One recorded answer, its headers and body redacted as the journal redacts them (exchange-capture.ts): the
+ * secret scan, and opaque credentials that match no secret pattern (a session id, a CSRF token, a signed
+ * URL's signature) told by the name they go by, wherever they sit (secrets/credential-redaction.ts).
+ */
 function answerOf(
   e: RecordedExchange,
   start: number,
@@ -91,10 +93,8 @@ function answerOf(
       continue;
     }
     if (lower === 'date' && Number.isNaN(Date.parse(value))) continue;
-    // Opaque credentials match no secret pattern: told by their header's or parameter's name.
-    const kept = speaksOfCredential(lower) ? '[REDACTED]' : redactParameters(value);
     // A repeated header is one list, as a reader of the answer sees it.
-    headers[lower] = headers[lower] === undefined ? kept : `${headers[lower]}, ${kept}`;
+    headers[lower] = headers[lower] === undefined ? value : `${headers[lower]}, ${value}`;
   }
   const body = captureBody(e.body, KEPT_BODY_BYTES, redact);
   const answer: RecordedAnswer = {
@@ -106,9 +106,7 @@ function answerOf(
   if (body === undefined) return answer;
   // A whole JSON body parses (some tools write a HAR's content.size wrong); a cut one almost never does.
   const json = parsedJson(body);
-  return json.ok
-    ? { ...answer, json: redactJsonFields(json.value) }
-    : { ...answer, body: redactParameters(body) };
+  return json.ok ? { ...answer, json: json.value } : { ...answer, body };
 }
 
 /**

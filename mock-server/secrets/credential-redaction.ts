@@ -107,22 +107,21 @@ export function redactCredentialText(
   let out = text;
   if (out.includes('=')) out = redactPairs(out, isCredential);
   if (out.includes(':')) {
-    if (!json)
-      out = out.replace(
-        QUOTED_PAIR,
-        (whole, q: string, name: string, colon: string, vq: string, value: string, end: string) =>
-          value !== '' && value !== REDACTED && isCredential(name)
-            ? `${q}${name}${q}${colon}${vq}${REDACTED}${end}`
-            : whole,
-      );
-    if (out.includes('\\"'))
-      out = out.replace(
-        ESCAPED_PAIR,
-        (whole, q: string, name: string, colon: string, vq: string, value: string, end: string) =>
-          value !== '' && value !== REDACTED && isCredential(name)
-            ? `${q}${name}${q}${colon}${vq}${REDACTED}${end}`
-            : whole,
-      );
+    // `"name": "value"` as it is, or escaped in a JSON string: the name kept, the value redacted.
+    const quoted = (
+      whole: string,
+      q: string,
+      name: string,
+      colon: string,
+      vq: string,
+      value: string,
+      end: string,
+    ) =>
+      value !== '' && value !== REDACTED && isCredential(name)
+        ? `${q}${name}${q}${colon}${vq}${REDACTED}${end}`
+        : whole;
+    if (!json) out = out.replace(QUOTED_PAIR, quoted);
+    if (out.includes('\\"')) out = out.replace(ESCAPED_PAIR, quoted);
     out = out.replace(COLON_PAIR, (whole, before: string, name: string, colon: string, value: string) =>
       value !== REDACTED && !SCHEME_ONLY.test(value) && isCredential(name)
         ? `${before}${name}${colon}${REDACTED}`

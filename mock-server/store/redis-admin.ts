@@ -69,6 +69,69 @@ const agentOf = (id: string, flat: string[]): Agent & { order: number } => {
 
 const faultNumber = (id: string) => Number(/^fault-(\d+)$/.exec(id)?.[1] ?? 0);
 
+/** What READ_ALL returns: version, seed, scenario, epoch, clock fields, faults, agents' and tools' fields. */
+type ReadAllReply = [
+  string,
+  string,
+  string,
+  string,
+  string[],
+  string[],
+  [string, string[]][],
+  [string, string[]][],
+];
+
+/** The admin state READ_ALL returned, as every instance holds it. */
+function storedStateOf(reply: ReadAllReply): StoredAdminState {
+  const [version, seed, scenario, epoch, clock, faults, agents, tools] = reply;
+  const clockFields = objectOf(clock);
+  return {
+    version: Number(version),
+    seed,
+    epoch: Number(epoch),
+    scenario: scenario === '' ? null : JSON.parse(scenario),
+    clock: {
+      offset: Number(clockFields.offset ?? 0),
+      ...(clockFields.frozenAt === undefined ? {} : { frozenAt: Number(clockFields.frozenAt) }),
+      epoch: Number(clockFields.epoch ?? 0),
+    },
+    faults: Object.entries(objectOf(faults))
+      .sort(([a], [b]) => faultNumber(a) - faultNumber(b))
+      .map(([id, spec]) => ({ ...(JSON.parse(spec) as FaultSpec), id, seen: 0, fired: 0 })),
+    agents: agents
+      .map(([id, flat]) => agentOf(id, flat))
+      .sort((a, b) => a.order - b.order)
+      .map(({ order: _order, ...agent }) => agent),
+    tools: Object.fromEntries(
+      tools.map(([tool, flat]) => [
+        tool,
+        Object.fromEntries(Object.entries(objectOf(flat)).map(([f, v]) => [f, JSON.parse(v)])),
+      ]),
+    ) as ToolSettings,
+  };
+}
+
+/** A whole admin state as WRITE_ALL takes it (one JSON argument). */
+function writeAllPayload(state: AdminState) {
+  return {
+    agents: state.agents.map((agent) => ({
+      id: agent.id,
+      apiKey: agent.apiKey,
+      generation: String(agent.tokenGeneration),
+      fields: agentPairs(agent),
+    })),
+    tools: Object.entries(state.tools).map(([name, config]) => ({ name, fields: pairsOf(config) })),
+    faults: state.faults.map(({ id, seen: _seen, fired: _fired, ...spec }) => [id, JSON.stringify(spec)]),
+    lastFault: String(Math.max(0, ...state.faults.map((f) => faultNumber(f.id)))),
+    clock: {
+      offset: String(Math.round(state.clock.offset)),
+      frozenAt: state.clock.frozenAt === undefined ? '' : String(Math.round(state.clock.frozenAt)),
+      epoch: String(state.clock.epoch ?? 0),
+    },
+    scenario: state.scenario === null ? '' : JSON.stringify(state.scenario),
+  };
+}
+
 /**
  * The admin state's keys on Redis and one call per change (redis-admin-scripts.ts). Each change resolves
  * with the admin version it made (negative: it could not apply, nothing changed); `read` returns the whole
@@ -161,33 +224,8 @@ export function createRedisAdmin(connection: RedisConnection) {
         k('agent:'),
         k('tool:'),
         ...toolNames,
-      )) as [string, string, string, string, string[], string[], [string, string[]][], [string, string[]][]];
-      const [version, seed, scenario, epoch, clock, faults, agents, tools] = reply;
-      const clockFields = objectOf(clock);
-      return {
-        version: Number(version),
-        seed,
-        epoch: Number(epoch),
-        scenario: scenario === '' ? null : JSON.parse(scenario),
-        clock: {
-          offset: Number(clockFields.offset ?? 0),
-          ...(clockFields.frozenAt === undefined ? {} : { frozenAt: Number(clockFields.frozenAt) }),
-          epoch: Number(clockFields.epoch ?? 0),
-        },
-        faults: Object.entries(objectOf(faults))
-          .sort(([a], [b]) => faultNumber(a) - faultNumber(b))
-          .map(([id, spec]) => ({ ...(JSON.parse(spec) as FaultSpec), id, seen: 0, fired: 0 })),
-        agents: agents
-          .map(([id, flat]) => agentOf(id, flat))
-          .sort((a, b) => a.order - b.order)
-          .map(({ order: _order, ...agent }) => agent),
-        tools: Object.fromEntries(
-          tools.map(([tool, flat]) => [
-            tool,
-            Object.fromEntries(Object.entries(objectOf(flat)).map(([f, v]) => [f, JSON.parse(v)])),
-          ]),
-        ) as ToolSettings,
-      };
+      )) as ReadAllReply;
+      return storedStateOf(reply);
     },
 
     /** Writes a whole state: `seed` only into a store holding none (0: it holds one), `replace` always. */
@@ -211,26 +249,7 @@ export function createRedisAdmin(connection: RedisConnection) {
         k('agent:'),
         k('tool:'),
         seedId,
-        JSON.stringify({
-          agents: state.agents.map((agent) => ({
-            id: agent.id,
-            apiKey: agent.apiKey,
-            generation: String(agent.tokenGeneration),
-            fields: agentPairs(agent),
-          })),
-          tools: Object.entries(state.tools).map(([name, config]) => ({ name, fields: pairsOf(config) })),
-          faults: state.faults.map(({ id, seen: _seen, fired: _fired, ...spec }) => [
-            id,
-            JSON.stringify(spec),
-          ]),
-          lastFault: String(Math.max(0, ...state.faults.map((f) => faultNumber(f.id)))),
-          clock: {
-            offset: String(Math.round(state.clock.offset)),
-            frozenAt: state.clock.frozenAt === undefined ? '' : String(Math.round(state.clock.frozenAt)),
-            epoch: String(state.clock.epoch ?? 0),
-          },
-          scenario: state.scenario === null ? '' : JSON.stringify(state.scenario),
-        }),
+        JSON.stringify(writeAllPayload(state)),
       )) as number,
   };
 }

@@ -34,19 +34,19 @@ export type JournalPage = JournalPageOf;
 /** Entries read from the stream per round trip. */
 export const JOURNAL_SLICE = 1000;
 
-/**
- * The journal as a capped Redis Stream shared by every instance: one sequence, so `since` paging, the
- * admin API and client reports see every instance's requests in the order they were recorded.
- * Recording does not wait (the answer is already written): the entries of a tick are sent together, in one
- * script call, before the tick ends. A failed write is logged once per outage.
- */
-export function createRedisJournal(connection: RedisConnection, initialCapacity: number, instance: number) {
-  // Real times are per process (performance.now()); shifted to the epoch they compare across processes (on
-  // one machine, or machines whose clocks agree), so a retry loop that hops between instances is one loop.
-  const origin = Math.round(performance.timeOrigin * 100) / 100;
-  // Connection ids are per process: numbered apart per instance so two instances' connections never merge.
-  const connectionBase = instance * 2 ** 32;
-  const perConnection = createBoundedMap<number, number>(CONNECTIONS_COUNTED);
+/** The stream's keys and commands, as every unit below reads them. */
+interface JournalStream {
+  connection: RedisConnection;
+  stream: string;
+  seqKey: string;
+  clearedKey: string;
+  record(capacity: number, entries: string[]): Promise<number>;
+  clear(): Promise<number>;
+}
+
+type RawEntry = [string, string[]];
+
+function journalStream(connection: RedisConnection): JournalStream {
   const { redis } = connection;
   const stream = connection.key('journal');
   const seqKey = connection.key('journal:seq');
@@ -57,127 +57,272 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
     agwRecord(...args: (string | number)[]): Promise<number>;
     agwClear(...args: string[]): Promise<number>;
   };
-  let capacity = initialCapacity;
-  let failing = false;
-  // Entries go out before this tick ends, so an entry is in Redis before its client can have reacted to
-  // the answer on another instance: the journal's order follows cause and effect across instances.
-  // Batching across ticks (setImmediate) cost a tenth of the CPU but reordered exactly those entries under
-  // load; entries of the same tick still go in one script call.
+  return {
+    connection,
+    stream,
+    seqKey,
+    clearedKey,
+    record: (capacity, entries) => cmd.agwRecord(stream, seqKey, capacity, ...entries),
+    clear: () => cmd.agwClear(stream, seqKey, clearedKey),
+  };
+}
+
+/** A stream entry as the journal gives it: its seq from the stream id, `time` from `at`. */
+function entryOf([id, fields]: RawEntry): JournalEntry {
+  const entry = JSON.parse(fields[1] as string) as JournalEntry;
+  entry.seq = Number.parseInt(id, 10);
+  return entry;
+}
+
+const seqOf = (raw: RawEntry[], index: number) => Number.parseInt((raw[index] as RawEntry)[0], 10);
+
+const matcher = (agent: string | undefined) => (entry: JournalEntry) =>
+  agent === undefined || entry.agent === agent;
+
+/**
+ * An instance's entries as the shared stream holds them. Real times are per process (performance.now()):
+ * shifted to the epoch they compare across processes (on one machine, or machines whose clocks agree), so a
+ * retry loop that hops between instances is one loop. Connection ids are per process: numbered apart per
+ * instance so two instances' connections never merge; a connection lives on one instance, so its requests
+ * are counted here, as the in-memory journal does.
+ */
+export function createEntrySharing(instance: number) {
+  const origin = Math.round(performance.timeOrigin * 100) / 100;
+  const shift = (ms: number) => Math.round((ms + origin) * 100) / 100;
+  const connectionBase = instance * 2 ** 32;
+  const perConnection = createBoundedMap<number, number>(CONNECTIONS_COUNTED);
+  return (fields: Omit<JournalEntry, 'seq' | 'time'>): Omit<JournalEntry, 'seq' | 'time'> => {
+    fields.real_ms = shift(fields.real_ms);
+    if (fields.written_ms !== undefined) fields.written_ms = shift(fields.written_ms);
+    if (fields.connection !== undefined) {
+      const count = (perConnection.get(fields.connection) ?? 0) + 1;
+      perConnection.set(fields.connection, count);
+      (fields as JournalEntry).connection_seq = count;
+      fields.connection += connectionBase;
+    }
+    // In-process answer counts are per instance too: only compared within one.
+    if (fields.answer_order !== undefined) fields.delivery_instance = instance;
+    if (fields.connection_opened_ms !== undefined)
+      fields.connection_opened_ms = shift(fields.connection_opened_ms);
+    return fields;
+  };
+}
+
+/**
+ * The write side: entries go out before this tick ends, so an entry is in Redis before its client can have
+ * reacted to the answer on another instance: the journal's order follows cause and effect across
+ * instances. Batching across ticks (setImmediate) cost a tenth of the CPU but reordered exactly those
+ * entries under load; entries of the same tick still go in one script call. A failed write is logged once
+ * per outage. `written` is the last write, so a read on this instance waits for this instance's entries.
+ */
+function createStreamWriter(journal: JournalStream, capacity: () => number) {
   let batch: string[] = [];
-  // The last write, so a read on this instance waits for this instance's entries.
   let written: Promise<unknown> = Promise.resolve();
+  let failing = false;
   const flush = () => {
     if (batch.length === 0) return;
     const entries = batch;
     batch = [];
-    written = cmd
-      .agwRecord(stream, seqKey, capacity, ...entries)
+    written = journal
+      .record(capacity(), entries)
       .then(() => {
         failing = false;
       })
       .catch((error) => {
         if (failing) return;
         failing = true;
-        connection.options.log(`journal entries are being lost: the state store failed (${String(error)})`);
+        journal.connection.options.log(
+          `journal entries are being lost: the state store failed (${String(error)})`,
+        );
       });
+  };
+  return {
+    append(text: string) {
+      if (batch.length === 0) process.nextTick(flush);
+      batch.push(text);
+      if (batch.length >= 500) flush();
+    },
+    /** This instance's entries written (another instance's are written within a tick). */
+    settled(): Promise<unknown> {
+      flush();
+      return written;
+    },
+  };
+}
+
+/** The stream's last seq and how many entries it dropped (capped away, not cleared), after `settled`. */
+async function streamState(journal: JournalStream, settled: Promise<unknown>) {
+  const { connection, seqKey, clearedKey, stream } = journal;
+  const { redis } = connection;
+  const [seq, cleared, length] = await connection.bounded(
+    settled.then(() => Promise.all([redis.get(seqKey), redis.get(clearedKey), redis.xlen(stream)])),
+  );
+  const last = Number(seq ?? 0);
+  return { last, dropped: Math.max(0, last - Number(cleared ?? 0) - length) };
+}
+
+/**
+ * The newest `wanted` matching entries after `since`: XREVRANGE slices from `upper` down (each a round
+ * trip), each entry handed to `take` until it says it has enough. Returns nothing: `take` keeps them.
+ */
+async function readBackwards(
+  journal: JournalStream,
+  upper: string,
+  since: number,
+  take: (raw: RawEntry) => boolean,
+): Promise<void> {
+  const { connection, stream } = journal;
+  for (;;) {
+    const raw = (await connection.bounded(
+      connection.redis.xrevrange(stream, upper, `${since + 1}-0`, 'COUNT', JOURNAL_SLICE),
+    )) as RawEntry[];
+    for (const entry of raw) if (take(entry)) return;
+    if (raw.length < JOURNAL_SLICE) return;
+    upper = `${seqOf(raw, raw.length - 1) - 1}-0`;
+  }
+}
+
+/**
+ * A page of the journal, as the in-memory journal's `page` gives it: at most `max` entries, read from the
+ * stream in slices of JOURNAL_SLICE (each a round trip: the event loop is free between them).
+ */
+async function readPage(
+  journal: JournalStream,
+  settled: Promise<unknown>,
+  capacity: number,
+  filter: JournalFilter,
+  max: number,
+): Promise<JournalPage> {
+  const { last, dropped } = await streamState(journal, settled);
+  const since = filter.since ?? 0;
+  const matches = matcher(filter.agent);
+  const entries: JournalEntry[] = [];
+  const base = { capacity, dropped };
+  if (filter.limit !== undefined) {
+    // The newest: backwards from the end, down to `since`.
+    const wanted = Math.min(filter.limit, max);
+    if (wanted > 0)
+      await readBackwards(journal, '+', since, (raw) => {
+        const entry = entryOf(raw);
+        if (matches(entry)) entries.push(withTime(entry));
+        return entries.length >= wanted;
+      });
+    entries.reverse();
+    return { ...base, entries, more: false, next_since: Math.max(last, since) };
+  }
+  const { more, lastLooked } = await readForwards(journal, since, last, (entry) => {
+    if (matches(entry)) entries.push(withTime(entry));
+    return entries.length >= max;
+  });
+  return { ...base, entries, more, next_since: more ? lastLooked : Math.max(last, since) };
+}
+
+const withTime = (entry: JournalEntry) => {
+  entry.time = new Date(entry.at).toISOString();
+  return entry;
+};
+
+/**
+ * Entries after `since` in XRANGE slices, each handed to `take` until it says it has enough (`more`: some
+ * were left). A page of an agent with few requests ends after MAX_JOURNAL_SCAN entries looked at, as in memory.
+ */
+async function readForwards(
+  journal: JournalStream,
+  since: number,
+  last: number,
+  take: (entry: JournalEntry) => boolean,
+): Promise<{ more: boolean; lastLooked: number }> {
+  const { connection, stream } = journal;
+  let lower = `${since + 1}-0`;
+  let lastLooked = since;
+  for (;;) {
+    const raw = (await connection.bounded(
+      connection.redis.xrange(stream, lower, '+', 'COUNT', JOURNAL_SLICE),
+    )) as RawEntry[];
+    let full = false;
+    let looked = 0;
+    for (const entry of raw) {
+      if (full) break;
+      looked += 1;
+      full = take(entryOf(entry));
+    }
+    if (looked > 0) lastLooked = seqOf(raw, looked - 1);
+    if (looked < raw.length) return { more: true, lastLooked };
+    if (raw.length < JOURNAL_SLICE) return { more: false, lastLooked };
+    if (full || lastLooked - since >= MAX_JOURNAL_SCAN) return { more: lastLooked < last, lastLooked };
+    lower = `${lastLooked + 1}-0`;
+  }
+}
+
+/**
+ * The entries an export holds, as the in-memory journal's `entrySlices`: arrays read by XRANGE slices of
+ * `sliceEntries`, none empty. With `limit`, the newest `limit` matches are found first by XREVRANGE slices
+ * from the end (each a round trip).
+ */
+async function readEntrySlices(
+  journal: JournalStream,
+  settled: Promise<unknown>,
+  filter: { agent?: string; since?: number; limit?: number },
+  sliceEntries: number,
+) {
+  const matches = matcher(filter.agent);
+  const { last: until, dropped } = await streamState(journal, settled);
+  let from = filter.since ?? 0;
+  const limit = filter.limit;
+  if (limit !== undefined) {
+    let found = 0;
+    await readBackwards(journal, `${until}-0`, from, (raw) => {
+      if (!matches(entryOf(raw)) || ++found < limit) return false;
+      from = Number.parseInt(raw[0], 10) - 1;
+      return true;
+    });
+  }
+  const { connection, stream } = journal;
+  async function* slices() {
+    let since = from;
+    while (since < until) {
+      const raw = (await connection.bounded(
+        connection.redis.xrange(stream, `${since + 1}-0`, `${until}-0`, 'COUNT', sliceEntries),
+      )) as RawEntry[];
+      const entries = raw.map(entryOf).filter(matches).map(withTime);
+      if (entries.length > 0) yield entries;
+      if (raw.length < sliceEntries) return;
+      since = seqOf(raw, raw.length - 1);
+    }
+  }
+  return { until, dropped, slices: slices() };
+}
+
+/**
+ * The journal as a capped Redis Stream shared by every instance: one sequence, so `since` paging, the
+ * admin API and client reports see every instance's requests in the order they were recorded.
+ * Recording does not wait (the answer is already written). Reads reject with the store's 503 when Redis
+ * fails, within one store.timeout_ms per slice.
+ */
+export function createRedisJournal(connection: RedisConnection, initialCapacity: number, instance: number) {
+  const journal = journalStream(connection);
+  let capacity = initialCapacity;
+  const share = createEntrySharing(instance);
+  const writer = createStreamWriter(journal, () => capacity);
+  const unavailable = (error: unknown) => {
+    throw connection.unavailable(error);
   };
 
   return {
     record(fields: Omit<JournalEntry, 'seq' | 'time'>): void {
-      fields.real_ms = Math.round((fields.real_ms + origin) * 100) / 100;
-      if (fields.written_ms !== undefined)
-        fields.written_ms = Math.round((fields.written_ms + origin) * 100) / 100;
-      if (fields.connection !== undefined) {
-        // A connection lives on one instance, so its requests are counted here, as the in-memory journal does.
-        const count = (perConnection.get(fields.connection) ?? 0) + 1;
-        perConnection.set(fields.connection, count);
-        (fields as JournalEntry).connection_seq = count;
-        fields.connection += connectionBase;
-      }
-      // In-process answer counts are per instance too: only compared within one.
-      if (fields.answer_order !== undefined) fields.delivery_instance = instance;
-      if (fields.connection_opened_ms !== undefined)
-        fields.connection_opened_ms = Math.round((fields.connection_opened_ms + origin) * 100) / 100;
-      if (batch.length === 0) process.nextTick(flush);
-      batch.push(JSON.stringify(fields));
-      if (batch.length >= 500) flush();
+      writer.append(JSON.stringify(share(fields)));
     },
 
-    /**
-     * A page of the journal, as the in-memory journal's `page` gives it: at most `max` entries, read from
-     * the stream in slices of JOURNAL_SLICE (each a round trip: the event loop is free between them).
-     * Redis errors reject (503 for the caller), within one store.timeout_ms per slice.
-     */
-    async page(filter: JournalFilter = {}, max = MAX_JOURNAL_PAGE): Promise<JournalPage> {
-      // This instance's entries not yet written go first (another instance's are written within a tick).
-      flush();
-      try {
-        const [seq, cleared, length] = await connection.bounded(
-          written.then(() => Promise.all([redis.get(seqKey), redis.get(clearedKey), redis.xlen(stream)])),
-        );
-        const last = Number(seq ?? 0);
-        const since = filter.since ?? 0;
-        const entries: JournalEntry[] = [];
-        const matches = (entry: JournalEntry) => filter.agent === undefined || entry.agent === filter.agent;
-        const take = (raw: [string, string[]][], into: JournalEntry[], wanted: number) => {
-          let looked = 0;
-          for (const [id, fields] of raw) {
-            if (into.length >= wanted) break;
-            looked += 1;
-            const entry = JSON.parse(fields[1] as string) as JournalEntry;
-            entry.seq = Number.parseInt(id, 10);
-            if (!matches(entry)) continue;
-            entry.time = new Date(entry.at).toISOString();
-            into.push(entry);
-          }
-          return looked;
-        };
-        const base = { capacity, dropped: Math.max(0, last - Number(cleared ?? 0) - length) };
-        if (filter.limit !== undefined) {
-          // The newest: backwards from the end, down to `since`.
-          const wanted = Math.min(filter.limit, max);
-          let upper = '+';
-          while (entries.length < wanted) {
-            const raw = await connection.bounded(
-              redis.xrevrange(stream, upper, `${since + 1}-0`, 'COUNT', JOURNAL_SLICE),
-            );
-            take(raw, entries, wanted);
-            if (raw.length < JOURNAL_SLICE) break;
-            upper = `${Number.parseInt((raw[raw.length - 1] as [string, string[]])[0], 10) - 1}-0`;
-          }
-          entries.reverse();
-          return { ...base, entries, more: false, next_since: Math.max(last, since) };
-        }
-        let lower = `${since + 1}-0`;
-        let lastLooked = since;
-        let more = false;
-        for (;;) {
-          const raw = await connection.bounded(redis.xrange(stream, lower, '+', 'COUNT', JOURNAL_SLICE));
-          const looked = take(raw, entries, max);
-          if (looked > 0) lastLooked = Number.parseInt((raw[looked - 1] as [string, string[]])[0], 10);
-          if (looked < raw.length) {
-            more = true;
-            break;
-          }
-          if (raw.length < JOURNAL_SLICE) break;
-          // A page of an agent with few requests ends after MAX_JOURNAL_SCAN entries looked at, as in memory.
-          if (entries.length >= max || lastLooked - since >= MAX_JOURNAL_SCAN) {
-            more = lastLooked < last;
-            break;
-          }
-          lower = `${lastLooked + 1}-0`;
-        }
-        return { ...base, entries, more, next_since: more ? lastLooked : Math.max(last, since) };
-      } catch (error) {
-        throw connection.unavailable(error);
-      }
+    /** A page of the journal, at most `max` entries (see readPage). */
+    page(filter: JournalFilter = {}, max = MAX_JOURNAL_PAGE): Promise<JournalPage> {
+      return readPage(journal, writer.settled(), capacity, filter, max).catch(unavailable);
     },
 
     /**
      * The NDJSON export, as the in-memory journal's: the entries up to the last seq when it is asked for
-     * (read before the answer starts, so a store down is a 503), then XRANGE slices of `sliceEntries`, each
-     * read only when the one before is written: memory holds one slice per reader. A slice that fails
-     * (store gone midway) throws: the writer cuts the transfer.
+     * (read before the answer starts, so a store down is a 503), then slices each read only when the one
+     * before is written: memory holds one slice per reader. A slice that fails (store gone midway) throws:
+     * the writer cuts the transfer.
      */
     async exportSlices(
       filter: { agent?: string; since?: number } = {},
@@ -185,77 +330,17 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
     ): Promise<JournalExport> {
       const { until, slices } = await this.entrySlices(filter, sliceEntries);
       async function* text() {
-        for await (const entries of slices) {
-          yield ndjsonOf(entries);
-        }
+        for await (const entries of slices) yield ndjsonOf(entries);
       }
       return { until, slices: text() };
     },
 
-    /**
-     * The entries an export holds, as the in-memory journal's `entrySlices`: arrays read by XRANGE slices
-     * of `sliceEntries`, none empty. With `limit`, the newest `limit` matches are found first by XREVRANGE
-     * slices from the end (each a round trip).
-     */
-    async entrySlices(
+    /** The entries an export holds (see readEntrySlices). */
+    entrySlices(
       filter: { agent?: string; since?: number; limit?: number } = {},
       sliceEntries = EXPORT_SLICE_ENTRIES,
     ): Promise<{ until: number; dropped: number; slices: AsyncGenerator<JournalEntry[], void, undefined> }> {
-      flush();
-      const parse = (id: string, fields: string[]) => {
-        const entry = JSON.parse(fields[1] as string) as JournalEntry;
-        entry.seq = Number.parseInt(id, 10);
-        return entry;
-      };
-      const matches = (entry: JournalEntry) => filter.agent === undefined || entry.agent === filter.agent;
-      let until: number;
-      let dropped: number;
-      let from = filter.since ?? 0;
-      try {
-        const [seq, cleared, length] = await connection.bounded(
-          written.then(() => Promise.all([redis.get(seqKey), redis.get(clearedKey), redis.xlen(stream)])),
-        );
-        until = Number(seq ?? 0);
-        dropped = Math.max(0, until - Number(cleared ?? 0) - length);
-        if (filter.limit !== undefined) {
-          let upper = `${until}-0`;
-          let found = 0;
-          for (let done = false; !done; ) {
-            const raw = await connection.bounded(
-              redis.xrevrange(stream, upper, `${from + 1}-0`, 'COUNT', JOURNAL_SLICE),
-            );
-            for (const [id, fields] of raw) {
-              if (!matches(parse(id, fields)) || ++found < filter.limit) continue;
-              from = Number.parseInt(id, 10) - 1;
-              done = true;
-              break;
-            }
-            if (raw.length < JOURNAL_SLICE) break;
-            upper = `${Number.parseInt((raw[raw.length - 1] as [string, string[]])[0], 10) - 1}-0`;
-          }
-        }
-      } catch (error) {
-        throw connection.unavailable(error);
-      }
-      async function* slices() {
-        let since = from;
-        while (since < until) {
-          const raw = await connection.bounded(
-            redis.xrange(stream, `${since + 1}-0`, `${until}-0`, 'COUNT', sliceEntries),
-          );
-          const entries: JournalEntry[] = [];
-          for (const [id, fields] of raw) {
-            const entry = parse(id, fields);
-            if (!matches(entry)) continue;
-            entry.time = new Date(entry.at).toISOString();
-            entries.push(entry);
-          }
-          if (entries.length > 0) yield entries;
-          if (raw.length < sliceEntries) return;
-          since = Number.parseInt((raw[raw.length - 1] as [string, string[]])[0], 10);
-        }
-      }
-      return { until, dropped, slices: slices() };
+      return readEntrySlices(journal, writer.settled(), filter, sliceEntries).catch(unavailable);
     },
 
     /**
@@ -273,11 +358,7 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
     },
 
     async clear(): Promise<void> {
-      try {
-        await connection.bounded(cmd.agwClear(stream, seqKey, clearedKey));
-      } catch (error) {
-        throw connection.unavailable(error);
-      }
+      await connection.bounded(journal.clear()).catch(unavailable);
     },
 
     resize(next: number) {

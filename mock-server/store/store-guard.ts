@@ -78,6 +78,55 @@ export interface StoreGuardOptions {
   startGraceMs?: number;
 }
 
+/** The guard's keys: marker, secret, config, this instance's key, who drew the secret (GUARD_SCRIPT's order). */
+type GuardKeys = readonly [string, string, string, string, string];
+
+/**
+ * The secret a starting instance takes: the store's. None there: the first start, or a wipe that the
+ * running instances will repair within one interval; wait `startGraceMs` for them before drawing a new one
+ * (should they be stalled longer, this instance gives way later: see the guard's check). Null: none found.
+ */
+async function secretAtStart(
+  connection: RedisConnection,
+  key: string,
+  startGraceMs: number,
+  intervalMs: number,
+): Promise<string | null> {
+  let held = await connection.redis.get(key);
+  const until = Date.now() + startGraceMs;
+  while (held === null && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(100, intervalMs)));
+    held = await connection.redis.get(key);
+  }
+  return held;
+}
+
+/**
+ * Sets or lifts the connection's refusal to match why the store disagrees with this instance (another
+ * secret, another config; undefined: it agrees), with one log line per change.
+ */
+function holdRefusal(
+  connection: RedisConnection,
+  where: string,
+  why: string | undefined,
+  log: (line: string) => void,
+): void {
+  if (why && !connection.refusal) {
+    connection.refusal = new GatewayError('state_store_conflict', {
+      message: `The shared state store holds ${why} than this instance (instances started apart while the store was emptied or unreachable, and this one has signed tokens with its own): this instance refuses rather than let tokens and limits differ between instances. Restart this instance.`,
+    });
+    log(
+      `state store ${where} holds ${why} than this instance: answering 503 state_store_conflict until they agree again (restart this instance to take the store's)`,
+    );
+  } else if (!why && connection.refusal) {
+    connection.refusal = undefined;
+    log(`state store ${where} agrees with this instance again`);
+  }
+}
+
+/** What one run of GUARD_SCRIPT returned: {wiped, marker, secret, config, who drew the secret}. */
+type GuardReading = [number, string, string, string, string];
+
 /**
  * Holds this instance's view of the store's identity and keeps it true: see GUARD_SCRIPT. When the store
  * holds another secret or config than this instance (two groups of instances that started apart, during a
@@ -89,47 +138,33 @@ export async function startStoreGuard(connection: RedisConnection, options: Stor
   const log = connection.options.log;
   const where = displayUrl(connection.options.url);
   const instance = randomUUID();
-  const keys = [
+  const keys: GuardKeys = [
     connection.key('marker'),
     connection.key('signing_secret'),
     connection.key('config'),
     connection.key(`instance:${instance}`),
     connection.key('signing_secret_drawn'),
-  ] as const;
+  ];
   redis.defineCommand('agwGuard', { numberOfKeys: 5, lua: GUARD_SCRIPT });
-  const call = redis as unknown as {
-    agwGuard(...args: string[]): Promise<[number, string, string, string, string]>;
-  };
+  const call = redis as unknown as { agwGuard(...args: string[]): Promise<GuardReading> };
   const intervalMs = options.intervalMs ?? GUARD_INTERVAL_MS;
   const startGraceMs = options.startGraceMs ?? START_GRACE_MS;
   const fingerprint = options.configFingerprint ?? '';
   // This instance's key outlives a stalled event loop by far; it only goes when the store is emptied.
   const instanceTtl = String(Math.max(60_000, intervalMs * 100));
+  const guard = (marker: string, secret: string, drawn: string) =>
+    call.agwGuard(...keys, marker, secret, fingerprint, instanceTtl, drawn);
 
-  // A starting instance takes the secret the store holds. None there: the first start, or a wipe that the
-  // running instances will repair within one interval; wait for them before drawing a new secret (should
-  // they be stalled longer, this instance gives way later: see `check`).
   // With a configured secret the store's is never used: a placeholder keeps the comparison meaningful
   // (the config fingerprint already says whether every instance has the same configured secret).
   const configured = options.configuredSecret !== undefined;
-  let held = configured ? CONFIGURED : await redis.get(keys[1]);
-  if (held === null) {
-    const until = Date.now() + startGraceMs;
-    while (held === null && Date.now() < until) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(100, intervalMs)));
-      held = await redis.get(keys[1]);
-    }
-  }
+  const held = configured ? CONFIGURED : await secretAtStart(connection, keys[1], startGraceMs, intervalMs);
   const drawnSecret = held ?? randomBytes(32).toString('base64url');
-  const ownDraw = drawnRecord(Date.now(), instance);
-  const [, marker, storeSecret, config, storeDrawn] = await call.agwGuard(
-    ...keys,
+  const [, marker, storeSecret, config, storeDrawn] = await guard(
     (await redis.get(keys[0])) ?? randomUUID(),
     drawnSecret,
-    fingerprint,
-    instanceTtl,
     // Configured: every instance holds the same placeholder, nothing to order.
-    configured ? drawnRecord(0, CONFIGURED) : ownDraw,
+    configured ? drawnRecord(0, CONFIGURED) : drawnRecord(Date.now(), instance),
   );
   if (fingerprint && config !== fingerprint)
     throw new Error(
@@ -152,53 +187,39 @@ export async function startStoreGuard(connection: RedisConnection, options: Stor
   const wipeListeners: (() => void)[] = [];
   let checking = false;
 
+  /** One reading of the store: a wipe noticed, an older secret adopted, a disagreement refused. */
+  const settle = ([wiped, nowMarker, nowSecret, nowConfig, nowDrawn]: GuardReading) => {
+    if (wiped === 1 || nowMarker !== heldMarker) {
+      heldMarker = nowMarker;
+      log(
+        `state store ${where} was emptied (restart without persistence, FLUSHALL, eviction or failover); ${WIPE_LOST}`,
+      );
+      for (const listener of wipeListeners) listener();
+    }
+    // The store holds an older secret than the one this instance drew at start (the running instances
+    // were stalled past its grace): nothing was signed with ours, so taking theirs breaks no token.
+    if (nowSecret !== secret && ownSecret && !signed) {
+      secret = nowSecret;
+      drawn = nowDrawn;
+      ownSecret = false;
+      log(
+        `state store ${where} holds the signing secret of instances running before this one (drawn ${drawnAt(nowDrawn)}); this instance had signed nothing with its own and adopted theirs`,
+      );
+      for (const listener of secretListeners) listener(secret);
+    }
+    const why =
+      nowSecret !== secret
+        ? 'another signing secret'
+        : fingerprint && nowConfig !== fingerprint
+          ? 'another config'
+          : undefined;
+    holdRefusal(connection, where, why, log);
+  };
   const check = async () => {
     if (checking) return;
     checking = true;
     try {
-      const [wiped, nowMarker, nowSecret, nowConfig, nowDrawn] = await call.agwGuard(
-        ...keys,
-        heldMarker,
-        secret,
-        fingerprint,
-        instanceTtl,
-        drawn,
-      );
-      if (wiped === 1 || nowMarker !== heldMarker) {
-        heldMarker = nowMarker;
-        log(
-          `state store ${where} was emptied (restart without persistence, FLUSHALL, eviction or failover); ${WIPE_LOST}`,
-        );
-        for (const listener of wipeListeners) listener();
-      }
-      // The store holds an older secret than the one this instance drew at start (the running instances
-      // were stalled past its grace): nothing was signed with ours, so taking theirs breaks no token.
-      if (nowSecret !== secret && ownSecret && !signed) {
-        secret = nowSecret;
-        drawn = nowDrawn;
-        ownSecret = false;
-        log(
-          `state store ${where} holds the signing secret of instances running before this one (drawn ${drawnAt(nowDrawn)}); this instance had signed nothing with its own and adopted theirs`,
-        );
-        for (const listener of secretListeners) listener(secret);
-      }
-      const why =
-        nowSecret !== secret
-          ? 'another signing secret'
-          : fingerprint && nowConfig !== fingerprint
-            ? 'another config'
-            : undefined;
-      if (why && !connection.refusal) {
-        connection.refusal = new GatewayError('state_store_conflict', {
-          message: `The shared state store holds ${why} than this instance (instances started apart while the store was emptied or unreachable, and this one has signed tokens with its own): this instance refuses rather than let tokens and limits differ between instances. Restart this instance.`,
-        });
-        log(
-          `state store ${where} holds ${why} than this instance: answering 503 state_store_conflict until they agree again (restart this instance to take the store's)`,
-        );
-      } else if (!why && connection.refusal) {
-        connection.refusal = undefined;
-        log(`state store ${where} agrees with this instance again`);
-      }
+      settle(await guard(heldMarker, secret, drawn));
     } catch {
       // The store is away: the connection reports it, and requests get 503 state_store_unavailable.
     } finally {

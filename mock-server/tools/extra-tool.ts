@@ -116,5 +116,6 @@ export function extraToolDefinition(
     provider: ({ seed }) => (fixed === undefined ? seededAnswer(name, seed, untrusted) : () => fixed),
     requestMeaning: meaningOf(declaration.meaning),
     untrusted,
+    ...(fixed === undefined ? {} : { fixedAnswer: fixed }),
   };
 }

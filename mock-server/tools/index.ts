@@ -15,7 +15,10 @@ export const BUILT_IN_TOOLS: readonly AnyToolDefinition[] = [webSearch, webFetch
 
 const BUILT_IN = new Map(BUILT_IN_TOOLS.map((tool) => [tool.name, tool]));
 
-/** Whether a name is a built-in tool's. */
+/**
+ * Whether a name is a built-in tool's: the one test of "built-in or extra" (the route table, OpenAPI's
+ * groups and the config's tool list all ask it).
+ */
 export const isBuiltInTool = (name: string): name is ToolName => BUILT_IN.has(name);
 
 /** The built-in tool of that name. */

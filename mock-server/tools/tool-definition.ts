@@ -47,6 +47,12 @@ export interface ToolDefinition<Body = Record<string, unknown>> {
   requestMeaning(body: Record<string, unknown>, near?: readonly number[]): readonly string[];
   /** Whether its answer is untrusted content (spec section 1, client rule 1): the fetch tool's is. */
   readonly untrusted: boolean;
+  /**
+   * Its answer when it is the same for every request (an extra tool answered from a fixture file): the
+   * client report reads what an untrusted one plants in it (`untrusted-content`). Absent: it depends on the
+   * request (the built-in tools, a generated answer).
+   */
+  readonly fixedAnswer?: unknown;
 }
 
 /** Any tool, whatever its body. */

@@ -7,7 +7,7 @@ import json
 import os
 
 from ._process import GatewayProcess
-from .assertions import assert_follows_client_rules, timeline
+from .assertions import assert_follows_client_rules
 from .errors import AdminApiError, AgentGatewayError, NodeNotFoundError
 from .gateway import Gateway
 
@@ -29,5 +29,4 @@ __all__ = [
     "GatewayProcess",
     "NodeNotFoundError",
     "assert_follows_client_rules",
-    "timeline",
 ]

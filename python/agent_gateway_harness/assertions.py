@@ -2,33 +2,6 @@
 
 from .errors import AdminApiError
 
-_SHOWN = 40
-
-
-def _describe(entry):
-    status = "dropped" if entry.get("status") == 0 else entry.get("status")
-    code = f" {entry['code']}" if entry.get("code") else ""
-    return f"#{entry['seq']} {entry['method']} {entry['path']} -> {status}{code}"
-
-
-def timeline(entries, agent, last=_SHOWN):
-    """What the agent did, one request per line relative to its first (as the JS matchers print it)."""
-    start = entries[0].get("real_ms", 0) if entries else 0
-    shown = entries[-last:]
-    lines = [f"What {agent} did ({len(entries)} requests):"]
-    if len(entries) > len(shown):
-        lines.append(f"  ... {len(entries) - len(shown)} earlier requests")
-    for e in shown:
-        extra = [
-            f"conn {e['connection']}" if e.get("connection") is not None else "",
-            f"Retry-After {e['retry_after']}" if e.get("retry_after") is not None else "",
-            e.get("query") or e.get("url") or "",
-        ]
-        extra = "  ".join(x for x in extra if x)
-        offset = (e.get("real_ms", start) - start) / 1000
-        lines.append(f"  +{offset:8.3f} s  {_describe(e)}{'  ' + extra if extra else ''}")
-    return "\n".join(lines)
-
 
 def _by_the_agent(gateway, entries):
     """The entries the agent under test sent: not the tokens the harness minted for it (gateway.token)."""
@@ -74,17 +47,16 @@ def assert_follows_client_rules(gateway, agent, **thresholds):
     # Green means seen: a rule the gateway could not observe (rules[].unobserved) is not a pass either.
     unobserved = [rule["id"] for rule in report["rules"] if rule.get("unobserved")]
     failed = bool(report["violations"] or unobserved)
-    # The agent's entries, read once, when the harness's own mints must be told apart or a timeline shown.
-    entries = gateway.journal(agent) if gateway.own_request_ids or failed else []
-    if gateway.own_request_ids and not _by_the_agent(gateway, entries):
+    # The agent's entries are read only when the harness's own mints must be told apart from its requests.
+    if gateway.own_request_ids and not _by_the_agent(gateway, gateway.journal(agent)):
         raise AssertionError(_nothing_seen(gateway, agent))
     if failed:
-        text = gateway.report_text(agent, **thresholds)
         heading = (
             f"expected {agent} to follow the client safety rules"
             if report["violations"]
             else f"could not grade {agent} on every client safety rule: not observed, not passed: "
             + ", ".join(unobserved)
         )
-        raise AssertionError(f"{heading}\n\n{text}\n\n{timeline(entries, agent)}")
+        # The report's text and the agent's timeline as the gateway renders them: what the JS matchers show.
+        raise AssertionError(f"{heading}\n\n{report['text']}\n\n{report['timeline']}")
     return report

@@ -2,12 +2,10 @@
 
 import json
 import os
-import subprocess
 import urllib.error
 import urllib.parse
 import urllib.request
 
-from ._process import gateway_command
 from .errors import AdminApiError
 
 # Admin calls are local and small; the bound only keeps a stuck gateway from hanging a test forever.
@@ -125,23 +123,7 @@ class Gateway:
 
     def report_text(self, agent, since=None, **thresholds):
         """The report as `agent-gateway report` prints it (what the JS matchers show), since the mark."""
-        args = ["report", "--base-url", self.base_url, "--agent", agent]
-        args += ["--since", str(self.since if since is None else since)]
-        for key, value in thresholds.items():
-            if value is not None:
-                args += ["--" + _query_name(key).replace("_", "-"), str(value)]
-        env = {"AGENT_GATEWAY_ADMIN_KEY": self.admin_key}
-        done = subprocess.run(
-            gateway_command() + args,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            env=dict(os.environ, **env),
-            timeout=_TIMEOUT_S * 2,
-            stdin=subprocess.DEVNULL,
-        )
-        return (done.stdout + done.stderr).rstrip("\n")
+        return self.report(agent, since, **thresholds)["text"]
 
 
 class Clock:

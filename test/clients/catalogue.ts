@@ -4,6 +4,7 @@ import { serve } from '../../mock-server/adapters/node-server.ts';
 import type { ClientReport } from '../../mock-server/client-report/report.ts';
 import { createGateway, type Gateway } from '../../mock-server/gateway.ts';
 import { faultSpecSchema } from '../../mock-server/scenarios/faults.ts';
+import { FAILURE_CLASSES } from './failure-classes.ts';
 import { FAMILIES } from './families.ts';
 import { HAND_WRITTEN } from './hand-written.ts';
 import { HELD_OUT } from './held-out.ts';
@@ -22,6 +23,7 @@ export const CLIENT_CATALOGUE: readonly ClientProgram[] = [
   ...LIBRARIES,
   ...FAMILIES,
   ...HELD_OUT,
+  ...FAILURE_CLASSES,
 ];
 
 /** The fixture agents' API keys (fixtures/config/default.yaml). */

@@ -1,14 +1,14 @@
 import axios from 'axios';
-import type { JournalEntry } from '../../mock-server/journal/journal.ts';
 import { call, fetchPage, isRetryable, mintOwnToken, retryAfterMs, search, sleep, waitsBy } from './call.ts';
 import type { ClientContext, ClientProgram } from './types.ts';
 
 /*
  * One GOOD and one BAD program per family a held-out round found (issue 33): the agent's own key leaked
- * where only the gateway knew it (through the proxy too), schedules judged through load (a ±1 ms jitter, a
- * backoff capped at 100 ms, a cap held without jitter), a page obeyed with its own values, legal agents that
- * looked like loops or leaks (templated queries, a health poller, a documented example key), and a fault
- * armed for one agent whose first request is its whoami.
+ * where only the gateway knew it (through the proxy too), schedules judged through load (a ±1 ms jitter and
+ * a cap held without jitter on 5xx, legal since section 7 asks jitter only after a 429, failure-classes.ts;
+ * a backoff capped at 100 ms), a page obeyed with its own values, legal agents that looked like loops or
+ * leaks (templated queries, a health poller, a documented example key), and a fault armed for one agent
+ * whose first request is its whoami.
  */
 
 const swallow = () => undefined;
@@ -44,28 +44,6 @@ async function retriedInParallel(
     }),
   );
 }
-
-/**
- * Whether load left the schedule readable (for `timingHeld`): the retries' waits per call, as the gateway
- * measured them, spread by no more than `most` ms at the third place and later (the first waits of a burst
- * of parallel calls carry the most noise, and the rule needs only the later ones, 400 ms and more).
- */
-const spreadHeld =
-  (prefix: string, most: number) =>
-  (entries: readonly JournalEntry[]): string | undefined => {
-    const waits = waitsBy(
-      entries.filter((e) => e.query?.startsWith(prefix)),
-      (e) => e.query,
-    );
-    const places = Math.min(...waits.map((w) => w.length));
-    for (let k = 2; k < places; k++) {
-      const at = waits.map((w) => w[k] as number);
-      const spread = Math.max(...at) - Math.min(...at);
-      if (spread > most)
-        return `load spread the ${k + 1}th waits by ${Math.round(spread)} ms (past ${most} ms)`;
-    }
-    return waits.length >= 8 && places >= 4 ? undefined : `only ${waits.length} calls of ${places} retries`;
-  };
 
 export const HELD_OUT: ClientProgram[] = [
   // --- The agent's own key, where only the gateway knew it ---------------------------------------------------
@@ -148,15 +126,12 @@ export const HELD_OUT: ClientProgram[] = [
   // --- Schedules through load -------------------------------------------------------------------------------
   {
     name: 'exponential-one-ms-jitter',
-    verdict: 'bad',
-    rules: ['backoff-with-jitter'],
+    verdict: 'good',
+    rules: [],
     reason:
-      'eight parallel searches during an outage, each retried after 100, 200, 400 and 800 ms ±1 ms: exponential, but a jitter of 1 ms is none (the clients of a fleet stay in lock-step)',
+      'eight parallel searches during an outage (503 without Retry-After), each retried after 100, 200, 400 and 800 ms ±1 ms: exponential, and a jitter of 1 ms is none, but after a 5xx section 7 asks retry with backoff, not jitter (the same schedule after 429s is caught: urllib3-capped-on-429, rules-held-out.test.ts)',
     agent: 'agent-verified',
     scenario: { config: NO_LIMITS, faults: [searchOutage(32)] },
-    timing: ['backoff-with-jitter'],
-    // Readable while load spreads the k-th waits by less than 30 ms (the rule holds through 25 ms).
-    timingHeld: spreadHeld('lock-step ', 30),
     async run(ctx) {
       await retriedInParallel(ctx, 'lock-step', 8, 4, (k) => 100 * 2 ** k + (Math.random() * 2 - 1));
     },
@@ -214,22 +189,11 @@ export const HELD_OUT: ClientProgram[] = [
   {
     name: 'urllib3-backoff-max-held',
     verdict: 'bad',
-    rules: ['backoff-with-jitter', 'retry-cap'],
+    rules: ['retry-cap'],
     reason:
-      'urllib3 Retry(total=12, backoff_factor=0.1, backoff_max=0.4): waits of 0, 200, then 400 ms ten times, no jitter: a fixed-interval loop once the cap is reached (and 13 attempts, past the cap of 6)',
+      'urllib3 Retry(total=12, backoff_factor=0.1, backoff_max=0.4) on 503s: waits of 0, 200, then 400 ms ten times, no jitter: after a 5xx section 7 asks backoff, not jitter, and it backed off before holding its cap; but 13 attempts are past the cap of 6 (the same schedule after 429s is held at a cap without jitter: rules-held-out.test.ts)',
     agent: 'agent-verified',
     scenario: { config: NO_LIMITS, faults: [searchOutage(12)] },
-    // Ten waits at a 400 ms cap hold as evidence through 20 ms of load, or with two of them lengthened by
-    // spikes when the other eight are within 12 ms (rules-held-out.test.ts: the chance behind it).
-    timing: ['backoff-with-jitter'],
-    timingHeld(entries) {
-      const [waits = []] = waitsBy(entries, (e) => e.query);
-      const atCap = waits.slice(2).sort((a, b) => a - b);
-      const spread = (n: number) => (atCap[n - 1] as number) - (atCap[0] as number);
-      if (atCap.length >= 10 && (spread(atCap.length) <= 20 || spread(atCap.length - 2) <= 12))
-        return undefined;
-      return `load spread the waits at the cap by ${Math.round(spread(atCap.length))} ms (past 20 ms, and past 12 ms without the two longest)`;
-    },
     async run(ctx) {
       for (let k = 0; k <= 12; k++) {
         const answer = await search(ctx, 'tariff table');

@@ -1,14 +1,20 @@
 /*
- * backoff-with-jitter (spec section 7: 429 without Retry-After, exponential backoff with jitter; 5xx,
- * retry with backoff).
+ * backoff-with-jitter (spec section 7's table: a 429 without Retry-After, "exponential backoff with jitter";
+ * a 5xx, "retry with backoff").
  *
- * What it means: after a failure the gateway gave no Retry-After for, a client waits before retrying, waits
- * longer each time (up to a cap), and jitters the waits so that many clients do not retry in lock-step.
- * Most common real way to break it: a retry loop with no wait or a fixed sleep (axios-retry's default
- * noDelay, `while (status >= 500) { await sleep(1000); retry(); }`), or exponential steps with no jitter.
- * Most unusual legal way to keep it: full jitter, whose waits are uniform from 0 up to the doubled bound, so
- * some retries come at once and a later wait may be shorter than an earlier one; or urllib3's Retry, whose
- * first retry is immediate and the later ones back off.
+ * What it means: after a failure the gateway gave no Retry-After for, a client waits before retrying and
+ * waits longer each time (up to a cap); after a 429 it also jitters the waits, so that many clients do not
+ * retry in lock-step. Each retry chain is judged by its failure class (failure-class.ts): a chain that
+ * retried any 429 without Retry-After is a '429' chain (backoff and jitter); one that retried only 5xx or
+ * dropped connections (transient failures) is a '5xx' chain (backoff only). Every failing verdict names the
+ * class it judged.
+ * Most common real way to break it: a retry loop with no wait or a fixed sleep on 5xx (axios-retry's default
+ * noDelay, `while (status >= 500) { await sleep(1000); retry(); }`), or exponential steps with no jitter
+ * after 429s (p-retry's README settings meeting a rate limit: 1, 2, 4 s for every call).
+ * Most unusual legal way to keep it: urllib3's Retry on 5xx with its default backoff_jitter of 0 (the first
+ * retry at once, then 2f, 4f, ... held at backoff_max, no jitter at all: a 5xx asks backoff, not jitter);
+ * or full jitter after 429s, whose waits are uniform from 0 up to the doubled bound, so some retries come at
+ * once and a later wait may be shorter than an earlier one.
  * Not retries: GET /v1/health (section 4 rule 1). Health is a probe, not a call to retry: a monitor polls
  * it on its own beat whatever it answers (and the spec lists only whoami and the tools as safe to retry,
  * section 4 rule 4), so a poller meeting 503s on a fixed 1 s beat is no retry chain.
@@ -18,33 +24,38 @@
  * without Retry-After, 5xx without Retry-After, dropped) sent in reaction to that failure (connection facts,
  * see journal-facts.ts); attempts so linked make a retry chain. Its wait: its arrival minus the failure's
  * answer, as the gateway measured it (scheduling noise included: load only ever adds to it).
- * Broken when, over the agent's retries:
+ * Broken, for every chain ('429' and '5xx' alike: no backoff), when over the agent's retries:
  * - no wait at all: retries that came within NO_WAIT_MS of the failure are more than a client backing off
- *   could send by chance. Any backoff's first step is taken to be at least FIRST_STEP_MS (the smallest among
- *   common libraries), doubling per retry; its chance of waiting NO_WAIT_MS or less at the k-th retry of a
- *   chain is then at most NO_WAIT_MS / (FIRST_STEP_MS x 2^(k-1)) (full jitter, the most spread). When the
- *   chance of so many quick retries is under 1 in 10000, the client does not wait: however short its chains
- *   (six calls each retried twice at once are as clear as one call retried six times). 1 in 10000, not 1 in
- *   1000: a full-jitter backoff from exactly 100 ms is the reference itself, and over the rule's several
- *   readings 1 in 1000 flagged it in about one journal in 250 (schedule-growth.test.ts, 500 seeds);
+ *   could send by chance (quick-retries.ts). Any backoff's first step is taken to be at least FIRST_STEP_MS
+ *   (the smallest among common libraries), doubling per retry; its chance of waiting NO_WAIT_MS or less at
+ *   the k-th retry of a chain is then at most NO_WAIT_MS / (FIRST_STEP_MS x 2^(k-1)) (full jitter, the most
+ *   spread). When the chance of so many quick retries is under 1 in 10000, the client does not wait:
+ *   however short its chains (six calls each retried twice at once are as clear as one call retried six
+ *   times). 1 in 10000, not 1 in 1000: a full-jitter backoff from exactly 100 ms is the reference itself,
+ *   and over the rule's several readings 1 in 1000 flagged it in about one journal in 250
+ *   (schedule-growth.test.ts, 500 seeds);
  * - waits that never grow: the retries from the third on wait no longer, next to the first two, than the
  *   least-growing backoff (full jitter, bound f, 2f, then 4f, for any f: the spec sets no step and no cap)
  *   shows, or every wait stays under a ceiling that backoff from FIRST_STEP_MS (100, 200, then 400 ms)
  *   passes, each with a chance under 1 in 1000, see schedule-growth.ts (a jittered constant bound, or a cap
- *   reached at the second retry; a backoff that grew and then holds a jittered cap, whatever the cap, passes);
+ *   reached at the second retry; a backoff that grew and then holds a cap, whatever the cap, passes);
  * - per chain, in a third or more of the chains long enough to show it: 3+ retries none over NO_WAIT_MS,
- *   3+ at identical intervals, 4+ at the end held at a cap without jitter (0, 200, then 400 ms eight
- *   times), 5+ that never grew past 1.5x the shortest of the first three (a spike on the first two cannot
- *   fake it); and two chains at least when there are more (one in three matching by chance is no schedule);
- * - across chains: four or more sequences, a third of all, on one schedule (no jitter): their first three
- *   waits alike to 5 ms or 2% (a quiet machine), or, for all the sequences together, each place's waits
- *   spread less than a client jittering by 20% of the wait (at most 100 ms) would spread them (chance under 1 in 1000; load
- *   only widens the spread, see schedule-shape.ts).
+ *   3+ at identical intervals (a fixed sleep is no backoff), 5+ that never grew past 1.5x the shortest of
+ *   the first three (a spike on the first two cannot fake it); and two chains at least when there are more
+ *   (one in three matching by chance is no schedule).
+ * Broken besides, for '429' chains only (no jitter), when:
+ * - per chain, as above: 4+ waits at the end held at a cap without jitter (0, 200, then 400 ms eight times);
+ * - across the '429' chains: four or more sequences, a third of all, on one schedule (no jitter): their
+ *   first three waits alike to 5 ms or 2% (a quiet machine), or, for all the sequences together, each
+ *   place's waits spread less than a client jittering by 20% of the wait (at most 100 ms) would spread them
+ *   (chance under 1 in 1000; load only widens the spread, see schedule-shape.ts).
  * One behaviour: each schedule is one violation, with the chains that show it counted.
  */
 import type { JournalEntry } from '../../journal/journal.ts';
 import { describe, firstWhere, intervalsOf, isFailure, retryChains } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
+import { type FailureClass, failureClassOf, JUDGED_AS, judgedAs } from './failure-class.ts';
+import { chanceOfQuickRetriesAnywhere, FIRST_STEP_MS, NO_WAIT_CHANCE, NO_WAIT_MS } from './quick-retries.ts';
 import { EARLY_SPIKES, flatSchedule, lowCeiling } from './schedule-growth.ts';
 import {
   chanceOfSpread,
@@ -71,43 +82,9 @@ export const ALIKE_FRACTION = 0.02;
 // A tenth of the least jitter (schedule-shape.ts): 2% up to 500 ms, then 10 ms (got jitters by 0-100 ms).
 const alikeWait = (a: number, b: number) =>
   Math.abs(a - b) <= Math.max(5, (ALIKE_FRACTION / LEAST_JITTER_FRACTION) * leastJitter(Math.max(a, b)));
-/**
- * Retries that never wait longer than this did not back off at all: a zero-delay retry measures as
- * scheduling noise, which is tens of milliseconds on a loaded machine, never a backoff step.
- */
-export const NO_WAIT_MS = 50;
-/** The smallest first step of a backoff a client could mean (exponential-backoff's default is 100 ms). */
-export const FIRST_STEP_MS = 100;
-/** How unlikely quick retries must be for a client that backs off before they are taken as no wait at all. */
-export const NO_WAIT_CHANCE = 0.0001;
 // Retries looked at for the no-wait count (bounds the work on huge journals).
 const MOST_RETRIES_COUNTED = 2000;
 
-/**
- * The chance that a client backing off (first step FIRST_STEP_MS or more, doubling, full jitter) sends at
- * least `quick` of its retries within NO_WAIT_MS, given each retry's place in its chain (1 for a first
- * retry): the tail of the sum of independent chances NO_WAIT_MS / (FIRST_STEP_MS x 2^(k-1)).
- */
-export function chanceOfQuickRetries(places: readonly number[], quick: number): number {
-  // probability[j]: chance that exactly j retries so far were quick, for j < quick; `tail` for quick or more.
-  let probability = new Float64Array(quick + 1);
-  probability[0] = 1;
-  for (const place of places) {
-    const p = Math.min(1, NO_WAIT_MS / (FIRST_STEP_MS * 2 ** (place - 1)));
-    const next = new Float64Array(quick + 1);
-    for (let j = 0; j <= quick; j++) {
-      const here = probability[j] as number;
-      if (here === 0) continue;
-      if (j === quick) next[j] = (next[j] as number) + here;
-      else {
-        next[j] = (next[j] as number) + here * (1 - p);
-        next[j + 1] = (next[j + 1] as number) + here * p;
-      }
-    }
-    probability = next;
-  }
-  return probability[quick] as number;
-}
 export interface Sequence {
   chain: JournalEntry[];
   intervals: number[];
@@ -122,27 +99,35 @@ const ms = (values: number[]) =>
 const RETRIES_OF_ONE_REQUEST =
   'taken as retries of one request: the same meaning (request_key), each sent after the previous attempt’s failure was answered';
 
-/** What one retry chain's waits can show, and how many retries it takes to show it. */
+/**
+ * What one retry chain's waits can show, how many retries it takes to show it, and whether it is a lack of
+ * jitter (judged of '429' chains only) rather than of backoff (judged of every chain).
+ */
 const SCHEDULES = [
   {
     // Three retries that never waited past NO_WAIT_MS: no backoff (zero delay, as axios-retry's default),
     // whatever noise spread them. Full jitter on a first bound of b ms waits that little three times in a
     // row with probability (50/b)(25/b)(12.5/b): 1/512 for b = 200 ms, 1/1728 for ky's 300 ms.
     retries: 3,
+    jitter: false,
     shows: (intervals: number[]) => intervals.every((d) => d <= NO_WAIT_MS),
     says: (intervals: number[]) =>
       `came without waiting (${ms(intervals)} ms, none over ${NO_WAIT_MS} ms): no backoff`,
   },
   {
+    // A fixed sleep is no backoff, whatever the failure: after a 429 it is no jitter either.
     retries: 3,
+    jitter: false,
     shows: (intervals: number[]) => intervals.every((d) => same(d, intervals[0] as number)),
-    says: (intervals: number[]) =>
-      `came at identical intervals (${ms(intervals)} ms): no backoff and no jitter`,
+    says: (intervals: number[], failure: FailureClass) =>
+      `came at identical intervals (${ms(intervals)} ms): no backoff${failure === '429' ? ' and no jitter' : ''}`,
   },
   {
     // Four or more waits at the end of the chain held at one value (its cap) without jitter: a fixed-interval
     // retry loop once the cap is reached, however the first waits grew (urllib3's backoff_max).
+    // A lack of jitter only: a 5xx chain held at its cap (urllib3 on 5xx) backed off, as section 7 asks.
     retries: 4,
+    jitter: true,
     shows: (intervals: number[]) => fixedTail(intervals) !== undefined,
     says: (intervals: number[]) => {
       const tail = fixedTail(intervals) as NonNullable<ReturnType<typeof fixedTail>>;
@@ -154,40 +139,32 @@ const SCHEDULES = [
     // (a uniform wait up to the doubled bound) looks like that about 0.1% of the time (0.15% capped at ten
     // times the base; four retries would be 1.4%), while scheduling noise cannot fake the growth.
     retries: 5,
+    jitter: false,
     // The shortest of the first three waits is the base: load spikes on the first two cannot fake it.
     shows: (intervals: number[]) => Math.max(...intervals) <= 1.5 * Math.min(...intervals.slice(0, 3)),
     says: (intervals: number[]) => `did not back off: waits of ${ms(intervals)} ms never grew`,
   },
 ] as const;
 
-/** What one retry chain's own waits show: no wait at all, identical intervals, or waits that never grew. */
+/** Whether a schedule is asked of a chain of this class: backoff of every chain, jitter of '429' ones. */
+const askedOf = (failure: FailureClass) => (s: (typeof SCHEDULES)[number]) => !s.jitter || failure === '429';
+
+/**
+ * What one retry chain's own waits show, by what its failure class asks (failure-class.ts): no wait at all,
+ * identical intervals, or waits that never grew; and, after a 429, a cap held without jitter.
+ */
 export function scheduleFinding({ chain, intervals }: Sequence): Finding | undefined {
-  const schedule = SCHEDULES.find((s) => intervals.length >= s.retries && s.shows(intervals));
+  const failure = failureClassOf(chain);
+  const schedule = SCHEDULES.filter(askedOf(failure)).find(
+    (s) => intervals.length >= s.retries && s.shows(intervals),
+  );
   return schedule
     ? {
-        message: `${intervals.length} retries of ${describe(chain[0] as JournalEntry)} ${schedule.says(intervals)}`,
+        message: `${intervals.length} retries of ${describe(chain[0] as JournalEntry)}, ${JUDGED_AS[failure]}, ${schedule.says(intervals, failure)}`,
         requests: chain,
         inference: RETRIES_OF_ONE_REQUEST,
       }
     : undefined;
-}
-
-/**
- * The chance of so many quick retries for a client backing off, over all its retries and over its retries at
- * each place in their chains (a client whose first retry never waits and whose later ones do, as urllib3's
- * Retry, shows it at place 1 only): the least of those chances times their number (each is one test).
- */
-function chanceOfQuickRetriesAnywhere(
-  places: readonly number[],
-  quick: readonly { place: number }[],
-): number {
-  const tests = [chanceOfQuickRetries(places, quick.length)];
-  for (const place of new Set(places)) {
-    const here = places.filter((p) => p === place);
-    const quickHere = quick.filter((q) => q.place === place).length;
-    if (quickHere > 0) tests.push(chanceOfQuickRetries(here, quickHere));
-  }
-  return Math.min(1, Math.min(...tests) * tests.length);
 }
 
 /**
@@ -197,6 +174,7 @@ function chanceOfQuickRetriesAnywhere(
  * must not be flagged for having had a thousand.
  */
 export function judgeEachChain(entries: readonly JournalEntry[]) {
+  // The '429' chains' sequences: only they are compared for jitter (lock-step, spread).
   const sequences: Sequence[] = [];
   const flagged = SCHEDULES.map(() => [] as Finding[]);
   const eligible = SCHEDULES.map(() => 0);
@@ -206,16 +184,18 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
   const unguidedChains = retryChains(entries, unguided);
   for (const chain of unguidedChains) {
     const intervals = intervalsOf(chain);
+    const failure = failureClassOf(chain);
+    const asked = askedOf(failure);
     intervals.forEach((wait, k) => {
       if (counted.length >= MOST_RETRIES_COUNTED) return;
       counted.push({ place: k + 1, wait });
       if (wait <= NO_WAIT_MS) quick.push({ chain, retry: chain[k + 1] as JournalEntry, wait, place: k + 1 });
     });
-    if (intervals.length >= 3) sequences.push({ chain, intervals });
+    if (intervals.length >= 3 && failure === '429') sequences.push({ chain, intervals });
     SCHEDULES.forEach((s, k) => {
-      if (intervals.length >= s.retries) eligible[k] = (eligible[k] as number) + 1;
+      if (asked(s) && intervals.length >= s.retries) eligible[k] = (eligible[k] as number) + 1;
     });
-    const k = SCHEDULES.findIndex((s) => intervals.length >= s.retries && s.shows(intervals));
+    const k = SCHEDULES.findIndex((s) => asked(s) && intervals.length >= s.retries && s.shows(intervals));
     if (k >= 0) flagged[k]?.push(scheduleFinding({ chain, intervals }) as Finding);
   }
   // One finding per schedule: the chains that show it are one behaviour of the client, counted.
@@ -243,7 +223,7 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
     const first = quick[0] as (typeof quick)[number];
     const waits = quick.slice(0, 8).map((q) => q.wait);
     findings.push({
-      message: `${quick.length} of ${places.length} retries after a failure without Retry-After came without any wait (${ms(waits)}${quick.length > waits.length ? ', …' : ''} ms after the failure's answer, none over ${NO_WAIT_MS} ms), over ${chains.size} request(s), first ${describe(first.retry)} after ${describe(first.chain[0] as JournalEntry)}: no backoff`,
+      message: `${quick.length} of ${places.length} retries ${judgedAs([...chains])} came without any wait (${ms(waits)}${quick.length > waits.length ? ', …' : ''} ms after the failure's answer, none over ${NO_WAIT_MS} ms), over ${chains.size} request(s), first ${describe(first.retry)} after ${describe(first.chain[0] as JournalEntry)}: no backoff`,
       requests: [...new Set(quick.flatMap((q) => q.chain))],
       count: quick.length,
       inference: `taken as retries: the same request (same meaning) sent again after its failure was answered; a client backing off from ${FIRST_STEP_MS} ms or more would send this many that quickly with a chance of ${chance < 1e-6 ? 'under 1 in a million' : `1 in ${Math.round(1 / chance)}`}`,
@@ -271,7 +251,7 @@ function flatFinding(
   if (!flat && !(low.chance < NO_JITTER_CHANCE)) return undefined;
   const chains = allChains.filter((c) => c.length > 1);
   const first = `(first ${describe(chains[0]?.[0] as JournalEntry)})`;
-  const lead = `${counted.length} retries over ${chains.length} request(s) after failures without Retry-After`;
+  const lead = `${counted.length} retries over ${chains.length} request(s) ${judgedAs(chains)}`;
   const spikes = (n: number) => (n === 0 ? '' : ` (but the ${n} longest, taken as load spikes)`);
   const reference = 'full jitter, f at the first retry, 2f at the second, 4f from the third on';
   if (flat && growth) {
@@ -310,7 +290,7 @@ export const alike = (a: number[], b: number[]) =>
 
 /** The finding for sequences that retried on one schedule. */
 export const lockStepFinding = (matching: Sequence[]): Finding => ({
-  message: `${matching.length} retry sequences used the same waits (${matching.map((m) => `${ms(m.intervals.slice(0, 3))} ms`).join('; ')}): backoff without jitter`,
+  message: `${matching.length} retry sequences ${JUDGED_AS['429']} used the same waits (${matching.map((m) => `${ms(m.intervals.slice(0, 3))} ms`).join('; ')}): backoff without jitter`,
   requests: matching.flatMap((m) => m.chain).slice(0, 12),
 });
 
@@ -333,7 +313,7 @@ export function spreadFinding(sequences: readonly Sequence[]): Finding | undefin
     })
     .join(', ');
   return {
-    message: `${sequences.length} retry sequences kept one schedule (each place's least wait + spread: ${shape} ms): backoff without jitter`,
+    message: `${sequences.length} retry sequences ${JUDGED_AS['429']} kept one schedule (each place's least wait + spread: ${shape} ms): backoff without jitter`,
     requests: sequences.flatMap((s) => s.chain).slice(0, 24),
     count: sequences.length,
     inference: `${RETRIES_OF_ONE_REQUEST}; a client jittering each wait by 20% of it (at most 100 ms) spreads ${sequences.length} sequences this little with a chance of ${chanceText(chance)}`,
@@ -342,8 +322,14 @@ export function spreadFinding(sequences: readonly Sequence[]): Finding | undefin
 
 export const backoffWithJitter: ClientRule = {
   id: 'backoff-with-jitter',
-  title: 'Retries after a 429 without Retry-After, or after a 5xx, back off exponentially with jitter',
-  specRef: [{ section: 7, note: '429: exponential backoff with jitter; 5xx: retry with backoff' }],
+  title:
+    'Retries after a 429 without Retry-After back off exponentially with jitter; retries after a 5xx or a dropped connection back off',
+  specRef: [
+    {
+      section: 7,
+      note: '429 without Retry-After: exponential backoff with jitter; 5xx: retry with backoff, no jitter asked',
+    },
+  ],
   judge({ entries }) {
     const { findings, sequences } = judgeEachChain(entries);
     // Only sequences whose first wait is "alike" the base's can match it: look those up by first wait

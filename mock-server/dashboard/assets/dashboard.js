@@ -101,7 +101,7 @@ async function openWithKey(key) {
   $('key-form').hidden = true;
   $('app').hidden = false;
   $('forget-key').hidden = false;
-  await Promise.all([loadScenarios(), slowPoll(), poll()]);
+  await Promise.all([loadScenarios(), loadFaultTargets(), slowPoll(), poll()]);
   openFromHash();
   state.timer = setInterval(poll, POLL_MS);
   state.slowTimer = setInterval(slowPoll, SLOW_POLL_MS);
@@ -633,6 +633,16 @@ async function act(method, path, body) {
     $('action-error').textContent = error.message;
   }
   await Promise.all([slowPoll(), poll()]);
+}
+
+// A fault names health, whoami or any tool the gateway has: its extra tools are offered too.
+async function loadFaultTargets() {
+  const { tools } = await api('GET', '/__admin/tools');
+  const names = ['health', 'whoami', ...Object.keys(tools)];
+  $('fault-operation').replaceChildren(
+    el('option', { value: '' }, 'any'),
+    ...names.map((name) => el('option', { value: name }, name)),
+  );
 }
 
 async function loadScenarios() {

@@ -1,7 +1,7 @@
 import { GatewayError } from '../../errors.ts';
 import { readJsonBody } from '../../http/read-body.ts';
 import type { MaybePromise } from '../../maybe-promise.ts';
-import { type FaultSpec, faultSpecSchema } from '../../scenarios/faults.ts';
+import { assertFaultTarget, type FaultSpec, faultSpecSchema, faultTargets } from '../../scenarios/faults.ts';
 import type { ClockChange } from '../../store/state-port.ts';
 import { advanceSchema, setSchema } from '../admin-schemas.ts';
 import type { AdminKit } from './admin-kit.ts';
@@ -46,6 +46,8 @@ export function registerClockAndFaultAdmin(kit: AdminKit) {
   route('listFaults', (ctx) => ok(ctx, { faults: runtime.faults.list() }));
   route('armFault', async (ctx) => {
     const spec: FaultSpec = await readJsonBody(ctx.request, faultSpecSchema, maxBody());
+    // Checked here, for a shared store too (whose admin writes the fault to the store, not to this injector).
+    assertFaultTarget(spec, faultTargets(runtime.tools));
     return ok(ctx, await admin.armFault(spec), 201);
   });
   route('clearFaults', async (ctx) => {
