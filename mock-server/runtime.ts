@@ -14,7 +14,7 @@ import type { FetchProvider } from './providers/web-fetch.ts';
 import type { SearchProvider } from './providers/web-search.ts';
 import { createFaultInjector, faultTargets } from './scenarios/faults.ts';
 import type { ReplayTracks } from './scenarios/replay-tracks.ts';
-import { createSecretScanner, type ScanCaller, type ScanResult } from './secrets/secrets.ts';
+import { createSecretScanner, type SecretScanner } from './secrets/secrets.ts';
 import { createMemoryState } from './store/memory-state.ts';
 import { createRedisState } from './store/redis-state.ts';
 import type { SharedStore } from './store/shared-store.ts';
@@ -39,8 +39,8 @@ export interface Runtime {
   readonly journal: ReturnType<typeof createJournal>;
   readonly idempotency: ReturnType<typeof createIdempotencyStore>;
   readonly corpus: Corpus;
-  /** Finds (and redacts) secrets in an agent's query or URL. */
-  readonly scanSecrets: (text: string, own: ScanCaller) => ScanResult;
+  /** Finds (and redacts) secrets in an agent's query or URL (`frozen()`: with the secrets known now, later). */
+  readonly scanSecrets: SecretScanner;
   readonly search: SearchProvider;
   readonly fetchPage: FetchProvider;
   /**
@@ -121,6 +121,8 @@ export function createRuntime(
       version: () => registry.version,
       keys: () => registry.list().map((agent) => ({ key: agent.apiKey, owner: agent.id })),
       canaries: parts.corpus.canarySecrets,
+      // Entries not yet read hold the secrets known at their call: settled soon, the old set let go of.
+      onRetired: () => void memory.journal.settleRecorded(),
     }),
     search: parts.search,
     fetchPage: parts.fetchPage,

@@ -1,7 +1,8 @@
+import type { z } from 'zod';
 import type { ResolvedConfig } from '../config/load-config.ts';
 import type { JournalNote } from '../journal/journal.ts';
 import type { MaybePromise } from '../maybe-promise.ts';
-import type { ScanCaller, ScanResult } from '../secrets/secrets.ts';
+import type { FrozenScan, ScanCaller, ScanResult, SplitParts } from '../secrets/secrets.ts';
 
 /**
  * The platform-free core's view of a request: what every adapter (node:http, web fetch, msw) can give
@@ -95,8 +96,15 @@ export interface CallServices {
   /** `epoch`: how many times the clock was moved back (a virtual clock's; absent for a plain clock). */
   readonly clock: { now(): number; readonly epoch?: number };
   readonly log: (line: string) => void;
-  /** Finds (and redacts) secrets in text the caller sent. */
-  readonly scanSecrets: (text: string, own: ScanCaller) => ScanResult;
+  /**
+   * Finds (and redacts) secrets in text the caller sent; `frozen()`, when there, scans later with the
+   * secrets known now (the readings the journal makes when an entry is first read); `outgoing()` moves the
+   * memory of split secrets on to an outgoing text, in the order they are sent (`secrets.ts`).
+   */
+  readonly scanSecrets: ((text: string, own: ScanCaller) => ScanResult) & {
+    frozen?(): FrozenScan;
+    outgoing?(text: string, own: ScanCaller): SplitParts | undefined;
+  };
 }
 
 /** Per-request state the stages share. */
@@ -114,6 +122,42 @@ export interface CallContext {
   readonly started: number;
   /** The body bytes a stage read (tool calls), for the journal to keep (`journal.body_bytes`). */
   requestBody?: Uint8Array;
+  /**
+   * The tool whose body was read and accepted (`bodyTool`), and the real time it was (`sentAt`, for the
+   * request meaning's cache-buster): the journal works out the body's fingerprint, meaning and other secrets from them and
+   * `requestBody` when the entry is first read (`pipeline/entry-readings.ts`); the request path does not.
+   */
+  bodyTool?: BodyTool;
+  sentAt?: number;
+  /** The scan of the secrets known when the body was read, for its readings (`bodyTool`). */
+  bodyScan?: FrozenScan;
+  /**
+   * What the call sends out (the query or URL) as sent, read when the entry is first read: its secrets
+   * (also one split across the agent's previous text: `before`, the memory's state taken in order on the
+   * path) and its credentials by place redacted into the note's `field`, with the secrets known at the call.
+   */
+  outgoing?: OutgoingText;
+}
+
+/** An outgoing text left for the journal's first read of the entry (`CallContext.outgoing`). */
+export interface OutgoingText {
+  readonly field: 'query' | 'url';
+  readonly text: string;
+  readonly own: ScanCaller;
+  readonly before?: SplitParts;
+  readonly scan: FrozenScan;
+}
+
+/** A tool as the journal's readings of its body need it (the pipeline's `ToolSpec`). */
+export interface BodyTool {
+  readonly tool: string;
+  readonly field?: 'query' | 'url';
+  readonly schema: z.ZodType<unknown>;
+  /** What makes two of its calls the same request (`tools/request-meaning.ts`: `MeaningOfCalls`). */
+  readonly meaning: {
+    readonly name: string;
+    requestMeaning(body: Record<string, unknown>, near?: readonly number[]): readonly string[];
+  };
 }
 
 /** A route handler: the stages of one endpoint, ending in an answer (errors are thrown GatewayErrors). */

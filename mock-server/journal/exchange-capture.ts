@@ -170,18 +170,28 @@ export function redactExchange(pieces: ExchangePieces, keep: number, redact: Red
   };
 }
 
-// Entries whose exchange is still to be redacted (a WeakMap: the entry's shape is left alone).
-const pending = new WeakMap<WithExchange, () => JournalExchange>();
-
-/** Leaves the exchange to be redacted when the entry is first read (not copied, listed or serialised). */
-export function deferExchange(entry: WithExchange, build: () => JournalExchange): void {
-  pending.set(entry, build);
+/** What is left to do on an entry until it is first read: its readings, then its exchange's redaction. */
+export interface DeferredWork {
+  readonly readings?: { apply(entry: object): void };
+  readonly exchange?: () => JournalExchange;
 }
 
-/** Redacts a deferred exchange into the entry, once, and lets go of its pieces. */
-export function settleExchange(entry: WithExchange): void {
-  const build = pending.get(entry);
-  if (!build) return;
+// Entries with work left until they are first read (a WeakMap: the entry's shape is left alone).
+const pending = new WeakMap<WithExchange, DeferredWork>();
+
+/**
+ * Leaves work on an entry until it is first read (not copied, listed or serialised): the readings only a
+ * reader needs (`pipeline/entry-readings.ts`), the redaction of its exchange. Done once, by `settleEntry`.
+ */
+export function deferUntilRead(entry: WithExchange, work: DeferredWork): void {
+  pending.set(entry, work);
+}
+
+/** Does an entry's deferred work, once, and lets go of what it held. */
+export function settleEntry(entry: WithExchange): void {
+  const work = pending.get(entry);
+  if (!work) return;
   pending.delete(entry);
-  entry.exchange = build();
+  work.readings?.apply(entry);
+  if (work.exchange) entry.exchange = work.exchange();
 }

@@ -1,7 +1,8 @@
 import { fc, test } from '@fast-check/vitest';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { syntheticEntry } from '../../test/support/synthetic-journal.ts';
 import { createGateway } from '../gateway.ts';
+import { deferUntilRead } from './exchange-capture.ts';
 import { createJournal } from './journal.ts';
 
 /** The i-th synthetic entry, for `agent` (none when not given). */
@@ -86,5 +87,51 @@ describe('journal', () => {
       ['r5', 3],
       ['r6', 1],
     ]);
+  });
+  it('settleRecorded: does the deferred work of every entry recorded before it, once each, not of later ones', async () => {
+    const journal = createJournal(50);
+    const applied: number[] = [];
+    const recordDeferred = (i: number) => {
+      const fields: ReturnType<typeof entry> & Parameters<typeof deferUntilRead>[0] = entry(i);
+      journal.record(fields);
+      deferUntilRead(fields, { readings: { apply: () => applied.push(i) } });
+    };
+    for (let i = 0; i < 60; i++) recordDeferred(i);
+    const pass = journal.settleRecorded();
+    recordDeferred(60);
+    await pass;
+    // The pass starts after the last one was recorded: the eleven the ring overwrote by then are gone with
+    // their work; the last one, recorded after the call, waits for a reader.
+    expect(applied).toEqual(Array.from({ length: 49 }, (_, k) => k + 11));
+    journal.list();
+    await journal.settleRecorded();
+    expect(applied).toEqual(Array.from({ length: 50 }, (_, k) => k + 11));
+  });
+
+  it('reads an entry with the secrets known at its call, and settles the unread ones when they change', async () => {
+    const gateway = createGateway();
+    const settle = vi.spyOn(gateway.runtime.journal, 'settleRecorded');
+    const token = gateway.mintToken('agent-verified');
+    const later = 'ak_registered_later_0123456789';
+    const call = () =>
+      gateway.fetch(
+        new Request('http://gw.test/v1/whoami', { headers: { 'x-agent-identity': token, 'x-note': later } }),
+      );
+    await call();
+    const verified = gateway.registry.get('agent-verified');
+    if (!verified) throw new Error('no agent-verified');
+    gateway.registry.add({ ...verified, id: 'agent-later', name: 'later', apiKey: later });
+    await call();
+    // The second call's scan saw the new key: the first entry, unread, was handed to a background pass.
+    expect(settle).toHaveBeenCalledTimes(1);
+    await settle.mock.results[0]?.value;
+    // The key is gone again before the second entry is read: it is still found there.
+    gateway.registry.reset();
+    await call();
+    const [before, known, gone] = gateway.journal.list();
+    expect(before?.secrets_in).toBeUndefined();
+    expect(known?.secrets).toEqual(['api_key']);
+    expect(known?.secrets_in).toEqual(['header x-note']);
+    expect(gone?.secrets_in).toBeUndefined();
   });
 });

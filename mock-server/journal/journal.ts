@@ -1,5 +1,5 @@
 import { createBoundedMap } from '../bounded-map.ts';
-import { type JournalExchange, settleExchange } from './exchange-capture.ts';
+import { type JournalExchange, settleEntry } from './exchange-capture.ts';
 import type { JournalEntry } from './journal-entry.ts';
 import { nextTurn } from './write-slices.ts';
 
@@ -77,7 +77,7 @@ export const SLICE_BUDGET_MS = 10;
 
 /** An entry as the API shows it: the exchange redacted (once), `time` as ISO text; a copy. */
 const shown = (entry: JournalEntry): JournalEntry => {
-  settleExchange(entry);
+  settleEntry(entry);
   return { ...entry, time: new Date(entry.at).toISOString() };
 };
 
@@ -94,6 +94,9 @@ export function createJournal(initialCapacity: number) {
   // Requests seen per connection id, bounded. Not cleared with the journal: a connection outlives a reset,
   // and its next request is not its first.
   const perConnection = createBoundedMap<number, number>(CONNECTIONS_COUNTED);
+  // Entries up to this seq have had their deferred work done by a pass of `settleRecorded` (or left the ring).
+  let settledTo = 0;
+  let settling: Promise<void> = Promise.resolve();
 
   /** The entries held, oldest first: `at(i)` for i in [start, size), `start` the first after `since`. */
   const window = (since: number) => {
@@ -130,7 +133,40 @@ export function createJournal(initialCapacity: number) {
     return { entries, last, more: i < size && at(i).seq <= until };
   };
 
+  /** One pass of `settleRecorded`: the entries after `settledTo` up to `until`, a slice at a time. */
+  const settlePass = async (until: number) => {
+    let since = settledTo;
+    for (;;) {
+      const { size, start, at } = window(since);
+      const deadline = performance.now() + SLICE_BUDGET_MS;
+      let i = start;
+      for (; i < size && at(i).seq <= until && performance.now() <= deadline; i++) {
+        try {
+          settleEntry(at(i));
+        } catch {
+          // Left for a reader, which then sees the error (nothing in the background throws unseen).
+        }
+        since = at(i).seq;
+      }
+      if (i >= size || at(i).seq > until) break;
+      await nextTurn();
+    }
+    settledTo = Math.max(settledTo, until);
+  };
+
   return {
+    /**
+     * Does the deferred work (readings, exchange redaction) of every entry recorded so far and not yet
+     * read, in slices of SLICE_BUDGET_MS with a turn of the event loop between two, once each: when the
+     * inputs of that work change (the secret scanner's known secrets), the entries still holding the old
+     * ones let go of them soon. Passes run one after another; each starts where the last one ended.
+     */
+    settleRecorded(): Promise<void> {
+      const until = seq;
+      settling = settling.then(() => settlePass(until));
+      return settling;
+    },
+
     /**
      * Records a finished request, taking the object over (it is not copied); `time` is derived from `at`
      * when listed, keeping this cheap.
@@ -209,7 +245,7 @@ export function createJournal(initialCapacity: number) {
         const entry = at(backwards ? size - 1 - k : start + k);
         if (!matches(entry)) continue;
         found += 1;
-        settleExchange(entry);
+        settleEntry(entry);
         if (performance.now() > deadline) {
           await nextTurn();
           deadline = performance.now() + SLICE_BUDGET_MS;
@@ -294,6 +330,7 @@ export function createJournal(initialCapacity: number) {
     },
 
     clear() {
+      settledTo = seq;
       ring = new Array(capacity);
       next = 0;
       dropped = 0;
@@ -302,6 +339,7 @@ export function createJournal(initialCapacity: number) {
     /** Changes the capacity; the journal starts empty. */
     resize(nextCapacity: number) {
       capacity = nextCapacity;
+      settledTo = seq;
       ring = new Array(capacity);
       next = 0;
       dropped = 0;

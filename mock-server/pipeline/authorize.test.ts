@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { identityOf, stageContext, stageWorld, thrown } from '../../test/support/stage-context.ts';
+import type { JournalNote } from '../journal/journal-entry.ts';
 import { createPolicy } from '../policy/policy.ts';
 import { authorize } from './authorize.ts';
+import { entryReadings } from './entry-readings.ts';
 import type { ToolSpec } from './tool-spec.ts';
 
 const search = { tool: 'web.search', path: '/v1/web/search', field: 'query' } as ToolSpec;
@@ -24,9 +26,12 @@ describe('authorize stage (spec sections 3 and 5.4)', () => {
     const refused = await thrown(() => authorize(deps, ctx, identityOf('agent-a', 'early_access'), search));
     expect(refused.code).toBe('access_denied');
     expect(refused.status).toBe(403);
-    // The refused call leaked its own key all the same: the journal learns it, redacted.
-    expect(ctx.note.query).toBe('weather [REDACTED:own_api_key]');
-    expect(ctx.note.secrets).toEqual(['own_api_key']);
+    // The refused call leaked its own key all the same: the journal learns it, redacted, when it is read.
+    expect(ctx.note.query).toBeUndefined();
+    const entry: JournalNote = { ...ctx.note };
+    entryReadings(ctx)?.apply(entry);
+    expect(entry.query).toBe('weather [REDACTED:own_api_key]');
+    expect(entry.secrets).toEqual(['own_api_key']);
   });
 
   it('allows a tool the agent is allowlisted for, and refuses a disabled tool to everyone', async () => {

@@ -1,7 +1,8 @@
 import type { CallContext } from '../http/context.ts';
 import type { Identity } from '../identity/identity-provider.ts';
+import type { JournalNote } from '../journal/journal-entry.ts';
 import { redactCredentialText } from '../secrets/credential-redaction.ts';
-import type { SecretKind } from '../secrets/secrets.ts';
+import type { FrozenScan, ScanResult, SecretKind } from '../secrets/secrets.ts';
 import { type MeaningOfCalls, requestKey } from '../tools/request-meaning.ts';
 import { tokenOf } from './identify.ts';
 
@@ -11,39 +12,48 @@ import { tokenOf } from './identify.ts';
  * also those found only together with the agent's previous query or URL (a secret split across two).
  */
 export function noteOutgoingText(ctx: CallContext, identity: Identity, field: 'query' | 'url', text: string) {
-  const { redacted, kinds, split } = ctx.runtime.scanSecrets(text, {
-    token: tokenOf(ctx),
-    agentId: identity.agentId,
-    outgoing: true,
-  });
-  // Credentials by place too (`?api_key=...`, `https://user:pass@`): the journal is shared as it is.
-  ctx.note[field] = redactCredentialText(redacted);
-  if (kinds.length > 0) noteFound(ctx, field, kinds);
-  if (split) ctx.note.secrets_split = split;
+  const own = { token: tokenOf(ctx), agentId: identity.agentId, outgoing: true };
+  const { scanSecrets } = ctx.runtime;
+  const scan = scanSecrets.frozen?.();
+  if (scan && scanSecrets.outgoing) {
+    // On the path, only the memory of split secrets moves on (texts in the order they are sent); the scan
+    // and the redaction are made when the entry is first read, before anyone sees it (`entry-readings.ts`).
+    const before = scanSecrets.outgoing(text, own);
+    ctx.outgoing = before === undefined ? { field, text, own, scan } : { field, text, own, before, scan };
+    return;
+  }
+  addOutgoingText(ctx.note, field, scanSecrets(text, own));
 }
 
-/** Adds kinds of secrets found at a place to the journal note. */
-function noteFound(ctx: CallContext, place: string, kinds: readonly SecretKind[]) {
-  const known = ctx.note.secrets ?? [];
-  ctx.note.secrets = [...known, ...kinds.filter((kind) => !known.includes(kind))];
-  ctx.note.secrets_in = [...(ctx.note.secrets_in ?? []), place];
+/**
+ * An outgoing text's scan into a note or entry: the text with its secrets and its credentials by place
+ * (`?api_key=...`, `https://user:pass@`) redacted (the journal is shared as it is), what was found, and the
+ * kinds found only together with the agent's previous text.
+ */
+export function addOutgoingText(
+  notes: Pick<JournalNote, 'query' | 'url' | 'secrets' | 'secrets_in' | 'secrets_split'>,
+  field: 'query' | 'url',
+  { redacted, kinds, split }: ScanResult,
+): void {
+  notes[field] = redactCredentialText(redacted);
+  if (kinds.length > 0) addFound(notes, field, kinds);
+  if (split) notes.secrets_split = split;
+}
+
+/** Where secrets are noted: a request's journal note, or its entry (readings made when it is read). */
+type SecretNotes = Pick<JournalNote, 'secrets' | 'secrets_in'>;
+
+/** Adds kinds of secrets found at a place to a note or entry: the kinds once each, the places in order. */
+export function addFound(notes: SecretNotes, place: string, kinds: readonly SecretKind[]) {
+  const known = notes.secrets ?? [];
+  notes.secrets = [...known, ...kinds.filter((kind) => !known.includes(kind))];
+  notes.secrets_in = [...(notes.secrets_in ?? []), place];
 }
 
 // No secret the scan knows is shorter than this (its literals and pieces have 8 characters or more).
-const SHORTEST_SECRET = 8;
+export const SHORTEST_SECRET = 8;
 // Strings of one body scanned at most (a body is at most max_body_bytes; this bounds the work on odd ones).
 const MOST_BODY_STRINGS = 256;
-
-/**
- * Secrets in any other text the call sent (spec section 1, client rule 2: every text an agent sends leaves
- * it): `place` names it in the journal (`header user-agent`, `call URL`). Not remembered for secrets split
- * across requests; nothing is redacted (the journal keeps none of these texts but the path).
- */
-export function noteSecretsIn(ctx: CallContext, place: string | (() => string), text: string): void {
-  if (text.length < SHORTEST_SECRET) return;
-  const { kinds } = ctx.runtime.scanSecrets(text, { token: tokenOf(ctx), agentId: ctx.note.agent });
-  if (kinds.length > 0) noteFound(ctx, typeof place === 'string' ? place : place(), kinds);
-}
 
 /** A name the agent chose (a body key, a header name), as the journal may show it in a place. */
 const PLAIN_NAME = /^[A-Za-z0-9_-]{1,32}$/;
@@ -53,13 +63,13 @@ const PLAIN_NAME = /^[A-Za-z0-9_-]{1,32}$/;
  * no secret, otherwise by its position (`#3`): a place is named, never a text the agent sent repeated
  * (a key holding the token would put it in `secrets_in` and the client report).
  */
-export function placeName(ctx: CallContext, name: string, position: number): string {
-  if (PLAIN_NAME.test(name)) {
-    const { kinds } = ctx.runtime.scanSecrets(name, { token: tokenOf(ctx), agentId: ctx.note.agent });
-    if (kinds.length === 0) return name;
-  }
+export function placeNameWith(scan: FrozenScan, own: ScanOwner, name: string, position: number): string {
+  if (PLAIN_NAME.test(name) && scan(name, own).kinds.length === 0) return name;
   return `#${position + 1}`;
 }
+
+/** Whose secrets a scan looks for: the caller's token and agent. */
+export type ScanOwner = { token?: string; agentId?: string };
 
 /**
  * Secrets in every string of a parsed body but the tool's own field (scanned as the query or URL): nested
@@ -67,19 +77,33 @@ export function placeName(ctx: CallContext, name: string, position: number): str
  * is named by its position, `body.#2`). The path is spelled out only for a string holding a secret.
  */
 export function noteBodySecrets(ctx: CallContext, body: unknown, field: string | undefined): void {
+  const own = { token: tokenOf(ctx), agentId: ctx.note.agent };
+  addBodySecrets(ctx.note, ctx.runtime.scanSecrets, own, body, field);
+}
+
+/** `noteBodySecrets` into a note or entry, with a given scan and caller (a reading made after the request). */
+export function addBodySecrets(
+  notes: SecretNotes,
+  scanSecrets: FrozenScan,
+  own: ScanOwner,
+  body: unknown,
+  field: string | undefined,
+): void {
   let budget = MOST_BODY_STRINGS;
   type Step = { key: string; position: number } | number;
   const pathOf = (steps: readonly Step[], key?: Step) =>
     [...steps, ...(key === undefined ? [] : [key])].reduce<string>(
       (path, step) =>
-        typeof step === 'number' ? `${path}[${step}]` : `${path}.${placeName(ctx, step.key, step.position)}`,
+        typeof step === 'number'
+          ? `${path}[${step}]`
+          : `${path}.${placeNameWith(scanSecrets, own, step.key, step.position)}`,
       'body',
     );
   const scan = (text: string, steps: readonly Step[], isKey: boolean) => {
     budget--;
     if (text.length < SHORTEST_SECRET) return;
-    const { kinds } = ctx.runtime.scanSecrets(text, { token: tokenOf(ctx), agentId: ctx.note.agent });
-    if (kinds.length > 0) noteFound(ctx, isKey ? `${pathOf(steps)} (a key)` : pathOf(steps), kinds);
+    const { kinds } = scanSecrets(text, own);
+    if (kinds.length > 0) addFound(notes, isKey ? `${pathOf(steps)} (a key)` : pathOf(steps), kinds);
   };
   const walk = (value: unknown, steps: Step[], depth: number) => {
     if (budget <= 0 || depth > 16) return;

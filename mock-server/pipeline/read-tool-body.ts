@@ -1,10 +1,8 @@
-import { journalFingerprint } from '../hash.ts';
-import type { CallContext } from '../http/context.ts';
+import type { BodyTool, CallContext } from '../http/context.ts';
 import { parseJsonBodyAsSent, readBody } from '../http/read-body.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import { andThen, type MaybePromise } from '../maybe-promise.ts';
-import { requestKey } from '../tools/request-meaning.ts';
-import { noteBodySecrets, noteOutgoingText, noteRefusedCall } from './outgoing-text.ts';
+import { noteOutgoingText, noteRefusedCall } from './outgoing-text.ts';
 import type { ToolSpec } from './tool-spec.ts';
 
 /** A tool call's body: as sent (for fingerprints) and as validated. */
@@ -38,20 +36,19 @@ function toolBody<T>(
 ): ToolBody<T> | Promise<never> {
   ctx.requestBody = bytes;
   let value: T;
-  let raw: unknown;
   try {
-    ({ value, raw } = parseJsonBodyAsSent(bytes, spec.schema));
+    ({ value } = parseJsonBodyAsSent(bytes, spec.schema));
   } catch (error) {
     return noteRefusedCall(ctx, identity, spec, bytes).then(() => {
       throw error;
     });
   }
-  ctx.note.request_fingerprint = journalFingerprint(spec.tool, bytes);
-  // A timestamp cache-buster is the time the request was sent: the gateway's clock or the real one.
-  ctx.note.request_key = requestKey(spec.meaning, value as Record<string, unknown>, [ctx.at, Date.now()]);
+  // The query or URL: the memory of split secrets moves on now (texts in order); read with the entry.
   if (spec.field !== undefined)
     noteOutgoingText(ctx, identity, spec.field, (value as Record<string, string>)[spec.field] as string);
-  // The schema keeps the fields it knows: every string of the body as sent is scanned.
-  noteBodySecrets(ctx, raw, spec.field);
+  // The body's fingerprint, meaning and other secrets: worked out when the entry is read (entry-readings.ts).
+  ctx.bodyTool = spec as BodyTool;
+  ctx.sentAt = Date.now();
+  ctx.bodyScan = ctx.runtime.scanSecrets.frozen?.();
   return { bytes, value };
 }

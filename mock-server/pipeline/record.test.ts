@@ -1,18 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { stageContext, stageWorld } from '../../test/support/stage-context.ts';
+import type { BodyTool } from '../http/context.ts';
 import type { JournalExchange } from '../journal/exchange-capture.ts';
 import type { JournalEntry } from '../journal/journal.ts';
-import type { JournalPort } from '../store/state-port.ts';
-import { recordCall } from './record.ts';
+import { createSecretScanner } from '../secrets/secrets.ts';
+import type { EntryReadings, JournalPort } from '../store/state-port.ts';
+import { webSearch } from '../tools/web-search.ts';
+import { DEFERRED_BODY_BYTES, recordCall } from './record.ts';
+import { toolSpecOf } from './tool-spec.ts';
 
 const TOKEN = 'eyJhZ2VudCI6ImEifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbi0wMTIzNDU2Nzg5';
 
 /** A journal port that keeps what the stage hands it. */
 function keepingJournal() {
-  const recorded: { entry: Omit<JournalEntry, 'seq' | 'time'>; exchange?: () => JournalExchange }[] = [];
+  const recorded: {
+    entry: Omit<JournalEntry, 'seq' | 'time'>;
+    exchange?: () => JournalExchange;
+    readings?: EntryReadings;
+  }[] = [];
   const journal: Pick<JournalPort, 'record'> = {
-    record: (entry, exchange) => {
-      recorded.push({ entry, exchange });
+    record: (entry, exchange, readings) => {
+      recorded.push({ entry, exchange, readings });
     },
   };
   return { recorded, state: { journal } };
@@ -57,6 +65,35 @@ describe('record stage', () => {
     expect(entry?.secrets_in).toEqual(['call URL', 'header x-note']);
   });
 
+  it('reads the call URL and headers for secrets only when the entry is read, with the secrets known at the call', () => {
+    const world = stageWorld({ journal: { body_bytes: 0 } });
+    const { recorded, state } = keepingJournal();
+    const ctx = stageContext(world, {
+      path: '/v1/web/search',
+      headers: {
+        'x-agent-identity': TOKEN,
+        'x-note': 'ak_known_api_key_0123456789',
+        'x-plain': 'nothing here',
+      },
+    });
+    recordCall({ config: world.config, state }, ctx, 200, 0, 0);
+    const [{ entry, readings } = { entry: undefined }] = recorded;
+    // Nothing read yet: the entry has no readings, the port holds the work.
+    expect(entry?.secrets_in).toBeUndefined();
+    expect(readings).toBeDefined();
+    if (!entry) throw new Error('not recorded');
+    readings?.apply(entry);
+    expect(entry.secrets).toEqual(['api_key']);
+    expect(entry.secrets_in).toEqual(['header x-note']);
+  });
+
+  it('hands the journal no readings when nothing sent could hold a secret', () => {
+    const world = stageWorld({ journal: { body_bytes: 0 } });
+    const { recorded, state } = keepingJournal();
+    recordCall({ config: world.config, state }, stageContext(world, { path: '/v1' }), 404, 0, 0);
+    expect(recorded[0]?.readings).toBeUndefined();
+  });
+
   it('hands the journal a builder of the redacted exchange, which keeps body_bytes of each body', () => {
     const world = stageWorld({ journal: { body_bytes: 16 } });
     const { recorded, state } = keepingJournal();
@@ -79,5 +116,39 @@ describe('record stage', () => {
     recordCall({ config: world.config, state }, stageContext(world), 200, 0, 0, answer);
     expect(recorded).toHaveLength(1);
     expect(recorded[0]?.exchange).toBeUndefined();
+  });
+  it('redacts the exchange, when read, with the secrets known at the call (a key deleted since is still hidden)', () => {
+    const world = stageWorld({ journal: { body_bytes: 64 } });
+    let keys = [{ key: 'ak_deleted_later_0123456789', owner: 'agent-b' }];
+    let version = 1;
+    const services = {
+      ...world.services,
+      scanSecrets: createSecretScanner({ version: () => version, keys: () => keys, canaries: [] }),
+    };
+    const { recorded, state } = keepingJournal();
+    const ctx = { ...stageContext(world), runtime: services };
+    ctx.requestBody = new TextEncoder().encode('{"note":"ak_deleted_later_0123456789"}');
+    const answer = { status: 200, headers: {}, body: '{}' };
+    recordCall({ config: world.config, state }, ctx, 200, 0, 0, answer);
+    keys = [];
+    version = 2;
+    const exchange = recorded[0]?.exchange?.();
+    expect(exchange?.request_body).toBe('{"note":"[REDACTED:api_key]"}');
+  });
+  it('reads a body over DEFERRED_BODY_BYTES at once: no entry waits for its reader holding a large body', () => {
+    const world = stageWorld({ journal: { body_bytes: 0 } });
+    const { recorded, state } = keepingJournal();
+    const ctx = stageContext(world, { path: '/v1/web/search' });
+    ctx.bodyTool = toolSpecOf(webSearch, {} as Parameters<typeof toolSpecOf>[1]) as BodyTool;
+    ctx.requestBody = new TextEncoder().encode(
+      JSON.stringify({
+        query: 'weather',
+        note: `ak_known_api_key_0123456789 ${'x'.repeat(DEFERRED_BODY_BYTES)}`,
+      }),
+    );
+    recordCall({ config: world.config, state }, ctx, 200, 0, 0);
+    expect(recorded[0]?.readings).toBeUndefined();
+    expect(recorded[0]?.entry.secrets_in).toEqual(['body.note']);
+    expect(recorded[0]?.entry.request_fingerprint).toBeDefined();
   });
 });

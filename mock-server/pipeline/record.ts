@@ -1,9 +1,7 @@
-import { IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
 import type { ResolvedConfig } from '../config/load-config.ts';
 import type { Answer, CallContext } from '../http/context.ts';
 import {
   bodyStart,
-  CREDENTIAL_HEADERS,
   capturedBytes,
   type ExchangePieces,
   type JournalExchange,
@@ -12,43 +10,8 @@ import {
 import type { JournalEntry } from '../journal/journal.ts';
 import { redactCredentialText } from '../secrets/credential-redaction.ts';
 import type { StatePort } from '../store/state-port.ts';
+import { entryReadings } from './entry-readings.ts';
 import { tokenOf } from './identify.ts';
-import { noteSecretsIn, placeName } from './outgoing-text.ts';
-
-// Values of fixed-format headers that are protocol tokens only, and so hold no secret: skipped by the scan
-// (the hot path). Any other value of these headers is scanned, as is every other header (user-agent too).
-const MEDIA_TYPES = String.raw`(?:\*/\*|(?:application|text)/(?:json|plain|html|\*|x-www-form-urlencoded|event-stream|problem\+json))`;
-const Q = String.raw`(?:\s*;\s*q=[01](?:\.\d{1,3})?)?`;
-const PROTOCOL_VALUES = new Map<string, RegExp>(
-  Object.entries({
-    accept: new RegExp(`^${MEDIA_TYPES}${Q}(?:\\s*,\\s*${MEDIA_TYPES}${Q})*$`, 'i'),
-    'content-type': new RegExp(`^${MEDIA_TYPES}(?:\\s*;\\s*charset=(?:utf-8|"utf-8"))?$`, 'i'),
-    'accept-encoding':
-      /^(?:(?:gzip|deflate|br|zstd|identity|\*)(?:\s*;\s*q=[01](?:\.\d{1,3})?)?(?:\s*,\s*|$))+$/i,
-    connection: /^(?:keep-alive|close|upgrade)$/i,
-    'content-length': /^\d{1,12}$/,
-  }),
-);
-const isProtocolToken = (name: string, value: string) => PROTOCOL_VALUES.get(name)?.test(value) === true;
-
-/**
- * Secrets in what every call sends besides its body: its own path and query string, and its header values
- * but the identity header's (which carries the token by design) and the credential headers' (`Authorization`,
- * `X-Api-Key`, ...): a credential presented to the gateway is its credential channel, not a secret "placed in
- * a search query or URL" (spec section 1, rule 2), and SDK clients always send their key there (the Anthropic
- * SDK's `x-api-key`, the OpenAI SDK's `Authorization: Bearer`). A secret in any other header is still found.
- * A header is named by its name when that is a short plain name holding no secret, otherwise by its position.
- */
-function noteCallSecrets(ctx: CallContext) {
-  const { request } = ctx;
-  noteSecretsIn(ctx, 'call URL', request.query ? `${request.path}?${request.query}` : request.path);
-  let position = 0;
-  for (const [name, value] of request.headers?.() ?? []) {
-    if (name !== IDENTITY_HEADER_KEY && !CREDENTIAL_HEADERS.has(name) && !isProtocolToken(name, value))
-      noteSecretsIn(ctx, () => `header ${placeName(ctx, name, position)}`, value);
-    position++;
-  }
-}
 
 /** What the record stage uses: how much of each exchange to keep, and the state port's journal. */
 export interface RecordDeps {
@@ -73,7 +36,7 @@ export function recordCall(
   const { request, note } = ctx;
   const operation = note.operation ?? 'other';
   const connection = request.connection;
-  noteCallSecrets(ctx);
+  const readings = entryReadings(ctx);
   // seq and time first, as the journal lists them; the journal sets them.
   const entry: JournalEntry = {
     seq: 0,
@@ -102,8 +65,22 @@ export function recordCall(
   Object.assign(entry, note);
   entry.operation = operation;
   const keep = deps.config.journal.body_bytes;
-  deps.state.journal.record(entry, exchange && keep > 0 ? exchangeOf(ctx, exchange, keep) : undefined);
+  // A large body is read at once (rare, bounded by max_body_bytes): an entry waiting for its first reader
+  // holds at most DEFERRED_BODY_BYTES of what was sent.
+  const atOnce = readings !== undefined && sentBytes(ctx) > DEFERRED_BODY_BYTES;
+  if (atOnce) readings.apply(entry);
+  deps.state.journal.record(
+    entry,
+    exchange && keep > 0 ? exchangeOf(ctx, exchange, keep) : undefined,
+    atOnce ? undefined : readings,
+  );
 }
+
+/** The most bytes of a request's body (or characters of its query or URL) its readings wait for a reader with. */
+export const DEFERRED_BODY_BYTES = 16 * 1024;
+
+const sentBytes = (ctx: CallContext) =>
+  Math.max(ctx.bodyTool ? (ctx.requestBody?.length ?? 0) : 0, ctx.outgoing?.text.length ?? 0);
 
 /**
  * The exchange's headers and the start of its bodies (`journal.body_bytes`): the pieces are taken now (a
@@ -137,9 +114,10 @@ function exchangeOf(
       responseBodyBytes: exchange.body.length > taken ? Buffer.byteLength(exchange.body) : undefined,
     };
   }
-  const token = tokenOf(ctx);
-  const agentId = ctx.note.agent;
-  return () => redactExchange(pieces, keep, (text) => runtime.scanSecrets(text, { token, agentId }).redacted);
+  const own = { token: tokenOf(ctx), agentId: ctx.note.agent };
+  // The secrets known at the call: a key deleted or registered before the entry is read changes nothing.
+  const scan = runtime.scanSecrets.frozen?.() ?? runtime.scanSecrets;
+  return () => redactExchange(pieces, keep, (text) => scan(text, own).redacted);
 }
 
 /** Text the caller chose, with any token or API key in it redacted, and credentials by place (`;jsessionid=`). */

@@ -100,8 +100,12 @@ export function ownTokenForms(token: string | undefined): string[] {
   return forms;
 }
 
-// The callers' own partial secrets, per set of known secrets (a new set starts afresh) and caller.
-const partialsOf = new WeakMap<KnownSecrets, BoundedMap<string, PartialSecret[]>>();
+// The callers' own partial secrets, per set of known secrets (a new set starts afresh) and agent: those of
+// the token it sent last (an agent sends one token a while; looked up by its id, no key built per request).
+const partialsOf = new WeakMap<
+  KnownSecrets,
+  BoundedMap<string | undefined, { token: string | undefined; secrets: PartialSecret[] }>
+>();
 
 /**
  * The secrets whose pieces are secrets too: the signature of the caller's own token (the part that cannot be
@@ -113,9 +117,8 @@ export function partialSecrets(known: KnownSecrets, own: ScanCaller): PartialSec
     remembered = createBoundedMap(CALLERS_REMEMBERED);
     partialsOf.set(known, remembered);
   }
-  const caller = `${own.agentId ?? ''}\u0000${own.token ?? ''}`;
-  const cached = remembered.get(caller);
-  if (cached) return cached;
+  const cached = remembered.get(own.agentId);
+  if (cached !== undefined && cached.token === own.token) return cached.secrets;
   const secrets: PartialSecret[] = [];
   const forms = ownTokenForms(own.token);
   const secretPart = forms.length === 3 ? forms[2] : forms[0];
@@ -123,6 +126,6 @@ export function partialSecrets(known: KnownSecrets, own: ScanCaller): PartialSec
   const key = own.agentId === undefined ? undefined : known.keyOf.get(own.agentId);
   if (key !== undefined && key.length >= 2 * MIN_PART) secrets.push(partialSecret(lower(key), 'own_api_key'));
   secrets.push(...known.canaries);
-  remembered.set(caller, secrets);
+  remembered.set(own.agentId, { token: own.token, secrets });
   return secrets;
 }

@@ -189,6 +189,20 @@ describe('API keys', () => {
     expect(verified.kinds).not.toContain('own_identity_token');
   });
 
+  it('frozen(): scans later with the keys known when it was taken, not those registered since', () => {
+    const keys = [{ key: 'ak_first_0123456789', owner: 'agent-first' }];
+    let version = 1;
+    const scanner = createSecretScanner({ version: () => version, keys: () => keys, canaries: [] });
+    const atCall = scanner.frozen();
+    keys.push({ key: 'ak_later_0123456789', owner: 'agent-later' });
+    version = 2;
+    const text = 'k=ak_first_0123456789&l=ak_later_0123456789';
+    expect(atCall(text, {}).kinds).toEqual(['api_key']);
+    expect(atCall(text, {}).redacted).toBe('k=[REDACTED:api_key]&l=ak_later_0123456789');
+    expect(scanner(text, {}).redacted).toBe('k=[REDACTED:api_key]&l=[REDACTED:api_key]');
+    expect(scanner.frozen()(text, {}).redacted).toBe('k=[REDACTED:api_key]&l=[REDACTED:api_key]');
+  });
+
   it('redacts overlapping occurrences of a key as one', () => {
     const scanKey = createSecretScanner({
       version: () => 1,
@@ -520,6 +534,58 @@ describe('pieces of the caller’s own secrets, and secrets split across two req
     fresh(`b ${second}`, { agentId: 'agent-other', outgoing: true });
     expect(send(`b ${second}`).split).toEqual(['own_api_key']);
   });
+
+  // Texts two agents send out: halves and pieces of their keys and of a canary, encoded or not, and others.
+  const SPLIT_KEY = 'ak_split_other_0f1e2d3c4b5a';
+  const sentText = fc
+    .tuple(
+      fc.constantFrom(OWN_KEY, SPLIT_KEY, CANARY, 'weather in paris'),
+      fc.nat({ max: 30 }),
+      fc.nat({ max: 30 }),
+      fc.boolean(),
+    )
+    .map(([secret, from, length, encoded]) => {
+      const part = secret.slice(from, from + length);
+      return `q ${encoded ? encodeAll(part) : part}`;
+    });
+  test.prop([
+    fc.array(fc.tuple(fc.constantFrom('agent-early', 'agent-split'), sentText), { maxLength: 12 }),
+    fc.boolean(),
+  ])(
+    'outgoing() on the path and frozen() later, in any order of reading, find what the scan at once finds',
+    (sends, backwards) => {
+      const source = {
+        version: () => 1,
+        keys: () => [
+          { key: OWN_KEY, owner: 'agent-early' },
+          { key: SPLIT_KEY, owner: 'agent-split' },
+        ],
+        canaries: [CANARY],
+      };
+      const atOnce = createSecretScanner(source);
+      const deferred = createSecretScanner(source);
+      const ownOf = (agentId: string) => ({
+        token: agentId === 'agent-early' ? OWN_TOKEN : undefined,
+        agentId,
+        outgoing: true,
+      });
+      const expected = sends.map(([agent, text]) => atOnce(text, ownOf(agent)));
+      // The path: the memory moves on in order; the scans are made later, here last first or first first.
+      const left = sends.map(([agent, text]) => ({
+        text,
+        own: ownOf(agent),
+        before: deferred.outgoing(text, ownOf(agent)),
+        scan: deferred.frozen(),
+      }));
+      const order = left.map((_, k) => (backwards ? left.length - 1 - k : k));
+      const read = new Array<unknown>(left.length);
+      for (const k of order) {
+        const { text, own, before, scan: later } = left[k] as (typeof left)[number];
+        read[k] = later(text, own, before);
+      }
+      expect(read).toEqual(expected);
+    },
+  );
 });
 
 describe('a secret is the same secret in any case, base32 or rot13', () => {

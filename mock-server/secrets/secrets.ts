@@ -131,19 +131,86 @@ export function createSecretScanner(source: {
   version(): number;
   keys(): Iterable<{ key: string; owner: string }>;
   canaries: readonly string[];
-}) {
+  /**
+   * Called when the known secrets changed after a `frozen()` scan of the previous ones was handed out:
+   * the journal then settles, in the background, the entries still holding it, so that an old set is let
+   * go of soon (what they find does not change: each reading uses the set of its own call).
+   */
+  onRetired?(): void;
+}): SecretScanner {
   let builtFor = -1;
   let known: KnownSecrets = { literals: [], spaced: false, keyOf: new Map(), canaries: [] };
-  // What each agent's last outgoing text held of its secrets: small, and only for so many agents.
-  const memory: SplitMemory = createBoundedMap(SPLIT_MEMORY_AGENTS);
-  return (text: string, own: ScanCaller): ScanResult => {
+  let frozen: FrozenScan | undefined;
+  const current = () => {
     if (builtFor !== source.version()) {
       known = knownSecrets(source.keys(), source.canaries);
       builtFor = source.version();
+      if (frozen !== undefined) source.onRetired?.();
+      frozen = undefined;
     }
-    return scanWith(text, known, own, memory);
+    return known;
   };
+  // What each agent's last outgoing text held of its secrets: small, and only for so many agents.
+  const memory: SplitMemory = createBoundedMap(SPLIT_MEMORY_AGENTS);
+  const scan = (text: string, own: ScanCaller): ScanResult => scanWith(text, current(), own, memory);
+  return Object.assign(scan, {
+    frozen(): FrozenScan {
+      const now = current();
+      frozen ??= (text: string, own: ScanCaller, before?: SplitParts) =>
+        before === undefined ? scanWith(text, now, own) : scanWith(text, now, own, recalled(own, before));
+      return frozen;
+    },
+    outgoing(text: string, own: ScanCaller): SplitParts | undefined {
+      return rememberSplit(text, current(), own, memory);
+    },
+  });
 }
+
+/** What an agent's previous outgoing text held of its secrets (see `SplitMemory`), for a later scan. */
+export type SplitParts = ReturnType<SplitMemory['get']> & {};
+
+/**
+ * The scanner's memory step alone for an outgoing text, in the order the texts were sent: the agent's
+ * memory moves on to this text (as a whole scan moves it), and what it held before is given back, for the
+ * scan of this text made later (`frozen()(text, own, before)`) to find a secret split across the two.
+ */
+function rememberSplit(
+  text: string,
+  known: KnownSecrets,
+  own: ScanCaller,
+  memory: SplitMemory,
+): SplitParts | undefined {
+  const { agentId } = own;
+  if (agentId === undefined) return undefined;
+  const before = memory.get(agentId);
+  const lowered = readings(text, known.spaced).map((view) => sameLength(view, lower));
+  findSplit([], lowered, agentId, partialSecrets(known, own), memory);
+  return before;
+}
+
+/** A memory of one agent's previous outgoing text, for one later scan (the scanner's own has moved on). */
+function recalled(own: ScanCaller, before: SplitParts): SplitMemory {
+  const memory: SplitMemory = createBoundedMap(1);
+  if (own.agentId !== undefined) memory.set(own.agentId, before);
+  return memory;
+}
+
+/**
+ * A scan of the secrets known at one moment. With `before` (what `outgoing` gave back for the agent's
+ * previous text) and `outgoing: true`, a secret split across that text and this one is found too.
+ */
+export type FrozenScan = (text: string, own: ScanCaller, before?: SplitParts) => ScanResult;
+
+/**
+ * The gateway's scanner; `frozen()` is the same scan over the secrets known now, for a reading of a text
+ * made later (the journal reads a request's texts when the entry is first read): what it finds does not
+ * depend on agents registered since. `outgoing` is the split memory's step for an outgoing text, made on
+ * the request path in the order texts are sent; its scan is made later with what it gave back.
+ */
+export type SecretScanner = ((text: string, own: ScanCaller) => ScanResult) & {
+  frozen(): FrozenScan;
+  outgoing(text: string, own: ScanCaller): SplitParts | undefined;
+};
 
 // Agents whose last outgoing text is remembered (in part) for secrets split across two requests.
 const SPLIT_MEMORY_AGENTS = 4096;

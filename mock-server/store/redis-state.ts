@@ -55,7 +55,8 @@ export function createRedisState(
     idempotency: store.idempotency,
     journal: {
       // Serialised into the store, which must never hold anything unredacted: redacted at once.
-      record(entry, exchange) {
+      record(entry, exchange, readings) {
+        readings?.apply(entry);
         if (exchange) (entry as { exchange?: unknown }).exchange = exchange();
         store.journal.record(entry);
       },

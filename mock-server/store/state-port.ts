@@ -6,7 +6,13 @@ import type { IdempotencyOutcome, StoredResponse } from '../idempotency.ts';
 import type { Agent, AgentPatch } from '../identity/agent-registry.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { JournalExchange } from '../journal/exchange-capture.ts';
-import type { JournalEntry, JournalExport, JournalFilter, JournalPageOf } from '../journal/journal.ts';
+import type {
+  JournalEntry,
+  JournalExport,
+  JournalFilter,
+  JournalNote,
+  JournalPageOf,
+} from '../journal/journal.ts';
 import type { AdmitResult } from '../limits/rate-limiter.ts';
 import type { MaybePromise } from '../maybe-promise.ts';
 import type { Fault, FaultSpec, FaultTarget } from '../scenarios/faults.ts';
@@ -82,12 +88,22 @@ export interface JournalSlice {
   dropped: number;
 }
 
+/** What adds a reader's facts to an entry (see `JournalPort.record`; `pipeline/entry-readings.ts`). */
+export interface EntryReadings {
+  apply(entry: JournalNote): void;
+}
+
 export interface JournalPort {
   /**
-   * Records a finished request. `exchange` builds its redacted exchange (headers and body starts): in
-   * memory when the entry is first read, on a shared store at once (nothing unredacted goes into it).
+   * Records a finished request. `exchange` builds its redacted exchange (headers and body starts), and
+   * `readings` adds to the entry what only a reader needs (the secrets found in its headers and call URL):
+   * in memory when the entry is first read, on a shared store at once (nothing unredacted goes into it).
    */
-  record(entry: Omit<JournalEntry, 'seq' | 'time'>, exchange?: () => JournalExchange): void;
+  record(
+    entry: Omit<JournalEntry, 'seq' | 'time'>,
+    exchange?: () => JournalExchange,
+    readings?: EntryReadings,
+  ): void;
   /**
    * A page of the journal (GET /__admin/journal): every instance's on a shared store; its entries are
    * redacted a few milliseconds at a time, so a page of large entries is not one long block.
