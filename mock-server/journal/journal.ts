@@ -1,10 +1,22 @@
 import { createBoundedMap } from '../bounded-map.ts';
-import { type JournalExchange, settleEntry } from './exchange-capture.ts';
+import type { JournalExchange } from './exchange-capture.ts';
 import type { JournalEntry } from './journal-entry.ts';
+import {
+  createRing,
+  MAX_JOURNAL_SCAN,
+  newestOf,
+  SLICE_BUDGET_MS,
+  settlePageEntries,
+  settleRecordedUpTo,
+  shown,
+  sinceForNewest,
+  sliceOf,
+} from './journal-ring.ts';
 import { nextTurn } from './write-slices.ts';
 
 export type { JournalEntry, JournalNote, TargetErrorCode } from './journal-entry.ts';
 export type { JournalExchange };
+export { MAX_JOURNAL_SCAN, SLICE_BUDGET_MS };
 
 /**
  * The most entries one page of the journal API holds (GET /__admin/journal): a page is serialised in one go,
@@ -62,95 +74,29 @@ export async function journalPageJson(page: JournalPageOf, sliceEntries = 100): 
 // Connections whose requests are counted (`connection_seq`); the oldest are forgotten beyond it.
 export const CONNECTIONS_COUNTED = 16_384;
 
-/**
- * The most entries one page (or one slice of an export or report read) looks at when it filters by agent:
- * a page of an agent with few requests in a full journal of a million ends there (`more`, `next_since`)
- * rather than hold the event loop for a pass over the whole ring.
- */
-export const MAX_JOURNAL_SCAN = 20_000;
-
 /** Entries per slice of an NDJSON export: each slice is made, written and yielded on by itself. */
 export const EXPORT_SLICE_ENTRIES = 250;
-
-/** The most time one slice of an export or report read takes before it ends early (see `slice`). */
-export const SLICE_BUDGET_MS = 10;
-
-/** An entry as the API shows it: the exchange redacted (once), `time` as ISO text; a copy. */
-const shown = (entry: JournalEntry): JournalEntry => {
-  settleEntry(entry);
-  return { ...entry, time: new Date(entry.at).toISOString() };
-};
 
 /**
  * The request journal: a ring of the most recent `capacity` entries, so memory stays bounded however long
  * the gateway runs.
  */
 export function createJournal(initialCapacity: number) {
-  let capacity = initialCapacity;
-  let ring: (JournalEntry | undefined)[] = new Array(capacity);
-  let next = 0;
+  const ring = createRing(initialCapacity);
   let seq = 0;
-  let dropped = 0;
   // Requests seen per connection id, bounded. Not cleared with the journal: a connection outlives a reset,
   // and its next request is not its first.
   const perConnection = createBoundedMap<number, number>(CONNECTIONS_COUNTED);
   // Entries up to this seq have had their deferred work done by a pass of `settleRecorded` (or left the ring).
   let settledTo = 0;
   let settling: Promise<void> = Promise.resolve();
+  const window = (since: number) => ring.window(since, seq);
+  const slice = (since: number, until: number, agent: string | undefined, max: number, budgetMs?: number) =>
+    sliceOf(window(since), since, until, agent, max, budgetMs);
 
-  /** The entries held, oldest first: `at(i)` for i in [start, size), `start` the first after `since`. */
-  const window = (since: number) => {
-    const size = ring[next] ? capacity : next;
-    const oldest = size === capacity ? next : 0;
-    const firstSeq = size > 0 ? (ring[oldest] as JournalEntry).seq : seq + 1;
-    const at = (i: number) => ring[(oldest + i) % capacity] as JournalEntry;
-    return { size, start: Math.max(0, Math.min(size, since + 1 - firstSeq)), at };
-  };
-  /**
-   * At most `max` matching entries after `since` and up to `until`, looking at no more than
-   * MAX_JOURNAL_SCAN entries: `last` is the seq of the last entry looked at, `more` whether entries up to
-   * `until` remain after it. With `budgetMs` (exports and report reads, whose slices may be any size), it
-   * also ends once that much time has passed: an entry's first read redacts its exchange (a secret scan of
-   * its headers and bodies, most of a millisecond), so 250 unread entries could hold the loop far longer.
-   */
-  const slice = (since: number, until: number, agent: string | undefined, max: number, budgetMs?: number) => {
-    const { size, start, at } = window(since);
-    const end = Math.min(size, start + MAX_JOURNAL_SCAN);
-    const deadline = budgetMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + budgetMs;
-    const entries: JournalEntry[] = [];
-    let i = start;
-    for (; i < end && entries.length < max; i++) {
-      const entry = at(i);
-      if (entry.seq > until) break;
-      if (agent !== undefined && entry.agent !== agent) continue;
-      entries.push(shown(entry));
-      if (budgetMs !== undefined && performance.now() > deadline) {
-        i += 1;
-        break;
-      }
-    }
-    const last = i > start ? at(i - 1).seq : since;
-    return { entries, last, more: i < size && at(i).seq <= until };
-  };
-
-  /** One pass of `settleRecorded`: the entries after `settledTo` up to `until`, a slice at a time. */
+  /** One pass of `settleRecorded`: the entries after `settledTo` up to `until`. */
   const settlePass = async (until: number) => {
-    let since = settledTo;
-    for (;;) {
-      const { size, start, at } = window(since);
-      const deadline = performance.now() + SLICE_BUDGET_MS;
-      let i = start;
-      for (; i < size && at(i).seq <= until && performance.now() <= deadline; i++) {
-        try {
-          settleEntry(at(i));
-        } catch {
-          // Left for a reader, which then sees the error (nothing in the background throws unseen).
-        }
-        since = at(i).seq;
-      }
-      if (i >= size || at(i).seq > until) break;
-      await nextTurn();
-    }
+    await settleRecordedUpTo(window, settledTo, until);
     settledTo = Math.max(settledTo, until);
   };
 
@@ -180,17 +126,13 @@ export function createJournal(initialCapacity: number) {
         perConnection.set(entry.connection, count);
         entry.connection_seq = count;
       }
-      if (ring[next]) dropped += 1;
-      ring[next] = entry;
-      next = (next + 1) % capacity;
+      ring.push(entry);
     },
 
     /** Entries in recording order, oldest first; filter by agent, only after `since`, at most `limit` (newest). */
     list(filter: { agent?: string; since?: number; limit?: number } = {}): JournalEntry[] {
       const out: JournalEntry[] = [];
-      for (let i = 0; i < capacity; i++) {
-        const entry = ring[(next + i) % capacity];
-        if (!entry) continue;
+      for (const entry of ring.all()) {
         if (filter.agent !== undefined && entry.agent !== filter.agent) continue;
         if (filter.since !== undefined && entry.seq <= filter.since) continue;
         out.push(shown(entry));
@@ -207,15 +149,9 @@ export function createJournal(initialCapacity: number) {
      * entries, as `list` gives them.
      */
     page(filter: JournalFilter = {}, max = MAX_JOURNAL_PAGE): JournalPageOf {
+      const { capacity, dropped } = ring;
       if (filter.limit !== undefined) {
-        const { size, start, at } = window(filter.since ?? 0);
-        const wanted = Math.min(filter.limit, max);
-        const entries: JournalEntry[] = [];
-        for (let i = size - 1; i >= start && entries.length < wanted; i--) {
-          const entry = at(i);
-          if (filter.agent === undefined || entry.agent === filter.agent) entries.push(shown(entry));
-        }
-        entries.reverse();
+        const entries = newestOf(window(filter.since ?? 0), filter.agent, Math.min(filter.limit, max));
         return { capacity, dropped, entries, more: false, next_since: seq };
       }
       const found = slice(filter.since ?? 0, seq, filter.agent, max);
@@ -234,23 +170,7 @@ export function createJournal(initialCapacity: number) {
      * never read before (1,000 secret scans) is not one long block; then the page, as `page` gives it.
      */
     async readPage(filter: JournalFilter = {}, max = MAX_JOURNAL_PAGE): Promise<JournalPageOf> {
-      const { size, start, at } = window(filter.since ?? 0);
-      const matches = (entry: JournalEntry) => filter.agent === undefined || entry.agent === filter.agent;
-      const wanted = Math.min(filter.limit ?? max, max);
-      const backwards = filter.limit !== undefined;
-      let deadline = performance.now() + SLICE_BUDGET_MS;
-      let found = 0;
-      const end = Math.min(size, start + MAX_JOURNAL_SCAN);
-      for (let k = 0; found < wanted && k < (backwards ? size - start : end - start); k++) {
-        const entry = at(backwards ? size - 1 - k : start + k);
-        if (!matches(entry)) continue;
-        found += 1;
-        settleEntry(entry);
-        if (performance.now() > deadline) {
-          await nextTurn();
-          deadline = performance.now() + SLICE_BUDGET_MS;
-        }
-      }
+      await settlePageEntries(window(filter.since ?? 0), filter, max);
       return this.page(filter, max);
     },
 
@@ -285,19 +205,9 @@ export function createJournal(initialCapacity: number) {
       budgetMs = SLICE_BUDGET_MS,
     ): { until: number; dropped: number; slices: Generator<JournalEntry[], void, undefined> } {
       const until = seq;
-      let from = filter.since ?? 0;
-      if (filter.limit !== undefined) {
-        // Backwards from the end to the limit-th newest match: comparisons only, nothing copied.
-        const { size, start, at } = window(from);
-        for (let i = size - 1, found = 0; i >= start; i--) {
-          const entry = at(i);
-          if (filter.agent !== undefined && entry.agent !== filter.agent) continue;
-          if (++found === filter.limit) {
-            from = entry.seq - 1;
-            break;
-          }
-        }
-      }
+      const since = filter.since ?? 0;
+      const from =
+        filter.limit === undefined ? since : sinceForNewest(window(since), since, filter.agent, filter.limit);
       function* slices() {
         let since = from;
         for (;;) {
@@ -307,7 +217,7 @@ export function createJournal(initialCapacity: number) {
           since = found.last;
         }
       }
-      return { until, dropped, slices: slices() };
+      return { until, dropped: ring.dropped, slices: slices() };
     },
 
     /**
@@ -326,32 +236,33 @@ export function createJournal(initialCapacity: number) {
         since = found.last;
         await nextTurn();
       }
-      return { capacity, dropped, entries, more: false, next_since: Math.max(seq, until) };
+      return {
+        capacity: ring.capacity,
+        dropped: ring.dropped,
+        entries,
+        more: false,
+        next_since: Math.max(seq, until),
+      };
     },
 
     clear() {
       settledTo = seq;
-      ring = new Array(capacity);
-      next = 0;
-      dropped = 0;
+      ring.reset();
     },
 
     /** Changes the capacity; the journal starts empty. */
     resize(nextCapacity: number) {
-      capacity = nextCapacity;
       settledTo = seq;
-      ring = new Array(capacity);
-      next = 0;
-      dropped = 0;
+      ring.reset(nextCapacity);
     },
 
     get capacity() {
-      return capacity;
+      return ring.capacity;
     },
 
     /** Entries overwritten since the journal last started empty: the oldest requests, of every agent. */
     get dropped() {
-      return dropped;
+      return ring.dropped;
     },
   };
 }
