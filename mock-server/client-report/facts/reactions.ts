@@ -64,17 +64,34 @@ const factsOf = new WeakMap<readonly JournalEntry[], ReactionFacts>();
  */
 export const QUIET_MS = 50;
 
-/**
- * The reaction facts of a journal (one agent's entries), built once per array: sorted times and prefix
- * maxima, so that each `batchUntil` is a binary search and a walk over the connections that join the batch.
- */
-export function createReactionFacts(entries: readonly JournalEntry[]): ReactionFacts {
-  const known = factsOf.get(entries);
-  if (known) return known;
+/** One agent's entries sorted every way the readings below look them up, built once per journal. */
+interface TimeIndex {
+  /** Every entry by when it was on its way (`starts`), with the latest end among it and those before it. */
+  starts: Float64Array;
+  latestEnds: Float64Array;
+  /** First requests on a connection, by when it was accepted (`opened`). */
+  fresh: JournalEntry[];
+  opened: Float64Array;
+  /** The others with connection facts, by arrival. */
+  reused: JournalEntry[];
+  reusedArrivals: Float64Array;
+  /** Entries with connection facts by when they were answered. */
+  withFacts: JournalEntry[];
+  answers: Float64Array;
+  /** Entries with connection facts by arrival, for `cameInWave`. */
+  byArrivalWithFacts: JournalEntry[];
+  arrivalsWithFacts: Float64Array;
+  /**
+   * Every moment the gateway handled something of the agent's (an accept, an arrival, an answer), sorted,
+   * and for each the end of the last quiet stretch (QUIET_MS or more with nothing handled) up to it.
+   */
+  moments: Float64Array;
+  quietEnds: Float64Array;
+}
+
+function timeIndexOf(entries: readonly JournalEntry[]): TimeIndex {
   const valid = entries.filter((e) => !Number.isNaN(pendingFrom(e)));
-  // Every entry by when it was on its way, with the latest end among it and those before it.
   const byStart = [...valid].sort((a, b) => pendingFrom(a) - pendingFrom(b));
-  const starts = Float64Array.from(byStart, pendingFrom);
   const latestEnds = new Float64Array(byStart.length);
   let latest = Number.NEGATIVE_INFINITY;
   byStart.forEach((e, k) => {
@@ -82,36 +99,14 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
     if (end > latest) latest = end;
     latestEnds[k] = latest;
   });
-  // First requests on a connection, by when it was accepted; the others with connection facts, by arrival.
   const fresh = valid
     .filter(firstOnConnection)
     .sort((a, b) => (a.connection_opened_ms as number) - (b.connection_opened_ms as number));
-  const opened = Float64Array.from(fresh, (e) => e.connection_opened_ms as number);
   const reused = valid
     .filter((e) => hasConnection(e) && !firstOnConnection(e))
     .sort((a, b) => a.real_ms - b.real_ms);
-  const reusedArrivals = Float64Array.from(reused, (e) => e.real_ms);
-  // Entries with connection facts by when they were answered.
   const withFacts = valid.filter(hasConnection).sort((a, b) => answeredAt(a) - answeredAt(b));
-  const answers = Float64Array.from(withFacts, answeredAt);
-  /** Whether `r` was read in the same turn as an answer on another connection: sent with a batch. */
-  const sentWithOthers = (r: JournalEntry) => {
-    if (!hasConnection(r)) return false;
-    for (
-      let k = firstWhere(answers.length, (j) => (answers[j] as number) >= r.real_ms - SAME_TURN_MS);
-      k < withFacts.length && (answers[k] as number) <= r.real_ms;
-      k++
-    ) {
-      const x = withFacts[k] as JournalEntry;
-      if (x !== r && x.connection !== r.connection) return true;
-    }
-    return false;
-  };
-  const memo = new Map<JournalEntry, number>();
-  const joinedMemo = new Map<JournalEntry, Set<JournalEntry>>();
-
-  // Every moment the gateway handled something of the agent's (an accept, an arrival, an answer), sorted,
-  // and for each the end of the last quiet stretch (QUIET_MS or more with nothing handled) up to it.
+  const byArrivalWithFacts = valid.filter(hasConnection).sort((a, b) => a.real_ms - b.real_ms);
   const moments = Float64Array.from(
     valid.filter(hasConnection).flatMap((e) => [pendingFrom(e), e.real_ms, answeredAt(e)]),
   ).sort();
@@ -124,131 +119,169 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
           ? (quietEnds[i - 1] as number)
           : Number.NEGATIVE_INFINITY;
   });
-  /** The end of the last quiet stretch up to `at` (minus infinity when there was none). */
-  const quietEndBefore = (at: number) => {
-    const i = firstWhere(moments.length, (j) => (moments[j] as number) > at) - 1;
-    return i >= 0 ? (quietEnds[i] as number) : Number.NEGATIVE_INFINITY;
+  return {
+    starts: Float64Array.from(byStart, pendingFrom),
+    latestEnds,
+    fresh,
+    opened: Float64Array.from(fresh, (e) => e.connection_opened_ms as number),
+    reused,
+    reusedArrivals: Float64Array.from(reused, (e) => e.real_ms),
+    withFacts,
+    answers: Float64Array.from(withFacts, answeredAt),
+    byArrivalWithFacts,
+    arrivalsWithFacts: Float64Array.from(byArrivalWithFacts, (e) => e.real_ms),
+    moments,
+    quietEnds,
   };
+}
 
-  /**
-   * A slot freed for `r`'s batch, not yet taken, for a connection accepted at `at` after a quiet stretch
-   * that ended at `since`: an answer written since then (give or take TOGETHER_MS: an accept and an answer
-   * handled in one turn) to a request of the batch as it was before the stretch (on its way when `r` was
-   * answered, `r` itself, or a connection that joined it from the backlog). A connection carries one
-   * request at a time: each such answer lets a client with requests queued in its pool send one more. A
-   * slot freed before the stretch was free during it: a queued request would have gone out then.
-   */
-  const freedSlot = (
-    r: JournalEntry,
-    written: number,
-    since: number,
-    at: number,
-    backlog: Set<JournalEntry>,
-    taken: Set<JournalEntry>,
-  ) => {
-    for (
-      let k = firstWhere(answers.length, (j) => (answers[j] as number) >= since);
-      k < withFacts.length && (answers[k] as number) <= at + TOGETHER_MS;
-      k++
-    ) {
-      const x = withFacts[k] as JournalEntry;
-      if (!taken.has(x) && (x === r || pendingFrom(x) < written || backlog.has(x))) return x;
-    }
-    return undefined;
-  };
+/** Whether `r` was read in the same turn as an answer on another connection: sent with a batch. */
+function sentWithOthers(ix: TimeIndex, r: JournalEntry): boolean {
+  if (!hasConnection(r)) return false;
+  const { answers, withFacts } = ix;
+  for (
+    let k = firstWhere(answers.length, (j) => (answers[j] as number) >= r.real_ms - SAME_TURN_MS);
+    k < withFacts.length && (answers[k] as number) <= r.real_ms;
+    k++
+  ) {
+    const x = withFacts[k] as JournalEntry;
+    if (x !== r && x.connection !== r.connection) return true;
+  }
+  return false;
+}
 
-  /**
-   * The connections accepted after `r`'s answer (at `written`) that joined the batch under way, and until
-   * when the batch ran (`until`: its latest end so far, plus TOGETHER_MS). In the order they were accepted:
-   * - accepted in the same turn as the answer (within SAME_TURN_MS), or with no quiet stretch (QUIET_MS)
-   *   between the answer and the accept: it may have been waiting in the backlog since before the answer
-   *   (Node accepts one connection per turn of its event loop, so the tail of a batch opened at once is
-   *   accepted while its first requests are answered, later still on a loaded machine);
-   * - after a quiet stretch: nothing was waiting then (an idle event loop accepts at once), so the client
-   *   opened it after the stretch began. It joins only on a slot an answer to the batch freed since
-   *   (`freedSlot`), one connection a slot: a client whose pool queued requests sends one per answer. Six
-   *   new connections right after one slow answer are a storm, not a pool draining its queue: one takes the
-   *   slot, the rest were sent with the answer of `r` in hand. Those that join on a slot free none for more.
-   * Every connection that joins extends the batch until its own answer.
-   */
-  const joinBatch = (r: JournalEntry, written: number, from: number) => {
-    let until = from;
-    const joined = new Set<JournalEntry>();
-    const backlog = new Set<JournalEntry>();
-    const taken = new Set<JournalEntry>();
-    const first = firstWhere(opened.length, (j) => (opened[j] as number) >= written);
-    for (let k = first; k < opened.length && (opened[k] as number) < until; k++) {
-      const x = fresh[k] as JournalEntry;
-      if (x === r) continue;
-      const at = opened[k] as number;
-      const quietEnd = quietEndBefore(at);
-      if (at < written + SAME_TURN_MS || !(quietEnd > written)) backlog.add(x);
-      else {
-        const slot = freedSlot(r, written, quietEnd, at, backlog, taken);
-        if (!slot) continue;
-        taken.add(slot);
-      }
-      joined.add(x);
-      until = Math.max(until, pendingUntil(x) + TOGETHER_MS);
-    }
-    return { until, joined };
-  };
-  // Entries with connection facts by arrival, for `cameInWave`.
-  const byArrivalWithFacts = valid.filter(hasConnection).sort((a, b) => a.real_ms - b.real_ms);
-  const arrivalsWithFacts = Float64Array.from(byArrivalWithFacts, (e) => e.real_ms);
-  /** Whether a request on another connection arrived within `graceMs` before `r` (a wave `r` came in). */
-  const cameInWave = (r: JournalEntry, graceMs: number) => {
-    for (
-      let k = firstWhere(
-        arrivalsWithFacts.length,
-        (j) => (arrivalsWithFacts[j] as number) >= r.real_ms - graceMs,
-      );
-      k < byArrivalWithFacts.length && (arrivalsWithFacts[k] as number) <= r.real_ms;
-      k++
-    ) {
-      const x = byArrivalWithFacts[k] as JournalEntry;
-      if (x !== r && x.connection !== r.connection) return true;
-    }
-    return false;
-  };
+/** The end of the last quiet stretch up to `at` (minus infinity when there was none). */
+function quietEndBefore({ moments, quietEnds }: TimeIndex, at: number): number {
+  const i = firstWhere(moments.length, (j) => (moments[j] as number) > at) - 1;
+  return i >= 0 ? (quietEnds[i] as number) : Number.NEGATIVE_INFINITY;
+}
 
-  const batchUntil = (r: JournalEntry): number => {
-    const remembered = memo.get(r);
-    if (remembered !== undefined) return remembered;
-    const written = answeredAt(r);
-    // The latest end among requests on their way before `written`: past it, one was under way then.
-    const before = firstWhere(starts.length, (k) => !((starts[k] as number) < written));
-    let latestEnd = before > 0 ? (latestEnds[before - 1] as number) : Number.NEGATIVE_INFINITY;
-    if (!(latestEnd > written)) latestEnd = Number.NEGATIVE_INFINITY;
-    // Requests on other idle connections read in the same turn as the answer: on their way before it.
-    // `r` itself part of a batch: read in the same turn as another connection's answer (a wave queued in the
-    // client's pool goes out as its connections free up).
-    if (sentWithOthers(r)) latestEnd = Math.max(latestEnd, written);
-    if (hasConnection(r)) {
-      for (
-        let k = firstWhere(reusedArrivals.length, (j) => (reusedArrivals[j] as number) >= written);
-        k < reused.length && (reusedArrivals[k] as number) <= written + SAME_TURN_MS;
-        k++
-      ) {
-        const x = reused[k] as JournalEntry;
-        if (x !== r && x.connection !== r.connection) latestEnd = Math.max(latestEnd, pendingUntil(x));
-      }
+/**
+ * A slot freed for `r`'s batch, not yet taken, for a connection accepted at `at` after a quiet stretch
+ * that ended at `since`: an answer written since then (give or take TOGETHER_MS: an accept and an answer
+ * handled in one turn) to a request of the batch as it was before the stretch (on its way when `r` was
+ * answered, `r` itself, or a connection that joined it from the backlog). A connection carries one
+ * request at a time: each such answer lets a client with requests queued in its pool send one more. A
+ * slot freed before the stretch was free during it: a queued request would have gone out then.
+ */
+function freedSlot(
+  { answers, withFacts }: TimeIndex,
+  r: JournalEntry,
+  written: number,
+  window: { since: number; at: number },
+  backlog: Set<JournalEntry>,
+  taken: Set<JournalEntry>,
+): JournalEntry | undefined {
+  for (
+    let k = firstWhere(answers.length, (j) => (answers[j] as number) >= window.since);
+    k < withFacts.length && (answers[k] as number) <= window.at + TOGETHER_MS;
+    k++
+  ) {
+    const x = withFacts[k] as JournalEntry;
+    if (!taken.has(x) && (x === r || pendingFrom(x) < written || backlog.has(x))) return x;
+  }
+  return undefined;
+}
+
+/**
+ * The connections accepted after `r`'s answer (at `written`) that joined the batch under way, and until
+ * when the batch ran (`until`: its latest end so far, plus TOGETHER_MS). In the order they were accepted:
+ * - accepted in the same turn as the answer (within SAME_TURN_MS), or with no quiet stretch (QUIET_MS)
+ *   between the answer and the accept: it may have been waiting in the backlog since before the answer
+ *   (Node accepts one connection per turn of its event loop, so the tail of a batch opened at once is
+ *   accepted while its first requests are answered, later still on a loaded machine);
+ * - after a quiet stretch: nothing was waiting then (an idle event loop accepts at once), so the client
+ *   opened it after the stretch began. It joins only on a slot an answer to the batch freed since
+ *   (`freedSlot`), one connection a slot: a client whose pool queued requests sends one per answer. Six
+ *   new connections right after one slow answer are a storm, not a pool draining its queue: one takes the
+ *   slot, the rest were sent with the answer of `r` in hand. Those that join on a slot free none for more.
+ * Every connection that joins extends the batch until its own answer.
+ */
+function joinBatch(ix: TimeIndex, r: JournalEntry, written: number, from: number) {
+  const { opened, fresh } = ix;
+  let until = from;
+  const joined = new Set<JournalEntry>();
+  const backlog = new Set<JournalEntry>();
+  const taken = new Set<JournalEntry>();
+  const first = firstWhere(opened.length, (j) => (opened[j] as number) >= written);
+  for (let k = first; k < opened.length && (opened[k] as number) < until; k++) {
+    const x = fresh[k] as JournalEntry;
+    if (x === r) continue;
+    const at = opened[k] as number;
+    const quietEnd = quietEndBefore(ix, at);
+    if (at < written + SAME_TURN_MS || !(quietEnd > written)) backlog.add(x);
+    else {
+      const slot = freedSlot(ix, r, written, { since: quietEnd, at }, backlog, taken);
+      if (!slot) continue;
+      taken.add(slot);
     }
-    // Which connections accepted after the answer joined the batch (`joinedBatch`), and until when it ran.
-    const { until, joined } = joinBatch(
-      r,
-      written,
-      Math.max(written + SAME_TURN_MS, latestEnd + TOGETHER_MS),
+    joined.add(x);
+    until = Math.max(until, pendingUntil(x) + TOGETHER_MS);
+  }
+  return { until, joined };
+}
+
+/** Whether a request on another connection arrived within `graceMs` before `r` (a wave `r` came in). */
+function cameInWave({ arrivalsWithFacts, byArrivalWithFacts }: TimeIndex, r: JournalEntry, graceMs: number) {
+  for (
+    let k = firstWhere(
+      arrivalsWithFacts.length,
+      (j) => (arrivalsWithFacts[j] as number) >= r.real_ms - graceMs,
     );
-    joinedMemo.set(r, joined);
-    memo.set(r, until);
-    return until;
+    k < byArrivalWithFacts.length && (arrivalsWithFacts[k] as number) <= r.real_ms;
+    k++
+  ) {
+    const x = byArrivalWithFacts[k] as JournalEntry;
+    if (x !== r && x.connection !== r.connection) return true;
+  }
+  return false;
+}
+
+/**
+ * Where the batch under way when `r` was answered (at `written`) ends before new connections join it: the
+ * latest end among requests on their way then, requests on other idle connections read in the same turn
+ * as the answer (on their way before it), and `written` itself when `r` was part of a batch (read in the
+ * same turn as another connection's answer: a wave queued in the client's pool goes out as its
+ * connections free up). Minus infinity when nothing was under way.
+ */
+function underWayUntil(ix: TimeIndex, r: JournalEntry, written: number): number {
+  const { starts, latestEnds, reused, reusedArrivals } = ix;
+  const before = firstWhere(starts.length, (k) => !((starts[k] as number) < written));
+  let latestEnd = before > 0 ? (latestEnds[before - 1] as number) : Number.NEGATIVE_INFINITY;
+  if (!(latestEnd > written)) latestEnd = Number.NEGATIVE_INFINITY;
+  if (sentWithOthers(ix, r)) latestEnd = Math.max(latestEnd, written);
+  if (hasConnection(r)) {
+    for (
+      let k = firstWhere(reusedArrivals.length, (j) => (reusedArrivals[j] as number) >= written);
+      k < reused.length && (reusedArrivals[k] as number) <= written + SAME_TURN_MS;
+      k++
+    ) {
+      const x = reused[k] as JournalEntry;
+      if (x !== r && x.connection !== r.connection) latestEnd = Math.max(latestEnd, pendingUntil(x));
+    }
+  }
+  return latestEnd;
+}
+
+/**
+ * The reaction facts of a journal (one agent's entries), built once per array: sorted times and prefix
+ * maxima, so that each `batchUntil` is a binary search and a walk over the connections that join the batch.
+ */
+export function createReactionFacts(entries: readonly JournalEntry[]): ReactionFacts {
+  const known = factsOf.get(entries);
+  if (known) return known;
+  const ix = timeIndexOf(entries);
+  const memo = new Map<JournalEntry, { until: number; joined: Set<JournalEntry> }>();
+  const batchOf = (r: JournalEntry) => {
+    const remembered = memo.get(r);
+    if (remembered) return remembered;
+    const written = answeredAt(r);
+    const latestEnd = underWayUntil(ix, r, written);
+    const batch = joinBatch(ix, r, written, Math.max(written + SAME_TURN_MS, latestEnd + TOGETHER_MS));
+    memo.set(r, batch);
+    return batch;
   };
-  /** The first requests on connections accepted after `r` was answered that joined the batch under way. */
-  const joinedBatch = (r: JournalEntry) => {
-    batchUntil(r);
-    return joinedMemo.get(r) as Set<JournalEntry>;
-  };
+  const batchUntil = (r: JournalEntry) => batchOf(r).until;
 
   const facts: ReactionFacts = {
     batchUntil,
@@ -256,7 +289,7 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
       if (deliveryCompares(e, r)) return issuedAfterAnswer(e, r);
       if (sameConnectionAfter(e, r)) return true;
       if (sentBeforeAnswer(e, r)) return false;
-      if (firstOnConnection(e)) return !joinedBatch(r).has(e);
+      if (firstOnConnection(e)) return !batchOf(r).joined.has(e);
       // Another connection, open and idle (a pool's keep-alive connection): a request read after the answer
       // was written, past the batch under way then (if any), was sent with the answer in hand. When `r` came
       // in a wave (another connection's request arrived within `graceMs` before it), the rest of the wave may
@@ -264,7 +297,7 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
       // then, and the grace holds.
       if (hasConnection(e) && hasConnection(r))
         return (
-          e.real_ms >= batchUntil(r) && (!cameInWave(r, graceMs) || e.real_ms >= answeredAt(r) + graceMs)
+          e.real_ms >= batchUntil(r) && (!cameInWave(ix, r, graceMs) || e.real_ms >= answeredAt(r) + graceMs)
         );
       return e.real_ms >= answeredAt(r) + graceMs;
     },
