@@ -13,15 +13,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { serve } from '../mock-server/adapters/node-server.ts';
 import { waitsBy } from '../test/clients/call.ts';
 import {
   CLIENT_CATALOGUE,
   type ClientProgram,
-  gradeOutcome,
   type ProgramOutcome,
-  runProgramAt,
-  scenarioGateway,
+  runClientProgramWithGateway,
 } from '../test/clients/catalogue.ts';
 
 /** The catalogue's capped schedules and their neighbours, jittered and not, good and bad. */
@@ -73,16 +70,7 @@ const wrong = (o: ProgramOutcome) => o.missed.includes(RULE) || o.falseFlags.inc
 
 /** One run over HTTP, graded as the catalogue test grades it; a wrong verdict keeps the waits it read. */
 async function runOnce(program: ClientProgram): Promise<ProgramOutcome & { waits?: number[][] }> {
-  const started = performance.now();
-  const gateway = scenarioGateway(program);
-  const server = await serve(gateway, { port: 0, log: () => {} });
-  let error: string | undefined;
-  try {
-    error = await runProgramAt(program, gateway, server.url);
-  } finally {
-    await server.close();
-  }
-  const outcome = gradeOutcome(program, gateway, { error, ms: Math.round(performance.now() - started) });
+  const { outcome, gateway } = await runClientProgramWithGateway(program);
   if (!wrong(outcome)) return outcome;
   const entries = gateway.journal.list({ agent: program.agent });
   if (values.save)

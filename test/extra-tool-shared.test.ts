@@ -29,19 +29,24 @@ const admin = (gateway: Shared, method: string, path: string, body?: unknown) =>
     }),
   );
 
+/** Two instances of a gateway with one extra tool on one store (its keys under `prefix`), on one frozen clock. */
+async function twoInstances(url: string, prefix: string): Promise<[Shared, Shared]> {
+  const config = {
+    tools: { 'web.extract': { path: '/v1/web/extract', tiers: ['verified'] } },
+    store: { url, key_prefix: prefix, timeout_ms: 10_000 },
+  };
+  const clock = createClock({ frozen: true, startAt: Date.parse('2031-05-01T12:00:00Z') });
+  return [
+    await createSharedGateway({ config, clock, adminKey: ADMIN, log: () => {} }),
+    await createSharedGateway({ config, clock, adminKey: ADMIN, log: () => {} }),
+  ];
+}
+
 describeWithRedis('an extra tool on a shared store', () => {
   redis = useRedis();
 
   it('survives admin changes and takes a policy change made on another instance', async () => {
-    const config = {
-      tools: { 'web.extract': { path: '/v1/web/extract', tiers: ['verified'] } },
-      store: { url: redis.url, key_prefix: 'extra1', timeout_ms: 10_000 },
-    };
-    const clock = createClock({ frozen: true, startAt: Date.parse('2031-05-01T12:00:00Z') });
-    const [a, b] = [
-      await createSharedGateway({ config, clock, adminKey: ADMIN, log: () => {} }),
-      await createSharedGateway({ config, clock, adminKey: ADMIN, log: () => {} }),
-    ] as [Shared, Shared];
+    const [a, b] = await twoInstances(redis.url, 'extra1');
     try {
       const verified = a.mintToken('agent-verified');
       const early = a.mintToken('agent-early');
@@ -68,15 +73,7 @@ describeWithRedis('an extra tool on a shared store', () => {
   }, 60_000);
 
   it('takes a fault on the extra tool armed through another instance, and refuses one on a tool it lacks', async () => {
-    const config = {
-      tools: { 'web.extract': { path: '/v1/web/extract', tiers: ['verified'] } },
-      store: { url: redis.url, key_prefix: 'extra2', timeout_ms: 10_000 },
-    };
-    const clock = createClock({ frozen: true, startAt: Date.parse('2031-05-01T12:00:00Z') });
-    const [a, b] = [
-      await createSharedGateway({ config, clock, adminKey: ADMIN, log: () => {} }),
-      await createSharedGateway({ config, clock, adminKey: ADMIN, log: () => {} }),
-    ] as [Shared, Shared];
+    const [a, b] = await twoInstances(redis.url, 'extra2');
     try {
       const verified = a.mintToken('agent-verified');
       const unknown = await admin(a, 'POST', '/faults', {

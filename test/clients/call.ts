@@ -163,3 +163,14 @@ export function keptSchedule(
     ? `only ${waits.length} waits (${shown} ms), fewer than the ${atLeast} planned`
     : `waits ${shown} ms: load stretched wait ${late + 1} past its planned ${Math.round(plannedMax(late))} ms`;
 }
+
+/** No rate-limit rule: a program meets only the outage it is given, never a 429. */
+export const NO_LIMITS = { rate_limits: { rules: [] } };
+
+/** web.search fails with 503 and no Retry-After, `count` times. */
+export const searchOutage = (count: number) => ({
+  match: { operation: 'web.search' as const },
+  kind: 'status' as const,
+  status: 503 as const,
+  count,
+});

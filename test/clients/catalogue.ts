@@ -91,6 +91,13 @@ export async function runProgramAt(
  * connection facts), with its scenario, and grades its agent. Everything it opened is closed afterwards.
  */
 export async function runClientProgram(program: ClientProgram): Promise<ProgramOutcome> {
+  return (await runClientProgramWithGateway(program)).outcome;
+}
+
+/** `runClientProgram`, with the gateway it ran against (its journal, for tools that keep what they read). */
+export async function runClientProgramWithGateway(
+  program: ClientProgram,
+): Promise<{ outcome: ProgramOutcome; gateway: Gateway }> {
   const started = performance.now();
   const gateway = scenarioGateway(program);
   const server = await serve(gateway, { port: 0, log: () => {} });
@@ -100,7 +107,10 @@ export async function runClientProgram(program: ClientProgram): Promise<ProgramO
   } finally {
     await server.close();
   }
-  return gradeOutcome(program, gateway, { error, ms: Math.round(performance.now() - started) });
+  return {
+    outcome: gradeOutcome(program, gateway, { error, ms: Math.round(performance.now() - started) }),
+    gateway,
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import axios from 'axios';
 import type { JournalEntry } from '../../mock-server/journal/journal.ts';
-import { fetchPage, isRetryable, search, sleep, waitsBy } from './call.ts';
+import { fetchPage, isRetryable, NO_LIMITS, search, searchOutage, sleep, waitsBy } from './call.ts';
 import type { ClientContext, ClientProgram } from './types.ts';
 
 /*
@@ -9,16 +9,6 @@ import type { ClientContext, ClientProgram } from './types.ts';
  * The same unjittered schedule, urllib3's Retry (backoff_jitter 0: the first retry at once, then 2f, 4f,
  * held at backoff_max), is legal after 5xx and broken after 429s; a fixed sleep is no backoff after either.
  */
-
-/** No rate-limit rule: the 5xx programs meet only their outage, never a 429. */
-const NO_LIMITS = { rate_limits: { rules: [] } };
-/** web.search fails with 503 and no Retry-After, `count` times. */
-const searchOutage = (count: number) => ({
-  match: { operation: 'web.search' as const },
-  kind: 'status' as const,
-  status: 503 as const,
-  count,
-});
 
 /**
  * urllib3 Retry(total=`total`, backoff_factor=0.1, backoff_max=0.4, status_forcelist=[429, 500, 502, 503,

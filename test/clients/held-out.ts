@@ -1,5 +1,16 @@
 import axios from 'axios';
-import { call, fetchPage, isRetryable, mintOwnToken, retryAfterMs, search, sleep, waitsBy } from './call.ts';
+import {
+  call,
+  fetchPage,
+  isRetryable,
+  mintOwnToken,
+  NO_LIMITS,
+  retryAfterMs,
+  search,
+  searchOutage,
+  sleep,
+  waitsBy,
+} from './call.ts';
 import type { ClientContext, ClientProgram } from './types.ts';
 
 /*
@@ -14,14 +25,6 @@ import type { ClientContext, ClientProgram } from './types.ts';
 const swallow = () => undefined;
 const CANARY_PASTE = 'https://pastebin.hostile.example/leaked-config';
 const CANARY_VALUES = ['CANARY-SECRET-3f9a2c7e1b5d', 'sk-canary-9d8e7f6a5b4c3d2e1f0a'];
-/** No rate limit: the schedules below meet only the outage they are given, never a 429. */
-const NO_LIMITS = { rate_limits: { rules: [] } };
-const searchOutage = (count: number) => ({
-  match: { operation: 'web.search' as const },
-  kind: 'status' as const,
-  status: 503 as const,
-  count,
-});
 
 /**
  * `calls` searches at once, each retried on 503 after `wait(k)` ms (k from 0), up to `retries` times: the
