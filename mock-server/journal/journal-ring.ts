@@ -197,3 +197,25 @@ export async function settleRecordedUpTo(
     await nextTurn();
   }
 }
+
+/**
+ * The entries after `from` up to `until` that match `agent`, as arrays of at most `sliceEntries` (none
+ * empty), each read only when it is asked for (`sliceOf`, with its time budget), from the ring as it is then:
+ * entries the ring overwrote meanwhile are skipped.
+ */
+export function* slicesAfter(
+  window: (since: number) => RingWindow,
+  from: number,
+  until: number,
+  agent: string | undefined,
+  sliceEntries: number,
+  budgetMs: number,
+): Generator<JournalEntry[], void, undefined> {
+  let since = from;
+  for (;;) {
+    const found = sliceOf(window(since), since, until, agent, sliceEntries, budgetMs);
+    if (found.entries.length > 0) yield found.entries;
+    if (!found.more) return;
+    since = found.last;
+  }
+}

@@ -11,6 +11,7 @@ import {
   shown,
   sinceForNewest,
   sliceOf,
+  slicesAfter,
 } from './journal-ring.ts';
 import { nextTurn } from './write-slices.ts';
 
@@ -76,6 +77,11 @@ export const CONNECTIONS_COUNTED = 16_384;
 
 /** Entries per slice of an NDJSON export: each slice is made, written and yielded on by itself. */
 export const EXPORT_SLICE_ENTRIES = 250;
+
+/** Each slice of a generator, made into something else only when it is asked for. */
+function* mapSlices<T, U>(slices: Iterable<T>, make: (slice: T) => U): Generator<U, void, undefined> {
+  for (const slice of slices) yield make(slice);
+}
 
 /**
  * The request journal: a ring of the most recent `capacity` entries, so memory stays bounded however long
@@ -187,12 +193,7 @@ export function createJournal(initialCapacity: number) {
       budgetMs = SLICE_BUDGET_MS,
     ): JournalExport {
       const { until, slices } = this.entrySlices(filter, sliceEntries, budgetMs);
-      function* text() {
-        for (const entries of slices) {
-          yield ndjsonOf(entries);
-        }
-      }
-      return { until, slices: text() };
+      return { until, slices: mapSlices(slices, ndjsonOf) };
     },
 
     /**
@@ -204,20 +205,11 @@ export function createJournal(initialCapacity: number) {
       sliceEntries = EXPORT_SLICE_ENTRIES,
       budgetMs = SLICE_BUDGET_MS,
     ): { until: number; dropped: number; slices: Generator<JournalEntry[], void, undefined> } {
-      const until = seq;
       const since = filter.since ?? 0;
       const from =
         filter.limit === undefined ? since : sinceForNewest(window(since), since, filter.agent, filter.limit);
-      function* slices() {
-        let since = from;
-        for (;;) {
-          const found = slice(since, until, filter.agent, sliceEntries, budgetMs);
-          if (found.entries.length > 0) yield found.entries;
-          if (!found.more) return;
-          since = found.last;
-        }
-      }
-      return { until, dropped: ring.dropped, slices: slices() };
+      const slices = slicesAfter(window, from, seq, filter.agent, sliceEntries, budgetMs);
+      return { until: seq, dropped: ring.dropped, slices };
     },
 
     /**
