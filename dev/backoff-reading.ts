@@ -32,15 +32,34 @@ const BACKOFF_PROGRAMS = [
   'cache-busted-capped',
 ];
 
-const { values } = parseArgs({
-  options: {
-    runs: { type: 'string', default: '10' },
-    parallel: { type: 'string', default: '4' },
-    only: { type: 'string' },
-    json: { type: 'boolean', default: false },
-    save: { type: 'string' },
-  },
-});
+const OPTIONS = {
+  runs: { type: 'string', default: '10' },
+  parallel: { type: 'string', default: '4' },
+  only: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  save: { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+const USAGE = `Usage: npx tsx dev/backoff-reading.ts [--runs 10] [--parallel 4] [--only a,b] [--json] [--save DIR]
+  --runs N       runs per program (1-200)        --parallel N   runs at once (1-16)
+  --only a,b     these catalogue programs (default: the capped schedules and their neighbours)
+  --json         the figures as JSON              --save DIR     each wrong run's journal and violations
+Exit 1 when a verdict was wrong, 0 otherwise; loopback only.
+`;
+const parsed = (() => {
+  try {
+    return parseArgs({ options: OPTIONS });
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+    process.exit(2);
+  }
+})();
+const { values } = parsed;
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+
 const runs = Number(values.runs);
 const parallel = Number(values.parallel);
 if (
