@@ -2,13 +2,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { serve } from '../mock-server/adapters/node-server.ts';
+import { type FetchHandler, serve } from '../mock-server/adapters/node-server.ts';
 import { ConfigError } from '../mock-server/config/load-config.ts';
 import { GatewayError } from '../mock-server/errors.ts';
-import { createGateway, type Gateway } from '../mock-server/gateway.ts';
+import { createGateway } from '../mock-server/gateway.ts';
 import { createProxy } from '../mock-server/proxy/proxy.ts';
 import { faultSpecSchema } from '../mock-server/scenarios/faults.ts';
 import type { ScenarioInput } from '../mock-server/scenarios/scenarios.ts';
+import { call, search } from './support/call.ts';
 
 /*
  * A fault can name any tool the gateway has: the built-in ones and the extra tools its config declares.
@@ -22,19 +23,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const configFile = join(dir, 'gateway.yaml');
 writeFileSync(configFile, 'tools:\n  web.extract: { path: /v1/web/extract, tiers: [verified] }\n');
 
-const json = (method: string, body?: unknown, headers: Record<string, string> = {}): RequestInit => ({
-  method,
-  headers: { 'content-type': 'application/json', ...headers },
-  body: body === undefined ? undefined : JSON.stringify(body),
-});
-const admin = (gateway: Gateway, method: string, path: string, body?: unknown) =>
-  gateway.fetch(new Request(`http://gw.test/__admin${path}`, json(method, body, { 'x-admin-key': ADMIN })));
-const tool = (gateway: Gateway, path: string, token: string, body: unknown) =>
-  gateway.fetch(new Request(`http://gw.test${path}`, json('POST', body, { 'x-agent-identity': token })));
-const extract = (gateway: Gateway, token: string) =>
-  tool(gateway, '/v1/web/extract', token, { url: 'https://a.example/' });
-const search = (gateway: Gateway, token: string) =>
-  tool(gateway, '/v1/web/search', token, { query: 'agent gateway' });
+const admin = (target: FetchHandler | string, method: string, path: string, body?: unknown) =>
+  call(target, method, `/__admin${path}`, { headers: { 'x-admin-key': ADMIN }, body });
+const extract = (target: FetchHandler | string, token: string) =>
+  call(target, 'POST', '/v1/web/extract', { token, body: { url: 'https://a.example/' } });
 
 describe('a fault on an extra tool', () => {
   it('is armed through the admin API and strikes that tool only', async () => {
@@ -47,11 +39,11 @@ describe('a fault on an extra tool', () => {
       count: 1,
     });
     expect(armed.status).toBe(201);
-    expect(await armed.json()).toMatchObject({ match: { operation: 'web.extract' } });
-    expect((await search(gateway, token)).status).toBe(200);
+    expect(armed.body).toMatchObject({ match: { operation: 'web.extract' } });
+    expect((await search(gateway, token, 'agent gateway')).status).toBe(200);
     const struck = await extract(gateway, token);
     expect(struck.status).toBe(502);
-    expect(await struck.json()).toMatchObject({ code: 'upstream_error', fault: 'fault-1' });
+    expect(struck.body).toMatchObject({ code: 'upstream_error', fault: 'fault-1' });
     // Spent after one strike.
     expect((await extract(gateway, token)).status).toBe(200);
     const journal = gateway.journal.list({ agent: 'agent-verified' });
@@ -66,7 +58,7 @@ describe('a fault on an extra tool', () => {
       count: 1,
     });
     expect(refused.status).toBe(400);
-    const body = (await refused.json()) as Record<string, unknown>;
+    const body = refused.body;
     expect(body).toMatchObject({
       code: 'invalid_request',
       field: 'match.operation',
@@ -79,8 +71,8 @@ describe('a fault on an extra tool', () => {
       kind: 'delay',
     });
     expect(malformed.status).toBe(400);
-    expect(await malformed.json()).toMatchObject({ field: 'match.operation' });
-    expect(await (await admin(gateway, 'GET', '/faults')).json()).toEqual({ faults: [] });
+    expect(malformed.body).toMatchObject({ field: 'match.operation' });
+    expect((await admin(gateway, 'GET', '/faults')).body).toEqual({ faults: [] });
     // A gateway without the extra tool refuses a fault on it.
     const bare = createGateway({ adminKey: ADMIN, log: () => {} });
     const onBare = await admin(bare, 'POST', '/faults', {
@@ -114,12 +106,12 @@ describe('a fault on an extra tool', () => {
     // Over the admin API: a 400 naming the scenario's issue; the scenario in force is kept.
     const loaded = await admin(gateway, 'POST', '/scenario', { scenario: stray });
     expect(loaded.status).toBe(400);
-    expect(await loaded.json()).toMatchObject({
+    expect(loaded.body).toMatchObject({
       code: 'invalid_request',
       field: 'scenario',
       issues: [{ path: 'faults[0].match.operation' }],
     });
-    expect(await (await admin(gateway, 'POST', '/scenario', { scenario })).json()).toMatchObject({
+    expect((await admin(gateway, 'POST', '/scenario', { scenario })).body).toMatchObject({
       scenario: { name: 'extract-down' },
     });
     expect((await extract(gateway, token)).status).toBe(503);
@@ -146,38 +138,28 @@ describe('a fault on an extra tool', () => {
     });
     const front = await serve(proxy, { port: 0, log: () => {} });
     try {
-      const call = (path: string, init: RequestInit) => fetch(`${front.url}${path}`, init);
-      const armed = await call(
-        '/__admin/faults',
-        json(
-          'POST',
-          { match: { operation: 'web.extract' }, kind: 'status', status: 504, count: 1 },
-          {
-            'x-admin-key': ADMIN,
-          },
-        ),
-      );
+      const armed = await admin(front.url, 'POST', '/faults', {
+        match: { operation: 'web.extract' },
+        kind: 'status',
+        status: 504,
+        count: 1,
+      });
       expect(armed.status).toBe(201);
       const token = target.mintToken('agent-verified');
-      const body = { url: 'https://a.example/' };
-      const headers = { 'x-agent-identity': token };
-      const struck = await call('/v1/web/extract', json('POST', body, headers));
+      const struck = await extract(front.url, token);
       expect(struck.status).toBe(504);
-      expect(await struck.json()).toMatchObject({ code: 'upstream_timeout' });
-      expect((await call('/v1/web/extract', json('POST', body, headers))).status).toBe(200);
+      expect(struck.body).toMatchObject({ code: 'upstream_timeout' });
+      expect((await extract(front.url, token)).status).toBe(200);
       // The target saw only the second call: the first was the proxy's own answer.
       const seen = target.journal
         .list({ agent: 'agent-verified' })
         .filter((e) => e.operation === 'web.extract');
       expect(seen).toHaveLength(1);
-      const unknown = await call(
-        '/__admin/faults',
-        json(
-          'POST',
-          { match: { operation: 'docs.lookup' }, kind: 'drop', count: 1 },
-          { 'x-admin-key': ADMIN },
-        ),
-      );
+      const unknown = await admin(front.url, 'POST', '/faults', {
+        match: { operation: 'docs.lookup' },
+        kind: 'drop',
+        count: 1,
+      });
       expect(unknown.status).toBe(400);
     } finally {
       await front.close();

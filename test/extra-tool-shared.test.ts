@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { createClock } from '../mock-server/clock.ts';
 import { createSharedGateway } from '../mock-server/gateway.ts';
+import { call } from './support/call.ts';
 import { describeWithRedis, type RedisProcess, useRedis } from './support/redis.ts';
 
 /*
@@ -12,22 +13,10 @@ type Shared = Awaited<ReturnType<typeof createSharedGateway>>;
 const ADMIN = 'admin-key-for-extra-tool-tests';
 let redis: RedisProcess;
 
-const call = (gateway: Shared, token: string) =>
-  gateway.fetch(
-    new Request('http://gw.test/v1/web/extract', {
-      method: 'POST',
-      headers: { 'x-agent-identity': token, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: 'https://a.example/' }),
-    }),
-  );
+const extract = (gateway: Shared, token: string) =>
+  call(gateway, 'POST', '/v1/web/extract', { token, body: { url: 'https://a.example/' } });
 const admin = (gateway: Shared, method: string, path: string, body?: unknown) =>
-  gateway.fetch(
-    new Request(`http://gw.test/__admin${path}`, {
-      method,
-      headers: { 'x-admin-key': ADMIN, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }),
-  );
+  call(gateway, method, `/__admin${path}`, { headers: { 'x-admin-key': ADMIN }, body });
 
 /** Two instances of a gateway with one extra tool on one store (its keys under `prefix`), on one frozen clock. */
 async function twoInstances(url: string, prefix: string): Promise<[Shared, Shared]> {
@@ -50,23 +39,23 @@ describeWithRedis('an extra tool on a shared store', () => {
     try {
       const verified = a.mintToken('agent-verified');
       const early = a.mintToken('agent-early');
-      expect((await call(b, verified)).status).toBe(200);
+      expect((await extract(b, verified)).status).toBe(200);
       // An unrelated admin change (an agent's tier): every instance reads the admin state back.
       expect((await admin(a, 'PATCH', '/agents/agent-none', { tier: 'early_access' })).status).toBe(200);
-      expect((await call(b, verified)).status).toBe(200);
-      expect((await call(a, verified)).status).toBe(200);
+      expect((await extract(b, verified)).status).toBe(200);
+      expect((await extract(a, verified)).status).toBe(200);
       // The extra tool's own policy, changed through a, holds on b once b has read it back.
-      expect((await call(b, early)).status).toBe(403);
+      expect((await extract(b, early)).status).toBe(403);
       expect((await admin(a, 'PATCH', '/tools/web.extract', { tiers: ['early_access'] })).status).toBe(200);
       // b takes it over at its next poll or message (docs/operators.md states within about 1 s); bounded.
       let tools: { tools: Record<string, { tiers: string[] }> } = { tools: {} };
       for (let i = 0; i < 100; i++) {
-        tools = (await (await admin(b, 'GET', '/tools')).json()) as typeof tools;
+        tools = (await admin(b, 'GET', '/tools')).body as typeof tools;
         if (tools.tools['web.extract']?.tiers.includes('early_access')) break;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(tools.tools['web.extract']?.tiers).toEqual(['early_access']);
-      expect((await call(b, early)).status).toBe(200);
+      expect((await extract(b, early)).status).toBe(200);
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
@@ -82,7 +71,7 @@ describeWithRedis('an extra tool on a shared store', () => {
         count: 1,
       });
       expect(unknown.status).toBe(400);
-      expect(await unknown.json()).toMatchObject({ code: 'invalid_request', field: 'match.operation' });
+      expect(unknown.body).toMatchObject({ code: 'invalid_request', field: 'match.operation' });
       const armed = await admin(a, 'POST', '/faults', {
         match: { operation: 'web.extract' },
         kind: 'status',
@@ -93,14 +82,14 @@ describeWithRedis('an extra tool on a shared store', () => {
       // b reads the armed fault back at its next poll or message; bounded.
       let listed: { faults: { match: { operation?: string } }[] } = { faults: [] };
       for (let i = 0; i < 100 && listed.faults.length === 0; i++) {
-        listed = (await (await admin(b, 'GET', '/faults')).json()) as typeof listed;
+        listed = (await admin(b, 'GET', '/faults')).body as typeof listed;
         if (listed.faults.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(listed.faults.map((f) => f.match.operation)).toEqual(['web.extract']);
-      expect((await call(b, verified)).status).toBe(502);
+      expect((await extract(b, verified)).status).toBe(502);
       // Spent in the store: neither instance strikes again.
-      expect((await call(a, verified)).status).toBe(200);
-      expect((await call(b, verified)).status).toBe(200);
+      expect((await extract(a, verified)).status).toBe(200);
+      expect((await extract(b, verified)).status).toBe(200);
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
