@@ -116,7 +116,7 @@ async function main() {
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'agent-gateway-bench-'));
-  const profileDir = options.cpuProf ? join(process.cwd(), options.cpuProf) : undefined;
+  const profileDir = options.cpuProf ? resolve(options.cpuProf) : undefined;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   // Each process profiles into a folder of its own: `npm start` runs tsx, whose loader thread writes a
   // profile of its own beside the main thread's (the largest is the main thread's, read below).
