@@ -12,18 +12,36 @@ type Reply = { status: number; headers?: Record<string, string>; body?: unknown 
 const servers: ReturnType<typeof createServer>[] = [];
 afterEach(() => Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve)))));
 
+/** A server on loopback with this handler, closed after the test; its base URL. */
+async function listening(handler: Parameters<typeof createServer>[1]): Promise<string> {
+  const server = createServer(handler);
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A clock whose sleeps take no real time: the suite's waits are read on it (`at`). */
+function virtualClock() {
+  const clock = {
+    at: 0,
+    now: () => clock.at,
+    sleep: async (ms: number) => {
+      clock.at += ms;
+    },
+  };
+  return clock;
+}
+
 /** A server answering from a script, one reply per request (the last one repeats); records arrival times. */
 async function scripted(replies: Reply[]) {
   const arrivals: { at: number; token?: string }[] = [];
-  const server = createServer((req, res) => {
+  const base = await listening((req, res) => {
     arrivals.push({ at: Date.now(), token: req.headers['x-agent-identity'] as string | undefined });
     const reply = replies[Math.min(arrivals.length - 1, replies.length - 1)] as Reply;
     res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
     res.end(JSON.stringify(reply.body ?? {}));
   });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, arrivals };
+  return { base, arrivals };
 }
 const VALID = { kind: 'derived', from: 'valid', transform: { op: 'none' } } as const;
 const limited = (headers: Record<string, string> = {}): Reply => ({
@@ -35,18 +53,15 @@ const limited = (headers: Record<string, string> = {}): Reply => ({
 describe('the suite client addresses the gateway', () => {
   it('keeps the path of the base URL: a gateway mounted under a prefix gets its requests there', async () => {
     const paths: string[] = [];
-    const server = createServer((req, res) => {
+    const base = await listening((req, res) => {
       paths.push(req.url ?? '');
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
-    servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as AddressInfo).port;
-    for (const baseUrl of [`http://127.0.0.1:${port}/tenant-a`, `http://127.0.0.1:${port}/tenant-a/`]) {
+    for (const baseUrl of [`${base}/tenant-a`, `${base}/tenant-a/`]) {
       const client = createSuiteClient({ baseUrl, tokens: {}, maxWaitSeconds: 1 });
       const exchange = await client.send({ method: 'GET', path: '/v1/whoami' });
       client.close();
-      expect(exchange.url).toBe(`http://127.0.0.1:${port}/tenant-a/v1/whoami`);
+      expect(exchange.url).toBe(`${base}/tenant-a/v1/whoami`);
     }
     expect(paths).toEqual(['/tenant-a/v1/whoami', '/tenant-a/v1/whoami']);
   });
@@ -132,22 +147,13 @@ describe('the suite client obeys the client safety rules', () => {
 
   it('keeps its own backoff floor once a Retry-After proved too short: "0" is never retried at 0 s again', async () => {
     // A virtual clock: the suite's waits take no real time, and the gaps are read on it.
-    let now = 0;
-    const clock = {
-      now: () => now,
-      sleep: async (ms: number) => {
-        now += ms;
-      },
-    };
+    const clock = virtualClock();
     const seen: number[] = [];
-    const server = createServer((_req, res) => {
-      seen.push(now);
+    const base = await listening((_req, res) => {
+      seen.push(clock.at);
       res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' });
       res.end('{"code":"rate_limited"}');
     });
-    servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const client = createSuiteClient({ baseUrl: base, tokens: {}, maxWaitSeconds: 60, maxRetries: 4, clock });
     const exchange = await client.send({ method: 'GET', path: '/v1/whoami' });
     const gaps = seen.slice(1).map((at, i) => at - (seen[i] as number));
@@ -166,23 +172,14 @@ describe('the suite client obeys the client safety rules', () => {
   });
 
   it('a 429 that asks for no wait is backed off with steps growing to --max-wait-seconds (a minute window is waited out)', async () => {
-    let now = 0;
-    const clock = {
-      now: () => now,
-      sleep: async (ms: number) => {
-        now += ms;
-      },
-    };
+    const clock = virtualClock();
     const seen: number[] = [];
-    const server = createServer((_req, res) => {
-      seen.push(now);
+    const base = await listening((_req, res) => {
+      seen.push(clock.at);
       // A fixed window of a minute, without Retry-After or rate-limit headers: admitted from 60 s on.
-      res.writeHead(now >= 60_000 ? 200 : 429, { 'content-type': 'application/json' });
-      res.end(now >= 60_000 ? '{}' : '{"code":"rate_limited"}');
+      res.writeHead(clock.at >= 60_000 ? 200 : 429, { 'content-type': 'application/json' });
+      res.end(clock.at >= 60_000 ? '{}' : '{"code":"rate_limited"}');
     });
-    servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const client = createSuiteClient({ baseUrl: base, tokens: {}, maxWaitSeconds: 60, clock });
     const exchange = await client.send({ method: 'GET', path: '/v1/whoami' });
     client.close();
