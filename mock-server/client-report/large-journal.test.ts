@@ -170,7 +170,14 @@ function sentTogether(entries: readonly JournalEntry[], e: JournalEntry, x: Jour
   if (e === x) return true;
   if (e.real_ms - x.real_ms > 10 || sameConnectionAfter(e, x)) return false;
   if (sentBeforeAnswer(e, x)) return true;
-  if (firstOnConnection(e)) return !isReaction(entries, e, x, Number.POSITIVE_INFINITY);
+  if (firstOnConnection(e)) {
+    const opened = e.connection_opened_ms as number;
+    // Beyond the turn of x's answer, only while another request was still on the wire.
+    const overlapping =
+      opened < answeredAt(x) + 1 ||
+      entries.some((y) => y !== e && pendingFrom(y) < opened && pendingUntil(y) > opened);
+    return overlapping && !isReaction(entries, e, x, Number.POSITIVE_INFINITY);
+  }
   if (hasConnection(e) && hasConnection(x)) return e.real_ms - answeredAt(x) <= 1;
   return true;
 }

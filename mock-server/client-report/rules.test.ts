@@ -375,6 +375,27 @@ describe('what the connection facts tell, whatever the load', () => {
     expect(judge(noParallelStorm, oneByOne)).toEqual([]);
   });
 
+  it('a chain of new connections, each accepted within a millisecond of the answer before: one at a time, however fast', () => {
+    // A client with no pool (or a pool of one) after a 429: ten calls, each on a new connection accepted
+    // `gap` ms after the previous answer (measured on a quiet machine: 0.6-0.9 ms on loopback).
+    const chain = (gap: number) => {
+      const out = [retryAfter1(0, 'key_first', via(1, -5, 1))];
+      let answered = 1;
+      for (let k = 0; k < 10; k++) {
+        // The first one 3 ms after the 429's answer, with nothing under way: a reaction to it.
+        const opened = k === 0 ? 4 : answered + gap;
+        out.push(entry(opened + 0.3, { request_key: `key_chain_${k}`, ...via(10 + k, opened, 1) }));
+        answered = opened + 0.3 + 1;
+      }
+      return out;
+    };
+    for (const gap of [0.2, 0.6, 0.9, 3])
+      expect(judge(noParallelStorm, chain(gap)), `gap ${gap}`).toEqual([]);
+    // The same calls, each connection accepted just before the previous answer (a batch whose connections
+    // the client opened one by one, as undici does): on the wire together, and chained into one storm.
+    expect(judge(noParallelStorm, chain(-0.2))[0]?.message).toMatch(/^10 requests were in flight at once/);
+  });
+
   it('the tail of a batch opened at once, accepted in a run after the 429 was answered, belongs to the batch', () => {
     // Eight connections opened together; the gateway accepts one per turn (0.5-8 ms apart under load) and
     // answers the third request 429 while the rest are still being accepted.

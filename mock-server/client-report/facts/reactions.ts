@@ -221,6 +221,12 @@ function joinBatch(ix: TimeIndex, r: JournalEntry, written: number, from: number
   return { until, joined };
 }
 
+/** Whether a request of the agent was on its way at `t` (started before it, answered after it). */
+function onTheWireAt({ starts, latestEnds }: TimeIndex, t: number): boolean {
+  const before = firstWhere(starts.length, (k) => !((starts[k] as number) < t));
+  return before > 0 && (latestEnds[before - 1] as number) > t;
+}
+
 /** Whether a request on another connection arrived within `graceMs` before `r` (a wave `r` came in). */
 function cameInWave({ arrivalsWithFacts, byArrivalWithFacts }: TimeIndex, r: JournalEntry, graceMs: number) {
   for (
@@ -308,7 +314,14 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
       if (deliveryCompares(e, x)) return !issuedAfterAnswer(e, x) && !issuedAfterAnswer(x, e);
       if (e.real_ms - x.real_ms > TOGETHER_MS || sameConnectionAfter(e, x)) return false;
       if (sentBeforeAnswer(e, x)) return true;
-      if (firstOnConnection(e)) return (e.connection_opened_ms as number) < batchUntil(x);
+      if (firstOnConnection(e)) {
+        // A connection accepted after `x` was answered was sent with it only if it joined `x`'s batch and,
+        // beyond the turn of that answer (a copy queued in the pool taking the freed slot), while a request
+        // of the agent was still on the wire: a chain of connections each accepted once the one before was
+        // answered is one request at a time, however fast (a client with no pool, or a pool of one).
+        const opened = e.connection_opened_ms as number;
+        return opened < batchUntil(x) && (opened < answeredAt(x) + SAME_TURN_MS || onTheWireAt(ix, opened));
+      }
       // Another, idle connection: copies sent together are read in one turn of the gateway's event loop,
       // right after the other's answer; a retry comes a turn of the client's later.
       if (hasConnection(e) && hasConnection(x)) return e.real_ms - answeredAt(x) <= SAME_TURN_MS;

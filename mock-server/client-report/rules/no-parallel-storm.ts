@@ -94,7 +94,8 @@ export function stormFindings(found: readonly Storm[], most: number): Finding[] 
  * new connections right after one slow answer are one freed slot and five reactions sent together: a storm.
  * Most common real way to break it: firing a batch the moment a 429 (or a slow answer after it) comes back.
  * Most unusual legal way to keep it: a client with no pool opening a new connection per call, one after each
- * answer (test/clients/storms.ts).
+ * answer, however fast (test/clients/storms.ts; `sentTogether` in facts/reactions.ts: a chain of connections
+ * each accepted once the one before was answered is one request at a time).
  */
 export const noParallelStorm: ClientRule = {
   id: 'no-parallel-storm',
