@@ -10,3 +10,6 @@ const tokenFingerprints = createTokenMemo<string>();
 export function tokenFingerprint(token: string): string {
   return tokenFingerprints.get(token) ?? tokenFingerprints.set(token, fingerprint('tok', token));
 }
+
+/** The one copy of a token whose fingerprint was taken (see `createTokenMemo().shared`), else the token. */
+export const sharedToken = (token: string): string => tokenFingerprints.shared(token);

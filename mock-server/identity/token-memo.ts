@@ -16,6 +16,14 @@ export function createTokenMemo<V>(max = 65_536) {
       const known = entries.get(token.slice(-43));
       return known?.token === token ? known.value : undefined;
     },
+    /**
+     * The string remembered for `token` (equal to it), or `token` itself: what a journal entry keeps holds
+     * one copy of an agent's token, not one per request (each header is a new string of 240 characters).
+     */
+    shared(token: string): string {
+      const known = entries.get(token.slice(-43));
+      return known?.token === token ? known.token : token;
+    },
     set(token: string, value: V): V {
       entries.set(token.slice(-43), { token, value });
       return value;

@@ -97,10 +97,15 @@ function decided(
   });
 }
 
-/** What each rule had left, for the journal (a loop: this runs on every request a rule counts). */
+/**
+ * What each rule had left, for the journal (a loop: this runs on every request a rule counts). Made at its
+ * exact length: the entry holds it until it is overwritten, and an array grown by `push` holds 17 slots.
+ */
 function quotaOf(outcomes: readonly RuleOutcome[]) {
-  const quota: { rule: string; key: string; limit: number; remaining: number }[] = [];
-  for (const o of outcomes)
-    quota.push({ rule: o.rule.name, key: o.key, limit: o.rule.limit, remaining: o.remaining });
+  const quota = new Array<{ rule: string; key: string; limit: number; remaining: number }>(outcomes.length);
+  for (let i = 0; i < outcomes.length; i++) {
+    const o = outcomes[i] as RuleOutcome;
+    quota[i] = { rule: o.rule.name, key: o.key, limit: o.rule.limit, remaining: o.remaining };
+  }
   return quota;
 }

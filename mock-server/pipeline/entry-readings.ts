@@ -144,11 +144,14 @@ export function entryReadings(ctx: CallContext): EntryReadings | undefined {
   )
     return undefined;
   const scan = ctx.runtime.scanSecrets.frozen?.() ?? ctx.runtime.scanSecrets;
+  // Kept until the entry is read: the header triples at their length (an array grown by `push` holds 17
+  // slots), the body copied into Node's buffer pool (a view of the socket's read would keep all of it).
+  if (headers) headers = headers.slice();
   const body =
     bodyTool && requestBody
       ? {
           tool: bodyTool,
-          bytes: requestBody,
+          bytes: Buffer.from(requestBody),
           at: ctx.at,
           sentAt: ctx.sentAt ?? 0,
           scan: ctx.bodyScan ?? scan,

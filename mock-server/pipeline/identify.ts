@@ -3,7 +3,7 @@ import { IDENTITY_HEADER, IDENTITY_HEADER_KEY } from '../../vocabulary/identity-
 import { GatewayError } from '../errors.ts';
 import type { CallContext } from '../http/context.ts';
 import type { Identity, InvalidTokenReason, VerifyResult } from '../identity/identity-provider.ts';
-import { tokenFingerprint } from '../identity/token-fingerprint.ts';
+import { sharedToken, tokenFingerprint } from '../identity/token-fingerprint.ts';
 import type { IdentityVerifier } from '../identity/verifier.ts';
 import { andThen, type MaybePromise } from '../maybe-promise.ts';
 import type { StatePort } from '../store/state-port.ts';
@@ -16,8 +16,10 @@ export { IDENTITY_HEADER };
 
 // Agents resend the same token many times: its fingerprint is remembered (bounded; many agents at once fit).
 /** The token a request carries in the identity header, trimmed; undefined when absent or blank. */
-export const tokenOf = (ctx: CallContext): string | undefined =>
-  ctx.request.header(IDENTITY_HEADER_KEY)?.trim() || undefined;
+export const tokenOf = (ctx: CallContext): string | undefined => {
+  const token = ctx.request.header(IDENTITY_HEADER_KEY)?.trim();
+  return token ? sharedToken(token) : undefined;
+};
 
 /**
  * Where a caller learns how to get a token: the identity provider's instruction page, pre-filled. The

@@ -8,6 +8,7 @@ import {
   redactExchange,
 } from '../journal/exchange-capture.ts';
 import type { JournalEntry } from '../journal/journal.ts';
+import { packExchange, unpackExchange } from '../journal/packed-exchange.ts';
 import { redactCredentialText } from '../secrets/credential-redaction.ts';
 import type { StatePort } from '../store/state-port.ts';
 import { entryReadings } from './entry-readings.ts';
@@ -117,7 +118,11 @@ function exchangeOf(
   const own = { token: tokenOf(ctx), agentId: ctx.note.agent };
   // The secrets known at the call: a key deleted or registered before the entry is read changes nothing.
   const scan = runtime.scanSecrets.frozen?.() ?? runtime.scanSecrets;
-  return () => redactExchange(pieces, keep, (text) => scan(text, own).redacted);
+  // Until it is read, the entry holds the pieces as bytes off the collector's heap (packed-exchange.ts).
+  const packed = packExchange(pieces);
+  const { isCredential } = pieces;
+  return () =>
+    redactExchange({ ...unpackExchange(packed), isCredential }, keep, (text) => scan(text, own).redacted);
 }
 
 /** Text the caller chose, with any token or API key in it redacted, and credentials by place (`;jsessionid=`). */

@@ -1,0 +1,88 @@
+import { fc, test } from '@fast-check/vitest';
+import { describe, expect, it } from 'vitest';
+import { type ExchangePieces, redactExchange } from './exchange-capture.ts';
+import { packExchange, unpackExchange } from './packed-exchange.ts';
+
+/** A body as the capture takes it: absent, text (any Unicode) or bytes. */
+const body = fc.option(
+  fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.uint8Array({ maxLength: 300 })),
+  {
+    nil: undefined,
+  },
+);
+const headerList = fc.array(fc.string({ unit: 'grapheme', maxLength: 40 }), { maxLength: 12 });
+
+const pieces = fc.record(
+  {
+    requestHeaders: headerList,
+    query: fc.string({ maxLength: 80 }),
+    requestBody: body,
+    requestBodyBytes: fc.nat({ max: 10_000_000 }),
+    responseHeaders: headerList,
+    responseBody: body,
+    responseBodyBytes: fc.nat({ max: 10_000_000 }),
+    httpVersion: fc.constantFrom('1.0', '1.1'),
+  },
+  { requiredKeys: ['requestHeaders', 'requestBodyBytes', 'responseHeaders'] },
+) as fc.Arbitrary<ExchangePieces>;
+
+const bytesOf = (value: Uint8Array | string | undefined) =>
+  value === undefined ? undefined : Buffer.from(value as Uint8Array).toString('hex');
+const asBytes = (value: Uint8Array | string | undefined) =>
+  value === undefined
+    ? undefined
+    : typeof value === 'string'
+      ? Buffer.from(value).toString('hex')
+      : bytesOf(value);
+
+describe('packed exchange', () => {
+  test.prop([pieces])('gives back every piece: texts as they were, bodies as their UTF-8 bytes', (given) => {
+    const back = unpackExchange(packExchange(given));
+    expect(back.requestHeaders).toEqual(given.requestHeaders.map((h) => Buffer.from(h).toString()));
+    expect(back.responseHeaders).toEqual(given.responseHeaders.map((h) => Buffer.from(h).toString()));
+    expect(back.query).toBe(given.query === undefined ? undefined : Buffer.from(given.query).toString());
+    expect(back.httpVersion).toBe(given.httpVersion);
+    expect(back.requestBodyBytes).toBe(given.requestBodyBytes);
+    expect(back.responseBodyBytes).toBe(given.responseBodyBytes);
+    expect(bytesOf(back.requestBody)).toBe(asBytes(given.requestBody));
+    expect(bytesOf(back.responseBody)).toBe(asBytes(given.responseBody));
+  });
+
+  it('redacts to the same exchange as the pieces themselves', () => {
+    const token = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZ2VudC0xIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ';
+    const given: ExchangePieces = {
+      requestHeaders: ['Host', '127.0.0.1', 'X-Agent-Identity', token, 'Authorization', 'Bearer abc.def'],
+      query: 'debug=1',
+      requestBody: Buffer.from('{"query":"é agent tools","api_key":"ak_live_0123456789abcdef"}'),
+      requestBodyBytes: 62,
+      responseHeaders: ['content-type', 'application/json'],
+      responseBody: '{"results":[{"title":"ünïcode ✓"}]}',
+      httpVersion: '1.1',
+    };
+    const redact = (text: string) => text.replaceAll('agent', '[A]');
+    expect(redactExchange(unpackExchange(packExchange(given)), 2048, redact)).toEqual(
+      redactExchange(given, 2048, redact),
+    );
+  });
+
+  it('packs one exchange after another in the same scratch without mixing them, however large', () => {
+    const large: ExchangePieces = {
+      requestHeaders: ['x-big', 'v'.repeat(40_000)],
+      requestBodyBytes: 0,
+      responseHeaders: [],
+      responseBody: 'ß'.repeat(30_000),
+    };
+    const small: ExchangePieces = { requestHeaders: ['a', 'b'], requestBodyBytes: 1, responseHeaders: [] };
+    const first = packExchange(large);
+    const second = packExchange(small);
+    expect(unpackExchange(first).requestHeaders[1]).toHaveLength(40_000);
+    expect(unpackExchange(first).responseBody?.length).toBe(60_000);
+    expect(unpackExchange(second)).toEqual({
+      requestHeaders: ['a', 'b'],
+      requestBody: undefined,
+      requestBodyBytes: 1,
+      responseHeaders: [],
+      responseBody: undefined,
+    });
+  });
+});
