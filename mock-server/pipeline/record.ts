@@ -108,7 +108,7 @@ function exchangeOf(
       requestBody: body && bodyStart(body, taken),
       requestBodyBytes: body?.length ?? 0,
       get responseHeaders() {
-        return Object.entries(headers).flat();
+        return headerList(headers);
       },
       responseBody: bodyStart(exchange.body, taken),
       // Counted now only when the body is cut (the whole of a short one is kept: counted when redacted).
@@ -123,6 +123,13 @@ function exchangeOf(
   const { isCredential } = pieces;
   return () =>
     redactExchange({ ...unpackExchange(packed), isCredential }, keep, (text) => scan(text, own).redacted);
+}
+
+/** A header record as a flat name, value list (packed at once: `Object.entries().flat()` costs more). */
+function headerList(headers: Readonly<Record<string, string>>): string[] {
+  const list: string[] = [];
+  for (const name in headers) list.push(name, headers[name] as string);
+  return list;
 }
 
 /** Text the caller chose, with any token or API key in it redacted, and credentials by place (`;jsessionid=`). */
