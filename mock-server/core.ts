@@ -31,8 +31,9 @@ export interface GatewayCore {
 
 /** The record stage of one answer, for its adapter to call once the answer is written. */
 const recorder =
-  (runtime: Runtime, ctx: CallContext, answer: Answer, answeredAt: number) => (writtenAt: number) =>
-    recordCall(runtime, ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt, answer);
+  (runtime: Runtime, ctx: CallContext, answer: Answer, answeredAt: number) =>
+  (writtenAt: number, encodedBody?: Uint8Array) =>
+    recordCall(runtime, ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt, answer, encodedBody);
 
 /**
  * The request's id: the caller's `X-Request-Id` when it is plain and holds nothing the client report's

@@ -80,9 +80,11 @@ export interface GatewayResponse {
   stream?: Iterable<string> | AsyncIterable<string>;
   /**
    * The last stage: adapters call it once the answer is written (or the connection dropped), with the
-   * real monotonic time (`performance.now()`), so the journal holds when the client could see it.
+   * real monotonic time (`performance.now()`), so the journal holds when the client could see it, and the
+   * body's UTF-8 bytes when it encoded the body to write it (the journal then copies those instead of
+   * encoding the text again).
    */
-  record(writtenAt: number): void;
+  record(writtenAt: number, encodedBody?: Uint8Array): void;
 }
 
 /**

@@ -33,6 +33,7 @@ export function recordCall(
   answeredAt: number,
   writtenAt: number,
   exchange?: Answer | ExchangePieces,
+  encodedBody?: Uint8Array,
 ): void {
   const { request, note } = ctx;
   const operation = note.operation ?? 'other';
@@ -72,7 +73,7 @@ export function recordCall(
   if (atOnce) readings.apply(entry);
   deps.state.journal.record(
     entry,
-    exchange && keep > 0 ? exchangeOf(ctx, exchange, keep) : undefined,
+    exchange && keep > 0 ? exchangeOf(ctx, exchange, keep, encodedBody) : undefined,
     atOnce ? undefined : readings,
   );
 }
@@ -92,13 +93,14 @@ function exchangeOf(
   ctx: CallContext,
   exchange: Answer | ExchangePieces,
   keep: number,
+  encodedBody?: Uint8Array,
 ): () => JournalExchange {
   const { runtime } = ctx;
   let pieces: ExchangePieces;
   if ('requestHeaders' in exchange) pieces = exchange;
   else {
     const body = ctx.requestBody;
-    // The answer's headers are not changed once it is written: flattened when redacted.
+    // The answer's headers as written (not changed since): listed when the pieces are packed, below.
     const headers = exchange.headers;
     // Taken past `keep`, so that the redaction sees a credential whole before the body is cut.
     const taken = capturedBytes(keep);
@@ -110,9 +112,16 @@ function exchangeOf(
       get responseHeaders() {
         return headerList(headers);
       },
-      responseBody: bodyStart(exchange.body, taken),
+      // The bytes the adapter wrote when it gives them, else the text (encoded when packed).
+      responseBody: bodyStart(encodedBody ?? exchange.body, taken),
       // Counted now only when the body is cut (the whole of a short one is kept: counted when redacted).
-      responseBodyBytes: exchange.body.length > taken ? Buffer.byteLength(exchange.body) : undefined,
+      responseBodyBytes: encodedBody
+        ? encodedBody.length > taken
+          ? encodedBody.length
+          : undefined
+        : exchange.body.length > taken
+          ? Buffer.byteLength(exchange.body)
+          : undefined,
     };
   }
   const own = { token: tokenOf(ctx), agentId: ctx.note.agent };

@@ -34,10 +34,12 @@ export function writeAnswer(
   if (close) headers.connection = 'close';
   // A long answer (the journal export): written as it is made, chunked; the record stage once it is all out.
   if (answer.stream) return writeStreamed(res, answer, headers);
-  headers['content-length'] = String(Buffer.byteLength(answer.body));
+  // Encoded once: written as bytes, and the same bytes handed to the journal's capture.
+  const body = Buffer.from(answer.body);
+  headers['content-length'] = String(body.length);
   res.writeHead(answer.status, headers);
-  res.end(answer.body);
-  answer.record(performance.now());
+  res.end(body);
+  answer.record(performance.now(), body);
 }
 
 /** A streamed answer, slice by slice with backpressure; a source that fails midway cuts the transfer. */
