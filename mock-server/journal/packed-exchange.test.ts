@@ -1,7 +1,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { type ExchangePieces, redactExchange } from './exchange-capture.ts';
-import { packExchange, unpackExchange } from './packed-exchange.ts';
+import { keptCopy, packExchange, unpackExchange } from './packed-exchange.ts';
 
 /** A body as the capture takes it: absent, text (any Unicode) or bytes. */
 const body = fc.option(
@@ -84,5 +84,17 @@ describe('packed exchange', () => {
       responseHeaders: [],
       responseBody: undefined,
     });
+  });
+
+  it('keeps copies apart from what they were copied from, on slabs of its own', () => {
+    const read = Buffer.from('{"query":"agent tools"}');
+    const kept = keptCopy(read);
+    read.fill(0);
+    expect(kept.toString()).toBe('{"query":"agent tools"}');
+    const next = keptCopy(Buffer.from('x'.repeat(20_000)));
+    expect(next).toHaveLength(20_000);
+    expect(kept.toString()).toBe('{"query":"agent tools"}');
+    // Not from Node's pool (whose slabs the adapter's answers share).
+    expect(kept.buffer.byteLength).not.toBe(Buffer.poolSize);
   });
 });

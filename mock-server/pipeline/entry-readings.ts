@@ -4,6 +4,7 @@ import type { BodyTool, CallContext, OutgoingText } from '../http/context.ts';
 import { parseJsonBodyAsSent } from '../http/read-body.ts';
 import { CREDENTIAL_HEADERS } from '../journal/exchange-capture.ts';
 import type { JournalNote } from '../journal/journal-entry.ts';
+import { keptCopy } from '../journal/packed-exchange.ts';
 import type { FrozenScan } from '../secrets/secrets.ts';
 import type { EntryReadings } from '../store/state-port.ts';
 import { requestKey } from '../tools/request-meaning.ts';
@@ -145,13 +146,13 @@ export function entryReadings(ctx: CallContext): EntryReadings | undefined {
     return undefined;
   const scan = ctx.runtime.scanSecrets.frozen?.() ?? ctx.runtime.scanSecrets;
   // Kept until the entry is read: the header triples at their length (an array grown by `push` holds 17
-  // slots), the body copied into Node's buffer pool (a view of the socket's read would keep all of it).
+  // slots), the body copied onto the journal's slabs (a view of the socket's read would keep all of it).
   if (headers) headers = headers.slice();
   const body =
     bodyTool && requestBody
       ? {
           tool: bodyTool,
-          bytes: Buffer.from(requestBody),
+          bytes: keptCopy(requestBody),
           at: ctx.at,
           sentAt: ctx.sentAt ?? 0,
           scan: ctx.bodyScan ?? scan,
