@@ -21,6 +21,11 @@ import type { Runtime } from './runtime.ts';
 export interface GatewayCore {
   handle(request: GatewayRequest): Promise<GatewayResponse>;
   /**
+   * `handle`, with the answer at once when the pipeline gives it at once (in memory every stage does): no
+   * promise and no tick on the hot path of an adapter that can write it then (node:http).
+   */
+  answer(request: GatewayRequest): MaybePromise<GatewayResponse>;
+  /**
    * The JSON error answer for what the adapter refuses before the pipeline: a request it will not serve (a
    * connection over its client's cap; journaled like any other), or bytes that never became a request (an
    * HTTP parser error, a stalled connection: no request, so nothing to journal). Same format, request id and
@@ -116,29 +121,36 @@ export function createCore(
       return response;
     },
 
-    async handle(request) {
-      const started = performance.now();
-      const ctx: CallContext = {
-        request,
-        runtime,
-        requestId: requestIdOf(request, runtime),
-        note: {},
-        at: runtime.clock.now(),
-        epoch: runtime.clock.epoch,
-        started,
-      };
-      const path = routingPath(request.path);
-      const adminCall = isAdminPath(path);
-      let answer: Answer;
-      try {
-        const routed = route(ctx, path, adminCall);
-        answer = routed instanceof Promise ? await routed : routed;
-      } catch (error) {
-        answer = respondError(ctx, error);
-      }
-      const response = answer as GatewayResponse;
-      response.record = adminCall ? NOT_RECORDED : recorder(runtime, ctx, answer, performance.now());
-      return response;
-    },
+    handle: async (request) => answer(request),
+    answer,
   };
+
+  function answer(request: GatewayRequest): MaybePromise<GatewayResponse> {
+    const started = performance.now();
+    const ctx: CallContext = {
+      request,
+      runtime,
+      requestId: requestIdOf(request, runtime),
+      note: {},
+      at: runtime.clock.now(),
+      epoch: runtime.clock.epoch,
+      started,
+    };
+    const path = routingPath(request.path);
+    const adminCall = isAdminPath(path);
+    const done = (answered: Answer) => {
+      const response = answered as GatewayResponse;
+      response.record = adminCall ? NOT_RECORDED : recorder(runtime, ctx, answered, performance.now());
+      return response;
+    };
+    let routed: MaybePromise<Answer>;
+    try {
+      routed = route(ctx, path, adminCall);
+    } catch (error) {
+      return done(respondError(ctx, error));
+    }
+    return routed instanceof Promise
+      ? routed.then(done, (error: unknown) => done(respondError(ctx, error)))
+      : done(routed);
+  }
 }

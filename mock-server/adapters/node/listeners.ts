@@ -66,26 +66,33 @@ function handleOnCore(
   guard: ConnectionGuard,
   log: (line: string) => void,
 ) {
-  core.handle(request).then(
-    (answer) => {
-      try {
-        // After a timeout or a parser error on this connection, or an answer before the body arrived, it
-        // closes after this answer, and nothing more is answered on it.
-        const close = state?.closeAfter === true || closesAfterAnswer(req);
-        if (close && state) state.closeAfter = true;
-        const streaming = writeAnswer(res, answer, close);
-        // A streamed answer's connection is busy until the stream ends.
-        if (streaming) return void streaming.then(() => guard.finished(socket, request));
-      } catch (error) {
-        writeFailed(res, error, log);
-      }
-      guard.finished(socket, request);
-    },
-    (error: unknown) => {
+  const write = (answer: GatewayResponse) => {
+    try {
+      // After a timeout or a parser error on this connection, or an answer before the body arrived, it
+      // closes after this answer, and nothing more is answered on it.
+      const close = state?.closeAfter === true || closesAfterAnswer(req);
+      if (close && state) state.closeAfter = true;
+      const streaming = writeAnswer(res, answer, close);
+      // A streamed answer's connection is busy until the stream ends.
+      if (streaming) return void streaming.then(() => guard.finished(socket, request));
+    } catch (error) {
       writeFailed(res, error, log);
-      guard.finished(socket, request);
-    },
-  );
+    }
+    guard.finished(socket, request);
+  };
+  const failed = (error: unknown) => {
+    writeFailed(res, error, log);
+    guard.finished(socket, request);
+  };
+  // In memory the core answers at once: written in this turn, with no promise in between.
+  let answer: ReturnType<GatewayCore['answer']>;
+  try {
+    answer = core.answer(request);
+  } catch (error) {
+    return failed(error);
+  }
+  if (answer instanceof Promise) answer.then(write, failed);
+  else write(answer);
 }
 
 /** A handler writing its own answers (the proxy), with the connection facts and refusals of `coreListener`. */
