@@ -11,7 +11,7 @@ import {
   sentBeforeAnswer,
   TOGETHER_MS,
 } from './causality.ts';
-import { answeredAt } from './entry.ts';
+import { answeredAt, keyOf } from './entry.ts';
 import { firstWhere } from './search.ts';
 
 /** What the connection facts of one agent's journal tell about its requests, computed once per journal. */
@@ -23,7 +23,8 @@ export interface ReactionFacts {
    * - the first on a connection accepted after it: a reaction, unless the agent had a batch under way when
    *   `r` was answered and this connection joined it (`batchUntil`);
    * - on another connection, open and idle (reused from a pool): a reaction if it arrived once the batch
-   *   under way when `r` was answered was over (`batchUntil`: just after the answer when none was), and,
+   *   under way when `r` was answered was over (`batchUntil`: just after the answer when none was) or, the
+   *   same request as `r`, past the answer's turn whatever the batch (`retriedOnIdle`), and,
    *   when `r` came in a wave (a request on another connection arrived within `graceMs` before it), once
    *   `graceMs` had passed since the answer;
    * - without connection facts: a reaction if it arrived `graceMs` or more after the answer was written.
@@ -270,6 +271,25 @@ function underWayUntil(ix: TimeIndex, r: JournalEntry, written: number): number 
 }
 
 /**
+ * Whether `e`, on another connection that was open and idle (not `r`'s, not one opened for it), read after
+ * `r` was answered, is a retry of `r` whatever batch of other requests was under way: it asks for the same
+ * thing (`keyOf`) and arrived past the turn of `r`'s answer (SAME_TURN_MS). Copies of one request sent
+ * together on idle connections are read in one turn of the gateway's event loop, by the answer of the first
+ * at the latest (`sentTogether` reads them so); a batch of other requests under way tells when the tail of
+ * that batch may reach the gateway, not when the client sent this request again. So a client that retries a
+ * failed call on whichever keep-alive connection its pool hands it, while its other calls are still on the
+ * wire (the most common way to break a schedule rule unseen: five calls in parallel, each retried after a
+ * short jittered wait), has each retry read as one, however late the last of its first calls was read.
+ * Legal, and still not a retry: a second copy of the request sent together with `r` and read before its
+ * answer or in its turn (two tasks that ask the same question at once). The limit: a copy sent before the
+ * answer and read more than a turn after it (the machine stalled in between) reads as `r`'s retry.
+ */
+function retriedOnIdle(e: JournalEntry, r: JournalEntry): boolean {
+  const key = keyOf(e);
+  return key !== undefined && key === keyOf(r) && e.real_ms - answeredAt(r) > SAME_TURN_MS;
+}
+
+/**
  * The reaction facts of a journal (one agent's entries), built once per array: sorted times and prefix
  * maxima, so that each `batchUntil` is a binary search and a walk over the connections that join the batch.
  */
@@ -297,13 +317,15 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
       if (sentBeforeAnswer(e, r)) return false;
       if (firstOnConnection(e)) return !batchOf(r).joined.has(e);
       // Another connection, open and idle (a pool's keep-alive connection): a request read after the answer
-      // was written, past the batch under way then (if any), was sent with the answer in hand. When `r` came
+      // was written, past the batch under way then (if any), was sent with the answer in hand; so was the
+      // same request read past the answer's turn, whatever the batch (`retriedOnIdle`). When `r` came
       // in a wave (another connection's request arrived within `graceMs` before it), the rest of the wave may
       // reach the gateway late (a loaded machine, a client in the gateway's own process): only time tells
       // then, and the grace holds.
       if (hasConnection(e) && hasConnection(r))
         return (
-          e.real_ms >= batchUntil(r) && (!cameInWave(ix, r, graceMs) || e.real_ms >= answeredAt(r) + graceMs)
+          (e.real_ms >= batchUntil(r) || retriedOnIdle(e, r)) &&
+          (!cameInWave(ix, r, graceMs) || e.real_ms >= answeredAt(r) + graceMs)
         );
       return e.real_ms >= answeredAt(r) + graceMs;
     },
