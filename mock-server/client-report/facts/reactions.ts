@@ -274,15 +274,17 @@ function underWayUntil(ix: TimeIndex, r: JournalEntry, written: number): number 
  * Whether `e`, on another connection that was open and idle (not `r`'s, not one opened for it), read after
  * `r` was answered, is a retry of `r` whatever batch of other requests was under way: it asks for the same
  * thing (`keyOf`) and arrived past the turn of `r`'s answer (SAME_TURN_MS). Copies of one request sent
- * together on idle connections are read in one turn of the gateway's event loop, by the answer of the first
- * at the latest (`sentTogether` reads them so); a batch of other requests under way tells when the tail of
- * that batch may reach the gateway, not when the client sent this request again. So a client that retries a
- * failed call on whichever keep-alive connection its pool hands it, while its other calls are still on the
- * wire (the most common way to break a schedule rule unseen: five calls in parallel, each retried after a
- * short jittered wait), has each retry read as one, however late the last of its first calls was read.
- * Legal, and still not a retry: a second copy of the request sent together with `r` and read before its
- * answer or in its turn (two tasks that ask the same question at once). The limit: a copy sent before the
- * answer and read more than a turn after it (the machine stalled in between) reads as `r`'s retry.
+ * together on idle connections are read in one turn of the gateway's event loop, by the turn of the first's
+ * answer at the latest (`sentTogether` reads them so); a batch of other requests under way tells when the
+ * tail of that batch may reach the gateway, not when the client sent this request again.
+ * - The most common real way to break a retry rule unseen without it: parallel calls each retried after a
+ *   short (jittered) wait on whichever keep-alive connection the pool hands out, while the last of their
+ *   first requests is still being read (a client in the gateway's own process, delayed by load): the retry
+ *   read as "on its way" cut its call's chain, and the waits counted as first ones.
+ * - The most unusual legal way to keep it: two tasks that send the same request at once, one copy on an idle
+ *   keep-alive connection read before the other's answer or in its turn: two copies, neither a retry.
+ * - The limit: a copy sent before the answer but read more than a turn after it (the machine stalled in
+ *   between) reads as `r`'s retry, sent at once.
  */
 function retriedOnIdle(e: JournalEntry, r: JournalEntry): boolean {
   const key = keyOf(e);
