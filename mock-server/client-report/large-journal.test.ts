@@ -160,7 +160,9 @@ function isReaction(entries: readonly JournalEntry[], e: JournalEntry, r: Journa
         x.real_ms >= r.real_ms - graceMs &&
         x.real_ms <= r.real_ms,
     );
-    return e.real_ms >= reach && (!inWave || e.real_ms >= written + graceMs);
+    // The same request as `r`, read past the turn of its answer: its retry, whatever the batch.
+    const retried = keyOf(e) !== undefined && keyOf(e) === keyOf(r) && e.real_ms - written > 1;
+    return (e.real_ms >= reach || retried) && (!inWave || e.real_ms >= written + graceMs);
   }
   return e.real_ms >= answeredAt(r) + graceMs;
 }

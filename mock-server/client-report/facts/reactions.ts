@@ -11,7 +11,7 @@ import {
   sentBeforeAnswer,
   TOGETHER_MS,
 } from './causality.ts';
-import { answeredAt } from './entry.ts';
+import { answeredAt, keyOf } from './entry.ts';
 import { firstWhere } from './search.ts';
 
 /** What the connection facts of one agent's journal tell about its requests, computed once per journal. */
@@ -23,7 +23,8 @@ export interface ReactionFacts {
    * - the first on a connection accepted after it: a reaction, unless the agent had a batch under way when
    *   `r` was answered and this connection joined it (`batchUntil`);
    * - on another connection, open and idle (reused from a pool): a reaction if it arrived once the batch
-   *   under way when `r` was answered was over (`batchUntil`: just after the answer when none was), and,
+   *   under way when `r` was answered was over (`batchUntil`: just after the answer when none was) or, the
+   *   same request as `r`, past the answer's turn whatever the batch (`retriedOnIdle`), and,
    *   when `r` came in a wave (a request on another connection arrived within `graceMs` before it), once
    *   `graceMs` had passed since the answer;
    * - without connection facts: a reaction if it arrived `graceMs` or more after the answer was written.
@@ -270,6 +271,27 @@ function underWayUntil(ix: TimeIndex, r: JournalEntry, written: number): number 
 }
 
 /**
+ * Whether `e`, on another connection that was open and idle (not `r`'s, not one opened for it), read after
+ * `r` was answered, is a retry of `r` whatever batch of other requests was under way: it asks for the same
+ * thing (`keyOf`) and arrived past the turn of `r`'s answer (SAME_TURN_MS). Copies of one request sent
+ * together on idle connections are read in one turn of the gateway's event loop, by the turn of the first's
+ * answer at the latest (`sentTogether` reads them so); a batch of other requests under way tells when the
+ * tail of that batch may reach the gateway, not when the client sent this request again.
+ * - The most common real way to break a retry rule unseen without it: parallel calls each retried after a
+ *   short (jittered) wait on whichever keep-alive connection the pool hands out, while the last of their
+ *   first requests is still being read (a client in the gateway's own process, delayed by load): the retry
+ *   read as "on its way" cut its call's chain, and the waits counted as first ones.
+ * - The most unusual legal way to keep it: two tasks that send the same request at once, one copy on an idle
+ *   keep-alive connection read before the other's answer or in its turn: two copies, neither a retry.
+ * - The limit: a copy sent before the answer but read more than a turn after it (the machine stalled in
+ *   between) reads as `r`'s retry, sent at once.
+ */
+function retriedOnIdle(e: JournalEntry, r: JournalEntry): boolean {
+  const key = keyOf(e);
+  return key !== undefined && key === keyOf(r) && e.real_ms - answeredAt(r) > SAME_TURN_MS;
+}
+
+/**
  * The reaction facts of a journal (one agent's entries), built once per array: sorted times and prefix
  * maxima, so that each `batchUntil` is a binary search and a walk over the connections that join the batch.
  */
@@ -297,13 +319,15 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
       if (sentBeforeAnswer(e, r)) return false;
       if (firstOnConnection(e)) return !batchOf(r).joined.has(e);
       // Another connection, open and idle (a pool's keep-alive connection): a request read after the answer
-      // was written, past the batch under way then (if any), was sent with the answer in hand. When `r` came
+      // was written, past the batch under way then (if any), was sent with the answer in hand; so was the
+      // same request read past the answer's turn, whatever the batch (`retriedOnIdle`). When `r` came
       // in a wave (another connection's request arrived within `graceMs` before it), the rest of the wave may
       // reach the gateway late (a loaded machine, a client in the gateway's own process): only time tells
       // then, and the grace holds.
       if (hasConnection(e) && hasConnection(r))
         return (
-          e.real_ms >= batchUntil(r) && (!cameInWave(ix, r, graceMs) || e.real_ms >= answeredAt(r) + graceMs)
+          (e.real_ms >= batchUntil(r) || retriedOnIdle(e, r)) &&
+          (!cameInWave(ix, r, graceMs) || e.real_ms >= answeredAt(r) + graceMs)
         );
       return e.real_ms >= answeredAt(r) + graceMs;
     },

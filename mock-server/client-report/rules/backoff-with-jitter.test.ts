@@ -4,6 +4,9 @@ import { recordedEntry } from '../../../test/support/synthetic-journal.ts';
 import { loadConfig } from '../../config/load-config.ts';
 import type { JournalEntry } from '../../journal/journal.ts';
 import { loadCorpus } from '../../providers/corpus.ts';
+import { isFailure, keyOf } from '../facts/entry.ts';
+import { createReactionFacts } from '../facts/reactions.ts';
+import { retryChains } from '../facts/retries.ts';
 import { type ClientRule, DEFAULT_REPORT_OPTIONS } from '../types.ts';
 import { backoffWithJitter } from './backoff-with-jitter.ts';
 import { failureClassOf } from './failure-class.ts';
@@ -163,5 +166,124 @@ describe('after 429s without Retry-After: backoff and jitter are judged', () => 
       ),
     ).flat();
     expect(messages(entries)).toEqual([]);
+  });
+});
+
+/*
+ * A run of the catalogue's full-jitter-capped-100ms over HTTP that passed (issue 33; times as journaled,
+ * less 3500 ms): five searches at once, each retried five times after a wait drawn in 0-100 ms, on whichever
+ * keep-alive connection the pool hands out. Each row: the call, the status, the connection, the request's
+ * place on it, when it was read and when answered. Connections 1-5 were accepted at OPENED; the 4th's first
+ * request was read 25 ms after its accept (the program runs in the gateway's process, and load delays it),
+ * so a batch was under way when the first 503s were answered.
+ */
+const OPENED = [66.8, 81.2, 84.2, 86.2, 110.8];
+type Row = readonly [
+  call: number,
+  status: number,
+  connection: number,
+  place: number,
+  t: number,
+  written: number,
+];
+const CAPPED_AT_100: readonly Row[] = [
+  [0, 503, 1, 1, 83.3, 83.4],
+  [1, 503, 2, 1, 85.6, 85.7],
+  [2, 503, 3, 1, 90.6, 90.7],
+  [3, 503, 4, 1, 111.7, 111.8],
+  [1, 503, 1, 2, 116.9, 116.9],
+  [4, 503, 5, 1, 117.4, 117.4],
+  [2, 503, 2, 2, 119.4, 119.5],
+  [1, 503, 1, 3, 121.0, 121.1],
+  [3, 503, 1, 4, 124.6, 124.7],
+  [0, 503, 1, 5, 145.2, 145.3],
+  [2, 503, 2, 3, 145.9, 145.9],
+  [2, 503, 1, 6, 152.9, 153.0],
+  [2, 503, 1, 7, 167.5, 167.6],
+  [1, 503, 1, 8, 172.4, 172.5],
+  [4, 503, 1, 9, 179.8, 179.9],
+  [3, 503, 1, 10, 186.9, 187.0],
+  [4, 503, 1, 11, 190.4, 190.6],
+  [0, 503, 2, 4, 190.8, 190.9],
+  [4, 503, 1, 12, 213.0, 213.1],
+  [0, 503, 1, 13, 222.8, 222.9],
+  [1, 503, 1, 14, 230.2, 230.3],
+  [3, 503, 2, 5, 230.8, 230.9],
+  [0, 503, 1, 15, 256.7, 256.9],
+  [2, 503, 1, 16, 265.1, 265.2],
+  [0, 503, 1, 17, 267.0, 267.1],
+  [4, 200, 1, 18, 310.7, 311.0],
+  [1, 200, 2, 6, 311.0, 311.2],
+  [3, 200, 1, 19, 315.9, 316.0],
+];
+
+/** A search of call `call` read at `t` on `connection` (its `place`-th request), answered at `written`. */
+const onConnection = (
+  call: number,
+  status: number,
+  connection: number,
+  place: number,
+  t: number,
+  written: number,
+) =>
+  recordedEntry(t, {
+    method: 'POST',
+    path: '/v1/web/search',
+    operation: 'web.search',
+    status,
+    request_key: `key_low_cap_${call}`,
+    request_fingerprint: `key_low_cap_${call}`,
+    connection,
+    connection_seq: place,
+    connection_opened_ms: OPENED[connection - 1] as number,
+    written_ms: written,
+    duration_ms: written - t,
+  });
+
+describe('retries on a pool’s idle connections while other calls are on the wire', () => {
+  const entries = CAPPED_AT_100.map((row) => onConnection(...row));
+
+  it('each retry continues its own call’s chain, however late the batch’s last first call was read', () => {
+    const chains = retryChains(entries, isFailure);
+    expect(chains.map((c) => c.map(keyOf))).toEqual(
+      [0, 1, 2, 3, 4].map((call) =>
+        CAPPED_AT_100.filter((row) => row[0] === call).map(() => `key_low_cap_${call}`),
+      ),
+    );
+    // The 503 of call 1 was answered while call 3's first request was on its way (read 25 ms late); the
+    // retry on connection 1, 31 ms after that answer, asks for the same search: its retry.
+    const [, first, , , retry] = entries as [
+      JournalEntry,
+      JournalEntry,
+      JournalEntry,
+      JournalEntry,
+      JournalEntry,
+    ];
+    const facts = createReactionFacts(entries);
+    expect(retry.real_ms).toBeLessThan(facts.batchUntil(first));
+    expect(facts.isReaction(retry, first, 0)).toBe(true);
+  });
+
+  it('a full-jitter backoff capped at 100 ms is flagged', () => {
+    const [message, ...rest] = messages(entries);
+    expect(rest).toEqual([]);
+    expect(message).toMatch(/^14 of 23 retries after a 5xx .* came without any wait .*: no backoff$/);
+  });
+
+  it('another request read at that moment is still the batch’s, and a copy read in the answer’s turn is no retry', () => {
+    const first = entries[1] as JournalEntry;
+    // Another search read at the moment of the retry above, on connection 3 (idle since its 503): sent
+    // before call 1's answer for all the journal tells (the batch was under way then).
+    const other = onConnection(5, 200, 3, 2, 116.9, 117.0);
+    const withOther = [...entries, other].sort((a, b) => a.real_ms - b.real_ms);
+    expect(createReactionFacts(withOther).isReaction(other, first, 0)).toBe(false);
+    // Two tasks sending the same search at once: the copy on another idle connection is read in the turn
+    // of the first's answer (within SAME_TURN_MS): sent together, not a retry.
+    const copy = onConnection(1, 503, 3, 2, 85.9, 86.0);
+    const withCopy = [...entries.slice(0, 2), copy];
+    const copyFacts = createReactionFacts(withCopy);
+    expect(copyFacts.sentTogether(copy, first)).toBe(true);
+    expect(copyFacts.isReaction(copy, first, 0)).toBe(false);
+    expect(retryChains(withCopy, isFailure)).toHaveLength(3);
   });
 });
