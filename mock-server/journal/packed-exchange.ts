@@ -17,46 +17,38 @@ import type { ExchangePieces } from './exchange-capture.ts';
  * redaction reads bytes either way).
  */
 
-/** Where pieces are written before their exact-size copy is taken; grows to the largest exchange seen. */
-let scratch = Buffer.allocUnsafeSlow(16 * 1024);
+/**
+ * Where the pack being written goes, and how far it got: the free end of the current slab for a usual
+ * exchange (written in place, no copy), a buffer of its own for a large one. Each writer below has the room
+ * it needs: `packExchange` reserves the most the pieces can take first.
+ */
+let target = Buffer.allocUnsafeSlow(0);
 let at = 0;
 
-function room(bytes: number): void {
-  if (at + bytes <= scratch.length) return;
-  const grown = Buffer.allocUnsafeSlow(Math.max(scratch.length * 2, at + bytes));
-  scratch.copy(grown, 0, 0, at);
-  scratch = grown;
-}
-
 function writeNumber(value: number): void {
-  room(8);
-  scratch.writeDoubleLE(value, at);
+  target.writeDoubleLE(value, at);
   at += 8;
 }
 
 function writeString(text: string): void {
   // UTF-8 takes at most 3 bytes per UTF-16 unit: with that much room, `write` never cuts the text.
-  room(4 + text.length * 3);
-  const length = scratch.write(text, at + 4, 'utf8');
-  scratch.writeUInt32LE(length, at);
+  const length = target.write(text, at + 4, 'utf8');
+  target.writeUInt32LE(length, at);
   at += 4 + length;
 }
 
 function writeBytes(bytes: Uint8Array): void {
-  room(4 + bytes.length);
-  scratch.writeUInt32LE(bytes.length, at);
-  scratch.set(bytes, at + 4);
+  target.writeUInt32LE(bytes.length, at);
+  target.set(bytes, at + 4);
   at += 4 + bytes.length;
 }
 
 function writeTag(present: boolean): void {
-  room(1);
-  scratch[at++] = present ? 1 : 0;
+  target[at++] = present ? 1 : 0;
 }
 
 function writeList(values: readonly string[]): void {
-  room(4);
-  scratch.writeUInt32LE(values.length, at);
+  target.writeUInt32LE(values.length, at);
   at += 4;
   for (const value of values) writeString(value);
 }
@@ -68,9 +60,41 @@ function writeBody(body: Uint8Array | string | undefined): void {
   else writeBytes(body);
 }
 
+/** The most bytes a text takes (a length, then at most 3 bytes per UTF-16 unit). */
+const textBound = (text: string | undefined) => (text === undefined ? 0 : 4 + 3 * text.length);
+const listBound = (values: readonly string[]) => {
+  let bytes = 4;
+  for (const value of values) bytes += textBound(value);
+  return bytes;
+};
+const bodyBound = (body: Uint8Array | string | undefined) =>
+  body === undefined ? 0 : typeof body === 'string' ? textBound(body) : 4 + body.length;
+
 /** The pieces (but `isCredential`, a function the caller keeps) as one buffer of their exact size. */
 export function packExchange(pieces: ExchangePieces): Buffer {
-  at = 0;
+  const bound =
+    // Four tags, two numbers.
+    4 +
+    2 * 8 +
+    textBound(pieces.httpVersion) +
+    textBound(pieces.query) +
+    listBound(pieces.requestHeaders) +
+    bodyBound(pieces.requestBody) +
+    listBound(pieces.responseHeaders) +
+    bodyBound(pieces.responseBody);
+  const onSlab = bound <= SLAB_BYTES / 8;
+  if (onSlab) {
+    if (slabUsed + bound > slab.length) {
+      slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+      slabUsed = 0;
+    }
+    target = slab;
+    at = slabUsed;
+  } else {
+    target = Buffer.allocUnsafeSlow(bound);
+    at = 0;
+  }
+  const from = at;
   writeTag(pieces.httpVersion !== undefined);
   if (pieces.httpVersion !== undefined) writeString(pieces.httpVersion);
   writeTag(pieces.query !== undefined);
@@ -81,9 +105,8 @@ export function packExchange(pieces: ExchangePieces): Buffer {
   writeList(pieces.responseHeaders);
   writeBody(pieces.responseBody);
   writeNumber(pieces.responseBodyBytes ?? -1);
-  const packed = slabSlice(at);
-  scratch.copy(packed, 0, 0, at);
-  return packed;
+  if (onSlab) slabUsed = at;
+  return target.subarray(from, at);
 }
 
 /**
@@ -112,9 +135,9 @@ function slabSlice(bytes: number): Buffer {
     slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
     slabUsed = 0;
   }
-  const packed = slab.subarray(slabUsed, slabUsed + bytes);
+  const slice = slab.subarray(slabUsed, slabUsed + bytes);
   slabUsed += bytes;
-  return packed;
+  return slice;
 }
 
 /** The pieces `packExchange` packed; the bodies as views of `packed` (bytes, whatever they were given as). */
