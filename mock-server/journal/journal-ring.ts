@@ -219,3 +219,50 @@ export function* slicesAfter(
     since = found.last;
   }
 }
+
+/**
+ * One page's entries (see `Journal.page`): with `limit`, the newest `limit` (at most `max`) matching
+ * entries; else at most `max` from the entry after `since`, looking at no more than MAX_JOURNAL_SCAN.
+ */
+export function pageAfter(
+  window: (since: number) => RingWindow,
+  seq: number,
+  filter: { agent?: string; since?: number; limit?: number },
+  max: number,
+): { entries: JournalEntry[]; more: boolean; next_since: number } {
+  const since = filter.since ?? 0;
+  if (filter.limit !== undefined)
+    return {
+      entries: newestOf(window(since), filter.agent, Math.min(filter.limit, max)),
+      more: false,
+      next_since: seq,
+    };
+  const found = sliceOf(window(since), since, seq, filter.agent, max);
+  return {
+    entries: found.entries,
+    more: found.more,
+    next_since: found.more ? found.last : Math.max(seq, since),
+  };
+}
+
+/**
+ * Every entry up to `until` matching `agent`, read in slices of at most `sliceMax` (each within
+ * SLICE_BUDGET_MS) with a turn of the event loop between two: a full journal of a million is never one
+ * synchronous pass.
+ */
+export async function readMatching(
+  window: (since: number) => RingWindow,
+  until: number,
+  agent: string | undefined,
+  sliceMax: number,
+): Promise<JournalEntry[]> {
+  const entries: JournalEntry[] = [];
+  let since = 0;
+  for (;;) {
+    const found = sliceOf(window(since), since, until, agent, sliceMax, SLICE_BUDGET_MS);
+    for (const entry of found.entries) entries.push(entry);
+    if (!found.more) return entries;
+    since = found.last;
+    await nextTurn();
+  }
+}

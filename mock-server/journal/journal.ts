@@ -4,13 +4,13 @@ import type { JournalEntry } from './journal-entry.ts';
 import {
   createRing,
   MAX_JOURNAL_SCAN,
-  newestOf,
+  pageAfter,
+  readMatching,
   SLICE_BUDGET_MS,
   settlePageEntries,
   settleRecordedUpTo,
   shown,
   sinceForNewest,
-  sliceOf,
   slicesAfter,
 } from './journal-ring.ts';
 import { nextTurn } from './write-slices.ts';
@@ -97,8 +97,6 @@ export function createJournal(initialCapacity: number) {
   let settledTo = 0;
   let settling: Promise<void> = Promise.resolve();
   const window = (since: number) => ring.window(since, seq);
-  const slice = (since: number, until: number, agent: string | undefined, max: number, budgetMs?: number) =>
-    sliceOf(window(since), since, until, agent, max, budgetMs);
 
   /** One pass of `settleRecorded`: the entries after `settledTo` up to `until`. */
   const settlePass = async (until: number) => {
@@ -155,19 +153,7 @@ export function createJournal(initialCapacity: number) {
      * entries, as `list` gives them.
      */
     page(filter: JournalFilter = {}, max = MAX_JOURNAL_PAGE): JournalPageOf {
-      const { capacity, dropped } = ring;
-      if (filter.limit !== undefined) {
-        const entries = newestOf(window(filter.since ?? 0), filter.agent, Math.min(filter.limit, max));
-        return { capacity, dropped, entries, more: false, next_since: seq };
-      }
-      const found = slice(filter.since ?? 0, seq, filter.agent, max);
-      return {
-        capacity,
-        dropped,
-        entries: found.entries,
-        more: found.more,
-        next_since: found.more ? found.last : Math.max(seq, filter.since ?? 0),
-      };
+      return { capacity: ring.capacity, dropped: ring.dropped, ...pageAfter(window, seq, filter, max) };
     },
 
     /**
@@ -219,15 +205,7 @@ export function createJournal(initialCapacity: number) {
      */
     async readAll(filter: { agent?: string } = {}): Promise<JournalPageOf> {
       const until = seq;
-      const entries: JournalEntry[] = [];
-      let since = 0;
-      for (;;) {
-        const found = slice(since, until, filter.agent, MAX_JOURNAL_PAGE, SLICE_BUDGET_MS);
-        for (const entry of found.entries) entries.push(entry);
-        if (!found.more) break;
-        since = found.last;
-        await nextTurn();
-      }
+      const entries = await readMatching(window, until, filter.agent, MAX_JOURNAL_PAGE);
       return {
         capacity: ring.capacity,
         dropped: ring.dropped,
