@@ -1,15 +1,19 @@
 /**
  * `npm run client-matrix`: runs the client catalogue (test/clients/) against the reference gateway and
  * prints each program's verdict and the confusion matrix: bad programs caught (exactly their rules), good
- * programs passed (no rule at all). Options: `--only <name,...>`, `--parallel <n>` (default 6), `--json`.
+ * programs passed (no rule at all). Options: `--only <name,...>`, `--parallel <n>` (default 6), `--json`,
+ * `--runs <n>` (each program n times, interleaved: how often a verdict is wrong under load), `--save <dir>`
+ * (the journal and violations of each wrong run, as JSON in dir, to replay the readings on).
  * Exit 0 when every program got its verdict, 1 otherwise.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import {
   CLIENT_CATALOGUE,
+  type ClientProgram,
   confusionMatrix,
   type ProgramOutcome,
-  runCatalogue,
+  runClientProgramWithGateway,
 } from '../test/clients/catalogue.ts';
 
 const { values } = parseArgs({
@@ -17,12 +21,14 @@ const { values } = parseArgs({
     only: { type: 'string' },
     parallel: { type: 'string', default: '6' },
     json: { type: 'boolean', default: false },
+    runs: { type: 'string', default: '1' },
+    save: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 if (values.help) {
   process.stdout.write(
-    'npm run client-matrix -- [--only name,name] [--parallel 6] [--json]\n' +
+    'npm run client-matrix -- [--only name,name] [--parallel 6] [--json] [--runs 1] [--save DIR]\n' +
       `Programs: ${CLIENT_CATALOGUE.map((p) => p.name).join(', ')}\n`,
   );
   process.exit(0);
@@ -39,9 +45,51 @@ if (!Number.isInteger(parallel) || parallel < 1 || parallel > 64) {
   process.exit(2);
 }
 
-const programs = wanted ? CLIENT_CATALOGUE.filter((p) => wanted.includes(p.name)) : CLIENT_CATALOGUE;
+const runs = Number(values.runs);
+if (!Number.isInteger(runs) || runs < 1 || runs > 500) {
+  process.stderr.write('--runs must be an integer from 1 to 500.\n');
+  process.exit(2);
+}
+if (values.save) mkdirSync(values.save, { recursive: true });
+
+const wrong = (o: ProgramOutcome) =>
+  Boolean(o.error) ||
+  o.falseFlags.length > 0 ||
+  o.missed.length > 0 ||
+  (o.program.verdict === 'good' && o.flagged.length > 0);
+
+/** One run over HTTP; a wrong verdict's journal and violations are saved when asked. */
+async function runOnce(program: ClientProgram, k: number): Promise<ProgramOutcome> {
+  const { outcome, gateway } = await runClientProgramWithGateway(program);
+  if (values.save && wrong(outcome))
+    writeFileSync(
+      `${values.save}/${program.name}-${Date.now()}-${k}.json`,
+      JSON.stringify(
+        {
+          program: program.name,
+          flagged: outcome.flagged,
+          violations: outcome.report.violations,
+          entries: gateway.journal.list({ agent: program.agent }),
+        },
+        null,
+        1,
+      ),
+    );
+  return outcome;
+}
+
+const chosen = wanted ? CLIENT_CATALOGUE.filter((p) => wanted.includes(p.name)) : CLIENT_CATALOGUE;
+// Every program `runs` times, interleaved so that each meets the same load; `parallel` at once.
+const programs = Array.from({ length: runs }, () => chosen).flat();
 const started = performance.now();
-const outcomes = await runCatalogue(programs, parallel);
+const outcomes: ProgramOutcome[] = new Array(programs.length);
+let next = 0;
+await Promise.all(
+  Array.from({ length: Math.min(parallel, programs.length) }, async () => {
+    for (let k = next++; k < programs.length; k = next++)
+      outcomes[k] = await runOnce(programs[k] as ClientProgram, k);
+  }),
+);
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const matrix = confusionMatrix(outcomes);
 

@@ -95,16 +95,26 @@ function growBatch(entries: readonly JournalEntry[], r: JournalEntry): Set<Journ
       r.real_ms <= answeredAt(x) + 1,
   );
   // The connections accepted from the answer on, in order: each joins when no quiet stretch (50 ms with
-  // nothing of the agent's handled) came between the answer and its accept (it may have been waiting), or
-  // else on a slot an answer to the batch freed since that stretch (one a slot; those joining so free none).
-  const moments = entries
+  // nothing of the agent's handled, nor waiting: a connection accepted and its first request not yet read)
+  // came between the answer and its accept (it may have been waiting), or else on a slot an answer to the
+  // batch freed since that stretch (one a slot; those joining so free none).
+  const spans = entries
     .filter((x) => hasConnection(x) && !Number.isNaN(pendingFrom(x)))
-    .flatMap((x) => [pendingFrom(x), x.real_ms, answeredAt(x)])
-    .sort((a, b) => a - b);
+    .flatMap((x) => [
+      [pendingFrom(x), x.real_ms],
+      [answeredAt(x), answeredAt(x)],
+    ]) as [number, number][];
   const quietEndBefore = (at: number) =>
     Math.max(
       Number.NEGATIVE_INFINITY,
-      ...moments.filter((t, i) => t <= at && i > 0 && t - (moments[i - 1] as number) >= 50),
+      ...spans
+        .map(([from]) => from)
+        .filter(
+          (t) =>
+            t <= at &&
+            spans.some(([from]) => from < t) &&
+            !spans.some(([from, to]) => from < t && to > t - 50),
+        ),
     );
   const joined = new Set<JournalEntry>();
   const backlog = new Set<JournalEntry>();

@@ -375,6 +375,69 @@ describe('what the connection facts tell, whatever the load', () => {
     expect(judge(noParallelStorm, oneByOne)).toEqual([]);
   });
 
+  /**
+   * A wrong run of `parallel-batch-meets-429` over HTTP under load (issue 33), copied from its journal:
+   * twelve searches sent at once, each on a new connection; the fourth answered 429 (Retry-After: 1) at
+   * 79.84 ms, the rest refused too, each retried after its own Retry-After on the open connections 1 and 2.
+   * Rows: connection, its request's place on it, accepted, read, answered (ms), status, which search.
+   */
+  const STALLED_BATCH: [number, number, number, number, number, number, number][] = [
+    [1, 1, 0.0, 6.94, 7.77, 200, 0],
+    [2, 1, 3.0, 15.29, 16.15, 200, 1],
+    [3, 1, 8.34, 67.01, 67.7, 200, 2],
+    [4, 1, 66.04, 79.51, 79.84, 429, 3],
+    [5, 1, 76.89, 84.85, 85.15, 429, 4],
+    [6, 1, 81.79, 154.57, 155.17, 429, 5],
+    [7, 1, 152.86, 179.61, 180.57, 429, 6],
+    [8, 1, 176.14, 186.28, 186.59, 429, 7],
+    [9, 1, 184.42, 191.8, 192.16, 429, 8],
+    [10, 1, 189.37, 196.44, 196.73, 429, 9],
+    [11, 1, 194.65, 200.75, 200.93, 429, 10],
+    [12, 1, 198.83, 204.67, 204.95, 429, 11],
+    [1, 2, 0.0, 1123.17, 1123.7, 200, 3],
+    [1, 3, 0.0, 1182.19, 1182.94, 200, 4],
+    [1, 4, 0.0, 1207.52, 1208.01, 200, 7],
+    [1, 5, 0.0, 1215.64, 1216.24, 429, 10],
+    [1, 6, 0.0, 1236.92, 1237.26, 429, 9],
+    [1, 7, 0.0, 1244.14, 1244.6, 429, 5],
+    [1, 8, 0.0, 1255.65, 1255.97, 429, 8],
+    [2, 2, 3.0, 1257.42, 1257.95, 429, 11],
+    [1, 9, 0.0, 1273.52, 1273.81, 429, 6],
+    [1, 10, 0.0, 2267.8, 2268.3, 200, 11],
+    [2, 3, 3.0, 2269.11, 2269.5, 200, 10],
+    [1, 11, 0.0, 2293.97, 2294.36, 200, 5],
+    [1, 12, 0.0, 2295.08, 2295.29, 429, 8],
+    [1, 13, 0.0, 2302.1, 2302.3, 429, 6],
+    [1, 14, 0.0, 2339.57, 2339.88, 429, 9],
+    [1, 15, 0.0, 3377.84, 3378.27, 200, 8],
+    [1, 16, 0.0, 3386.56, 3386.98, 200, 6],
+    [2, 4, 3.0, 3388.76, 3389.64, 200, 9],
+  ];
+  const stalledBatch = (readSixthAt = 154.57) =>
+    STALLED_BATCH.map(([id, seq, opened, read, answered, status, k]) => {
+      const arrival = id === 6 && seq === 1 ? readSixthAt : read;
+      const fields = { duration_ms: answered - read, ...via(id, opened, seq) };
+      return status === 429
+        ? retryAfter1(arrival, `key_batch_${k}`, fields)
+        : entry(arrival, { request_key: `key_batch_${k}`, ...fields });
+    });
+
+  it('a connection accepted before a stall and read after it: the stretch was no quiet one, the batch’s tail joins', () => {
+    // Connection 6 was accepted 2 ms after the 429 was written (the tail of the batch, from the backlog);
+    // its request, written by the client as soon as it was connected, was read 73 ms later, and nothing
+    // else was handled in between: the gateway's event loop stalled (load), it was not idle. Connections
+    // 7-12, accepted after, may have waited in the backlog all along: the batch's tail, no storm.
+    const entries = stalledBatch();
+    expect(judge(noParallelStorm, entries)).toEqual([]);
+    expect(judge(honorRetryAfter, entries)).toEqual([]);
+    // The same accepts with connection 6's request read at once (85.5 ms): 67 ms with nothing of the
+    // agent's handled or waiting, a quiet stretch; the connections accepted after it were opened after it
+    // began, with the 429 in hand: only one takes the slot connection 6's answer freed, the rest react.
+    const quiet = stalledBatch(85.5);
+    expect(judge(noParallelStorm, quiet)[0]?.message).toMatch(/requests were in flight at once/);
+    expect(judge(honorRetryAfter, quiet)[0]?.message).toMatch(/requests in all were sent early/);
+  });
+
   it('a chain of new connections, each accepted within a millisecond of the answer before: one at a time, however fast', () => {
     // A client with no pool (or a pool of one) after a 429: ten calls, each on a new connection accepted
     // `gap` ms after the previous answer (measured on a quiet machine: 0.6-0.9 ms on loopback).
