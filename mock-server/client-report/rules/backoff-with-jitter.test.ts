@@ -218,14 +218,7 @@ const CAPPED_AT_100: readonly Row[] = [
 ];
 
 /** A search of call `call` read at `t` on `connection` (its `place`-th request), answered at `written`. */
-const onConnection = (
-  call: number,
-  status: number,
-  connection: number,
-  place: number,
-  t: number,
-  written: number,
-) =>
+const onConnection = (...[call, status, connection, place, t, written]: Row) =>
   recordedEntry(t, {
     method: 'POST',
     path: '/v1/web/search',
