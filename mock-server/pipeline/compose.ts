@@ -1,4 +1,4 @@
-import { andFinally, andThen, type MaybePromise } from '../maybe-promise.ts';
+import { andFinally, type MaybePromise } from '../maybe-promise.ts';
 
 /**
  * One stage of a route: it reads and writes the call's state, and either lets the call go on (returns
@@ -21,10 +21,16 @@ export function compose<S, A>(
   stages: readonly Stage<S, A>[],
   settle?: (state: S) => void,
 ): (state: S) => MaybePromise<A> {
+  // A loop while the stages answer at once (no closure per stage and request on the in-memory path); from
+  // the first stage that waits, the rest once it has settled.
   const from = (state: S, index: number): MaybePromise<A> => {
-    const stage = stages[index];
-    if (stage === undefined) throw new Error(`stage ${index} did not answer: the last stage of a route must`);
-    return andThen(stage(state), (answer) => (answer === undefined ? from(state, index + 1) : answer));
+    for (let i = index; i < stages.length; i++) {
+      const result = (stages[i] as Stage<S, A>)(state);
+      if (result instanceof Promise)
+        return result.then((answer) => (answer === undefined ? from(state, i + 1) : answer));
+      if (result !== undefined) return result;
+    }
+    throw new Error(`stage ${stages.length - 1} did not answer: the last stage of a route must`);
   };
   if (settle === undefined) return (state) => from(state, 0);
   return (state) =>
