@@ -4,7 +4,7 @@ import { createClientReport, formatClientReport } from '../mock-server/client-re
 import { createClock } from '../mock-server/clock.ts';
 import { createGateway, createSharedGateway } from '../mock-server/gateway.ts';
 import type { JournalEntry } from '../mock-server/journal/journal.ts';
-import { call, search } from './support/call.ts';
+import { adminCaller, call, search } from './support/call.ts';
 import { runCli, startServe } from './support/cli.ts';
 import { describeWithRedis, useRedis } from './support/redis.ts';
 
@@ -163,8 +163,7 @@ describeWithRedis('clock epochs on a shared store', () => {
       await createSharedGateway({ config, clock: createClock(), adminKey: ADMIN }),
       await createSharedGateway({ config, clock: createClock(), adminKey: ADMIN }),
     ];
-    const admin = (gateway: typeof a, method: string, path: string, body?: unknown) =>
-      call(gateway, method, `/__admin${path}`, { headers: { 'x-admin-key': ADMIN }, body });
+    const admin = adminCaller(ADMIN);
     try {
       const set = await admin(a, 'POST', '/clock/set', { time: '2026-01-01T00:00:00Z', frozen: true });
       expect(set.body).toMatchObject({ epoch: 1 });

@@ -2,14 +2,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type FetchHandler, serve } from '../mock-server/adapters/node-server.ts';
+import { serve } from '../mock-server/adapters/node-server.ts';
 import { ConfigError } from '../mock-server/config/load-config.ts';
 import { GatewayError } from '../mock-server/errors.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import { createProxy } from '../mock-server/proxy/proxy.ts';
 import { faultSpecSchema } from '../mock-server/scenarios/faults.ts';
 import type { ScenarioInput } from '../mock-server/scenarios/scenarios.ts';
-import { call, search } from './support/call.ts';
+import { adminCaller, search } from './support/call.ts';
+import { EXTRACT_502_ONCE, extract } from './support/extra-tool.ts';
 
 /*
  * A fault can name any tool the gateway has: the built-in ones and the extra tools its config declares.
@@ -23,21 +24,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const configFile = join(dir, 'gateway.yaml');
 writeFileSync(configFile, 'tools:\n  web.extract: { path: /v1/web/extract, tiers: [verified] }\n');
 
-const admin = (target: FetchHandler | string, method: string, path: string, body?: unknown) =>
-  call(target, method, `/__admin${path}`, { headers: { 'x-admin-key': ADMIN }, body });
-const extract = (target: FetchHandler | string, token: string) =>
-  call(target, 'POST', '/v1/web/extract', { token, body: { url: 'https://a.example/' } });
+const admin = adminCaller(ADMIN);
 
 describe('a fault on an extra tool', () => {
   it('is armed through the admin API and strikes that tool only', async () => {
     const gateway = createGateway({ configFile, adminKey: ADMIN, log: () => {} });
     const token = gateway.mintToken('agent-verified');
-    const armed = await admin(gateway, 'POST', '/faults', {
-      match: { operation: 'web.extract' },
-      kind: 'status',
-      status: 502,
-      count: 1,
-    });
+    const armed = await admin(gateway, 'POST', '/faults', EXTRACT_502_ONCE);
     expect(armed.status).toBe(201);
     expect(armed.body).toMatchObject({ match: { operation: 'web.extract' } });
     expect((await search(gateway, token, 'agent gateway')).status).toBe(200);

@@ -1,7 +1,8 @@
 import { expect, it } from 'vitest';
 import { createClock } from '../mock-server/clock.ts';
 import { createSharedGateway } from '../mock-server/gateway.ts';
-import { call } from './support/call.ts';
+import { adminCaller } from './support/call.ts';
+import { EXTRACT_502_ONCE, extract } from './support/extra-tool.ts';
 import { describeWithRedis, type RedisProcess, useRedis } from './support/redis.ts';
 
 /*
@@ -13,10 +14,7 @@ type Shared = Awaited<ReturnType<typeof createSharedGateway>>;
 const ADMIN = 'admin-key-for-extra-tool-tests';
 let redis: RedisProcess;
 
-const extract = (gateway: Shared, token: string) =>
-  call(gateway, 'POST', '/v1/web/extract', { token, body: { url: 'https://a.example/' } });
-const admin = (gateway: Shared, method: string, path: string, body?: unknown) =>
-  call(gateway, method, `/__admin${path}`, { headers: { 'x-admin-key': ADMIN }, body });
+const admin = adminCaller(ADMIN);
 
 /** Two instances of a gateway with one extra tool on one store (its keys under `prefix`), on one frozen clock. */
 async function twoInstances(url: string, prefix: string): Promise<[Shared, Shared]> {
@@ -72,12 +70,7 @@ describeWithRedis('an extra tool on a shared store', () => {
       });
       expect(unknown.status).toBe(400);
       expect(unknown.body).toMatchObject({ code: 'invalid_request', field: 'match.operation' });
-      const armed = await admin(a, 'POST', '/faults', {
-        match: { operation: 'web.extract' },
-        kind: 'status',
-        status: 502,
-        count: 1,
-      });
+      const armed = await admin(a, 'POST', '/faults', EXTRACT_502_ONCE);
       expect(armed.status).toBe(201);
       // b reads the armed fault back at its next poll or message; bounded.
       let listed: { faults: { match: { operation?: string } }[] } = { faults: [] };

@@ -43,6 +43,11 @@ export async function call(
   return { status: response.status, headers: response.headers, text, body };
 }
 
+/** The admin API (`/__admin...`) of a gateway, called with `key`. */
+export const adminCaller =
+  (key: string) => (target: FetchHandler | string, method: string, path: string, body?: unknown) =>
+    call(target, method, `/__admin${path}`, { headers: { 'x-admin-key': key }, body });
+
 export const search = (
   target: FetchHandler | string,
   token: string,
