@@ -11,19 +11,17 @@ import { createBoundedMap } from '../bounded-map.ts';
  */
 export function createTokenMemo<V>(max = 65_536) {
   const entries = createBoundedMap<string, { token: string; value: V }>(max);
+  const known = (token: string) => {
+    const entry = entries.get(token.slice(-43));
+    return entry?.token === token ? entry : undefined;
+  };
   return {
-    get(token: string): V | undefined {
-      const known = entries.get(token.slice(-43));
-      return known?.token === token ? known.value : undefined;
-    },
+    get: (token: string): V | undefined => known(token)?.value,
     /**
      * The string remembered for `token` (equal to it), or `token` itself: what a journal entry keeps holds
      * one copy of an agent's token, not one per request (each header is a new string of 240 characters).
      */
-    shared(token: string): string {
-      const known = entries.get(token.slice(-43));
-      return known?.token === token ? known.token : token;
-    },
+    shared: (token: string): string => known(token)?.token ?? token,
     set(token: string, value: V): V {
       entries.set(token.slice(-43), { token, value });
       return value;

@@ -18,11 +18,12 @@ import type { ExchangePieces } from './exchange-capture.ts';
  */
 
 /**
- * Where the pack being written goes, and how far it got: the free end of the current slab for a usual
- * exchange (written in place, no copy), a buffer of its own for a large one. Each writer below has the room
- * it needs: `packExchange` reserves the most the pieces can take first.
+ * Where the pack being written goes, and how far it got: a slice of the current slab for a usual exchange
+ * (written in place, no copy), a buffer of its own for a large one (`slabSlice`). Each writer below has the
+ * room it needs: `packExchange` reserves the most the pieces can take first, and gives back what it did not
+ * use.
  */
-let target = Buffer.allocUnsafeSlow(0);
+let target: Buffer = Buffer.allocUnsafeSlow(0);
 let at = 0;
 
 function writeNumber(value: number): void {
@@ -82,19 +83,8 @@ export function packExchange(pieces: ExchangePieces): Buffer {
     bodyBound(pieces.requestBody) +
     listBound(pieces.responseHeaders) +
     bodyBound(pieces.responseBody);
-  const onSlab = bound <= SLAB_BYTES / 8;
-  if (onSlab) {
-    if (slabUsed + bound > slab.length) {
-      slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
-      slabUsed = 0;
-    }
-    target = slab;
-    at = slabUsed;
-  } else {
-    target = Buffer.allocUnsafeSlow(bound);
-    at = 0;
-  }
-  const from = at;
+  target = slabSlice(bound);
+  at = 0;
   writeTag(pieces.httpVersion !== undefined);
   if (pieces.httpVersion !== undefined) writeString(pieces.httpVersion);
   writeTag(pieces.query !== undefined);
@@ -105,8 +95,7 @@ export function packExchange(pieces: ExchangePieces): Buffer {
   writeList(pieces.responseHeaders);
   writeBody(pieces.responseBody);
   writeNumber(pieces.responseBodyBytes ?? -1);
-  if (onSlab) slabUsed = at;
-  return target.subarray(from, at);
+  return keepOnly(target, at);
 }
 
 /**
@@ -138,6 +127,13 @@ function slabSlice(bytes: number): Buffer {
   const slice = slab.subarray(slabUsed, slabUsed + bytes);
   slabUsed += bytes;
   return slice;
+}
+
+/** The first `used` bytes of a slice `slabSlice` gave; the rest goes back to the slab when it was the last. */
+function keepOnly(slice: Buffer, used: number): Buffer {
+  if (slice.buffer === slab.buffer && slice.byteOffset + slice.length === slabUsed)
+    slabUsed -= slice.length - used;
+  return slice.subarray(0, used);
 }
 
 /** The pieces `packExchange` packed; the bodies as views of `packed` (bytes, whatever they were given as). */

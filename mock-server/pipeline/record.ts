@@ -100,28 +100,19 @@ function exchangeOf(
   if ('requestHeaders' in exchange) pieces = exchange;
   else {
     const body = ctx.requestBody;
-    // The answer's headers as written (not changed since): listed when the pieces are packed, below.
-    const headers = exchange.headers;
     // Taken past `keep`, so that the redaction sees a credential whole before the body is cut.
     const taken = capturedBytes(keep);
+    // The bytes the adapter wrote when it gives them, else the text (encoded when packed).
+    const sent = encodedBody ?? exchange.body;
     pieces = {
       requestHeaders: ctx.request.rawHeaders?.() ?? [],
       ...(ctx.request.query ? { query: ctx.request.query } : {}),
       requestBody: body && bodyStart(body, taken),
       requestBodyBytes: body?.length ?? 0,
-      get responseHeaders() {
-        return headerList(headers);
-      },
-      // The bytes the adapter wrote when it gives them, else the text (encoded when packed).
-      responseBody: bodyStart(encodedBody ?? exchange.body, taken),
+      responseHeaders: headerList(exchange.headers),
+      responseBody: bodyStart(sent, taken),
       // Counted now only when the body is cut (the whole of a short one is kept: counted when redacted).
-      responseBodyBytes: encodedBody
-        ? encodedBody.length > taken
-          ? encodedBody.length
-          : undefined
-        : exchange.body.length > taken
-          ? Buffer.byteLength(exchange.body)
-          : undefined,
+      responseBodyBytes: sent.length > taken ? Buffer.byteLength(sent) : undefined,
     };
   }
   const own = { token: tokenOf(ctx), agentId: ctx.note.agent };
