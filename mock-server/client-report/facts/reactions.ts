@@ -243,11 +243,14 @@ function joinBatch(ix: TimeIndex, r: JournalEntry, written: number, from: number
   return { until, joined };
 }
 
-/** Whether a request of the agent was on its way at `t` (started before it, answered after it). */
-function onTheWireAt({ starts, latestEnds }: TimeIndex, t: number): boolean {
+/** The latest answer among the agent's requests on their way before `t` (minus infinity: none). */
+function latestEndBefore({ starts, latestEnds }: TimeIndex, t: number): number {
   const before = firstWhere(starts.length, (k) => !((starts[k] as number) < t));
-  return before > 0 && (latestEnds[before - 1] as number) > t;
+  return before > 0 ? (latestEnds[before - 1] as number) : Number.NEGATIVE_INFINITY;
 }
+
+/** Whether a request of the agent was on its way at `t` (started before it, answered after it). */
+const onTheWireAt = (ix: TimeIndex, t: number) => latestEndBefore(ix, t) > t;
 
 /** Whether a request on another connection arrived within `graceMs` before `r` (a wave `r` came in). */
 function cameInWave({ arrivalsWithFacts, byArrivalWithFacts }: TimeIndex, r: JournalEntry, graceMs: number) {
@@ -273,10 +276,9 @@ function cameInWave({ arrivalsWithFacts, byArrivalWithFacts }: TimeIndex, r: Jou
  * connections free up). Minus infinity when nothing was under way.
  */
 function underWayUntil(ix: TimeIndex, r: JournalEntry, written: number): number {
-  const { starts, latestEnds, reused, reusedArrivals } = ix;
-  const before = firstWhere(starts.length, (k) => !((starts[k] as number) < written));
-  let latestEnd = before > 0 ? (latestEnds[before - 1] as number) : Number.NEGATIVE_INFINITY;
-  if (!(latestEnd > written)) latestEnd = Number.NEGATIVE_INFINITY;
+  const { reused, reusedArrivals } = ix;
+  const latest = latestEndBefore(ix, written);
+  let latestEnd = latest > written ? latest : Number.NEGATIVE_INFINITY;
   if (sentWithOthers(ix, r)) latestEnd = Math.max(latestEnd, written);
   if (hasConnection(r)) {
     for (
