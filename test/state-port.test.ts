@@ -1,12 +1,31 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { GatewayConfigOverlay, Operation } from '../mock-server/config/schema.ts';
 import type { GatewayError } from '../mock-server/errors.ts';
+import type { RecordReader } from '../mock-server/journal/record-bytes.ts';
+import type { ExchangeWork } from '../mock-server/journal/record-ring.ts';
 import { createRedisState } from '../mock-server/store/redis-state.ts';
 import { connectSharedStore, type SharedStore } from '../mock-server/store/shared-store.ts';
 import type { StatePort } from '../mock-server/store/state-port.ts';
 import { describeWithRedis, useRedis } from './support/redis.ts';
 import { identityOf, stageWorld } from './support/stage-context.ts';
 import { syntheticEntry } from './support/synthetic-journal.ts';
+
+/** An exchange whose only header tells which it is: built at once on Redis, kept as its number in memory. */
+function numberedExchange(n: number): ExchangeWork {
+  return {
+    build: () => ({
+      request_headers: [['x-n', String(n)]],
+      request_body_bytes: 0,
+      response_headers: [],
+      response_body_bytes: 0,
+    }),
+    recordTo(writer) {
+      writer.ref(readNumbered);
+      writer.number(n);
+    },
+  };
+}
+const readNumbered = (reader: RecordReader) => numberedExchange(reader.number());
 
 /**
  * The state port's two implementations answer alike: the same calls on the memory port and on the Redis
@@ -80,12 +99,7 @@ async function trace(state: StatePort, world: ReturnType<typeof stageWorld>, spe
   // Journal: three entries in order; an agent's; the exchange built before it is listed; cleared.
   for (const [i, agent] of ['a', 'b', 'a'].entries()) {
     const entry = syntheticEntry(i, agent);
-    state.journal.record(entry, () => ({
-      request_headers: [['x-n', String(i)]],
-      request_body_bytes: 0,
-      response_headers: [],
-      response_body_bytes: 0,
-    }));
+    state.journal.record(entry, numberedExchange(i));
   }
   const page = await state.journal.page({});
   out.push(['journal', page.entries.map((e) => [e.seq, e.request_id, e.agent, e.exchange?.request_headers])]);

@@ -100,12 +100,12 @@ export const REDACTION_MARGIN = 1024;
 /** How many bytes of a body to take for a journal that keeps `keep` of them (0 keeps none). */
 export const capturedBytes = (keep: number) => (keep > 0 ? keep + REDACTION_MARGIN : 0);
 
-/** The start of a body, cheaply: a slice of a string, a copy of the first bytes of a buffer. */
+/** The start of a body, cheaply: a slice of a string, a view of the first bytes of a buffer. */
 export function bodyStart(body: Uint8Array | string, max: number): Uint8Array | string | undefined {
   if (max <= 0 || body.length === 0) return undefined;
   if (typeof body === 'string') return body.length <= max ? body : body.slice(0, max);
-  // A short body is kept as it is (it is not reused); a long one's start is copied, so it can be let go.
-  return body.length <= max ? body : Buffer.from(body.subarray(0, max));
+  // A view: the journal copies what it keeps into its record at once (record-bytes.ts).
+  return body.length <= max ? body : body.subarray(0, max);
 }
 
 /**
@@ -173,7 +173,7 @@ export function redactExchange(pieces: ExchangePieces, keep: number, redact: Red
 /** What is left to do on an entry until it is first read: its readings, then its exchange's redaction. */
 export interface DeferredWork {
   readonly readings?: { apply(entry: object): void };
-  readonly exchange?: () => JournalExchange;
+  readonly exchange?: { build(): JournalExchange };
 }
 
 // Entries with work left until they are first read (a WeakMap: the entry's shape is left alone).
@@ -193,5 +193,5 @@ export function settleEntry(entry: WithExchange): void {
   if (!work) return;
   pending.delete(entry);
   work.readings?.apply(entry);
-  if (work.exchange) entry.exchange = work.exchange();
+  if (work.exchange) entry.exchange = work.exchange.build();
 }

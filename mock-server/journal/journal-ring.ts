@@ -1,6 +1,9 @@
 import { settleEntry } from './exchange-capture.ts';
 import type { JournalEntry } from './journal-entry.ts';
+import type { RingWindow } from './record-ring.ts';
 import { nextTurn } from './write-slices.ts';
+
+export { createRing, type RingWindow } from './record-ring.ts';
 
 /*
  * The journal's ring and the readers of a window of it (journal.ts composes them): appending, the entries
@@ -23,61 +26,9 @@ export const shown = (entry: JournalEntry): JournalEntry => {
   return { ...entry, time: new Date(entry.at).toISOString() };
 };
 
-/**
- * The ring the journal holds its entries in: seqs are consecutive in it, so the entry after a seq is found
- * by arithmetic, not a search. `window(since)`: the entries held, oldest first, `at(i)` for i in
- * [start, size), `start` the first after `since`.
- */
-export function createRing(initialCapacity: number) {
-  let capacity = initialCapacity;
-  let slots: (JournalEntry | undefined)[] = new Array(capacity);
-  let next = 0;
-  let dropped = 0;
-  return {
-    get capacity() {
-      return capacity;
-    },
-    /** Entries overwritten since the ring last started empty. */
-    get dropped() {
-      return dropped;
-    },
-    push(entry: JournalEntry) {
-      if (slots[next]) dropped += 1;
-      slots[next] = entry;
-      next = (next + 1) % capacity;
-    },
-    /** Every entry held, oldest first. */
-    *all(): Generator<JournalEntry> {
-      for (let i = 0; i < capacity; i++) {
-        const entry = slots[(next + i) % capacity];
-        if (entry) yield entry;
-      }
-    },
-    window(since: number, lastSeq: number): RingWindow {
-      const size = slots[next] ? capacity : next;
-      const oldest = size === capacity ? next : 0;
-      const firstSeq = size > 0 ? (slots[oldest] as JournalEntry).seq : lastSeq + 1;
-      const at = (i: number) => slots[(oldest + i) % capacity] as JournalEntry;
-      return { size, start: Math.max(0, Math.min(size, since + 1 - firstSeq)), at };
-    },
-    /** Empty, with this capacity. */
-    reset(nextCapacity = capacity) {
-      capacity = nextCapacity;
-      slots = new Array(capacity);
-      next = 0;
-      dropped = 0;
-    },
-  };
-}
-
-export interface RingWindow {
-  size: number;
-  start: number;
-  at: (i: number) => JournalEntry;
-}
-
-const matchesAgent = (agent: string | undefined) => (entry: JournalEntry) =>
-  agent === undefined || entry.agent === agent;
+/** Whether the i-th entry of a window is `agent`'s (any, without one), read without making the entry. */
+const matchesAgent = (agentAt: RingWindow['agentAt'], agent: string | undefined) => (i: number) =>
+  agent === undefined || agentAt(i) === agent;
 
 /**
  * At most `max` matching entries of a window after its start and up to `until`, looking at no more than
@@ -87,7 +38,7 @@ const matchesAgent = (agent: string | undefined) => (entry: JournalEntry) =>
  * its headers and bodies, most of a millisecond), so 250 unread entries could hold the loop far longer.
  */
 export function sliceOf(
-  { size, start, at }: RingWindow,
+  { size, start, at, seqAt, agentAt }: RingWindow,
   since: number,
   until: number,
   agent: string | undefined,
@@ -96,49 +47,46 @@ export function sliceOf(
 ) {
   const end = Math.min(size, start + MAX_JOURNAL_SCAN);
   const deadline = budgetMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + budgetMs;
-  const matches = matchesAgent(agent);
+  const matches = matchesAgent(agentAt, agent);
   const entries: JournalEntry[] = [];
   let i = start;
   for (; i < end && entries.length < max; i++) {
-    const entry = at(i);
-    if (entry.seq > until) break;
-    if (!matches(entry)) continue;
-    entries.push(shown(entry));
+    if (seqAt(i) > until) break;
+    if (!matches(i)) continue;
+    entries.push(shown(at(i)));
     if (budgetMs !== undefined && performance.now() > deadline) {
       i += 1;
       break;
     }
   }
-  const last = i > start ? at(i - 1).seq : since;
-  return { entries, last, more: i < size && at(i).seq <= until };
+  const last = i > start ? seqAt(i - 1) : since;
+  return { entries, last, more: i < size && seqAt(i) <= until };
 }
 
 /** The newest `wanted` matching entries of a window, oldest first (`page` with a limit). */
 export function newestOf(
-  { size, start, at }: RingWindow,
+  { size, start, at, agentAt }: RingWindow,
   agent: string | undefined,
   wanted: number,
 ): JournalEntry[] {
-  const matches = matchesAgent(agent);
+  const matches = matchesAgent(agentAt, agent);
   const entries: JournalEntry[] = [];
   for (let i = size - 1; i >= start && entries.length < wanted; i--) {
-    const entry = at(i);
-    if (matches(entry)) entries.push(shown(entry));
+    if (matches(i)) entries.push(shown(at(i)));
   }
   return entries.reverse();
 }
 
 /** The seq just before the `limit`-th newest matching entry of a window (comparisons only), or `since`. */
 export function sinceForNewest(
-  { size, start, at }: RingWindow,
+  { size, start, seqAt, agentAt }: RingWindow,
   since: number,
   agent: string | undefined,
   limit: number,
 ) {
-  const matches = matchesAgent(agent);
+  const matches = matchesAgent(agentAt, agent);
   for (let i = size - 1, found = 0; i >= start; i--) {
-    const entry = at(i);
-    if (matches(entry) && ++found === limit) return entry.seq - 1;
+    if (matches(i) && ++found === limit) return seqAt(i) - 1;
   }
   return since;
 }
@@ -149,21 +97,21 @@ export function sinceForNewest(
  * scans) is not one long block.
  */
 export async function settlePageEntries(
-  { size, start, at }: RingWindow,
+  { size, start, at, agentAt }: RingWindow,
   filter: { agent?: string; limit?: number },
   max: number,
 ) {
-  const matches = matchesAgent(filter.agent);
+  const matches = matchesAgent(agentAt, filter.agent);
   const wanted = Math.min(filter.limit ?? max, max);
   const backwards = filter.limit !== undefined;
   let deadline = performance.now() + SLICE_BUDGET_MS;
   let found = 0;
   const end = Math.min(size, start + MAX_JOURNAL_SCAN);
   for (let k = 0; found < wanted && k < (backwards ? size - start : end - start); k++) {
-    const entry = at(backwards ? size - 1 - k : start + k);
-    if (!matches(entry)) continue;
+    const i = backwards ? size - 1 - k : start + k;
+    if (!matches(i)) continue;
     found += 1;
-    settleEntry(entry);
+    settleEntry(at(i));
     if (performance.now() > deadline) {
       await nextTurn();
       deadline = performance.now() + SLICE_BUDGET_MS;
@@ -182,18 +130,18 @@ export async function settleRecordedUpTo(
   until: number,
 ): Promise<void> {
   for (;;) {
-    const { size, start, at } = window(since);
+    const { size, start, at, seqAt } = window(since);
     const deadline = performance.now() + SLICE_BUDGET_MS;
     let i = start;
-    for (; i < size && at(i).seq <= until && performance.now() <= deadline; i++) {
+    for (; i < size && seqAt(i) <= until && performance.now() <= deadline; i++) {
       try {
         settleEntry(at(i));
       } catch {
         // Left for a reader.
       }
-      since = at(i).seq;
+      since = seqAt(i);
     }
-    if (i >= size || at(i).seq > until) return;
+    if (i >= size || seqAt(i) > until) return;
     await nextTurn();
   }
 }

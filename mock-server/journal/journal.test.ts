@@ -2,10 +2,10 @@ import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it, vi } from 'vitest';
 import { syntheticEntry } from '../../test/support/synthetic-journal.ts';
 import { createGateway } from '../gateway.ts';
-import { deferUntilRead } from './exchange-capture.ts';
 import { createJournal } from './journal.ts';
+import type { RecordReader } from './record-bytes.ts';
+import type { EntryWork } from './record-ring.ts';
 
-/** The i-th synthetic entry, for `agent` (none when not given). */
 const entry = (i: number, agent?: string) => ({ ...syntheticEntry(i), agent });
 
 describe('journal', () => {
@@ -91,11 +91,16 @@ describe('journal', () => {
   it('settleRecorded: does the deferred work of every entry recorded before it, once each, not of later ones', async () => {
     const journal = createJournal(50);
     const applied: number[] = [];
-    const recordDeferred = (i: number) => {
-      const fields: ReturnType<typeof entry> & Parameters<typeof deferUntilRead>[0] = entry(i);
-      journal.record(fields);
-      deferUntilRead(fields, { readings: { apply: () => applied.push(i) } });
-    };
+    // Readings that note their entry's number when applied, kept as that number in the record.
+    const readings = (i: number): EntryWork => ({
+      apply: () => applied.push(i),
+      recordTo(writer) {
+        writer.ref(readBack);
+        writer.number(i);
+      },
+    });
+    const readBack = (reader: RecordReader) => readings(reader.number());
+    const recordDeferred = (i: number) => journal.record(entry(i), { readings: readings(i) });
     for (let i = 0; i < 60; i++) recordDeferred(i);
     const pass = journal.settleRecorded();
     recordDeferred(60);

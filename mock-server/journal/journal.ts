@@ -1,4 +1,5 @@
 import { createBoundedMap } from '../bounded-map.ts';
+import type { RecordedWork } from './entry-record.ts';
 import type { JournalExchange } from './exchange-capture.ts';
 import type { JournalEntry } from './journal-entry.ts';
 import {
@@ -13,6 +14,7 @@ import {
   sinceForNewest,
   slicesAfter,
 } from './journal-ring.ts';
+import type { EntryWork, ExchangeWork } from './record-ring.ts';
 import { nextTurn } from './write-slices.ts';
 
 export type { JournalEntry, JournalNote, TargetErrorCode } from './journal-entry.ts';
@@ -118,10 +120,11 @@ export function createJournal(initialCapacity: number) {
     },
 
     /**
-     * Records a finished request, taking the object over (it is not copied); `time` is derived from `at`
-     * when listed, keeping this cheap.
+     * Records a finished request and the work left on it until it is read (its readings, its exchange's
+     * redaction), as a record of bytes (record-ring.ts): the object given is read now, not kept (changing
+     * it afterwards changes nothing); `time` is derived from `at` when listed, keeping this cheap.
      */
-    record(fields: Omit<JournalEntry, 'seq' | 'time'>): void {
+    record(fields: Omit<JournalEntry, 'seq' | 'time'>, work?: RecordedWork<EntryWork, ExchangeWork>): void {
       const entry = fields as JournalEntry;
       entry.seq = ++seq;
       entry.time = '';
@@ -130,7 +133,7 @@ export function createJournal(initialCapacity: number) {
         perConnection.set(entry.connection, count);
         entry.connection_seq = count;
       }
-      ring.push(entry);
+      ring.push(entry, work);
     },
 
     /** Entries in recording order, oldest first; filter by agent, only after `since`, at most `limit` (newest). */

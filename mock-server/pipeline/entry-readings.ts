@@ -2,10 +2,11 @@ import { IDENTITY_HEADER_KEY } from '../../vocabulary/identity-header.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { BodyTool, CallContext, OutgoingText } from '../http/context.ts';
 import { parseJsonBodyAsSent } from '../http/read-body.ts';
+import type { ReadBack } from '../journal/entry-record.ts';
 import { CREDENTIAL_HEADERS } from '../journal/exchange-capture.ts';
 import type { JournalNote } from '../journal/journal-entry.ts';
-import { keptCopy } from '../journal/packed-exchange.ts';
-import type { FrozenScan } from '../secrets/secrets.ts';
+import type { RecordReader, RecordWriter } from '../journal/record-bytes.ts';
+import type { FrozenScan, SplitParts } from '../secrets/secrets.ts';
 import type { EntryReadings } from '../store/state-port.ts';
 import { requestKey } from '../tools/request-meaning.ts';
 import { tokenOf } from './identify.ts';
@@ -109,7 +110,95 @@ class Readings implements EntryReadings {
     const { kinds } = this.scan(text, own);
     if (kinds.length > 0) addFound(entry, typeof place === 'string' ? place : place(), kinds);
   }
+
+  /** The inputs as bytes in the journal's record (the scans, tool, token and agent by reference). */
+  recordTo(writer: RecordWriter): void {
+    writer.ref(readReadings);
+    writer.ref(this.scan);
+    writer.ref(this.token ?? null);
+    writer.ref(this.agentId ?? null);
+    writer.string(this.url);
+    const headers = this.headers ?? [];
+    writer.number(headers.length / 3);
+    for (let i = 0; i + 2 < headers.length; i += 3) {
+      writer.string(headers[i] as string);
+      writer.string(headers[i + 1] as string);
+      writer.number(headers[i + 2] as number);
+    }
+    writeBody(writer, this.body);
+    writeOutgoing(writer, this.outgoing);
+  }
 }
+
+function writeBody(writer: RecordWriter, body: BodyInputs | undefined): void {
+  writer.tag(body ? 1 : 0);
+  if (!body) return;
+  writer.ref(body.tool);
+  writer.bytes(body.bytes);
+  writer.number(body.at);
+  writer.number(body.sentAt);
+  writer.ref(body.scan);
+}
+
+function readBody(reader: RecordReader): BodyInputs | undefined {
+  if (reader.tag() === 0) return undefined;
+  return {
+    tool: reader.ref<BodyTool>(),
+    bytes: reader.bytes(),
+    at: reader.number(),
+    sentAt: reader.number(),
+    scan: reader.ref<FrozenScan>(),
+  };
+}
+
+function writeOutgoing(writer: RecordWriter, outgoing: OutgoingText | undefined): void {
+  writer.tag(outgoing ? 1 : 0);
+  if (!outgoing) return;
+  writer.ref(outgoing.field);
+  writer.string(outgoing.text);
+  writer.ref(outgoing.own.token ?? null);
+  writer.ref(outgoing.own.agentId ?? null);
+  writer.ref(outgoing.scan);
+  const before = outgoing.before;
+  writer.number(before ? before.size : -1);
+  for (const [form, { prefix, suffix }] of before ?? []) {
+    writer.string(form);
+    writer.number(prefix);
+    writer.number(suffix);
+  }
+}
+
+function readOutgoing(reader: RecordReader): OutgoingText | undefined {
+  if (reader.tag() === 0) return undefined;
+  const field = reader.ref<OutgoingText['field']>();
+  const text = reader.string();
+  const own = {
+    token: reader.ref<string | null>() ?? undefined,
+    agentId: reader.ref<string | null>() ?? undefined,
+    outgoing: true,
+  };
+  const scan = reader.ref<FrozenScan>();
+  const count = reader.number();
+  if (count < 0) return { field, text, own, scan };
+  const before: SplitParts = new Map();
+  for (let k = 0; k < count; k++)
+    before.set(reader.string(), { prefix: reader.number(), suffix: reader.number() });
+  return { field, text, own, before, scan };
+}
+
+/** Readings as `Readings.recordTo` wrote them. */
+const readReadings: ReadBack<Readings> = (reader) => {
+  const scan = reader.ref<FrozenScan>();
+  const token = reader.ref<string | null>() ?? undefined;
+  const agentId = reader.ref<string | null>() ?? undefined;
+  const url = reader.string();
+  let headers: (string | number)[] | undefined;
+  for (let k = reader.number(); k > 0; k--) {
+    headers ??= [];
+    headers.push(reader.string(), reader.string(), reader.number());
+  }
+  return new Readings(scan, token, agentId, url, headers, readBody(reader), readOutgoing(reader));
+};
 
 /**
  * The readings of a finished call, or undefined when nothing it sent could hold a secret nor needs a
@@ -145,14 +234,12 @@ export function entryReadings(ctx: CallContext): EntryReadings | undefined {
   )
     return undefined;
   const scan = ctx.runtime.scanSecrets.frozen?.() ?? ctx.runtime.scanSecrets;
-  // Kept until the entry is read: the header triples at their length (an array grown by `push` holds 17
-  // slots), the body copied onto the journal's slabs (a view of the socket's read would keep all of it).
-  if (headers) headers = headers.slice();
+  // Written into the journal's record at once (copied there), or read at once on a shared store.
   const body =
     bodyTool && requestBody
       ? {
           tool: bodyTool,
-          bytes: keptCopy(requestBody),
+          bytes: requestBody,
           at: ctx.at,
           sentAt: ctx.sentAt ?? 0,
           scan: ctx.bodyScan ?? scan,

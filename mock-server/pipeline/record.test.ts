@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { stageContext, stageWorld } from '../../test/support/stage-context.ts';
 import type { BodyTool } from '../http/context.ts';
-import type { JournalExchange } from '../journal/exchange-capture.ts';
 import type { JournalEntry } from '../journal/journal.ts';
+import type { ExchangeWork } from '../journal/record-ring.ts';
 import { createSecretScanner } from '../secrets/secrets.ts';
 import type { EntryReadings, JournalPort } from '../store/state-port.ts';
 import { webSearch } from '../tools/web-search.ts';
@@ -15,7 +15,7 @@ const TOKEN = 'eyJhZ2VudCI6ImEifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbi0wMTIzNDU2Nzg5';
 function keepingJournal() {
   const recorded: {
     entry: Omit<JournalEntry, 'seq' | 'time'>;
-    exchange?: () => JournalExchange;
+    exchange?: ExchangeWork;
     readings?: EntryReadings;
   }[] = [];
   const journal: Pick<JournalPort, 'record'> = {
@@ -102,7 +102,7 @@ describe('record stage', () => {
     ctx.requestBody = new TextEncoder().encode(body);
     const answer = { status: 200, headers: { 'x-echo': TOKEN }, body: '{"results":["one","two"]}' };
     recordCall({ config: world.config, state }, ctx, 200, 0, 0, answer);
-    const exchange = recorded[0]?.exchange?.();
+    const exchange = recorded[0]?.exchange?.build();
     expect(exchange?.request_body).toBe(body.slice(0, 16));
     expect(exchange?.request_body_bytes).toBe(body.length);
     expect(exchange?.response_body).toBe(answer.body.slice(0, 16));
@@ -132,7 +132,7 @@ describe('record stage', () => {
     recordCall({ config: world.config, state }, ctx, 200, 0, 0, answer);
     keys = [];
     version = 2;
-    const exchange = recorded[0]?.exchange?.();
+    const exchange = recorded[0]?.exchange?.build();
     expect(exchange?.request_body).toBe('{"note":"[REDACTED:api_key]"}');
   });
   it('reads a body over DEFERRED_BODY_BYTES at once: no entry waits for its reader holding a large body', () => {

@@ -1,14 +1,8 @@
 import type { ResolvedConfig } from '../config/load-config.ts';
 import type { Answer, CallContext } from '../http/context.ts';
-import {
-  bodyStart,
-  capturedBytes,
-  type ExchangePieces,
-  type JournalExchange,
-  redactExchange,
-} from '../journal/exchange-capture.ts';
+import { bodyStart, capturedBytes, type ExchangePieces } from '../journal/exchange-capture.ts';
 import type { JournalEntry } from '../journal/journal.ts';
-import { packExchange, unpackExchange } from '../journal/packed-exchange.ts';
+import { CapturedExchange } from '../journal/packed-exchange.ts';
 import { redactCredentialText } from '../secrets/credential-redaction.ts';
 import type { StatePort } from '../store/state-port.ts';
 import { entryReadings } from './entry-readings.ts';
@@ -86,15 +80,15 @@ const sentBytes = (ctx: CallContext) =>
 
 /**
  * The exchange's headers and the start of its bodies (`journal.body_bytes`): the pieces are taken now (a
- * slice of each body); the redaction runs when the journal calls the builder (in memory when the entry is
- * first read; at once on a shared store, which must never hold anything unredacted).
+ * view of each body, copied into the journal's record); the redaction runs when the entry is first read in
+ * memory, at once on a shared store (which must never hold anything unredacted).
  */
 function exchangeOf(
   ctx: CallContext,
   exchange: Answer | ExchangePieces,
   keep: number,
   encodedBody?: Uint8Array,
-): () => JournalExchange {
+): CapturedExchange {
   const { runtime } = ctx;
   let pieces: ExchangePieces;
   if ('requestHeaders' in exchange) pieces = exchange;
@@ -115,14 +109,9 @@ function exchangeOf(
       responseBodyBytes: sent.length > taken ? Buffer.byteLength(sent) : undefined,
     };
   }
-  const own = { token: tokenOf(ctx), agentId: ctx.note.agent };
   // The secrets known at the call: a key deleted or registered before the entry is read changes nothing.
   const scan = runtime.scanSecrets.frozen?.() ?? runtime.scanSecrets;
-  // Until it is read, the entry holds the pieces as bytes off the collector's heap (packed-exchange.ts).
-  const packed = packExchange(pieces);
-  const { isCredential } = pieces;
-  return () =>
-    redactExchange({ ...unpackExchange(packed), isCredential }, keep, (text) => scan(text, own).redacted);
+  return new CapturedExchange(pieces, keep, scan, { token: tokenOf(ctx), agentId: ctx.note.agent });
 }
 
 /** A header record as a flat name, value list (packed at once: `Object.entries().flat()` costs more). */

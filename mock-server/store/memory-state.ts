@@ -1,7 +1,6 @@
 import type { VirtualClock } from '../clock.ts';
 import type { ResolvedConfig } from '../config/load-config.ts';
 import type { IdempotencyStore } from '../idempotency.ts';
-import { deferUntilRead } from '../journal/exchange-capture.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { ConcurrencyTracker } from '../limits/concurrency.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
@@ -46,8 +45,7 @@ export function createMemoryState(parts: MemoryParts): StatePort {
     idempotency,
     journal: {
       record(entry, exchange, readings) {
-        journal.record(entry);
-        if (exchange || readings) deferUntilRead(entry, { exchange, readings });
+        journal.record(entry, exchange || readings ? { exchange, readings } : undefined);
       },
       page: (filter) => journal.readPage(filter),
       list: (filter) => ({ entries: journal.list(filter), dropped: journal.dropped }),

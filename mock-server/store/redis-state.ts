@@ -57,7 +57,7 @@ export function createRedisState(
       // Serialised into the store, which must never hold anything unredacted: redacted at once.
       record(entry, exchange, readings) {
         readings?.apply(entry);
-        if (exchange) (entry as { exchange?: unknown }).exchange = exchange();
+        if (exchange) (entry as { exchange?: unknown }).exchange = exchange.build();
         store.journal.record(entry);
       },
       page: (filter) => store.journal.page(filter),

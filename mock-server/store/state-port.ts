@@ -5,6 +5,7 @@ import type { GatewayError } from '../errors.ts';
 import type { IdempotencyOutcome, StoredResponse } from '../idempotency.ts';
 import type { Agent, AgentPatch } from '../identity/agent-registry.ts';
 import type { Identity } from '../identity/identity-provider.ts';
+import type { Recordable } from '../journal/entry-record.ts';
 import type { JournalExchange } from '../journal/exchange-capture.ts';
 import type {
   JournalEntry,
@@ -13,6 +14,7 @@ import type {
   JournalNote,
   JournalPageOf,
 } from '../journal/journal.ts';
+import type { ExchangeWork } from '../journal/record-ring.ts';
 import type { AdmitResult } from '../limits/rate-limiter.ts';
 import type { MaybePromise } from '../maybe-promise.ts';
 import type { Fault, FaultSpec, FaultTarget } from '../scenarios/faults.ts';
@@ -88,8 +90,11 @@ export interface JournalSlice {
   dropped: number;
 }
 
-/** What adds a reader's facts to an entry (see `JournalPort.record`; `pipeline/entry-readings.ts`). */
-export interface EntryReadings {
+/**
+ * What adds a reader's facts to an entry (see `JournalPort.record`; `pipeline/entry-readings.ts`): at once,
+ * or kept as bytes in the journal's record until the entry is read (`recordTo`).
+ */
+export interface EntryReadings extends Recordable {
   apply(entry: JournalNote): void;
 }
 
@@ -99,11 +104,7 @@ export interface JournalPort {
    * `readings` adds to the entry what only a reader needs (the secrets found in its headers and call URL):
    * in memory when the entry is first read, on a shared store at once (nothing unredacted goes into it).
    */
-  record(
-    entry: Omit<JournalEntry, 'seq' | 'time'>,
-    exchange?: () => JournalExchange,
-    readings?: EntryReadings,
-  ): void;
+  record(entry: Omit<JournalEntry, 'seq' | 'time'>, exchange?: ExchangeWork, readings?: EntryReadings): void;
   /**
    * A page of the journal (GET /__admin/journal): every instance's on a shared store; its entries are
    * redacted a few milliseconds at a time, so a page of large entries is not one long block.

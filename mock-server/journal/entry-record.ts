@@ -1,0 +1,174 @@
+import type { JournalEntry } from './journal-entry.ts';
+import type { RecordReader, RecordWriter } from './record-bytes.ts';
+
+/*
+ * One journal entry as bytes (issue 35, point 2), with the work left on it until it is first read: its fields
+ * in their order, each as its name (by reference) and a kind byte then its value; the texts many entries
+ * share (method, path, operation, code, agent, token, ...) by reference, other texts inline, a rule's quota
+ * as numbers and references, any other object as JSON text. Then the deferred work, each piece writing its
+ * own reader first (`Recordable`). Read back, it is an equal entry, fields in the same order.
+ */
+
+/** Work kept on a record until it is read: writes the function that reads it back (by `ref`), then its inputs. */
+export interface Recordable {
+  recordTo(writer: RecordWriter): void;
+}
+
+/** Reads back what a `Recordable` wrote after its reader. */
+export type ReadBack<T> = (reader: RecordReader) => T;
+
+/** What an entry's record holds besides its fields: its readings and its exchange, as `settleEntry` does them. */
+export interface RecordedWork<R, X> {
+  readonly readings?: R;
+  readonly exchange?: X;
+}
+
+// The fields whose texts repeat across entries: kept once, by reference.
+const SHARED_TEXTS = new Set([
+  'method',
+  'path',
+  'operation',
+  'code',
+  'agent',
+  'token',
+  'retry_after',
+  'fault',
+  'idempotency',
+  'time',
+]);
+
+enum Kind {
+  Missing = 0,
+  Number = 1,
+  Text = 2,
+  SharedText = 3,
+  True = 4,
+  False = 5,
+  Json = 6,
+  Quota = 7,
+  Null = 8,
+}
+
+type Quota = NonNullable<JournalEntry['quota']>;
+
+/** Whether `value` is a quota list as the admit stage writes it (each item exactly its four fields). */
+function isQuota(value: unknown): value is Quota {
+  if (!Array.isArray(value)) return false;
+  for (const item of value) {
+    if (typeof item !== 'object' || item === null) return false;
+    let fields = 0;
+    for (const _ in item) fields++;
+    const { rule, key, limit, remaining } = item as Quota[number];
+    if (fields !== 4 || typeof rule !== 'string' || typeof key !== 'string') return false;
+    if (typeof limit !== 'number' || typeof remaining !== 'number') return false;
+  }
+  return true;
+}
+
+function writeValue(writer: RecordWriter, name: string, value: unknown): void {
+  switch (typeof value) {
+    case 'number':
+      writer.tag(Kind.Number);
+      writer.number(value);
+      return;
+    case 'string':
+      if (SHARED_TEXTS.has(name)) {
+        writer.tag(Kind.SharedText);
+        writer.ref(value);
+      } else {
+        writer.tag(Kind.Text);
+        writer.string(value);
+      }
+      return;
+    case 'boolean':
+      writer.tag(value ? Kind.True : Kind.False);
+      return;
+    case 'undefined':
+      writer.tag(Kind.Missing);
+      return;
+  }
+  if (value === null) writer.tag(Kind.Null);
+  else if (isQuota(value)) {
+    writer.tag(Kind.Quota);
+    writer.number(value.length);
+    for (const { rule, key, limit, remaining } of value) {
+      writer.ref(rule);
+      writer.ref(key);
+      writer.number(limit);
+      writer.number(remaining);
+    }
+  } else {
+    writer.tag(Kind.Json);
+    writer.string(JSON.stringify(value));
+  }
+}
+
+function readValue(reader: RecordReader, kind: number): unknown {
+  switch (kind) {
+    case Kind.Number:
+      return reader.number();
+    case Kind.Text:
+      return reader.string();
+    case Kind.SharedText:
+      return reader.ref<string>();
+    case Kind.True:
+      return true;
+    case Kind.False:
+      return false;
+    case Kind.Null:
+      return null;
+    case Kind.Quota: {
+      const quota: Quota = [];
+      for (let k = reader.number(); k > 0; k--)
+        quota.push({
+          rule: reader.ref<string>(),
+          key: reader.ref<string>(),
+          limit: reader.number(),
+          remaining: reader.number(),
+        });
+      return quota;
+    }
+    case Kind.Json:
+      return JSON.parse(reader.string());
+    default:
+      return undefined;
+  }
+}
+
+/** Writes an entry and the work left on it (`undefined` pieces are absent). */
+export function writeEntry(
+  writer: RecordWriter,
+  entry: JournalEntry,
+  work: RecordedWork<Recordable, Recordable> | undefined,
+): void {
+  for (const name in entry) {
+    writer.tag(1);
+    writer.ref(name);
+    writeValue(writer, name, entry[name as keyof JournalEntry]);
+  }
+  writer.tag(0);
+  writeWork(writer, work?.readings);
+  writeWork(writer, work?.exchange);
+}
+
+function writeWork(writer: RecordWriter, work: Recordable | undefined): void {
+  writer.tag(work ? 1 : 0);
+  work?.recordTo(writer);
+}
+
+function readWork<T>(reader: RecordReader): T | undefined {
+  if (reader.tag() === 0) return undefined;
+  return reader.ref<ReadBack<T>>()(reader);
+}
+
+/** An entry written by `writeEntry`, a new object, and the work left on it. */
+export function readEntry<R, X>(reader: RecordReader): { entry: JournalEntry; work: RecordedWork<R, X> } {
+  const entry: Record<string, unknown> = {};
+  while (reader.tag() === 1) {
+    const name = reader.ref<string>();
+    entry[name] = readValue(reader, reader.tag());
+  }
+  const readings = readWork<R>(reader);
+  const exchange = readWork<X>(reader);
+  return { entry: entry as unknown as JournalEntry, work: { readings, exchange } };
+}

@@ -1,0 +1,189 @@
+/*
+ * The bytes one journal record is written as and read back from (issue 35, point 2): numbers as 8-byte
+ * doubles, a string as a 4-byte length and its UTF-8 bytes, bytes likewise, a tag byte, and a reference
+ * (`ref`) as a 4-byte id into the journal's table of values many records share (an agent's id and token,
+ * a tool, the secrets known at a call, a field name), which the table keeps while a record using it is held.
+ * A record holds no object of the collector's heap: what a request leaves until it is read is bytes.
+ */
+
+/** Values records share, by id, each kept while a record that uses it is held (`hold` / `release`). */
+export interface RefTable {
+  /** The id of `value` (given now if it has none): a record written with it must then be held (`hold`). */
+  idOf(value: unknown): number;
+  valueOf(id: number): unknown;
+  /** One more holder of an id (a slab of records that use it). */
+  hold(id: number): void;
+  /** One holder fewer of each id; an id no one holds is forgotten (its value let go, the id reused). */
+  release(ids: readonly number[]): void;
+  /** How many values are held (for tests: nothing is held for ever). */
+  readonly size: number;
+}
+
+export function createRefTable(): RefTable {
+  const ids = new Map<unknown, number>();
+  const values: unknown[] = [];
+  const holders: number[] = [];
+  const free: number[] = [];
+  return {
+    idOf(value) {
+      const known = ids.get(value);
+      if (known !== undefined) return known;
+      const id = free.pop() ?? values.length;
+      ids.set(value, id);
+      values[id] = value;
+      holders[id] = 0;
+      return id;
+    },
+    valueOf: (id) => values[id],
+    hold(id) {
+      holders[id] = (holders[id] as number) + 1;
+    },
+    release(held) {
+      for (const id of held) {
+        const left = (holders[id] as number) - 1;
+        holders[id] = left;
+        if (left > 0) continue;
+        ids.delete(values[id]);
+        values[id] = undefined;
+        free.push(id);
+      }
+    },
+    get size() {
+      return ids.size;
+    },
+  };
+}
+
+/**
+ * Writes one record into a scratch buffer that grows as needed (the record's size is known once written);
+ * `take` hands the bytes and the ids it referred to over to whoever keeps them, and starts the next record.
+ */
+export class RecordWriter {
+  private buffer = Buffer.allocUnsafeSlow(16 * 1024);
+  private at = 0;
+  /**
+   * The ids this record refers to, repeats included (a few dozen: an agent, a token, a tool, the known
+   * secrets, field names). An array emptied in place: a Set's `clear` makes a new table each record, which
+   * V8 makes in the old generation (measured: 2.1 KB a request surviving young collections).
+   */
+  readonly used: number[] = [];
+
+  constructor(private readonly refs: RefTable) {}
+
+  private room(bytes: number): void {
+    if (this.at + bytes <= this.buffer.length) return;
+    const grown = Buffer.allocUnsafeSlow(Math.max(this.buffer.length * 2, this.at + bytes));
+    this.buffer.copy(grown, 0, 0, this.at);
+    this.buffer = grown;
+  }
+
+  number(value: number): void {
+    this.room(8);
+    this.buffer.writeDoubleLE(value, this.at);
+    this.at += 8;
+  }
+
+  tag(value: number): void {
+    this.room(1);
+    this.buffer[this.at++] = value;
+  }
+
+  string(text: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: with that much room, `write` never cuts the text.
+    this.room(4 + 3 * text.length);
+    const length = this.buffer.write(text, this.at + 4, 'utf8');
+    this.buffer.writeUInt32LE(length, this.at);
+    this.at += 4 + length;
+  }
+
+  bytes(bytes: Uint8Array): void {
+    this.room(4 + bytes.length);
+    this.buffer.writeUInt32LE(bytes.length, this.at);
+    this.buffer.set(bytes, this.at + 4);
+    this.at += 4 + bytes.length;
+  }
+
+  /** A text or bytes, as bytes (UTF-8 for a text): read back with `RecordReader.bytes`. */
+  body(body: Uint8Array | string): void {
+    if (typeof body === 'string') this.string(body);
+    else this.bytes(body);
+  }
+
+  list(values: readonly string[]): void {
+    this.room(4);
+    this.buffer.writeUInt32LE(values.length, this.at);
+    this.at += 4;
+    for (const value of values) this.string(value);
+  }
+
+  /** A value shared by many records (compared by identity, or by value for a string), by its id. */
+  ref(value: unknown): void {
+    const id = this.refs.idOf(value);
+    this.used.push(id);
+    this.room(4);
+    this.buffer.writeUInt32LE(id, this.at);
+    this.at += 4;
+  }
+
+  /** The record written since the last `take` (a view of the scratch buffer: copy it before writing on). */
+  take(): { bytes: Buffer; used: readonly number[] } {
+    const taken = { bytes: this.buffer.subarray(0, this.at), used: this.used };
+    this.at = 0;
+    return taken;
+  }
+
+  /** Starts a record afresh (the ids of the last one forgotten). */
+  begin(): void {
+    this.at = 0;
+    this.used.length = 0;
+  }
+}
+
+/**
+ * Reads a record back, in the order it was written. `bytes` are copies: the ring uses a slab's bytes again
+ * once its records are gone, while what was read from them (an entry's deferred work) may still be held.
+ */
+export class RecordReader {
+  private at = 0;
+
+  constructor(
+    private readonly record: Buffer,
+    private readonly refs: RefTable,
+  ) {}
+
+  number(): number {
+    const value = this.record.readDoubleLE(this.at);
+    this.at += 8;
+    return value;
+  }
+
+  tag(): number {
+    return this.record[this.at++] as number;
+  }
+
+  bytes(): Buffer {
+    const length = this.record.readUInt32LE(this.at);
+    this.at += 4 + length;
+    return Buffer.from(this.record.subarray(this.at - length, this.at));
+  }
+
+  string(): string {
+    const length = this.record.readUInt32LE(this.at);
+    this.at += 4 + length;
+    return this.record.toString('utf8', this.at - length, this.at);
+  }
+
+  list(): string[] {
+    const count = this.record.readUInt32LE(this.at);
+    this.at += 4;
+    const values: string[] = [];
+    for (let k = 0; k < count; k++) values.push(this.string());
+    return values;
+  }
+
+  ref<T = unknown>(): T {
+    const id = this.record.readUInt32LE(this.at);
+    this.at += 4;
+    return this.refs.valueOf(id) as T;
+  }
+}

@@ -1,0 +1,107 @@
+import { fc, test } from '@fast-check/vitest';
+import { describe, expect, it } from 'vitest';
+import { syntheticEntry } from '../../test/support/synthetic-journal.ts';
+import { settleEntry } from './exchange-capture.ts';
+import type { JournalEntry } from './journal-entry.ts';
+import { CapturedExchange } from './packed-exchange.ts';
+import { createRing } from './record-ring.ts';
+
+/** Fields an entry may carry besides the synthetic ones: every kind a record writes. */
+const extras = fc.record(
+  {
+    code: fc.constantFrom('rate_limited', 'access_denied', 'some_target_code'),
+    retry_after: fc.constantFrom('1', '30', 'Wed, 21 Oct 2015 07:28:00 GMT'),
+    retry_after_ms: fc.double({ noNaN: true }),
+    written_ms: fc.double({ min: 0, max: 1e9, noNaN: true }),
+    connection: fc.nat(),
+    query: fc.string({ unit: 'grapheme', maxLength: 60 }),
+    token: fc.string({ minLength: 1, maxLength: 30 }),
+    quota: fc.array(
+      fc.record({ rule: fc.string(), key: fc.string(), limit: fc.nat(), remaining: fc.integer() }),
+      { maxLength: 3 },
+    ),
+    limit: fc.record({ rule: fc.string(), scope: fc.string(), key: fc.string() }),
+    findings: fc.array(fc.record({ rule: fc.string(), detail: fc.string() }), { maxLength: 2 }),
+    own_key_unknown: fc.constant(true as const),
+    fault: fc.option(fc.string(), { nil: undefined }),
+  },
+  { requiredKeys: [] },
+);
+
+const recorded = (i: number, more: object) => ({ ...syntheticEntry(i), ...more, seq: i + 1, time: '' });
+
+describe('the journal as records', () => {
+  test.prop([fc.array(extras, { minLength: 1, maxLength: 30 })])(
+    'gives back each entry as recorded, its fields in the same order, whatever they hold',
+    (more) => {
+      const ring = createRing(50);
+      const given = more.map((fields, i) => recorded(i, fields) as JournalEntry);
+      for (const entry of given) ring.push({ ...entry });
+      const back = [...ring.all()];
+      expect(back.map((e) => JSON.stringify(e))).toEqual(given.map((e) => JSON.stringify(e)));
+      // Keys holding undefined are kept as such (JSON leaves them out; the entry still has them).
+      expect(back.map((e) => Object.keys(e))).toEqual(given.map((e) => Object.keys(e)));
+    },
+  );
+
+  it('keeps what was recorded, whatever happens to the object given afterwards', () => {
+    const ring = createRing(4);
+    const entry = recorded(1, { quota: [{ rule: 'r', key: 'k', limit: 5, remaining: 4 }] }) as JournalEntry;
+    ring.push(entry);
+    entry.status = 500;
+    const quota = entry.quota as { remaining: number }[];
+    if (quota[0]) quota[0].remaining = 0;
+    const [back] = [...ring.all()];
+    expect(back?.status).toBe(200);
+    expect(back?.quota).toEqual([{ rule: 'r', key: 'k', limit: 5, remaining: 4 }]);
+  });
+
+  it('lets go of its slabs and shared values with the entries it overwrites', () => {
+    const ring = createRing(100);
+    for (let i = 0; i < 20_000; i++)
+      ring.push(
+        recorded(i, { agent: `agent-${i}`, token: `fp-${i}`, query: 'x'.repeat(i % 500) }) as JournalEntry,
+      );
+    // A hundred entries of at most ~700 bytes: a few 64 KiB slabs, the field names and a hundred agents' values.
+    expect(ring.slabs).toBeLessThanOrEqual(3);
+    expect(ring.refs).toBeLessThan(100 * 2 + 40);
+    expect([...ring.all()].map((e) => e.agent)).toEqual(
+      Array.from({ length: 100 }, (_, k) => `agent-${19_900 + k}`),
+    );
+  });
+
+  it('lets go of full slabs in a ring smaller than a slab holds (capacity 1 and 2)', () => {
+    for (const capacity of [1, 2]) {
+      const ring = createRing(capacity);
+      for (let i = 0; i < 2_000; i++) ring.push(recorded(i, { query: 'x'.repeat(2_500) }) as JournalEntry);
+      expect(ring.slabs, `capacity ${capacity}`).toBe(1);
+    }
+  });
+
+  it("reads an entry's exchange right after its slab was used again for newer entries", () => {
+    const ring = createRing(40);
+    const exchange = (i: number) =>
+      new CapturedExchange(
+        {
+          requestHeaders: ['x-n', String(i)],
+          requestBody: Buffer.from(`{"query":"question ${i}"}`),
+          requestBodyBytes: 22,
+          responseHeaders: [],
+          responseBody: Buffer.from(`answer ${i} `.repeat(100)),
+        },
+        2048,
+        (text) => ({ redacted: text }),
+        {},
+      );
+    ring.push(recorded(0, {}) as JournalEntry, { exchange: exchange(0) });
+    // Made (its deferred exchange read from the slab), held by a reader, not yet settled.
+    const [held] = [...ring.all()];
+    // Enough newer entries to let the first slab go and use its bytes again.
+    for (let i = 1; i < 400; i++) ring.push(recorded(i, {}) as JournalEntry, { exchange: exchange(i) });
+    if (!held) throw new Error('no entry');
+    settleEntry(held);
+    expect(held.exchange?.request_headers).toEqual([['x-n', '0']]);
+    expect(held.exchange?.request_body).toBe('{"query":"question 0"}');
+    expect(held.exchange?.response_body).toBe('answer 0 '.repeat(100));
+  });
+});

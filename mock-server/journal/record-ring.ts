@@ -1,0 +1,244 @@
+import { type Recordable, type RecordedWork, readEntry, writeEntry } from './entry-record.ts';
+import { type DeferredWork, deferUntilRead } from './exchange-capture.ts';
+import type { JournalEntry } from './journal-entry.ts';
+import { createRefTable, RecordReader, RecordWriter, type RefTable } from './record-bytes.ts';
+
+/*
+ * The ring the journal holds its entries in, as records (issue 35, point 2): each entry and the work left on
+ * it are bytes on slabs of 64 KiB (entry-record.ts), its seq and agent in columns for the readers' filters.
+ * Nothing of an unread entry is an object of the collector's heap, so a young-generation collection copies
+ * nothing of the journal and the old generation does not fill with entries the ring lets go of: the ring of
+ * objects it replaces promoted about 940 bytes a request at 2,500 req/s and made a full collection every
+ * second (docs/operators.md). An entry is made an object when it is first read, and kept so (memoised)
+ * until its slot is overwritten.
+ */
+
+const SLAB_BYTES = 64 * 1024;
+const SPARE_SLABS = 4;
+// Columns start this long and double until the capacity: a journal of a million costs its columns only
+// once it holds that many.
+const FIRST_COLUMNS = 1024;
+
+interface Slab {
+  readonly serial: number;
+  readonly bytes: Buffer;
+  used: number;
+  /** Records on it still held. */
+  live: number;
+  /** The shared values its records refer to, each once (held by the ref table while the slab is). */
+  readonly refs: number[];
+}
+
+/**
+ * Where the records are: slabs by serial, the current one filled in place, each let go with its last record
+ * and its bytes used again for a slab opened later (a few kept spare). A slab outlives young collections
+ * (the ring holds its records), so a new one each time was bytes outside the heap that only a full
+ * collection frees: measured at 2,500 req/s, 6-8 MB a second of them made V8 run a full collection every
+ * second. Records are read back as copies (`RecordReader`), so nothing made from a record sees the bytes
+ * of a slab used again.
+ */
+function createSlabs(refs: RefTable) {
+  const slabs = new Map<number, Slab>();
+  const spare: Buffer[] = [];
+  // For each shared value's id, the last slab that holds it: a slab adopts an id once, without a Set.
+  const heldBy: number[] = [];
+  let serial = 0;
+  let current: Slab | undefined;
+  const open = (size: number): Slab => {
+    const slab: Slab = {
+      serial: ++serial,
+      bytes: (size === SLAB_BYTES ? spare.pop() : undefined) ?? Buffer.allocUnsafeSlow(size),
+      used: 0,
+      live: 0,
+      refs: [],
+    };
+    slabs.set(slab.serial, slab);
+    return slab;
+  };
+  const letGo = (slab: Slab) => {
+    refs.release(slab.refs);
+    slabs.delete(slab.serial);
+    if (slab.bytes.length === SLAB_BYTES && spare.length < SPARE_SLABS) spare.push(slab.bytes);
+  };
+  return {
+    /** Copies a record onto a slab: its slab's serial and its offset there. */
+    place(bytes: Buffer, used: readonly number[]): { slab: number; offset: number } {
+      let slab: Slab;
+      if (bytes.length > SLAB_BYTES / 8) slab = open(bytes.length);
+      else {
+        if (!current || current.used + bytes.length > SLAB_BYTES) {
+          // A full slab whose records are all gone already (a small ring) goes as it stops being filled.
+          const full = current;
+          current = open(SLAB_BYTES);
+          if (full && full.live === 0) letGo(full);
+        }
+        slab = current;
+      }
+      const offset = slab.used;
+      bytes.copy(slab.bytes, offset);
+      slab.used += bytes.length;
+      slab.live += 1;
+      for (const id of used) {
+        if (heldBy[id] === slab.serial) continue;
+        heldBy[id] = slab.serial;
+        slab.refs.push(id);
+        refs.hold(id);
+      }
+      return { slab: slab.serial, offset };
+    },
+    bytes(slab: number, offset: number, length: number): Buffer {
+      return (slabs.get(slab) as Slab).bytes.subarray(offset, offset + length);
+    },
+    /** A record let go: its slab with it, once none of its records is held (the current one is kept). */
+    drop(serialOf: number): void {
+      const slab = slabs.get(serialOf);
+      if (!slab || --slab.live > 0 || slab === current) return;
+      letGo(slab);
+    },
+    get count() {
+      return slabs.size;
+    },
+  };
+}
+
+/** An entry's readings, kept as bytes until read (`pipeline/entry-readings.ts`). */
+export type EntryWork = Recordable & NonNullable<DeferredWork['readings']>;
+/** An entry's exchange, kept as bytes until read (`packed-exchange.ts`). */
+export type ExchangeWork = Recordable & NonNullable<DeferredWork['exchange']>;
+/** The work left on an entry, as `settleEntry` does it. */
+type Work = RecordedWork<EntryWork, ExchangeWork>;
+
+/**
+ * The ring: seqs are consecutive in it, so the entry after a seq is found by arithmetic, not a search.
+ * `window(since)`: the entries held, oldest first, `at(i)` for i in [start, size), `start` the first after
+ * `since`; `seqAt` and `agentAt` read a slot's columns without making its entry.
+ */
+export function createRing(initialCapacity: number) {
+  let capacity = initialCapacity;
+  let refs = createRefTable();
+  let writer = new RecordWriter(refs);
+  let slabs = createSlabs(refs);
+  let length = 0;
+  let slabOf = new Int32Array(0);
+  let offsets = new Int32Array(0);
+  let lengths = new Int32Array(0);
+  let seqs = new Float64Array(0);
+  let agents = new Int32Array(0);
+  let made: (JournalEntry | undefined)[] = [];
+  let next = 0;
+  let dropped = 0;
+
+  /** Room for one more record while the ring has not wrapped yet (columns double up to the capacity). */
+  const grow = () => {
+    if (length < slabOf.length || slabOf.length >= capacity) return;
+    const size = Math.min(capacity, Math.max(FIRST_COLUMNS, slabOf.length * 2));
+    const widen = <T extends Int32Array | Float64Array>(old: T, make: (n: number) => T) => {
+      const wider = make(size);
+      wider.set(old);
+      return wider;
+    };
+    slabOf = widen(slabOf, (n) => new Int32Array(n));
+    offsets = widen(offsets, (n) => new Int32Array(n));
+    lengths = widen(lengths, (n) => new Int32Array(n));
+    seqs = widen(seqs, (n) => new Float64Array(n));
+    agents = widen(agents, (n) => new Int32Array(n));
+  };
+
+  /** The entry of a slot, made from its record the first time it is asked for (with its work deferred). */
+  const entryAt = (slot: number): JournalEntry => {
+    const known = made[slot];
+    if (known) return known;
+    const reader = new RecordReader(
+      slabs.bytes(slabOf[slot] as number, offsets[slot] as number, lengths[slot] as number),
+      refs,
+    );
+    const { entry, work } = readEntry<Work['readings'], Work['exchange']>(reader);
+    if (work.readings || work.exchange) deferUntilRead(entry, work as DeferredWork);
+    made[slot] = entry;
+    return entry;
+  };
+
+  return {
+    get capacity() {
+      return capacity;
+    },
+    /** Entries overwritten since the ring last started empty. */
+    get dropped() {
+      return dropped;
+    },
+    /** Slabs held (for tests: they are let go with their records). */
+    get slabs() {
+      return slabs.count;
+    },
+    /** Shared values held (for tests). */
+    get refs() {
+      return refs.size;
+    },
+    push(entry: JournalEntry, work?: Work) {
+      grow();
+      if (next < length) {
+        dropped += 1;
+        slabs.drop(slabOf[next] as number);
+        made[next] = undefined;
+      }
+      writer.begin();
+      writeEntry(writer, entry, work);
+      const { bytes, used } = writer.take();
+      const { slab, offset } = slabs.place(bytes, used);
+      slabOf[next] = slab;
+      offsets[next] = offset;
+      lengths[next] = bytes.length;
+      seqs[next] = entry.seq;
+      agents[next] = entry.agent === undefined ? -1 : refs.idOf(entry.agent);
+      if (next === length) length += 1;
+      next = (next + 1) % capacity;
+    },
+    /** Every entry held, oldest first. */
+    *all(): Generator<JournalEntry> {
+      const oldest = length === capacity ? next : 0;
+      for (let i = 0; i < length; i++) yield entryAt((oldest + i) % capacity);
+    },
+    window(since: number, lastSeq: number): RingWindow {
+      const size = length;
+      const oldest = size === capacity ? next : 0;
+      const firstSeq = size > 0 ? (seqs[oldest] as number) : lastSeq + 1;
+      const slot = (i: number) => (oldest + i) % capacity;
+      return {
+        size,
+        start: Math.max(0, Math.min(size, since + 1 - firstSeq)),
+        at: (i) => entryAt(slot(i)),
+        seqAt: (i) => seqs[slot(i)] as number,
+        agentAt: (i) => {
+          const id = agents[slot(i)] as number;
+          return id < 0 ? undefined : (refs.valueOf(id) as string);
+        },
+      };
+    },
+    /** Empty, with this capacity. */
+    reset(nextCapacity = capacity) {
+      capacity = nextCapacity;
+      refs = createRefTable();
+      writer = new RecordWriter(refs);
+      slabs = createSlabs(refs);
+      length = 0;
+      slabOf = new Int32Array(0);
+      offsets = new Int32Array(0);
+      lengths = new Int32Array(0);
+      seqs = new Float64Array(0);
+      agents = new Int32Array(0);
+      made = [];
+      next = 0;
+      dropped = 0;
+    },
+  };
+}
+
+export interface RingWindow {
+  size: number;
+  start: number;
+  at: (i: number) => JournalEntry;
+  /** The seq of the i-th entry, without making it. */
+  seqAt: (i: number) => number;
+  /** The agent of the i-th entry, without making it. */
+  agentAt: (i: number) => string | undefined;
+}
