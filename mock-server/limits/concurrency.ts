@@ -14,9 +14,10 @@ export function createConcurrencyTracker() {
       return count;
     },
     leave(agentId: string): void {
-      const count = (inFlight.get(agentId) ?? 1) - 1;
-      if (count <= 0) inFlight.delete(agentId);
-      else inFlight.set(agentId, count);
+      // An agent's count stays, at 0, once it has none in flight (bounded by the agents known): deleting it
+      // and adding it again at the next request made V8 rebuild the map's table every few requests, in the
+      // old generation (the map lives long), which only a full collection frees (issue 35).
+      inFlight.set(agentId, Math.max(0, (inFlight.get(agentId) ?? 1) - 1));
     },
   };
 }

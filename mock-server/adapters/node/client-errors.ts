@@ -2,7 +2,7 @@ import type { ServerSettings } from '../../config/schema.ts';
 import { GatewayError } from '../../errors.ts';
 import type { GatewayResponse } from '../../http/context.ts';
 import { writeRaw } from './answers.ts';
-import { connectionOf, type TrackedSocket } from './connection-guard.ts';
+import { busy, connectionOf, requestsOf, type TrackedSocket } from './connection-guard.ts';
 import { NodeRequest } from './request.ts';
 
 /** The 408 of a request (or connection) that did not arrive in time. */
@@ -61,7 +61,7 @@ export function onClientError(
 ) {
   const answer = (error: NodeJS.ErrnoException, socket: TrackedSocket) => {
     const state = connectionOf(socket);
-    const requests = state ? [...state.requests] : [];
+    const requests = state ? requestsOf(state) : [];
     const answering = requests.some((r) => (r instanceof NodeRequest ? r.res?.headersSent : r.headersSent));
     // Closing after an answer already given (closeAfter, no request left): one answer per request, no other.
     const answered = state?.closeAfter === true && requests.length === 0;
@@ -83,7 +83,7 @@ export function onClientError(
     // a request that started meanwhile is served. (Only a complete request head counts, so a client that
     // trickles its headers still gets its 408.)
     const state = connectionOf(socket);
-    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && state && state.requests.size === 0) {
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && state && !busy(state)) {
       const begun = state.begun;
       setImmediate(() => {
         if (!socket.destroyed && state.begun === begun) answer(error, socket);

@@ -16,8 +16,14 @@ export interface ConnectionState {
   group: ClientGroup | undefined;
   /** Over its client's cap with nothing idle to close: its requests are answered 429 and it closes. */
   refused: boolean;
-  /** Requests in progress (core requests, or a fetch handler's responses): pipelined ones can overlap. */
-  readonly requests: Set<NodeRequest | ServerResponse>;
+  /**
+   * The request in progress (a core request, or a fetch handler's response), and any pipelined after it
+   * (`requestsOf`): one field set and cleared per request, where a Set's add and delete made V8 rebuild its
+   * table every few requests in the old generation (a connection lives long), which only a full collection
+   * frees (issue 35).
+   */
+  current: NodeRequest | ServerResponse | undefined;
+  more: Set<NodeRequest | ServerResponse> | undefined;
   /** A parser error came while a request was in progress: the connection closes after that answer. */
   closeAfter: boolean;
   /** It carried a request: a kept-alive connection, which its client may reuse at any moment. */
@@ -30,13 +36,34 @@ export interface ConnectionState {
   idleOnce: boolean;
   /** The socket's bytes read when it last became idle: more since means a request is arriving. */
   bytesAtIdle: number;
+  /** When it last became idle (opened, or its last request finished): the longest idle is made room with. */
+  idleSince: number;
 }
 
-/** The connections of one client address; `idle` holds those without a request, longest idle first. */
+/** The requests in progress on a connection, the oldest first. */
+export const requestsOf = (state: ConnectionState): (NodeRequest | ServerResponse)[] =>
+  state.current === undefined ? [] : [state.current, ...(state.more ?? [])];
+
+/** Whether a request is in progress on a connection. */
+export const busy = (state: ConnectionState) => state.current !== undefined;
+
+/** The connections of one client address that count against its cap (a Set changed only as they open and close). */
 interface ClientGroup {
   readonly address: string;
-  count: number;
-  readonly idle: Set<TrackedSocket>;
+  readonly sockets: Set<TrackedSocket>;
+}
+
+/** The group's connection without a request in progress that has been idle longest (a scan: only at the cap). */
+function longestIdle(group: ClientGroup): TrackedSocket | undefined {
+  let found: TrackedSocket | undefined;
+  let since = Number.POSITIVE_INFINITY;
+  for (const socket of group.sockets) {
+    const state = socket[CONNECTION];
+    if (!state || busy(state) || socket.destroyed || state.idleSince >= since) continue;
+    found = socket;
+    since = state.idleSince;
+  }
+  return found;
 }
 
 /** The state of a socket's connection, once the guard has seen it open. */
@@ -74,9 +101,8 @@ export function createConnectionGuard(
     const group = state.group;
     if (!group) return;
     state.group = undefined;
-    group.idle.delete(socket);
-    group.count -= 1;
-    if (group.count === 0) groups.delete(group.address);
+    group.sockets.delete(socket);
+    if (group.sockets.size === 0) groups.delete(group.address);
   };
 
   /**
@@ -86,7 +112,7 @@ export function createConnectionGuard(
    * sooner when its address has `maxPerClient` such connections waiting already (`wait`).
    */
   const silent = (socket: TrackedSocket, state: ConnectionState) =>
-    !state.used && state.requests.size === 0 && socket.bytesRead === 0;
+    !state.used && !busy(state) && socket.bytesRead === 0;
   // Per address, the silent connections made room with and not closed yet, oldest first: at most
   // `maxPerClient` of them (an address past twice the cap is a flood, not a burst: its oldest silent one goes).
   const waiting = new Map<string, Set<TrackedSocket>>();
@@ -128,28 +154,29 @@ export function createConnectionGuard(
         facts: { id: ++ids, openedAt: performance.now(), remoteAddress: socket.remoteAddress },
         group: undefined,
         refused: false,
-        requests: new Set(),
+        current: undefined,
+        more: undefined,
         closeAfter: false,
         used: false,
         begun: 0,
         closing: false,
         idleOnce: false,
         bytesAtIdle: 0,
+        idleSince: performance.now(),
       };
       socket[CONNECTION] = state;
       let group = groups.get(address);
-      if (group && group.count >= maxPerClient) {
-        const longestIdle: TrackedSocket | undefined = group.idle.values().next().value;
-        if (longestIdle) makeRoom(longestIdle, longestIdle[CONNECTION] as ConnectionState);
+      if (group && group.sockets.size >= maxPerClient) {
+        const idle = longestIdle(group);
+        if (idle) makeRoom(idle, idle[CONNECTION] as ConnectionState);
         else state.refused = true;
       }
       if (!state.refused) {
         if (!group) {
-          group = { address, count: 0, idle: new Set() };
+          group = { address, sockets: new Set() };
           groups.set(address, group);
         }
-        group.count += 1;
-        group.idle.add(socket);
+        group.sockets.add(socket);
         state.group = group;
       }
       socket.once('close', () => release(socket, state));
@@ -159,8 +186,11 @@ export function createConnectionGuard(
     started(socket: TrackedSocket, request: NodeRequest | ServerResponse): ConnectionState | undefined {
       const state = socket[CONNECTION];
       if (!state) return undefined;
-      if (state.requests.size === 0) state.group?.idle.delete(socket);
-      state.requests.add(request);
+      if (state.current === undefined) state.current = request;
+      else if (state.current !== request) {
+        state.more ??= new Set();
+        state.more.add(request);
+      }
       state.used = true;
       state.begun += 1;
       state.idleOnce = false;
@@ -172,10 +202,14 @@ export function createConnectionGuard(
     finished(socket: TrackedSocket, request: NodeRequest | ServerResponse): void {
       const state = socket[CONNECTION];
       if (!state) return;
-      state.requests.delete(request);
-      if (state.requests.size !== 0) return;
+      if (state.current === request) {
+        const next = state.more?.values().next().value;
+        state.current = next;
+        if (next !== undefined) state.more?.delete(next);
+      } else state.more?.delete(request);
+      if (state.current !== undefined) return;
       state.bytesAtIdle = socket.bytesRead;
-      if (state.group && !socket.destroyed) state.group.idle.add(socket);
+      state.idleSince = performance.now();
     },
 
     /**
@@ -188,8 +222,7 @@ export function createConnectionGuard(
     idleTimedOut(socket: TrackedSocket): void {
       setImmediate(() => {
         const state = socket[CONNECTION];
-        if (socket.destroyed || (state && (state.requests.size > 0 || socket.bytesRead > state.bytesAtIdle)))
-          return;
+        if (socket.destroyed || (state && (busy(state) || socket.bytesRead > state.bytesAtIdle))) return;
         if (state && !state.idleOnce && options.idleTimeoutMs) {
           state.idleOnce = true;
           socket.setTimeout(options.idleTimeoutMs);
