@@ -4,6 +4,7 @@ import { syntheticEntry } from '../../test/support/synthetic-journal.ts';
 import { settleEntry } from './exchange-capture.ts';
 import type { JournalEntry } from './journal-entry.ts';
 import { CapturedExchange } from './packed-exchange.ts';
+import { createRefTable, SWEEP_AT } from './record-bytes.ts';
 import { createRing } from './record-ring.ts';
 
 /** Fields an entry may carry besides the synthetic ones: every kind a record writes. */
@@ -62,12 +63,33 @@ describe('the journal as records', () => {
       ring.push(
         recorded(i, { agent: `agent-${i}`, token: `fp-${i}`, query: 'x'.repeat(i % 500) }) as JournalEntry,
       );
-    // A hundred entries of at most ~700 bytes: a few 64 KiB slabs, the field names and a hundred agents' values.
+    // A hundred entries of at most ~700 bytes: a few 64 KiB slabs; the field names and the agents' values of
+    // the records held, and at most SWEEP_AT values of records let go, kept in case they come back.
     expect(ring.slabs).toBeLessThanOrEqual(3);
-    expect(ring.refs).toBeLessThan(100 * 2 + 40);
+    expect(ring.refs).toBeLessThanOrEqual(100 * 2 + 40 + SWEEP_AT + 1);
     expect([...ring.all()].map((e) => e.agent)).toEqual(
       Array.from({ length: 100 }, (_, k) => `agent-${19_900 + k}`),
     );
+  });
+
+  it('keeps the id of a value that comes back after its last record went, and sweeps the rest in bulk', () => {
+    const refs = createRefTable();
+    const id = refs.idOf('tok_agent_1');
+    for (let k = 0; k < 10_000; k++) {
+      expect(refs.idOf('tok_agent_1')).toBe(id);
+      refs.hold(id);
+      refs.release([id]);
+    }
+    for (let k = 0; k <= SWEEP_AT * 2; k++) {
+      const other = refs.idOf(`tok_${k}`);
+      refs.hold(other);
+      refs.release([other]);
+    }
+    // Swept once past SWEEP_AT unheld values: bounded, and what is held stays.
+    const held = refs.idOf('tok_held');
+    refs.hold(held);
+    expect(refs.size).toBeLessThanOrEqual(SWEEP_AT + 2);
+    expect(refs.valueOf(held)).toBe('tok_held');
   });
 
   it('lets go of full slabs in a ring smaller than a slab holds (capacity 1 and 2)', () => {
