@@ -3,7 +3,8 @@ import type { RecordReader, RecordWriter } from './record-bytes.ts';
 
 /*
  * One journal entry as bytes (issue 35, point 2), with the work left on it until it is first read: its fields
- * in their order, each as its name (by reference) and a kind byte then its value; the texts many entries
+ * in their order, each as its name (one byte for the entry's own fields, else by reference) and a kind byte
+ * then its value; the texts many entries
  * share (method, path, operation, code, agent, token, ...) by reference, other texts inline, a rule's quota
  * as numbers and references, any other object as JSON text. Then the deferred work, each piece writing its
  * own reader first (`Recordable`). Read back, it is an equal entry, fields in the same order.
@@ -36,6 +37,53 @@ const SHARED_TEXTS = new Set([
   'idempotency',
   'time',
 ]);
+
+// The entry's fields (journal-entry.ts) as one byte each; any other name is written by reference after
+// OTHER_FIELD (a field the proxy or a test adds). 0 ends the fields.
+const FIELDS = [
+  'seq',
+  'time',
+  'request_id',
+  'at',
+  'epoch',
+  'duration_ms',
+  'real_ms',
+  'written_ms',
+  'connection',
+  'connection_opened_ms',
+  'connection_seq',
+  'answers_seen',
+  'answer_order',
+  'delivery_instance',
+  'method',
+  'path',
+  'operation',
+  'status',
+  'code',
+  'agent',
+  'token',
+  'in_flight',
+  'request_fingerprint',
+  'request_key',
+  'retry_after',
+  'retry_after_ms',
+  'limit',
+  'quota',
+  'fault',
+  'replay',
+  'idempotency',
+  'query',
+  'url',
+  'secrets',
+  'secrets_split',
+  'secrets_in',
+  'own_key_unknown',
+  'exchange',
+  'findings',
+  'target_request_id',
+] as const satisfies readonly (keyof JournalEntry)[];
+const FIELD_IDS = new Map<string, number>(FIELDS.map((name, k) => [name, k + 1]));
+const OTHER_FIELD = 255;
 
 enum Kind {
   Missing = 0,
@@ -142,8 +190,12 @@ export function writeEntry(
   work: RecordedWork<Recordable, Recordable> | undefined,
 ): void {
   for (const name in entry) {
-    writer.tag(1);
-    writer.ref(name);
+    const id = FIELD_IDS.get(name);
+    if (id !== undefined) writer.tag(id);
+    else {
+      writer.tag(OTHER_FIELD);
+      writer.ref(name);
+    }
     writeValue(writer, name, entry[name as keyof JournalEntry]);
   }
   writer.tag(0);
@@ -164,8 +216,8 @@ function readWork<T>(reader: RecordReader): T | undefined {
 /** An entry written by `writeEntry`, a new object, and the work left on it. */
 export function readEntry<R, X>(reader: RecordReader): { entry: JournalEntry; work: RecordedWork<R, X> } {
   const entry: Record<string, unknown> = {};
-  while (reader.tag() === 1) {
-    const name = reader.ref<string>();
+  for (let id = reader.tag(); id !== 0; id = reader.tag()) {
+    const name = id === OTHER_FIELD ? reader.ref<string>() : (FIELDS[id - 1] as string);
     entry[name] = readValue(reader, reader.tag());
   }
   const readings = readWork<R>(reader);

@@ -79,12 +79,28 @@ export function createRefTable(): RefTable {
   };
 }
 
+// Texts up to this long are tried as ASCII by a loop (most of an entry's are): a call into Buffer's UTF-8
+// writer costs more than the loop for a short text.
+const SHORT_TEXT = 64;
+
+/** Writes `text` at `at` if it is all ASCII and returns its length; -1 (nothing meant) otherwise. */
+function asciiInto(buffer: Buffer, at: number, text: string): number {
+  for (let k = 0; k < text.length; k++) {
+    const unit = text.charCodeAt(k);
+    if (unit > 0x7f) return -1;
+    buffer[at + k] = unit;
+  }
+  return text.length;
+}
+
 /**
  * Writes one record into a scratch buffer that grows as needed (the record's size is known once written);
  * `take` hands the bytes and the ids it referred to over to whoever keeps them, and starts the next record.
  */
 export class RecordWriter {
   private buffer = Buffer.allocUnsafeSlow(16 * 1024);
+  // Numbers and lengths through a DataView (inlined by V8), not Buffer's checked write methods.
+  private view = new DataView(this.buffer.buffer, this.buffer.byteOffset, this.buffer.length);
   private at = 0;
   /**
    * The ids this record refers to, repeats included (a few dozen: an agent, a token, a tool, the known
@@ -100,11 +116,12 @@ export class RecordWriter {
     const grown = Buffer.allocUnsafeSlow(Math.max(this.buffer.length * 2, this.at + bytes));
     this.buffer.copy(grown, 0, 0, this.at);
     this.buffer = grown;
+    this.view = new DataView(grown.buffer, grown.byteOffset, grown.length);
   }
 
   number(value: number): void {
     this.room(8);
-    this.buffer.writeDoubleLE(value, this.at);
+    this.view.setFloat64(this.at, value, true);
     this.at += 8;
   }
 
@@ -116,14 +133,16 @@ export class RecordWriter {
   string(text: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit: with that much room, `write` never cuts the text.
     this.room(4 + 3 * text.length);
-    const length = this.buffer.write(text, this.at + 4, 'utf8');
-    this.buffer.writeUInt32LE(length, this.at);
-    this.at += 4 + length;
+    const start = this.at + 4;
+    let length = text.length <= SHORT_TEXT ? asciiInto(this.buffer, start, text) : -1;
+    if (length < 0) length = this.buffer.write(text, start, 'utf8');
+    this.view.setUint32(this.at, length, true);
+    this.at = start + length;
   }
 
   bytes(bytes: Uint8Array): void {
     this.room(4 + bytes.length);
-    this.buffer.writeUInt32LE(bytes.length, this.at);
+    this.view.setUint32(this.at, bytes.length, true);
     this.buffer.set(bytes, this.at + 4);
     this.at += 4 + bytes.length;
   }
@@ -136,7 +155,7 @@ export class RecordWriter {
 
   list(values: readonly string[]): void {
     this.room(4);
-    this.buffer.writeUInt32LE(values.length, this.at);
+    this.view.setUint32(this.at, values.length, true);
     this.at += 4;
     for (const value of values) this.string(value);
   }
@@ -146,7 +165,7 @@ export class RecordWriter {
     const id = this.refs.idOf(value);
     this.used.push(id);
     this.room(4);
-    this.buffer.writeUInt32LE(id, this.at);
+    this.view.setUint32(this.at, id, true);
     this.at += 4;
   }
 

@@ -25,6 +25,8 @@ const extras = fc.record(
     findings: fc.array(fc.record({ rule: fc.string(), detail: fc.string() }), { maxLength: 2 }),
     own_key_unknown: fc.constant(true as const),
     fault: fc.option(fc.string(), { nil: undefined }),
+    // A field the entry's vocabulary does not list (written by name).
+    not_in_the_vocabulary: fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.boolean()),
   },
   { requiredKeys: [] },
 );
