@@ -135,6 +135,7 @@ export function createCore(
       at: runtime.clock.now(),
       epoch: runtime.clock.epoch,
       started,
+      token: undefined,
     };
     const path = routingPath(request.path);
     const adminCall = isAdminPath(path);

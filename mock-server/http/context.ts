@@ -139,6 +139,11 @@ export interface CallContext {
    * path) and its credentials by place redacted into the note's `field`, with the secrets known at the call.
    */
   outgoing?: OutgoingText;
+  /**
+   * The identity token the call carried, as the journal keeps it (one copy per token), read from the header
+   * once by `tokenOf` (null: none): the stages and the record stage each need it.
+   */
+  token?: string | null;
 }
 
 /** An outgoing text left for the journal's first read of the entry (`CallContext.outgoing`). */

@@ -17,8 +17,11 @@ export { IDENTITY_HEADER };
 // Agents resend the same token many times: its fingerprint is remembered (bounded; many agents at once fit).
 /** The token a request carries in the identity header, trimmed; undefined when absent or blank. */
 export const tokenOf = (ctx: CallContext): string | undefined => {
-  const token = ctx.request.header(IDENTITY_HEADER_KEY)?.trim();
-  return token ? sharedToken(token) : undefined;
+  if (ctx.token === undefined) {
+    const token = ctx.request.header(IDENTITY_HEADER_KEY)?.trim();
+    ctx.token = token ? sharedToken(token) : null;
+  }
+  return ctx.token ?? undefined;
 };
 
 /**
