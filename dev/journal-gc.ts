@@ -1,8 +1,9 @@
 /**
- * `npx tsx dev/journal-gc.ts`: what a journal of a million entries costs the garbage collector, in today's
- * object form (one `JournalEntry` object per request, with its strings, arrays and the exchange's pieces)
- * against a compact form (the raw facts in typed-array columns, the request's kept bytes in a shared byte
- * arena, strings that repeat interned once). Each form runs in its own `node --trace-gc` process: it fills
+ * `npx tsx dev/journal-gc.ts`: what a journal of a million entries costs the garbage collector, in the
+ * object form the journal had until wave 4's fourth session (one `JournalEntry` object per request, with its
+ * strings, arrays and the exchange's pieces), in the journal's own form since (`record`: the same entry and
+ * exchange written as a record of bytes by `journal/record-ring.ts`), and in sketches (`flat`, `line`,
+ * `compact`: the raw facts in typed-array columns, the request's kept bytes in a shared byte arena). Each form runs in its own `node --trace-gc` process: it fills
  * a ring of `--entries` entries, then records `--steady` more (the ring overwriting its oldest), with the
  * short-lived garbage a request leaves, and the collector's pauses of the steady phase are summarised (the
  * young generation's scavenges, and the mark-compacts), with the heap in use once the ring is full.
@@ -17,6 +18,9 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { intOption } from '../cli/cli-options.ts';
+import type { JournalEntry } from '../mock-server/journal/journal-entry.ts';
+import { CapturedExchange } from '../mock-server/journal/packed-exchange.ts';
+import { createRing } from '../mock-server/journal/record-ring.ts';
 import { type CompactJournal, createCompactJournal, flatEntry, lineEntry } from './journal-gc-forms.ts';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -89,8 +93,34 @@ function objectEntry(n: number, bodyBytes: Buffer, answer: string, keep: number)
   return { entry, exchange };
 }
 
-type Form = 'object' | 'flat' | 'line' | 'compact';
-const FORMS: Form[] = ['object', 'flat', 'line', 'compact'];
+type Form = 'object' | 'flat' | 'line' | 'compact' | 'record';
+const FORMS: Form[] = ['object', 'flat', 'line', 'compact', 'record'];
+
+// One scan for every call, as the gateway's (the secrets known at the call, the same until they change).
+const scan = (text: string) => ({ redacted: text });
+
+/** The journal's own form (journal/record-ring.ts): the same entry and exchange, written as a record of bytes. */
+function recordInto(
+  ring: ReturnType<typeof createRing>,
+  n: number,
+  bytes: Buffer,
+  answer: string,
+  keep: number,
+) {
+  const { entry, exchange } = objectEntry(n, bytes, answer, keep);
+  const { answerHeaders, answerStart } = exchange();
+  const pieces = {
+    requestHeaders: HEADERS,
+    requestBody: bytes,
+    requestBodyBytes: bytes.length,
+    responseHeaders: Object.entries(answerHeaders).flat(),
+    responseBody: answerStart,
+    responseBodyBytes: Buffer.byteLength(answer),
+  };
+  ring.push(entry as unknown as JournalEntry, {
+    exchange: new CapturedExchange(pieces, keep, scan, { token: HEADERS[5], agentId: 'agent-1' }),
+  });
+}
 
 function child(form: Form, entries: number, steady: number, keep: number) {
   const bodyOf = (n: number) =>
@@ -98,12 +128,14 @@ function child(form: Form, entries: number, steady: number, keep: number) {
   const ring: unknown[] = new Array(entries);
   const compact: CompactJournal | undefined =
     form === 'compact' ? createCompactJournal(entries, 192 + keep) : undefined;
+  const records = form === 'record' ? createRing(entries) : undefined;
   let sink = 0;
   const record = (n: number) => {
     const answer = requestGarbage(n);
     sink += answer.length;
     const bytes = bodyOf(n);
     if (compact) compact.record(n, bytes, HEADERS, answer, keep);
+    else if (records) recordInto(records, n, bytes, answer, keep);
     else if (form === 'object') ring[n % entries] = objectEntry(n, bytes, answer, keep);
     else {
       const kept = Buffer.concat([
