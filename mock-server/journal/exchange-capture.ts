@@ -34,9 +34,6 @@ export interface JournalExchange {
   http_version?: string;
 }
 
-/** A journal entry as the capture sees it: where the redacted exchange goes. */
-type WithExchange = { exchange?: JournalExchange };
-
 /**
  * Headers whose value is a credential whatever it looks like, and which the record stage does not scan as a
  * leaked secret (a credential presented to the gateway is its credential channel). The journal redacts more
@@ -170,28 +167,11 @@ export function redactExchange(pieces: ExchangePieces, keep: number, redact: Red
   };
 }
 
-/** What is left to do on an entry until it is first read: its readings, then its exchange's redaction. */
+/**
+ * What is left to do on an entry until it is first read: its readings, then its exchange's redaction (done by
+ * the journal's ring at the entry's first read, `record-ring.ts`).
+ */
 export interface DeferredWork {
   readonly readings?: { apply(entry: object): void };
   readonly exchange?: { build(): JournalExchange };
-}
-
-// Entries with work left until they are first read (a WeakMap: the entry's shape is left alone).
-const pending = new WeakMap<WithExchange, DeferredWork>();
-
-/**
- * Leaves work on an entry until it is first read (not copied, listed or serialised): the readings only a
- * reader needs (`pipeline/entry-readings.ts`), the redaction of its exchange. Done once, by `settleEntry`.
- */
-export function deferUntilRead(entry: WithExchange, work: DeferredWork): void {
-  pending.set(entry, work);
-}
-
-/** Does an entry's deferred work, once, and lets go of what it held. */
-export function settleEntry(entry: WithExchange): void {
-  const work = pending.get(entry);
-  if (!work) return;
-  pending.delete(entry);
-  work.readings?.apply(entry);
-  if (work.exchange) entry.exchange = work.exchange.build();
 }

@@ -1,4 +1,3 @@
-import { settleEntry } from './exchange-capture.ts';
 import type { JournalEntry } from './journal-entry.ts';
 import type { RingWindow } from './record-ring.ts';
 import { nextTurn } from './write-slices.ts';
@@ -20,10 +19,10 @@ export const MAX_JOURNAL_SCAN = 20_000;
 /** The most time one slice of an export or report read takes before it ends early (see `sliceOf`). */
 export const SLICE_BUDGET_MS = 10;
 
-/** An entry as the API shows it: the exchange redacted (once), `time` as ISO text; a copy. */
+/** An entry as the API shows it (its work done at its first read, `record-ring.ts`), `time` as ISO text. */
 export const shown = (entry: JournalEntry): JournalEntry => {
-  settleEntry(entry);
-  return { ...entry, time: new Date(entry.at).toISOString() };
+  entry.time = new Date(entry.at).toISOString();
+  return entry;
 };
 
 /** Whether the i-th entry of a window is `agent`'s (any, without one), read without making the entry. */
@@ -111,7 +110,7 @@ export async function settlePageEntries(
     const i = backwards ? size - 1 - k : start + k;
     if (!matches(i)) continue;
     found += 1;
-    settleEntry(at(i));
+    at(i);
     if (performance.now() > deadline) {
       await nextTurn();
       deadline = performance.now() + SLICE_BUDGET_MS;
@@ -135,7 +134,7 @@ export async function settleRecordedUpTo(
     let i = start;
     for (; i < size && seqAt(i) <= until && performance.now() <= deadline; i++) {
       try {
-        settleEntry(at(i));
+        at(i);
       } catch {
         // Left for a reader.
       }

@@ -1,11 +1,10 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { syntheticEntry } from '../../test/support/synthetic-journal.ts';
-import { settleEntry } from './exchange-capture.ts';
 import type { JournalEntry } from './journal-entry.ts';
 import { CapturedExchange } from './packed-exchange.ts';
 import { createRefTable, SWEEP_AT } from './record-bytes.ts';
-import { createRing } from './record-ring.ts';
+import { createRing, type EntryWork } from './record-ring.ts';
 
 /** Fields an entry may carry besides the synthetic ones: every kind a record writes. */
 const extras = fc.record(
@@ -94,6 +93,26 @@ describe('the journal as records', () => {
     expect(refs.valueOf(held)).toBe('tok_held');
   });
 
+  it('applies readings once, at the first read, however often the entry is read after', () => {
+    const ring = createRing(8);
+    let applied = 0;
+    const readings: EntryWork = {
+      apply(entry) {
+        applied += 1;
+        (entry as Partial<JournalEntry>).request_key = 'key_read';
+      },
+      recordTo(writer) {
+        writer.ref(readBack);
+      },
+    };
+    const readBack = () => readings;
+    ring.push(recorded(0, {}) as JournalEntry, { readings });
+    expect(applied).toBe(0);
+    for (let k = 0; k < 3; k++) expect(ring.window(0, 1).at(0).request_key).toBe('key_read');
+    expect([...ring.all()][0]?.request_key).toBe('key_read');
+    expect(applied).toBe(1);
+  });
+
   it('lets go of full slabs in a ring smaller than a slab holds (capacity 1 and 2)', () => {
     for (const capacity of [1, 2]) {
       const ring = createRing(capacity);
@@ -102,7 +121,7 @@ describe('the journal as records', () => {
     }
   });
 
-  it("reads an entry's exchange right after its slab was used again for newer entries", () => {
+  it("does an entry's work once, at its first read, and keeps what it gave while slabs are used again", () => {
     const ring = createRing(40);
     const exchange = (i: number) =>
       new CapturedExchange(
@@ -117,15 +136,18 @@ describe('the journal as records', () => {
         (text) => ({ redacted: text }),
         {},
       );
-    ring.push(recorded(0, {}) as JournalEntry, { exchange: exchange(0) });
-    // Made (its deferred exchange read from the slab), held by a reader, not yet settled.
-    const [held] = [...ring.all()];
-    // Enough newer entries to let the first slab go and use its bytes again.
-    for (let i = 1; i < 400; i++) ring.push(recorded(i, {}) as JournalEntry, { exchange: exchange(i) });
-    if (!held) throw new Error('no entry');
-    settleEntry(held);
-    expect(held.exchange?.request_headers).toEqual([['x-n', '0']]);
-    expect(held.exchange?.request_body).toBe('{"query":"question 0"}');
-    expect(held.exchange?.response_body).toBe('answer 0 '.repeat(100));
+    for (let i = 0; i < 30; i++) ring.push(recorded(i, {}) as JournalEntry, { exchange: exchange(i) });
+    // Read (its work done, the entry written back without it), and held by this reader.
+    const window = ring.window(0, 30);
+    const held = window.at(3);
+    expect(window.at(3)).toEqual(held);
+    // Enough newer entries to let the first slabs go and use their bytes again for newer records.
+    for (let i = 30; i < 400; i++) ring.push(recorded(i, {}) as JournalEntry, { exchange: exchange(i) });
+    expect(held.exchange?.request_headers).toEqual([['x-n', '3']]);
+    expect(held.exchange?.request_body).toBe('{"query":"question 3"}');
+    expect(held.exchange?.response_body).toBe('answer 3 '.repeat(100));
+    // The newest, read after all that: its own bytes.
+    const newest = ring.window(0, 400).at(39);
+    expect(newest.exchange?.request_body).toBe('{"query":"question 399"}');
   });
 });

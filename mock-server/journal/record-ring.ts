@@ -1,5 +1,5 @@
 import { type Recordable, type RecordedWork, readEntry, writeEntry } from './entry-record.ts';
-import { type DeferredWork, deferUntilRead } from './exchange-capture.ts';
+import type { DeferredWork } from './exchange-capture.ts';
 import type { JournalEntry } from './journal-entry.ts';
 import { createRefTable, RecordReader, RecordWriter, type RefTable } from './record-bytes.ts';
 
@@ -9,8 +9,10 @@ import { createRefTable, RecordReader, RecordWriter, type RefTable } from './rec
  * Nothing of an unread entry is an object of the collector's heap, so a young-generation collection copies
  * nothing of the journal and the old generation does not fill with entries the ring lets go of: the ring of
  * objects it replaces promoted about 940 bytes a request at 2,500 req/s and made a full collection every
- * second (docs/operators.md). An entry is made an object when it is first read, and kept so (memoised)
- * until its slot is overwritten.
+ * second (docs/operators.md). An entry is made an object each time it is read, for that reader only; its first
+ * read does the work left on it (its readings, its exchange's redaction) and writes the entry back as a
+ * record without work, so that work is done once and a journal that was read holds no more objects than one
+ * that was not (a dashboard reading the newest entries every second kept them alive otherwise).
  */
 
 const SLAB_BYTES = 64 * 1024;
@@ -105,7 +107,7 @@ function createSlabs(refs: RefTable) {
 export type EntryWork = Recordable & NonNullable<DeferredWork['readings']>;
 /** An entry's exchange, kept as bytes until read (`packed-exchange.ts`). */
 export type ExchangeWork = Recordable & NonNullable<DeferredWork['exchange']>;
-/** The work left on an entry, as `settleEntry` does it. */
+/** The work left on an entry, done at its first read. */
 type Work = RecordedWork<EntryWork, ExchangeWork>;
 
 /**
@@ -124,7 +126,6 @@ export function createRing(initialCapacity: number) {
   let lengths = new Int32Array(0);
   let seqs = new Float64Array(0);
   let agents = new Int32Array(0);
-  let made: (JournalEntry | undefined)[] = [];
   let next = 0;
   let dropped = 0;
 
@@ -144,17 +145,34 @@ export function createRing(initialCapacity: number) {
     agents = widen(agents, (n) => new Int32Array(n));
   };
 
-  /** The entry of a slot, made from its record the first time it is asked for (with its work deferred). */
+  /** Writes an entry (and the work left on it) as the record of a slot, on the current slab. */
+  const write = (slot: number, entry: JournalEntry, work?: Work) => {
+    writer.begin();
+    writeEntry(writer, entry, work);
+    const { bytes, used } = writer.take();
+    const { slab, offset } = slabs.place(bytes, used);
+    slabOf[slot] = slab;
+    offsets[slot] = offset;
+    lengths[slot] = bytes.length;
+  };
+
+  /**
+   * The entry of a slot, a new object for the caller. At its first read its work is done and the entry,
+   * done, is written back as the slot's record (its old record let go with its slab): the work is done once
+   * however often the entry is read. Work that fails throws to this reader and stays for the next.
+   */
   const entryAt = (slot: number): JournalEntry => {
-    const known = made[slot];
-    if (known) return known;
     const reader = new RecordReader(
       slabs.bytes(slabOf[slot] as number, offsets[slot] as number, lengths[slot] as number),
       refs,
     );
     const { entry, work } = readEntry<Work['readings'], Work['exchange']>(reader);
-    if (work.readings || work.exchange) deferUntilRead(entry, work as DeferredWork);
-    made[slot] = entry;
+    if (!work.readings && !work.exchange) return entry;
+    work.readings?.apply(entry);
+    if (work.exchange) entry.exchange = work.exchange.build();
+    const held = slabOf[slot] as number;
+    write(slot, entry);
+    slabs.drop(held);
     return entry;
   };
 
@@ -179,15 +197,8 @@ export function createRing(initialCapacity: number) {
       if (next < length) {
         dropped += 1;
         slabs.drop(slabOf[next] as number);
-        made[next] = undefined;
       }
-      writer.begin();
-      writeEntry(writer, entry, work);
-      const { bytes, used } = writer.take();
-      const { slab, offset } = slabs.place(bytes, used);
-      slabOf[next] = slab;
-      offsets[next] = offset;
-      lengths[next] = bytes.length;
+      write(next, entry, work);
       seqs[next] = entry.seq;
       agents[next] = entry.agent === undefined ? -1 : refs.idOf(entry.agent);
       if (next === length) length += 1;
@@ -226,7 +237,6 @@ export function createRing(initialCapacity: number) {
       lengths = new Int32Array(0);
       seqs = new Float64Array(0);
       agents = new Int32Array(0);
-      made = [];
       next = 0;
       dropped = 0;
     },
