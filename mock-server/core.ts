@@ -1,13 +1,6 @@
 import { IDENTITY_HEADER_KEY } from '../vocabulary/identity-header.ts';
 import { GatewayError } from './errors.ts';
-import type {
-  Answer,
-  CallContext,
-  GatewayRequest,
-  GatewayResponse,
-  LoopTurns,
-  TurnFacts,
-} from './http/context.ts';
+import type { Answer, CallContext, GatewayRequest, GatewayResponse, TurnFacts } from './http/context.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { respondError } from './http/respond.ts';
 import type { MaybePromise } from './maybe-promise.ts';
@@ -45,7 +38,7 @@ export interface GatewayCore {
 const recorder =
   (runtime: Runtime, ctx: CallContext, answer: Answer, answeredAt: number) =>
   (writtenAt: number, encodedBody?: Uint8Array) => {
-    if (ctx.request.loop) noteTurns(ctx, ctx.request.loop);
+    if (ctx.request.readTurn !== undefined) noteTurns(ctx, ctx.request.readTurn);
     recordCall(runtime, ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt, answer, encodedBody);
   };
 
@@ -55,11 +48,12 @@ const recorder =
  * the turn it was read in (answered at once, in the loop's I/O phase; an answer written later, after a
  * timer or a store's reply, is left without: nothing says what the loop had read before it then).
  */
-function noteTurns({ request, note }: CallContext, loop: LoopTurns): void {
-  const turns: TurnFacts = { read_turn: loop.readTurn };
+function noteTurns({ request, note }: CallContext, readTurn: number): void {
+  // The note's fields are the entry's; these three are not in JournalEntry's type yet.
+  const turns = note as TurnFacts;
+  turns.read_turn = readTurn;
   if (request.connection?.openedTurn !== undefined) turns.opened_turn = request.connection.openedTurn;
-  if (loop.current() === loop.readTurn) turns.written_turn = loop.readTurn;
-  Object.assign(note, turns);
+  if (request.currentTurn?.() === readTurn) turns.written_turn = readTurn;
 }
 
 /**

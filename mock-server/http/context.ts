@@ -43,16 +43,12 @@ export interface GatewayRequest {
   rawHeaders?(): readonly string[];
   /** In process (msw, direct fetch calls): which answers the caller had when it issued the request. */
   readonly delivery?: DeliveryFacts;
-  /** node:http: the event loop's turn the request was read in, and the current one (for its answer's). */
-  readonly loop?: LoopTurns;
-}
-
-/** The Node adapter's turns of its event loop (adapters/node/loop-turn.ts), for the journal's turn facts. */
-export interface LoopTurns {
-  /** The turn the request was read in. */
-  readonly readTurn: number;
-  /** The current turn. */
-  current(): number;
+  /**
+   * node:http: the turn of the event loop the request was read in (adapters/node/loop-turn.ts), and the
+   * current turn (for its answer's), for the journal's turn facts.
+   */
+  readonly readTurn?: number;
+  currentTurn?(): number;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GatewayError } from '../../errors.ts';
-import type { ConnectionFacts, GatewayRequest, LoopTurns } from '../../http/context.ts';
+import type { ConnectionFacts, GatewayRequest } from '../../http/context.ts';
 import { incompleteBody, payloadTooLarge } from '../../http/read-body.ts';
 import { currentTurn } from './loop-turn.ts';
 
@@ -26,7 +26,7 @@ export class NodeRequest implements GatewayRequest {
   readonly path: string;
   readonly query: string;
   readonly connection: ConnectionFacts | undefined;
-  readonly loop: LoopTurns;
+  readonly readTurn = currentTurn();
   /** Undefined for a CONNECT, which Node hands over with the bare socket. */
   readonly res: ServerResponse | undefined;
   private readonly req: IncomingMessage;
@@ -52,7 +52,10 @@ export class NodeRequest implements GatewayRequest {
     this.path = q === -1 ? target : target.slice(0, q);
     this.query = q === -1 ? '' : target.slice(q + 1);
     this.connection = connection;
-    this.loop = { readTurn: currentTurn(), current: currentTurn };
+  }
+
+  currentTurn(): number {
+    return currentTurn();
   }
 
   rawHeaders(): readonly string[] {
