@@ -98,7 +98,30 @@ const SEQUENTIAL_AFTER_429: Row[] = [
   [12, 1, 11.16, 23, 11.22, 24, 11.29, 24, 200],
 ];
 
+/**
+ * node:http's keep-alive agent without a limit, flagged over HTTP under load (`dev/pool-waves.ts
+ * --connections 0 --wave 12`): three searches one after another, then twelve at once, the first on the
+ * idle connection (refused, 429), the rest on new connections, the first of them accepted 1.05 ms after
+ * the 429's answer, in its turn (the first seven here).
+ */
+const BATCH_AFTER_WARM_UP: Row[] = [
+  [1, 1, 0.0, 0, 0.95, 1, 1.79, 1, 200],
+  [1, 2, 0.0, 0, 6.05, 2, 6.33, 2, 200],
+  [1, 3, 0.0, 0, 8.53, 3, 8.75, 3, 200],
+  [1, 4, 0.0, 0, 13.87, 4, 14.09, 4, 429],
+  [2, 1, 15.14, 4, 19.88, 5, 20.17, 5, 429],
+  [3, 1, 19.43, 5, 21.3, 6, 21.44, 6, 429],
+  [4, 1, 21.03, 6, 22.66, 7, 22.8, 7, 429],
+];
+
 describe('turn facts: what was read in the turn an answer was written, whatever the load', () => {
+  it('a batch’s next connection accepted in the turn of the 429’s answer, past a millisecond: its tail', () => {
+    expect(judge(honorRetryAfter, fromRows(BATCH_AFTER_WARM_UP))).toEqual([]);
+    expect(judge(noParallelStorm, fromRows(BATCH_AFTER_WARM_UP))).toEqual([]);
+    // By time alone, 1.05 ms is past the turn: the batch reads as sent with the 429 in hand.
+    expect(judge(honorRetryAfter, fromRows(BATCH_AFTER_WARM_UP, undefined, false))).toHaveLength(1);
+  });
+
   it('a sequential client’s 429, read a turn after its other connection’s answer, then a storm: caught', () => {
     const entries = fromRows(STORM_AFTER_429);
     // Every new connection reacted; the search on idle connection 1 is within the grace after a 429 that

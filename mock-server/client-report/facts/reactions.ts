@@ -239,7 +239,10 @@ function joinBatch(ix: TimeIndex, r: JournalEntry, written: number, from: number
   const backlog = new Set<JournalEntry>();
   const taken = new Set<JournalEntry>();
   const first = firstWhere(opened.length, (j) => (opened[j] as number) >= written);
-  for (let k = first; k < opened.length && (opened[k] as number) < until; k++) {
+  // Accepted before the batch's end so far, or in the turn of `r`'s answer (however long that turn was).
+  const joins = (k: number) =>
+    (opened[k] as number) < until || inAnswerTurn(fresh[k] as JournalEntry, 'opened', r);
+  for (let k = first; k < opened.length && joins(k); k++) {
     const x = fresh[k] as JournalEntry;
     if (x === r) continue;
     const at = opened[k] as number;
