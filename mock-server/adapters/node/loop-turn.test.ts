@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createGateway } from '../../gateway.ts';
 import type { TurnFacts } from '../../http/context.ts';
 import { faultSpecSchema } from '../../scenarios/faults.ts';
@@ -13,6 +13,18 @@ describe('the event loop’s turns', () => {
     expect(currentTurn(), 'a microtask is the same turn').toBe(first);
     await new Promise((done) => setImmediate(done));
     expect(currentTurn()).toBeGreaterThan(first);
+  });
+
+  it('still counted when a test fakes the timers', async () => {
+    const realImmediate = setImmediate;
+    vi.useFakeTimers();
+    try {
+      const first = currentTurn();
+      await new Promise((done) => realImmediate(done));
+      expect(currentTurn()).toBeGreaterThan(first);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -8,6 +8,9 @@
  */
 let turn = 0;
 let counting = false;
+// Taken when the module loads: a test that fakes timers afterwards (vi.useFakeTimers) would otherwise freeze
+// the count, and every answer would look read in one turn with everything after it.
+const schedule = globalThis.setImmediate;
 
 const nextTurn = () => {
   turn++;
@@ -18,7 +21,7 @@ const nextTurn = () => {
 export function currentTurn(): number {
   if (!counting) {
     counting = true;
-    setImmediate(nextTurn);
+    schedule(nextTurn);
   }
   return turn;
 }
