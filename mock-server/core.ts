@@ -1,6 +1,6 @@
 import { IDENTITY_HEADER_KEY } from '../vocabulary/identity-header.ts';
 import { GatewayError } from './errors.ts';
-import type { Answer, CallContext, GatewayRequest, GatewayResponse } from './http/context.ts';
+import type { Answer, CallContext, GatewayRequest, GatewayResponse, TurnFacts } from './http/context.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { respondError } from './http/respond.ts';
 import type { MaybePromise } from './maybe-promise.ts';
@@ -37,8 +37,24 @@ export interface GatewayCore {
 /** The record stage of one answer, for its adapter to call once the answer is written. */
 const recorder =
   (runtime: Runtime, ctx: CallContext, answer: Answer, answeredAt: number) =>
-  (writtenAt: number, encodedBody?: Uint8Array) =>
+  (writtenAt: number, encodedBody?: Uint8Array) => {
+    if (ctx.request.readTurn !== undefined) noteTurns(ctx, ctx.request.readTurn);
     recordCall(runtime, ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt, answer, encodedBody);
+  };
+
+/**
+ * The turn facts of a request whose adapter counts the turns of its event loop (node:http): the turn it
+ * was read in, the one its connection was accepted in, and the one its answer was written in when that is
+ * the turn it was read in (answered at once, in the loop's I/O phase; an answer written later, after a
+ * timer or a store's reply, is left without: nothing says what the loop had read before it then).
+ */
+function noteTurns({ request, note }: CallContext, readTurn: number): void {
+  // The note's fields are the entry's; these three are not in JournalEntry's type yet.
+  const turns = note as TurnFacts;
+  turns.read_turn = readTurn;
+  if (request.connection?.openedTurn !== undefined) turns.opened_turn = request.connection.openedTurn;
+  if (request.currentTurn?.() === readTurn) turns.written_turn = readTurn;
+}
 
 /**
  * The request's id: the caller's `X-Request-Id` when it is plain and holds nothing the client report's

@@ -43,6 +43,23 @@ export interface GatewayRequest {
   rawHeaders?(): readonly string[];
   /** In process (msw, direct fetch calls): which answers the caller had when it issued the request. */
   readonly delivery?: DeliveryFacts;
+  /**
+   * node:http: the turn of the event loop the request was read in (adapters/node/loop-turn.ts), and the
+   * current turn (for its answer's), for the journal's turn facts.
+   */
+  readonly readTurn?: number;
+  currentTurn?(): number;
+}
+
+/**
+ * What the journal notes of those turns on a request's entry (its note), for the client report's causality
+ * facts (client-report/facts/causality.ts): the turn it was read in, its connection accepted in, and its
+ * answer written in, when that was the turn it was read in.
+ */
+export interface TurnFacts {
+  read_turn?: number;
+  opened_turn?: number;
+  written_turn?: number;
 }
 
 /**
@@ -62,6 +79,8 @@ export interface ConnectionFacts {
   readonly id: number;
   /** When it was opened, on the real monotonic clock (`performance.now()`, ms). */
   readonly openedAt: number;
+  /** The turn of the event loop it was accepted in (adapters/node/loop-turn.ts). */
+  readonly openedTurn?: number;
   readonly remoteAddress?: string;
 }
 

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError } from '../../errors.ts';
 import type { ConnectionFacts } from '../../http/context.ts';
+import { currentTurn } from './loop-turn.ts';
 import type { NodeRequest } from './request.ts';
 
 const CONNECTION = Symbol('gateway connection state');
@@ -151,7 +152,12 @@ export function createConnectionGuard(
     opened(socket: TrackedSocket): void {
       const address = socket.remoteAddress ?? '';
       const state: ConnectionState = {
-        facts: { id: ++ids, openedAt: performance.now(), remoteAddress: socket.remoteAddress },
+        facts: {
+          id: ++ids,
+          openedAt: performance.now(),
+          openedTurn: currentTurn(),
+          remoteAddress: socket.remoteAddress,
+        },
         group: undefined,
         refused: false,
         current: undefined,

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GatewayError } from '../../errors.ts';
 import type { ConnectionFacts, GatewayRequest } from '../../http/context.ts';
 import { incompleteBody, payloadTooLarge } from '../../http/read-body.ts';
+import { currentTurn } from './loop-turn.ts';
 
 // A Host header is echoed into links (token instructions): only a plain host[:port] is trusted.
 const PLAIN_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
@@ -25,6 +26,7 @@ export class NodeRequest implements GatewayRequest {
   readonly path: string;
   readonly query: string;
   readonly connection: ConnectionFacts | undefined;
+  readonly readTurn = currentTurn();
   /** Undefined for a CONNECT, which Node hands over with the bare socket. */
   readonly res: ServerResponse | undefined;
   private readonly req: IncomingMessage;
@@ -50,6 +52,10 @@ export class NodeRequest implements GatewayRequest {
     this.path = q === -1 ? target : target.slice(0, q);
     this.query = q === -1 ? '' : target.slice(q + 1);
     this.connection = connection;
+  }
+
+  currentTurn(): number {
+    return currentTurn();
   }
 
   rawHeaders(): readonly string[] {

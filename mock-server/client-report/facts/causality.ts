@@ -1,3 +1,4 @@
+import type { TurnFacts } from '../../http/context.ts';
 import type { JournalEntry } from '../../journal/journal.ts';
 import { answeredAt } from './entry.ts';
 
@@ -83,3 +84,45 @@ export const TOGETHER_MS = 10;
  * turn of the client's later (measured: about 2 ms on loopback, more under load).
  */
 export const SAME_TURN_MS = 1;
+
+/*
+ * Turn facts. Over node:http the gateway also notes the turn of its event loop in which it read each
+ * request (`read_turn`), accepted its connection (`opened_turn`) and, when it answered at once, wrote the
+ * answer (`written_turn`). Node asks the system once per turn which sockets are ready, then reads and
+ * accepts what was waiting: a request read, or a connection accepted, in the turn in which an answer was
+ * written, after it, was on its way before that answer was written, however long the turn took on a loaded
+ * machine. That is what SAME_TURN_MS guesses from time: a sequential client's next call, sent once it read
+ * the answer, is read a turn later at the earliest, even when a loaded machine brings it within a
+ * millisecond (measured, issue 33: 0.3-1.0 ms after the answer, as close as two requests of a wave read
+ * in one turn).
+ */
+
+/** Connection ids are numbered apart per instance on a shared store (2^32 each): turns compare within one. */
+const INSTANCE_SPAN = 2 ** 32;
+const instanceOf = (e: JournalEntry) => Math.floor((e.connection as number) / INSTANCE_SPAN);
+
+/**
+ * How far from a moment the readings look for what happened in its turn of the gateway's event loop: with
+ * turn facts, a turn as long as a loaded machine's stalls (10-20 ms measured; the turn facts then decide);
+ * without, a turn is what SAME_TURN_MS says it is. A turn longer than TURN_SCAN_MS reads as shorter.
+ */
+const TURN_SCAN_MS = 50;
+export const turnSpan = (e: JournalEntry) =>
+  (e as TurnFacts).read_turn === undefined ? SAME_TURN_MS : TURN_SCAN_MS;
+
+/**
+ * Whether `e`'s arrival (`read`) or its connection's acceptance (`opened`), at or after `x`'s answer, came
+ * in the turn of the gateway's event loop in which that answer was written: then `e` was on its way before
+ * it. From the turn facts when both have them on one instance (`x` answered at once); else from time,
+ * within SAME_TURN_MS of the answer (which load blurs: a reaction may come that soon, a turn may last longer).
+ */
+export function inAnswerTurn(e: JournalEntry, moment: 'read' | 'opened', x: JournalEntry): boolean {
+  const at = moment === 'read' ? e.real_ms : (e.connection_opened_ms as number);
+  const written = answeredAt(x);
+  if (at < written) return false;
+  const turn = (e as TurnFacts)[moment === 'read' ? 'read_turn' : 'opened_turn'];
+  const answerTurn = (x as TurnFacts).written_turn;
+  if (turn !== undefined && answerTurn !== undefined && hasConnection(e) && hasConnection(x))
+    if (instanceOf(e) === instanceOf(x)) return turn === answerTurn;
+  return at - written <= SAME_TURN_MS;
+}

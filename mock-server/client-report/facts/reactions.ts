@@ -3,6 +3,7 @@ import {
   deliveryCompares,
   firstOnConnection,
   hasConnection,
+  inAnswerTurn,
   issuedAfterAnswer,
   pendingFrom,
   pendingUntil,
@@ -10,6 +11,7 @@ import {
   sameConnectionAfter,
   sentBeforeAnswer,
   TOGETHER_MS,
+  turnSpan,
 } from './causality.ts';
 import { answeredAt, keyOf } from './entry.ts';
 import { firstWhere } from './search.ts';
@@ -35,20 +37,20 @@ export interface ReactionFacts {
   /**
    * Until when connections accepted after `r` was answered belong to a batch that was under way then. The
    * batch: the agent's requests on their way when `r` was answered (other than `r`), and those read in the
-   * same turn of the event loop (within SAME_TURN_MS of the answer: on another idle connection, or the first
+   * turn of the event loop in which it was written (`inAnswerTurn`: on another idle connection, or the first
    * on a connection waiting to be accepted). A connection accepted after that, before the answer of one of
    * the batch or within TOGETHER_MS of it, joins it when it may have been waiting to be accepted since before
    * the answer (the tail of a batch opened at once is accepted one connection per turn while its first
    * requests are answered) or takes a slot an answer to the batch freed (a request queued in the client's
    * pool), and so on (`joinBatch`).
-   * `r` itself is one of the batch when it was read in the same turn as another connection's answer (a wave
+   * `r` itself is one of the batch when it was read in the turn of another connection's answer (a wave
    * queued in the client's pool goes out as connections free up). `answeredAt(r) + SAME_TURN_MS` when
    * nothing was under way.
    */
   batchUntil(r: JournalEntry): number;
   /**
    * Whether `e`, arriving within TOGETHER_MS after `x`, was sent together with it: not a reaction to it. On
-   * another idle connection (nothing else tells), only when it arrived within SAME_TURN_MS of `x`'s answer.
+   * another idle connection (nothing else tells), only when it was read in the turn of `x`'s answer.
    * In process, exactly when neither was issued with the other's answer in hand.
    */
   sentTogether(e: JournalEntry, x: JournalEntry): boolean;
@@ -157,17 +159,28 @@ function timeIndexOf(entries: readonly JournalEntry[]): TimeIndex {
   };
 }
 
-/** Whether `r` was read in the same turn as an answer on another connection: sent with a batch. */
+/**
+ * Whether `r` was read in the turn in which an answer on another connection was written (`inAnswerTurn`):
+ * on its way before that answer, so sent with a batch.
+ * - What it means: `r` and the other request were both on their way at once, a batch (a wave queued in the
+ *   client's pool goes out so, as connections free up), whose tail may still be coming.
+ * - The most common real way to break what it protects: a sequential client whose pool hands its calls
+ *   alternately to two keep-alive connections, read within a millisecond of the other's answer on a loaded
+ *   machine (measured, issue 33), then a storm after its 429: read as the tail of a batch by time alone.
+ * - The most unusual legal way to keep it: a wave read in one long turn (a stall): the turn facts say so
+ *   however long the turn.
+ * - The limit: without turn facts (hand-written journals, answers written after a timer) time decides.
+ */
 function sentWithOthers(ix: TimeIndex, r: JournalEntry): boolean {
   if (!hasConnection(r)) return false;
   const { answers, withFacts } = ix;
   for (
-    let k = firstWhere(answers.length, (j) => (answers[j] as number) >= r.real_ms - SAME_TURN_MS);
+    let k = firstWhere(answers.length, (j) => (answers[j] as number) >= r.real_ms - turnSpan(r));
     k < withFacts.length && (answers[k] as number) <= r.real_ms;
     k++
   ) {
     const x = withFacts[k] as JournalEntry;
-    if (x !== r && x.connection !== r.connection) return true;
+    if (x !== r && x.connection !== r.connection && inAnswerTurn(r, 'read', x)) return true;
   }
   return false;
 }
@@ -208,7 +221,7 @@ function freedSlot(
 /**
  * The connections accepted after `r`'s answer (at `written`) that joined the batch under way, and until
  * when the batch ran (`until`: its latest end so far, plus TOGETHER_MS). In the order they were accepted:
- * - accepted in the same turn as the answer (within SAME_TURN_MS), or with no quiet stretch (QUIET_MS)
+ * - accepted in the turn of the answer (`inAnswerTurn`), or with no quiet stretch (QUIET_MS)
  *   between the answer and the accept: it may have been waiting in the backlog since before the answer
  *   (Node accepts one connection per turn of its event loop, so the tail of a batch opened at once is
  *   accepted while its first requests are answered, later still on a loaded machine);
@@ -226,12 +239,15 @@ function joinBatch(ix: TimeIndex, r: JournalEntry, written: number, from: number
   const backlog = new Set<JournalEntry>();
   const taken = new Set<JournalEntry>();
   const first = firstWhere(opened.length, (j) => (opened[j] as number) >= written);
-  for (let k = first; k < opened.length && (opened[k] as number) < until; k++) {
+  // Accepted before the batch's end so far, or in the turn of `r`'s answer (however long that turn was).
+  const joins = (k: number) =>
+    (opened[k] as number) < until || inAnswerTurn(fresh[k] as JournalEntry, 'opened', r);
+  for (let k = first; k < opened.length && joins(k); k++) {
     const x = fresh[k] as JournalEntry;
     if (x === r) continue;
     const at = opened[k] as number;
     const quietEnd = quietEndBefore(ix, at);
-    if (at < written + SAME_TURN_MS || !(quietEnd > written)) backlog.add(x);
+    if (inAnswerTurn(x, 'opened', r) || !(quietEnd > written)) backlog.add(x);
     else {
       const slot = freedSlot(ix, r, written, { since: quietEnd, at }, backlog, taken);
       if (!slot) continue;
@@ -283,11 +299,12 @@ function underWayUntil(ix: TimeIndex, r: JournalEntry, written: number): number 
   if (hasConnection(r)) {
     for (
       let k = firstWhere(reusedArrivals.length, (j) => (reusedArrivals[j] as number) >= written);
-      k < reused.length && (reusedArrivals[k] as number) <= written + SAME_TURN_MS;
+      k < reused.length && (reusedArrivals[k] as number) <= written + turnSpan(r);
       k++
     ) {
       const x = reused[k] as JournalEntry;
-      if (x !== r && x.connection !== r.connection) latestEnd = Math.max(latestEnd, pendingUntil(x));
+      if (x !== r && x.connection !== r.connection && inAnswerTurn(x, 'read', r))
+        latestEnd = Math.max(latestEnd, pendingUntil(x));
     }
   }
   return latestEnd;
@@ -296,7 +313,7 @@ function underWayUntil(ix: TimeIndex, r: JournalEntry, written: number): number 
 /**
  * Whether `e`, on another connection that was open and idle (not `r`'s, not one opened for it), read after
  * `r` was answered, is a retry of `r` whatever batch of other requests was under way: it asks for the same
- * thing (`keyOf`) and arrived past the turn of `r`'s answer (SAME_TURN_MS). Copies of one request sent
+ * thing (`keyOf`) and arrived past the turn of `r`'s answer (`inAnswerTurn`). Copies of one request sent
  * together on idle connections are read in one turn of the gateway's event loop, by the turn of the first's
  * answer at the latest (`sentTogether` reads them so); a batch of other requests under way tells when the
  * tail of that batch may reach the gateway, not when the client sent this request again.
@@ -311,7 +328,7 @@ function underWayUntil(ix: TimeIndex, r: JournalEntry, written: number): number 
  */
 function retriedOnIdle(e: JournalEntry, r: JournalEntry): boolean {
   const key = keyOf(e);
-  return key !== undefined && key === keyOf(r) && e.real_ms - answeredAt(r) > SAME_TURN_MS;
+  return key !== undefined && key === keyOf(r) && !inAnswerTurn(e, 'read', r);
 }
 
 /**
@@ -367,11 +384,11 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
         // of the agent was still on the wire: a chain of connections each accepted once the one before was
         // answered is one request at a time, however fast (a client with no pool, or a pool of one).
         const opened = e.connection_opened_ms as number;
-        return opened < batchUntil(x) && (opened < answeredAt(x) + SAME_TURN_MS || onTheWireAt(ix, opened));
+        return opened < batchUntil(x) && (inAnswerTurn(e, 'opened', x) || onTheWireAt(ix, opened));
       }
       // Another, idle connection: copies sent together are read in one turn of the gateway's event loop,
       // right after the other's answer; a retry comes a turn of the client's later.
-      if (hasConnection(e) && hasConnection(x)) return e.real_ms - answeredAt(x) <= SAME_TURN_MS;
+      if (hasConnection(e) && hasConnection(x)) return inAnswerTurn(e, 'read', x);
       return true;
     },
   };

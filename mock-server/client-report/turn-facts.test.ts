@@ -1,0 +1,181 @@
+import { describe, expect, it } from 'vitest';
+import { recordedEntry } from '../../test/support/synthetic-journal.ts';
+import { loadConfig } from '../config/load-config.ts';
+import type { RateLimitRule } from '../config/schema.ts';
+import type { TurnFacts } from '../http/context.ts';
+import type { JournalEntry } from '../journal/journal.ts';
+import { loadCorpus } from '../providers/corpus.ts';
+import { honorRetryAfter } from './rules/honor-retry-after.ts';
+import { noParallelStorm } from './rules/no-parallel-storm.ts';
+import { type ClientRule, DEFAULT_REPORT_OPTIONS } from './types.ts';
+
+/*
+ * The turn facts (read_turn, opened_turn, written_turn: the turn of the gateway's event loop in which a
+ * request was read, its connection accepted, its answer written) decide what SAME_TURN_MS guessed from time.
+ * Journals copied row by row from wrong runs over HTTP under load (issue 33), turns counted from the first.
+ */
+const corpus = loadCorpus(loadConfig().corpus);
+const PER_AGENT: RateLimitRule = {
+  name: 'per-agent',
+  scope: 'agent',
+  algorithm: 'token_bucket',
+  limit: 3,
+  window_seconds: 30,
+};
+const judge = (rule: ClientRule, entries: JournalEntry[], rules = [PER_AGENT]) =>
+  rule.judge({ agent: 'a', entries, rateLimitRules: rules, corpus, options: DEFAULT_REPORT_OPTIONS });
+
+/** connection, its request's place on it, accepted, its turn, read, its turn, written, its turn, status. */
+type Row = [number, number, number, number, number, number, number, number, number];
+
+/** Entries from rows; a 429 asks for 10 s, as the per-agent rule's would. */
+const fromRows = (rows: readonly Row[], path = '/v1/web/search', turns = true) =>
+  rows.map(([id, seq, opened, openedTurn, read, readTurn, written, writtenTurn, status], k) => {
+    const entry = recordedEntry(read, {
+      method: 'POST',
+      path,
+      operation: path === '/v1/whoami' ? 'whoami' : 'web.search',
+      status,
+      duration_ms: written - read,
+      written_ms: written,
+      request_key: `key_${k}`,
+      connection: id,
+      connection_opened_ms: opened,
+      connection_seq: seq,
+      ...(status === 429
+        ? {
+            code: 'rate_limited' as const,
+            retry_after: '10',
+            limit: { rule: 'per-agent', scope: 'agent' as const, key: 'a' },
+          }
+        : {}),
+    });
+    const facts: TurnFacts = { read_turn: readTurn, opened_turn: openedTurn, written_turn: writtenTurn };
+    return turns ? Object.assign(entry, facts) : entry;
+  });
+
+/**
+ * `storm-after-429`, missed over HTTP under load: four searches one after another, undici handing them
+ * alternately to two keep-alive connections; the fourth is refused (429) and read 0.68 ms after the third's
+ * answer, a turn later. Then fifty searches at once: one on connection 1, the rest on new connections (the
+ * first twelve here).
+ */
+const STORM_AFTER_429: Row[] = [
+  [1, 1, 0.0, 0, 0.44, 1, 0.96, 1, 200],
+  [2, 1, 1.73, 2, 1.97, 3, 2.26, 3, 200],
+  [1, 2, 0.0, 0, 2.91, 4, 3.17, 4, 200],
+  [2, 2, 1.73, 2, 3.85, 5, 4.05, 5, 429],
+  [1, 3, 0.0, 0, 8.95, 6, 9.17, 6, 429],
+  [3, 1, 8.88, 6, 14.97, 7, 15.25, 7, 429],
+  [4, 1, 14.57, 7, 16.47, 8, 16.67, 8, 429],
+  [5, 1, 15.39, 8, 17.07, 9, 17.25, 9, 429],
+  [6, 1, 16.81, 9, 17.61, 10, 17.77, 10, 429],
+  [7, 1, 17.37, 10, 19.28, 11, 19.49, 11, 429],
+  [8, 1, 18.3, 11, 19.93, 12, 20.09, 12, 429],
+  [9, 1, 19.63, 12, 20.55, 13, 20.71, 13, 429],
+  [10, 1, 20.31, 13, 21.42, 14, 21.56, 14, 429],
+  [11, 1, 21.11, 14, 22.27, 15, 22.42, 15, 429],
+  [12, 1, 21.98, 15, 23.07, 16, 23.22, 16, 429],
+  [13, 1, 22.79, 16, 23.99, 17, 24.14, 17, 429],
+];
+
+/**
+ * `sequential-calls-after-429`, flagged over HTTP under load: a search refused (429), then whoami calls one
+ * after another, each on a new connection accepted 0.3-1.1 ms after the answer before, a turn later.
+ */
+const SEQUENTIAL_AFTER_429: Row[] = [
+  [1, 1, 0.0, 0, 1.77, 1, 2.53, 1, 200],
+  [2, 1, 3.84, 2, 4.26, 3, 4.47, 3, 429],
+  [3, 1, 5.71, 5, 5.97, 6, 6.06, 6, 200],
+  [4, 1, 6.79, 7, 6.86, 8, 6.94, 8, 200],
+  [5, 1, 7.24, 9, 7.31, 10, 7.37, 10, 200],
+  [6, 1, 8.01, 11, 8.08, 12, 8.15, 12, 200],
+  [7, 1, 8.43, 13, 8.49, 14, 8.55, 14, 200],
+  [8, 1, 8.81, 15, 8.87, 16, 8.93, 16, 200],
+  [9, 1, 9.19, 17, 9.24, 18, 9.3, 18, 200],
+  [10, 1, 9.55, 19, 9.61, 20, 9.67, 20, 200],
+  [11, 1, 10.12, 21, 10.62, 22, 10.68, 22, 200],
+  [12, 1, 11.16, 23, 11.22, 24, 11.29, 24, 200],
+];
+
+/**
+ * node:http's keep-alive agent without a limit, flagged over HTTP under load (`dev/pool-waves.ts
+ * --connections 0 --wave 12`): three searches one after another, then twelve at once, the first on the
+ * idle connection (refused, 429), the rest on new connections, the first of them accepted 1.05 ms after
+ * the 429's answer, in its turn (the first seven here).
+ */
+const BATCH_AFTER_WARM_UP: Row[] = [
+  [1, 1, 0.0, 0, 0.95, 1, 1.79, 1, 200],
+  [1, 2, 0.0, 0, 6.05, 2, 6.33, 2, 200],
+  [1, 3, 0.0, 0, 8.53, 3, 8.75, 3, 200],
+  [1, 4, 0.0, 0, 13.87, 4, 14.09, 4, 429],
+  [2, 1, 15.14, 4, 19.88, 5, 20.17, 5, 429],
+  [3, 1, 19.43, 5, 21.3, 6, 21.44, 6, 429],
+  [4, 1, 21.03, 6, 22.66, 7, 22.8, 7, 429],
+];
+
+describe('turn facts: what was read in the turn an answer was written, whatever the load', () => {
+  it('a batch’s next connection accepted in the turn of the 429’s answer, past a millisecond: its tail', () => {
+    expect(judge(honorRetryAfter, fromRows(BATCH_AFTER_WARM_UP))).toEqual([]);
+    expect(judge(noParallelStorm, fromRows(BATCH_AFTER_WARM_UP))).toEqual([]);
+    // By time alone, 1.05 ms is past the turn: the batch reads as sent with the 429 in hand.
+    expect(judge(honorRetryAfter, fromRows(BATCH_AFTER_WARM_UP, undefined, false))).toHaveLength(1);
+  });
+
+  it('a sequential client’s 429, read a turn after its other connection’s answer, then a storm: caught', () => {
+    const entries = fromRows(STORM_AFTER_429);
+    // Every new connection reacted; the search on idle connection 1 is within the grace after a 429 that
+    // followed another connection's request closely (only time tells an idle connection's request apart).
+    expect(judge(honorRetryAfter, entries)[0]?.message).toMatch(/; 11 requests in all were sent early/);
+    expect(judge(noParallelStorm, entries)[0]?.message).toMatch(/requests were in flight at once/);
+    // By time alone the 429 was read within a millisecond of that answer: one of a wave queued in the pool,
+    // and the storm its tail (the miss, 1 run in 4 under load before the turn facts).
+    const byTime = fromRows(STORM_AFTER_429, undefined, false);
+    expect(judge(honorRetryAfter, byTime)).toEqual([]);
+    expect(judge(noParallelStorm, byTime)).toEqual([]);
+  });
+
+  it('the same 429 read in the turn its neighbour’s answer was written: a wave, the new connections its tail', () => {
+    // Read in turn 4, in which the third search's answer was written: on its way before that answer, two
+    // requests out at once; what follows with no quiet stretch may have waited to be accepted since.
+    const rows = STORM_AFTER_429.map(
+      (row, k): Row => (k === 3 ? [2, 2, 1.73, 2, 3.85, 4, 4.05, 4, 429] : row),
+    );
+    expect(judge(honorRetryAfter, fromRows(rows))).toEqual([]);
+    expect(judge(noParallelStorm, fromRows(rows))).toEqual([]);
+  });
+
+  it('a wave read in one long turn (a stall): in flight, however long the turn', () => {
+    // A search answered, the 429 on another idle connection read 3 ms later in the same turn (a loaded
+    // machine), a new connection accepted 5 ms after the 429's answer: the wave's tail.
+    const rows: Row[] = [
+      [2, 2, -16, 0, 0, 10, 0.25, 10, 200],
+      [1, 295, -8000, 0, 3.25, 10, 3.45, 10, 429],
+      [5, 1, 8.45, 11, 9.7, 12, 10, 12, 429],
+    ];
+    expect(judge(honorRetryAfter, fromRows(rows))).toEqual([]);
+    // By time alone, 3 ms is past the turn: the 429 was not one of a wave, and the new connection reacted.
+    expect(judge(honorRetryAfter, fromRows(rows, undefined, false))).toHaveLength(1);
+  });
+
+  it('calls each on a new connection accepted a turn after the answer before, within a millisecond: one at a time', () => {
+    const whoami: RateLimitRule = { ...PER_AGENT, scope: 'agent_tool', operations: ['web.search'] };
+    const rows = (turns: boolean) => [
+      ...fromRows(SEQUENTIAL_AFTER_429.slice(0, 2), '/v1/web/search', turns),
+      ...fromRows(SEQUENTIAL_AFTER_429.slice(2), '/v1/whoami', turns),
+    ];
+    expect(judge(noParallelStorm, rows(true), [whoami])).toEqual([]);
+    // By time alone, accepts within a millisecond of an answer may have waited since before it: a storm.
+    expect(judge(noParallelStorm, rows(false), [whoami])[0]?.message).toMatch(
+      /requests were in flight at once/,
+    );
+  });
+
+  it('turns of two instances of a shared store do not compare: time decides between them', () => {
+    // The 429's connection on another instance (ids numbered 2^32 apart): its turn 4 is not the other's.
+    const rows = STORM_AFTER_429.map(
+      (row, k): Row => (k === 3 ? [2 ** 32 + 2, 2, 1.73, 2, 3.85, 4, 4.05, 4, 429] : row),
+    );
+    expect(judge(honorRetryAfter, fromRows(rows))).toEqual([]);
+  });
+});
