@@ -1,6 +1,6 @@
 import { IDENTITY_HEADER_KEY } from '../vocabulary/identity-header.ts';
 import { GatewayError } from './errors.ts';
-import type { Answer, CallContext, GatewayRequest, GatewayResponse, TurnFacts } from './http/context.ts';
+import type { Answer, CallContext, GatewayRequest, GatewayResponse } from './http/context.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { respondError } from './http/respond.ts';
 import type { MaybePromise } from './maybe-promise.ts';
@@ -49,11 +49,9 @@ const recorder =
  * timer or a store's reply, is left without: nothing says what the loop had read before it then).
  */
 function noteTurns({ request, note }: CallContext, readTurn: number): void {
-  // The note's fields are the entry's; these three are not in JournalEntry's type yet.
-  const turns = note as TurnFacts;
-  turns.read_turn = readTurn;
-  if (request.connection?.openedTurn !== undefined) turns.opened_turn = request.connection.openedTurn;
-  if (request.currentTurn?.() === readTurn) turns.written_turn = readTurn;
+  note.read_turn = readTurn;
+  if (request.connection?.openedTurn !== undefined) note.opened_turn = request.connection.openedTurn;
+  if (request.currentTurn?.() === readTurn) note.written_turn = readTurn;
 }
 
 /**

@@ -51,16 +51,8 @@ export interface GatewayRequest {
   currentTurn?(): number;
 }
 
-/**
- * What the journal notes of those turns on a request's entry (its note), for the client report's causality
- * facts (client-report/facts/causality.ts): the turn it was read in, its connection accepted in, and its
- * answer written in, when that was the turn it was read in.
- */
-export interface TurnFacts {
-  read_turn?: number;
-  opened_turn?: number;
-  written_turn?: number;
-}
+/** The turn facts a request's entry carries (`JournalEntry.read_turn` and the rest). */
+export type TurnFacts = Pick<JournalNote, 'read_turn' | 'opened_turn' | 'written_turn'>;
 
 /**
  * The in-process adapter's causality facts, the counterpart of a connection's: answers are numbered in the

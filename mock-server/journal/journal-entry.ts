@@ -64,6 +64,15 @@ export interface JournalEntry {
   answers_seen?: number;
   answer_order?: number;
   delivery_instance?: number;
+  /**
+   * The turn of the gateway's event loop (node:http adapter; numbered per process) in which this request was
+   * read, in which its connection was accepted, and in which its answer was written when that was the turn
+   * it was read in. What was read or accepted in the turn an answer was written was sent before that answer
+   * (the client report's reading of "sent together": `client-report/facts/causality.ts`).
+   */
+  read_turn?: number;
+  opened_turn?: number;
+  written_turn?: number;
   method: string;
   path: string;
   /** The endpoint called (vocabulary/endpoints.ts: health, whoami, web.search, web.fetch, idp.*, openapi), or other. */

@@ -6,7 +6,6 @@ import type { IdempotencyOutcome, StoredResponse } from '../idempotency.ts';
 import type { Agent, AgentPatch } from '../identity/agent-registry.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { Recordable } from '../journal/entry-record.ts';
-import type { JournalExchange } from '../journal/exchange-capture.ts';
 import type {
   JournalEntry,
   JournalExport,

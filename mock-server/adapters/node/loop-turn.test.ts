@@ -1,6 +1,5 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createGateway } from '../../gateway.ts';
-import type { TurnFacts } from '../../http/context.ts';
 import { faultSpecSchema } from '../../scenarios/faults.ts';
 import { serve } from '../node-server.ts';
 import { currentTurn } from './loop-turn.ts';
@@ -39,9 +38,7 @@ describe('turn facts in the journal (node:http)', () => {
 
   it('the turns a request was read, its connection accepted and its answer written in', async () => {
     await whoami(gateway.mintToken('agent-verified'));
-    const [entry] = gateway.journal.list({ agent: 'agent-verified' }) as (TurnFacts & {
-      connection?: number;
-    })[];
+    const [entry] = gateway.journal.list({ agent: 'agent-verified' });
     // Answered at once: written in the turn it was read in, on a connection accepted before.
     expect(entry?.read_turn).toBeTypeOf('number');
     expect(entry?.written_turn).toBe(entry?.read_turn);
@@ -53,7 +50,7 @@ describe('turn facts in the journal (node:http)', () => {
       faultSpecSchema.parse({ match: { operation: 'whoami' }, kind: 'delay', delay_ms: 5, count: 1 }),
     );
     await whoami(gateway.mintToken('agent-early'));
-    const [entry] = gateway.journal.list({ agent: 'agent-early' }) as TurnFacts[];
+    const [entry] = gateway.journal.list({ agent: 'agent-early' });
     expect(entry?.read_turn).toBeTypeOf('number');
     expect(entry?.written_turn).toBeUndefined();
   });

@@ -1,4 +1,3 @@
-import type { TurnFacts } from '../../http/context.ts';
 import type { JournalEntry } from '../../journal/journal.ts';
 import { answeredAt } from './entry.ts';
 
@@ -107,8 +106,7 @@ const instanceOf = (e: JournalEntry) => Math.floor((e.connection as number) / IN
  * without, a turn is what SAME_TURN_MS says it is. A turn longer than TURN_SCAN_MS reads as shorter.
  */
 const TURN_SCAN_MS = 50;
-export const turnSpan = (e: JournalEntry) =>
-  (e as TurnFacts).read_turn === undefined ? SAME_TURN_MS : TURN_SCAN_MS;
+export const turnSpan = (e: JournalEntry) => (e.read_turn === undefined ? SAME_TURN_MS : TURN_SCAN_MS);
 
 /**
  * Whether `e`'s arrival (`read`) or its connection's acceptance (`opened`), at or after `x`'s answer, came
@@ -120,8 +118,8 @@ export function inAnswerTurn(e: JournalEntry, moment: 'read' | 'opened', x: Jour
   const at = moment === 'read' ? e.real_ms : (e.connection_opened_ms as number);
   const written = answeredAt(x);
   if (at < written) return false;
-  const turn = (e as TurnFacts)[moment === 'read' ? 'read_turn' : 'opened_turn'];
-  const answerTurn = (x as TurnFacts).written_turn;
+  const turn = e[moment === 'read' ? 'read_turn' : 'opened_turn'];
+  const answerTurn = x.written_turn;
   if (turn !== undefined && answerTurn !== undefined && hasConnection(e) && hasConnection(x))
     if (instanceOf(e) === instanceOf(x)) return turn === answerTurn;
   return at - written <= SAME_TURN_MS;
