@@ -123,7 +123,8 @@ export const SUITE_OPTION_ROWS: readonly OptionRow[] = [
     path: ['rateLimitBudget'],
     flag: 'rate-limit-budget',
     query: 'rate_limit_budget',
-    description: 'most requests the rate-limit burst may send',
+    description:
+      'most requests the rate-limit burst may have served (load shed with 503 + Retry-After is not counted; at most as many again)',
     type: 'integer',
     required: false,
     min: 1,

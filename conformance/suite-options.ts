@@ -49,7 +49,9 @@ export const suiteOptionsSchema = z.strictObject({
     .min(1)
     .max(100_000)
     .default(300)
-    .describe('most requests the rate-limit burst may send'),
+    .describe(
+      'most requests the rate-limit burst may have served (load shed with 503 + Retry-After is not counted; at most as many again)',
+    ),
   maxWaitSeconds: z
     .number()
     .int()

@@ -121,10 +121,43 @@ async function acceptedAgain(ctx: CheckContext, refused: Exchange): Promise<bool
 }
 
 /**
+ * The burst's pace when the gateway sheds load (spec §7: "reduce concurrency"; RFC 9110 §15.6.4: a 503
+ * with a Retry-After asks the client to come back later). After a wave with shed answers, the next wave
+ * sends as many requests as that wave had admitted (at least one); after a wave with none, one more, up to
+ * `WAVE`. Shed requests do not spend the budget (the gateway did not serve them), so the burst serves the
+ * limiter the same number of requests however many the shedding turned away; they are bounded on their own
+ * (at most the budget again).
+ */
+export function createShedPacing(budget: number) {
+  let concurrency = WAVE;
+  let shed = 0;
+  return {
+    /** The next wave's size, for an endpoint that has `left` of its share to serve. */
+    size: (left: number, told?: number) =>
+      Math.min(told !== undefined && concurrency >= WAVE ? Math.max(WAVE, told + 1) : concurrency, left),
+    /** Records a wave's answers; returns how many of them the gateway admitted (not shed). */
+    record(wave: readonly TimedExchange[]) {
+      const turnedAway = wave.filter((t) => isSignalledShedding(t.exchange.response)).length;
+      shed += turnedAway;
+      concurrency = turnedAway > 0 ? Math.max(1, wave.length - turnedAway) : Math.min(WAVE, concurrency + 1);
+      return wave.length - turnedAway;
+    },
+    get exhausted() {
+      return shed >= budget;
+    },
+    get concurrency() {
+      return concurrency;
+    },
+  };
+}
+
+/**
  * Sends waves of concurrent requests with the valid token (whoami, then each tool it may call, each with
  * a share of the budget) until a 429 or another refusal appears or the budget is spent. 429s are observed
  * as they are; a 502/503/504 is retried (see `retryTransient`), so a transient failure is told from one
- * that persists. The budget counts the burst's own requests; retries come on top (three per 5xx at most).
+ * that persists. The budget counts the burst's own requests the gateway admitted; load shed with 503 and a
+ * Retry-After lowers the burst's concurrency instead (`createShedPacing`); retries come on top (three per
+ * 5xx at most).
  */
 export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
   return ctx.memo('burst', async () => {
@@ -134,6 +167,7 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
     let limitedEndpoint: Endpoint | undefined;
     let stop = false;
     const wronglyRefused = new Set<Exchange>();
+    const pacing = createShedPacing(ctx.rateLimitBudget);
     // Shed requests (503 + Retry-After) wait for the burst to end, then are retried one after another.
     let burstOver = () => {};
     let shedQueue = new Promise<void>((resolve) => {
@@ -145,12 +179,10 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
       return retried;
     };
     for (const endpoint of targets) {
-      for (let sent = 0; sent < share && !stop; ) {
+      for (let served = 0, first = true; served < share && !stop && !pacing.exhausted; first = false) {
         // When the gateway said how many requests are left (RateLimit / X-RateLimit-Remaining), the first
         // wave sends one more than that at once: the limit is met however slow the machine is.
-        const left = sent === 0 ? ctx.client.remaining('valid') : undefined;
-        const size = Math.min(left !== undefined ? Math.max(WAVE, left + 1) : WAVE, share - sent);
-        sent += size;
+        const size = pacing.size(share - served, first ? ctx.client.remaining('valid') : undefined);
         const wave = await Promise.all(
           Array.from({ length: size }, async () => {
             const exchange = await ctx.client.send(requestFor(endpoint, { token: VALID_TOKEN }), {
@@ -159,6 +191,7 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
             return { exchange, receivedAt: ctx.now() };
           }),
         );
+        served += pacing.record(wave);
         for (const timed of wave)
           answers.push(
             !isTransient(timed.exchange.response.status)
@@ -198,8 +231,9 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
     };
     const cleared = observation.transient.filter((t) => !isTransient(t.exchange.response.status)).length;
     const shed = transient.filter((t) => t.signalled).length;
+    const lowered = shed > 0 ? `; shed, the burst lowered its concurrency to ${pacing.concurrency}` : '';
     ctx.log(
-      `  burst: ${exchanges.length} requests (${targets.map((e) => e.name).join(', ')}): ${observation.rateLimited.length} answered 429, ${observation.refusals.length} refused otherwise, ${observation.transient.length} 5xx at first (${shed} shed with 503 and Retry-After; ${cleared} cleared by a retry), ${observation.serverErrors.length} server errors that persisted`,
+      `  burst: ${exchanges.length} requests (${targets.map((e) => e.name).join(', ')}): ${observation.rateLimited.length} answered 429, ${observation.refusals.length} refused otherwise, ${observation.transient.length} 5xx at first (${shed} shed with 503 and Retry-After; ${cleared} cleared by a retry), ${observation.serverErrors.length} server errors that persisted${lowered}`,
     );
     return observation;
   });
@@ -214,10 +248,12 @@ export function noRateLimitSeen(burst: BurstObservation) {
       message: `the valid token was refused during the burst (401 invalid_identity_token) before any 429: did it expire? Give a --token-command, so the suite can get a fresh one`,
     };
   }
+  const shed = burst.transient.filter((t) => t.signalled).length;
+  const notCounted = shed > 0 ? ` (and ${shed} it shed with 503 + Retry-After, not counted)` : '';
   return {
     verdict: 'inconclusive' as const,
     unobserved: 'rate-limit-budget' as const,
-    message: `no 429 within ${burst.requests} requests (--rate-limit-budget ${burst.budget}); raise the budget or lower the limit to check this`,
+    message: `no 429 within ${burst.requests - shed} requests the gateway served${notCounted} (--rate-limit-budget ${burst.budget}); raise the budget or lower the limit to check this`,
   };
 }
 
