@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import type { CheckContext } from '../check.ts';
 import type { Exchange } from '../suite-request.ts';
-import { type BurstObservation, burstScript, retryTransient } from './burst.ts';
+import { type BurstObservation, burstScript, noRateLimitSeen, retryTransient } from './burst.ts';
 import { no5xxUnderBurst } from './no-5xx-under-burst.ts';
 import { rateLimitBurst } from './rate-limit-burst.ts';
 
@@ -183,5 +183,18 @@ describe("a transient 5xx of the burst is retried after the suite's one retry wa
     expect(bare.slept).toHaveLength(3);
     expect(bare.slept[1]).toBeGreaterThanOrEqual(500);
     expect(bare.slept[1]).toBeLessThanOrEqual(1000);
+  });
+});
+
+describe('noRateLimitSeen', () => {
+  it('says how fast the served requests came, so a limit that refills faster is known not to be met', () => {
+    const slow = burstOf({ '/v1/whoami': 100 });
+    // Answered over two seconds (one every 20 ms): 50 a second.
+    slow.exchanges.forEach((t, i) => {
+      t.receivedAt = i * 20;
+    });
+    expect(noRateLimitSeen(slow).message).toContain('answered over 2.0 s (50 a second');
+    // Answered at once: nothing about the pace.
+    expect(noRateLimitSeen(burstOf({ '/v1/whoami': 100 })).message).not.toContain('a second');
   });
 });

@@ -249,11 +249,19 @@ export function noRateLimitSeen(burst: BurstObservation) {
     };
   }
   const shed = burst.transient.filter((t) => t.signalled).length;
+  const served = burst.requests - shed;
   const notCounted = shed > 0 ? ` (and ${shed} it shed with 503 + Retry-After, not counted)` : '';
+  // How fast they came: a limit that refills faster than that is never met at this pace, whatever the budget.
+  const times = burst.exchanges.map((t) => t.receivedAt);
+  const seconds = times.length > 1 ? (Math.max(...times) - Math.min(...times)) / 1000 : 0;
+  const pace =
+    seconds >= 0.5
+      ? `, answered over ${seconds.toFixed(1)} s (${Math.round((times.length - 1) / seconds)} a second: a limit that refills faster is not met at this pace, whatever the budget)`
+      : '';
   return {
     verdict: 'inconclusive' as const,
     unobserved: 'rate-limit-budget' as const,
-    message: `no 429 within ${burst.requests - shed} requests the gateway served${notCounted} (--rate-limit-budget ${burst.budget}); raise the budget or lower the limit to check this`,
+    message: `no 429 within ${served} requests the gateway served${notCounted} (--rate-limit-budget ${burst.budget})${pace}; raise the budget or lower the limit to check this`,
   };
 }
 
