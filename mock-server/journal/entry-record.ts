@@ -4,9 +4,8 @@ import type { RecordReader, RecordWriter } from './record-bytes.ts';
 /*
  * One journal entry as bytes (issue 35, point 2), with the work left on it until it is first read: its fields
  * in their order, each as its name (one byte for the entry's own fields, else by reference) and a kind byte
- * then its value; the texts many entries
- * share (method, path, operation, code, agent, token, ...) by reference, other texts inline, a rule's quota
- * as numbers and references, any other object as JSON text. Then the deferred work, each piece writing its
+ * then its value; the texts many entries share (method, path, operation, code, agent, token, ...) by
+ * reference, other texts inline, a rule's quota as numbers and references, any other object as JSON text. Then the deferred work, each piece writing its
  * own reader first (`Recordable`). Read back, it is an equal entry, fields in the same order.
  */
 
@@ -18,7 +17,7 @@ export interface Recordable {
 /** Reads back what a `Recordable` wrote after its reader. */
 export type ReadBack<T> = (reader: RecordReader) => T;
 
-/** What an entry's record holds besides its fields: its readings and its exchange, as `settleEntry` does them. */
+/** What an entry's record holds besides its fields: its readings and its exchange, done at its first read. */
 export interface RecordedWork<R, X> {
   readonly readings?: R;
   readonly exchange?: X;

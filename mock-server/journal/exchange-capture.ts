@@ -166,12 +166,3 @@ export function redactExchange(pieces: ExchangePieces, keep: number, redact: Red
     ...(pieces.httpVersion ? { http_version: pieces.httpVersion } : {}),
   };
 }
-
-/**
- * What is left to do on an entry until it is first read: its readings, then its exchange's redaction (done by
- * the journal's ring at the entry's first read, `record-ring.ts`).
- */
-export interface DeferredWork {
-  readonly readings?: { apply(entry: object): void };
-  readonly exchange?: { build(): JournalExchange };
-}

@@ -94,8 +94,8 @@ function asciiInto(buffer: Buffer, at: number, text: string): number {
 }
 
 /**
- * Writes one record into a scratch buffer that grows as needed (the record's size is known once written);
- * `take` hands the bytes and the ids it referred to over to whoever keeps them, and starts the next record.
+ * Writes one record into a scratch buffer that grows as needed (the record's size is known once written):
+ * `begin`, the writes, then `take` hands the bytes and the ids it referred to over to whoever keeps them.
  */
 export class RecordWriter {
   private buffer = Buffer.allocUnsafeSlow(16 * 1024);
@@ -169,11 +169,9 @@ export class RecordWriter {
     this.at += 4;
   }
 
-  /** The record written since the last `take` (a view of the scratch buffer: copy it before writing on). */
+  /** The record written since `begin` (a view of the scratch buffer: copy it before the next `begin`). */
   take(): { bytes: Buffer; used: readonly number[] } {
-    const taken = { bytes: this.buffer.subarray(0, this.at), used: this.used };
-    this.at = 0;
-    return taken;
+    return { bytes: this.buffer.subarray(0, this.at), used: this.used };
   }
 
   /** Starts a record afresh (the ids of the last one forgotten). */

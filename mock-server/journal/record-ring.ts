@@ -1,5 +1,5 @@
 import { type Recordable, type RecordedWork, readEntry, writeEntry } from './entry-record.ts';
-import type { DeferredWork } from './exchange-capture.ts';
+import type { JournalExchange } from './exchange-capture.ts';
 import type { JournalEntry } from './journal-entry.ts';
 import { createRefTable, RecordReader, RecordWriter, type RefTable } from './record-bytes.ts';
 
@@ -103,12 +103,36 @@ function createSlabs(refs: RefTable) {
   };
 }
 
-/** An entry's readings, kept as bytes until read (`pipeline/entry-readings.ts`). */
-export type EntryWork = Recordable & NonNullable<DeferredWork['readings']>;
-/** An entry's exchange, kept as bytes until read (`packed-exchange.ts`). */
-export type ExchangeWork = Recordable & NonNullable<DeferredWork['exchange']>;
+/** An entry's readings, kept as bytes until its first read applies them (`pipeline/entry-readings.ts`). */
+export interface EntryWork extends Recordable {
+  apply(entry: object): void;
+}
+/** An entry's exchange, kept as bytes until its first read redacts it (`packed-exchange.ts`). */
+export interface ExchangeWork extends Recordable {
+  build(): JournalExchange;
+}
 /** The work left on an entry, done at its first read. */
 type Work = RecordedWork<EntryWork, ExchangeWork>;
+
+/** A ring with nothing in it, for `capacity` entries: its columns grow as it fills (`grow`). */
+function emptyRing(capacity: number) {
+  const refs = createRefTable();
+  return {
+    capacity,
+    refs,
+    writer: new RecordWriter(refs),
+    slabs: createSlabs(refs),
+    /** Slots filled (the capacity, once the ring has wrapped). */
+    length: 0,
+    slabOf: new Int32Array(0),
+    offsets: new Int32Array(0),
+    lengths: new Int32Array(0),
+    seqs: new Float64Array(0),
+    agents: new Int32Array(0),
+    next: 0,
+    dropped: 0,
+  };
+}
 
 /**
  * The ring: seqs are consecutive in it, so the entry after a seq is found by arithmetic, not a search.
@@ -116,44 +140,33 @@ type Work = RecordedWork<EntryWork, ExchangeWork>;
  * `since`; `seqAt` and `agentAt` read a slot's columns without making its entry.
  */
 export function createRing(initialCapacity: number) {
-  let capacity = initialCapacity;
-  let refs = createRefTable();
-  let writer = new RecordWriter(refs);
-  let slabs = createSlabs(refs);
-  let length = 0;
-  let slabOf = new Int32Array(0);
-  let offsets = new Int32Array(0);
-  let lengths = new Int32Array(0);
-  let seqs = new Float64Array(0);
-  let agents = new Int32Array(0);
-  let next = 0;
-  let dropped = 0;
+  let s = emptyRing(initialCapacity);
 
   /** Room for one more record while the ring has not wrapped yet (columns double up to the capacity). */
   const grow = () => {
-    if (length < slabOf.length || slabOf.length >= capacity) return;
-    const size = Math.min(capacity, Math.max(FIRST_COLUMNS, slabOf.length * 2));
+    if (s.length < s.slabOf.length || s.slabOf.length >= s.capacity) return;
+    const size = Math.min(s.capacity, Math.max(FIRST_COLUMNS, s.slabOf.length * 2));
     const widen = <T extends Int32Array | Float64Array>(old: T, make: (n: number) => T) => {
       const wider = make(size);
       wider.set(old);
       return wider;
     };
-    slabOf = widen(slabOf, (n) => new Int32Array(n));
-    offsets = widen(offsets, (n) => new Int32Array(n));
-    lengths = widen(lengths, (n) => new Int32Array(n));
-    seqs = widen(seqs, (n) => new Float64Array(n));
-    agents = widen(agents, (n) => new Int32Array(n));
+    s.slabOf = widen(s.slabOf, (n) => new Int32Array(n));
+    s.offsets = widen(s.offsets, (n) => new Int32Array(n));
+    s.lengths = widen(s.lengths, (n) => new Int32Array(n));
+    s.seqs = widen(s.seqs, (n) => new Float64Array(n));
+    s.agents = widen(s.agents, (n) => new Int32Array(n));
   };
 
   /** Writes an entry (and the work left on it) as the record of a slot, on the current slab. */
   const write = (slot: number, entry: JournalEntry, work?: Work) => {
-    writer.begin();
-    writeEntry(writer, entry, work);
-    const { bytes, used } = writer.take();
-    const { slab, offset } = slabs.place(bytes, used);
-    slabOf[slot] = slab;
-    offsets[slot] = offset;
-    lengths[slot] = bytes.length;
+    s.writer.begin();
+    writeEntry(s.writer, entry, work);
+    const { bytes, used } = s.writer.take();
+    const { slab, offset } = s.slabs.place(bytes, used);
+    s.slabOf[slot] = slab;
+    s.offsets[slot] = offset;
+    s.lengths[slot] = bytes.length;
   };
 
   /**
@@ -163,82 +176,71 @@ export function createRing(initialCapacity: number) {
    */
   const entryAt = (slot: number): JournalEntry => {
     const reader = new RecordReader(
-      slabs.bytes(slabOf[slot] as number, offsets[slot] as number, lengths[slot] as number),
-      refs,
+      s.slabs.bytes(s.slabOf[slot] as number, s.offsets[slot] as number, s.lengths[slot] as number),
+      s.refs,
     );
     const { entry, work } = readEntry<Work['readings'], Work['exchange']>(reader);
     if (!work.readings && !work.exchange) return entry;
     work.readings?.apply(entry);
     if (work.exchange) entry.exchange = work.exchange.build();
-    const held = slabOf[slot] as number;
+    const held = s.slabOf[slot] as number;
     write(slot, entry);
-    slabs.drop(held);
+    s.slabs.drop(held);
     return entry;
   };
 
   return {
     get capacity() {
-      return capacity;
+      return s.capacity;
     },
     /** Entries overwritten since the ring last started empty. */
     get dropped() {
-      return dropped;
+      return s.dropped;
     },
     /** Slabs held (for tests: they are let go with their records). */
     get slabs() {
-      return slabs.count;
+      return s.slabs.count;
     },
     /** Shared values held (for tests). */
     get refs() {
-      return refs.size;
+      return s.refs.size;
     },
     push(entry: JournalEntry, work?: Work) {
       grow();
-      if (next < length) {
-        dropped += 1;
-        slabs.drop(slabOf[next] as number);
+      if (s.next < s.length) {
+        s.dropped += 1;
+        s.slabs.drop(s.slabOf[s.next] as number);
       }
-      write(next, entry, work);
-      seqs[next] = entry.seq;
-      agents[next] = entry.agent === undefined ? -1 : refs.idOf(entry.agent);
-      if (next === length) length += 1;
-      next = (next + 1) % capacity;
+      write(s.next, entry, work);
+      s.seqs[s.next] = entry.seq;
+      s.agents[s.next] = entry.agent === undefined ? -1 : s.refs.idOf(entry.agent);
+      if (s.next === s.length) s.length += 1;
+      s.next = (s.next + 1) % s.capacity;
     },
     /** Every entry held, oldest first. */
     *all(): Generator<JournalEntry> {
-      const oldest = length === capacity ? next : 0;
-      for (let i = 0; i < length; i++) yield entryAt((oldest + i) % capacity);
+      const oldest = s.length === s.capacity ? s.next : 0;
+      for (let i = 0; i < s.length; i++) yield entryAt((oldest + i) % s.capacity);
     },
     window(since: number, lastSeq: number): RingWindow {
-      const size = length;
-      const oldest = size === capacity ? next : 0;
-      const firstSeq = size > 0 ? (seqs[oldest] as number) : lastSeq + 1;
-      const slot = (i: number) => (oldest + i) % capacity;
+      const size = s.length;
+      const oldest = size === s.capacity ? s.next : 0;
+      const firstSeq = size > 0 ? (s.seqs[oldest] as number) : lastSeq + 1;
+      const slot = (i: number) => (oldest + i) % s.capacity;
       return {
         size,
         start: Math.max(0, Math.min(size, since + 1 - firstSeq)),
         at: (i) => entryAt(slot(i)),
-        seqAt: (i) => seqs[slot(i)] as number,
+        seqAt: (i) => s.seqs[slot(i)] as number,
         agentAt: (i) => {
-          const id = agents[slot(i)] as number;
-          return id < 0 ? undefined : (refs.valueOf(id) as string);
+          const id = s.agents[slot(i)] as number;
+          return id < 0 ? undefined : (s.refs.valueOf(id) as string);
         },
       };
     },
     /** Empty, with this capacity. */
-    reset(nextCapacity = capacity) {
-      capacity = nextCapacity;
-      refs = createRefTable();
-      writer = new RecordWriter(refs);
-      slabs = createSlabs(refs);
-      length = 0;
-      slabOf = new Int32Array(0);
-      offsets = new Int32Array(0);
-      lengths = new Int32Array(0);
-      seqs = new Float64Array(0);
-      agents = new Int32Array(0);
-      next = 0;
-      dropped = 0;
+    reset(nextCapacity = s.capacity) {
+      s = emptyRing(nextCapacity);
     },
   };
 }
