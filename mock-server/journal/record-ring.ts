@@ -1,6 +1,6 @@
 import { type Recordable, type RecordedWork, readEntry, writeEntry } from './entry-record.ts';
 import type { JournalExchange } from './exchange-capture.ts';
-import type { JournalEntry } from './journal-entry.ts';
+import type { JournalEntry, JournalNote } from './journal-entry.ts';
 import { createRefTable, RecordReader, RecordWriter, type RefTable } from './record-bytes.ts';
 
 /*
@@ -105,7 +105,7 @@ function createSlabs(refs: RefTable) {
 
 /** An entry's readings, kept as bytes until its first read applies them (`pipeline/entry-readings.ts`). */
 export interface EntryWork extends Recordable {
-  apply(entry: object): void;
+  apply(entry: JournalNote): void;
 }
 /** An entry's exchange, kept as bytes until its first read redacts it (`packed-exchange.ts`). */
 export interface ExchangeWork extends Recordable {

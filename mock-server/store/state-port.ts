@@ -5,15 +5,8 @@ import type { GatewayError } from '../errors.ts';
 import type { IdempotencyOutcome, StoredResponse } from '../idempotency.ts';
 import type { Agent, AgentPatch } from '../identity/agent-registry.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import type { Recordable } from '../journal/entry-record.ts';
-import type {
-  JournalEntry,
-  JournalExport,
-  JournalFilter,
-  JournalNote,
-  JournalPageOf,
-} from '../journal/journal.ts';
-import type { ExchangeWork } from '../journal/record-ring.ts';
+import type { JournalEntry, JournalExport, JournalFilter, JournalPageOf } from '../journal/journal.ts';
+import type { EntryWork, ExchangeWork } from '../journal/record-ring.ts';
 import type { AdmitResult } from '../limits/rate-limiter.ts';
 import type { MaybePromise } from '../maybe-promise.ts';
 import type { Fault, FaultSpec, FaultTarget } from '../scenarios/faults.ts';
@@ -91,11 +84,9 @@ export interface JournalSlice {
 
 /**
  * What adds a reader's facts to an entry (see `JournalPort.record`; `pipeline/entry-readings.ts`): at once,
- * or kept as bytes in the journal's record until the entry is read (`recordTo`).
+ * or kept as bytes in the journal's record until the entry is read (`recordTo`): the journal's `EntryWork`.
  */
-export interface EntryReadings extends Recordable {
-  apply(entry: JournalNote): void;
-}
+export type EntryReadings = EntryWork;
 
 export interface JournalPort {
   /**
