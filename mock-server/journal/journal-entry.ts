@@ -15,6 +15,12 @@ import type { JournalExchange } from './exchange-capture.ts';
  */
 export type TargetErrorCode = string & { readonly __targetErrorCode: true };
 
+/**
+ * On a shared store, each instance's connection ids start at its number times this (`redis-journal.ts`), so
+ * two instances' connections never merge and the instance of a connection is its id divided by this.
+ */
+export const CONNECTION_IDS_PER_INSTANCE = 2 ** 32;
+
 /** One request as the journal remembers it. Secrets never appear: tokens are fingerprints, keys absent. */
 export interface JournalEntry {
   /** Increases by one per recorded request; use it to page (`since`). */

@@ -18,6 +18,7 @@ import type { EntryWork, ExchangeWork } from './record-ring.ts';
 import { nextTurn } from './write-slices.ts';
 
 export type { JournalEntry, JournalNote, TargetErrorCode } from './journal-entry.ts';
+export { CONNECTION_IDS_PER_INSTANCE } from './journal-entry.ts';
 export type { JournalExchange };
 export { MAX_JOURNAL_SCAN, SLICE_BUDGET_MS };
 

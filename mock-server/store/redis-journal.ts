@@ -1,5 +1,6 @@
 import { createBoundedMap } from '../bounded-map.ts';
 import {
+  CONNECTION_IDS_PER_INSTANCE,
   CONNECTIONS_COUNTED,
   EXPORT_SLICE_ENTRIES,
   type JournalEntry,
@@ -89,7 +90,7 @@ const matcher = (agent: string | undefined) => (entry: JournalEntry) =>
 export function createEntrySharing(instance: number) {
   const origin = Math.round(performance.timeOrigin * 100) / 100;
   const shift = (ms: number) => Math.round((ms + origin) * 100) / 100;
-  const connectionBase = instance * 2 ** 32;
+  const connectionBase = instance * CONNECTION_IDS_PER_INSTANCE;
   const perConnection = createBoundedMap<number, number>(CONNECTIONS_COUNTED);
   return (fields: Omit<JournalEntry, 'seq' | 'time'>): Omit<JournalEntry, 'seq' | 'time'> => {
     fields.real_ms = shift(fields.real_ms);

@@ -1,4 +1,4 @@
-import type { JournalEntry } from '../../journal/journal.ts';
+import { CONNECTION_IDS_PER_INSTANCE, type JournalEntry } from '../../journal/journal.ts';
 import { answeredAt } from './entry.ts';
 
 /*
@@ -96,9 +96,8 @@ export const SAME_TURN_MS = 1;
  * in one turn).
  */
 
-/** Connection ids are numbered apart per instance on a shared store (2^32 each): turns compare within one. */
-const INSTANCE_SPAN = 2 ** 32;
-const instanceOf = (e: JournalEntry) => Math.floor((e.connection as number) / INSTANCE_SPAN);
+/** Connection ids are numbered apart per instance on a shared store: turns compare within one. */
+const instanceOf = (e: JournalEntry) => Math.floor((e.connection as number) / CONNECTION_IDS_PER_INSTANCE);
 
 /**
  * How far from a moment the readings look for what happened in its turn of the gateway's event loop: with
