@@ -101,10 +101,10 @@ export function createJournal(initialCapacity: number) {
   let settling: Promise<void> = Promise.resolve();
   const window = (since: number) => ring.window(since, seq);
 
-  /** One pass of `settleRecorded`: the entries after `settledTo` up to `until`. */
-  const settlePass = async (until: number) => {
-    await settleRecordedUpTo(window, settledTo, until);
-    settledTo = Math.max(settledTo, until);
+  /** The journal empty, with `capacity` (entries up to now need no pass of `settleRecorded`). */
+  const empty = (capacity: number) => {
+    settledTo = seq;
+    ring.reset(capacity);
   };
 
   return {
@@ -116,7 +116,10 @@ export function createJournal(initialCapacity: number) {
      */
     settleRecorded(): Promise<void> {
       const until = seq;
-      settling = settling.then(() => settlePass(until));
+      settling = settling.then(async () => {
+        await settleRecordedUpTo(window, settledTo, until);
+        settledTo = Math.max(settledTo, until);
+      });
       return settling;
     },
 
@@ -219,16 +222,10 @@ export function createJournal(initialCapacity: number) {
       };
     },
 
-    clear() {
-      settledTo = seq;
-      ring.reset();
-    },
+    clear: () => empty(ring.capacity),
 
     /** Changes the capacity; the journal starts empty. */
-    resize(nextCapacity: number) {
-      settledTo = seq;
-      ring.reset(nextCapacity);
-    },
+    resize: empty,
 
     get capacity() {
       return ring.capacity;
