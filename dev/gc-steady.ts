@@ -44,18 +44,13 @@ async function run() {
       name: 'gateway',
       url: served.url,
       pid: served.child.pid as number,
-      tokens: [] as string[],
+      tokens: await mintOne(served.url),
+      stop: () => served.stop(),
     };
-    target.tokens = await mintOne(served.url);
-    await fixedRate({ ...target, stop: () => served.stop() }, options.rate, 3, 20);
+    await fixedRate(target, options.rate, 3, 20);
     const from = served.output().length;
     const load = loadavg()[0] as number;
-    const measured = await fixedRate(
-      { ...target, stop: () => served.stop() },
-      options.rate,
-      options.seconds,
-      20,
-    );
+    const measured = await fixedRate(target, options.rate, options.seconds, 20);
     const lines = served
       .output()
       .slice(from)
