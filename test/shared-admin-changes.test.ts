@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { type ServeProcess, spawnServe } from '../dev/spawn-serve.ts';
+import { CONNECTION_IDS_PER_INSTANCE } from '../mock-server/journal/journal.ts';
 import { describeWithRedis } from './support/redis.ts';
 import { type RedisProcesses, useRedisProcesses } from './support/redis-processes.ts';
 
@@ -218,7 +219,7 @@ describeWithRedis('admin changes through several instances on one Redis: none lo
         connection: number;
       }[];
       const refusals = journal.filter((e) => victims.includes(e.agent ?? '') && e.status === 401);
-      return new Set(refusals.map((e) => Math.floor(e.connection / 2 ** 32))).size;
+      return new Set(refusals.map((e) => Math.floor(e.connection / CONNECTION_IDS_PER_INSTANCE))).size;
     };
     const later: number[] = [];
     const workers = await until(

@@ -3,7 +3,7 @@ import { recordedEntry } from '../../test/support/synthetic-journal.ts';
 import { loadConfig } from '../config/load-config.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { TurnFacts } from '../http/context.ts';
-import type { JournalEntry } from '../journal/journal.ts';
+import { CONNECTION_IDS_PER_INSTANCE, type JournalEntry } from '../journal/journal.ts';
 import { loadCorpus } from '../providers/corpus.ts';
 import { honorRetryAfter } from './rules/honor-retry-after.ts';
 import { noParallelStorm } from './rules/no-parallel-storm.ts';
@@ -174,7 +174,7 @@ describe('turn facts: what was read in the turn an answer was written, whatever 
   it('turns of two instances of a shared store do not compare: time decides between them', () => {
     // The 429's connection on another instance (ids numbered 2^32 apart): its turn 4 is not the other's.
     const rows = STORM_AFTER_429.map(
-      (row, k): Row => (k === 3 ? [2 ** 32 + 2, 2, 1.73, 2, 3.85, 4, 4.05, 4, 429] : row),
+      (row, k): Row => (k === 3 ? [CONNECTION_IDS_PER_INSTANCE + 2, 2, 1.73, 2, 3.85, 4, 4.05, 4, 429] : row),
     );
     expect(judge(honorRetryAfter, fromRows(rows))).toEqual([]);
   });
