@@ -21,7 +21,7 @@ import { identify } from '../mock-server/pipeline/identify.ts';
 import { injectFault } from '../mock-server/pipeline/inject-fault.ts';
 import { noteOutgoingText } from '../mock-server/pipeline/outgoing-text.ts';
 import { recordCall } from '../mock-server/pipeline/record.ts';
-import { runTool } from '../mock-server/pipeline/run-tool.ts';
+import { runTool, type SerialisedAnswer } from '../mock-server/pipeline/run-tool.ts';
 import type { ToolSpec } from '../mock-server/pipeline/tool-spec.ts';
 import { registerGatewayRoutes, toolSpecs } from '../mock-server/routes/gateway-routes.ts';
 import { SPEC_ROUTES } from '../mock-server/routes/public-route-table.ts';
@@ -144,7 +144,7 @@ export async function runStageBenchmark(options: { json: boolean }) {
   const ctx = context();
   const identity = await identify(runtime, ctx);
   const body = parseJsonBody(bytes, search.schema) as { query: string; count: number };
-  const result = runTool(runtime, search, body) as string;
+  const result = (runTool(runtime, search, body) as SerialisedAnswer).text;
 
   const timed: Timed[] = [
     ['request id (a UUID)', () => requestIdFor(undefined)],
@@ -168,7 +168,7 @@ export async function runStageBenchmark(options: { json: boolean }) {
     ],
     ['idempotency key (none sent)', () => idempotencyKey(runtime, ctx, identity, search, bytes, NO_STORE)],
     ['inject fault (none armed)', () => injectFault(runtime, ctx, 'web.search', identity.agentId)],
-    ['run tool (search, JSON.stringify)', () => runTool(runtime, search, body)],
+    ['run tool (search; an answer given before: serialised once)', () => runTool(runtime, search, body)],
     ['respond (headers)', () => respondJsonText(ctx, result, 200, NO_STORE)],
     [
       'record (journal entry)',

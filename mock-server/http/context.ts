@@ -82,6 +82,11 @@ export interface GatewayResponse {
   headers: Record<string, string>;
   /** JSON, markdown or HTML text; empty for none. */
   body: string;
+  /**
+   * The body's UTF-8 bytes when they are known already (a tool answer serialised once for many calls:
+   * `pipeline/run-tool.ts`), shared and never changed: an adapter writes them rather than encode `body`.
+   */
+  encoded?: Uint8Array;
   /** Close the connection without answering (an injected fault); status is 0. */
   drop?: true;
   /**

@@ -25,7 +25,8 @@ export function httpDate(at: number): string {
 /**
  * The respond stage: already-serialised JSON (tool results, replays) as an answer with the request id, the
  * gateway clock's `Date`, and extra headers. Every JSON answer of the gateway, errors included, is built
- * here, so every adapter writes the same bytes.
+ * here, so every adapter writes the same bytes. `encoded`: the text's UTF-8 bytes when they are known already
+ * (a tool answer serialised once: `run-tool.ts`).
  *
  * @example
  * return respondJsonText(ctx, JSON.stringify(result), 200, NO_STORE);
@@ -36,6 +37,7 @@ export function respondJsonText(
   status = 200,
   headers?: Readonly<Record<string, string>>,
   more?: Readonly<Record<string, string>>,
+  encoded?: Uint8Array,
 ): Answer {
   const all: Record<string, string> = {
     'content-type': 'application/json',
@@ -44,7 +46,7 @@ export function respondJsonText(
   };
   if (headers) Object.assign(all, headers);
   if (more) Object.assign(all, more);
-  return { status, headers: all, body: text };
+  return { status, headers: all, body: text, encoded };
 }
 
 /** A JSON answer: `body` serialised once. */

@@ -21,6 +21,25 @@ describe('fixture fetch provider', () => {
     expect(page).toMatchObject({ untrusted: true, notice: UNTRUSTED_NOTICE, source: 'fixture', status: 200 });
   });
 
+  it('the same request gets the same frozen answer, equal to what a fresh provider answers', async () => {
+    for (const url of ['https://docs.agent-gateway.example/welcome', 'https://unknown.example/a/b']) {
+      const first = await fetchPage(url, 500, 'text');
+      expect(Object.isFrozen(first)).toBe(true);
+      expect(await fetchPage(url, 500, 'text')).toBe(first);
+      expect(
+        await createFixtureFetchProvider(corpus, 1).fetch({ url, max_length: 500, format: 'text' }),
+      ).toEqual(first);
+      // Another max_length or format is another answer.
+      expect((await fetchPage(url, 400, 'text')).content).toBe(first.content.slice(0, 400));
+      expect(await fetchPage(url, 500, 'markdown')).not.toBe(first);
+    }
+    // A large page is made again each time (the memo's memory stays bounded), the same answer.
+    const huge = await fetchPage('https://archive.hostile.example/everything', 20_000);
+    expect(Object.isFrozen(huge)).toBe(false);
+    expect(await fetchPage('https://archive.hostile.example/everything', 20_000)).not.toBe(huge);
+    expect(await fetchPage('https://archive.hostile.example/everything', 20_000)).toEqual(huge);
+  });
+
   it('serves the hostile fixtures: prompt injection, canary secret, huge page, odd encodings', async () => {
     const injection = await fetchPage('https://blog.hostile.example/ai-news');
     expect(injection.content).toMatch(/ignore all previous instructions/i);

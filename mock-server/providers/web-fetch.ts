@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { MaybePromise } from '../maybe-promise.ts';
 import { mustBe } from '../validation.ts';
+import { createAnswerMemo } from './answer-memo.ts';
 import { type Corpus, normalizeUrl } from './corpus.ts';
 import { createSeededFaker } from './seeded-faker.ts';
 
@@ -71,7 +72,8 @@ export function truncate(text: string, max: number): string {
 
 /**
  * Answers fixture URLs (including the hostile pages of fixtures/pages) and generates any other page
- * deterministically from its URL.
+ * deterministically from its URL. The same request (URL as sent, max_length, format) gets the same frozen
+ * answer, serialised once (`answer-memo.ts`).
  */
 export function createFixtureFetchProvider(corpus: Corpus, seed: number): FetchProvider {
   const gen = createSeededFaker();
@@ -97,25 +99,31 @@ export function createFixtureFetchProvider(corpus: Corpus, seed: number): FetchP
     };
   };
 
+  // Pages up to 16 K characters are remembered (256 of them, text and bytes: at most 8 MB); a larger page
+  // (the 5 MB fixture) is made again each time.
+  const answers = createAnswerMemo<FetchResponse>(256, (answer) => answer.content.length <= 16 * 1024);
+  const answer = ({ url, max_length, format }: FetchRequest): FetchResponse => {
+    const parsed = new URL(url);
+    const fixture = corpus.pages.get(normalizeUrl(url));
+    const page = fixture ?? { ...generate(parsed), status: 200 };
+    const full = format === 'text' ? markdownToText(page.content) : page.content;
+    const content = truncate(full, max_length);
+    return {
+      url: parsed.href,
+      status: page.status,
+      title: page.title,
+      format,
+      content,
+      length: full.length,
+      truncated: content.length < full.length,
+      untrusted: true,
+      notice: UNTRUSTED_NOTICE,
+      source: fixture ? 'fixture' : 'generated',
+    };
+  };
+
   return {
-    fetch({ url, max_length, format }) {
-      const parsed = new URL(url);
-      const fixture = corpus.pages.get(normalizeUrl(url));
-      const page = fixture ?? { ...generate(parsed), status: 200 };
-      const full = format === 'text' ? markdownToText(page.content) : page.content;
-      const content = truncate(full, max_length);
-      return {
-        url: parsed.href,
-        status: page.status,
-        title: page.title,
-        format,
-        content,
-        length: full.length,
-        truncated: content.length < full.length,
-        untrusted: true,
-        notice: UNTRUSTED_NOTICE,
-        source: fixture ? 'fixture' : 'generated',
-      };
-    },
+    fetch: (request) =>
+      answers(`${request.format}\u0000${request.max_length}\u0000${request.url}`, () => answer(request)),
   };
 }

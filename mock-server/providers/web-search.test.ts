@@ -29,6 +29,28 @@ describe('fixture search provider', () => {
     },
   );
 
+  test.prop([fc.string({ minLength: 1, maxLength: 80 }), fc.integer({ min: 1, max: 20 })])(
+    'the same request gets the same frozen answer, equal to what a fresh provider answers (a memo changes speed only)',
+    async (query, count) => {
+      const first = await search(query, count);
+      expect(Object.isFrozen(first)).toBe(true);
+      expect(await search(query, count)).toBe(first);
+      expect(await createFixtureSearchProvider(corpus, 1).search({ query, count })).toEqual(first);
+      // The query as sent is echoed: another spelling of the same query is another answer.
+      const respelt = await search(` ${query}`, count);
+      expect(respelt.query).toBe(` ${query}`);
+    },
+  );
+
+  it('remembers a bounded number of answers, the oldest forgotten first', async () => {
+    const fresh = createFixtureSearchProvider(corpus, 1);
+    const first = await fresh.search({ query: 'memo 0', count: 2 });
+    for (let i = 1; i <= 1024; i++) await fresh.search({ query: `memo ${i}`, count: 2 });
+    const again = await fresh.search({ query: 'memo 0', count: 2 });
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+  });
+
   test.prop([fc.string({ minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 19 })])(
     'a smaller count is a prefix of a larger one',
     async (query, count) => {

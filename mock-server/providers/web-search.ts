@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { createBoundedMap } from '../bounded-map.ts';
 import type { MaybePromise } from '../maybe-promise.ts';
 import { mustBe } from '../validation.ts';
+import { createAnswerMemo } from './answer-memo.ts';
 import { type Corpus, normalizeQuery, type SearchHit } from './corpus.ts';
 import { createSeededFaker } from './seeded-faker.ts';
 
@@ -41,12 +42,15 @@ const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1
  * Answers known queries from the fixture corpus and generates the rest deterministically: the seed comes
  * from the corpus seed and the normalised query only, and results are generated in order, so asking for
  * 3 results gives the first 3 of the 5 you would get with count 5. Generated lists are cached (bounded):
- * generation is deterministic, so the cache changes speed only, never a result.
+ * generation is deterministic, so the cache changes speed only, never a result. The same request (query as
+ * sent, count) gets the same frozen answer, serialised once (`answer-memo.ts`).
  */
 export function createFixtureSearchProvider(corpus: Corpus, seed: number): SearchProvider {
   const gen = createSeededFaker();
   const { faker } = gen;
   const generated = createBoundedMap<string, SearchHit[]>(2048);
+  // A search answer is a few KB (20 results at most): 1,024 of them, text and bytes, are a few MB.
+  const answers = createAnswerMemo<SearchResponse>(1024);
 
   // Depends on the normalised key only, so results never depend on which spelling was asked first.
   const generate = (key: string, count: number): SearchHit[] => {
@@ -63,17 +67,19 @@ export function createFixtureSearchProvider(corpus: Corpus, seed: number): Searc
     });
   };
 
+  const answer = (query: string, count: number): SearchResponse => {
+    const key = normalizeQuery(query);
+    const fixture = corpus.searches.get(key);
+    if (fixture) return { query, count, results: fixture.slice(0, count), source: 'fixture' };
+    let hits = generated.get(key);
+    if (!hits || hits.length < count) {
+      hits = generate(key, count);
+      generated.set(key, hits);
+    }
+    return { query, count, results: hits.slice(0, count), source: 'generated' };
+  };
+
   return {
-    search({ query, count }) {
-      const key = normalizeQuery(query);
-      const fixture = corpus.searches.get(key);
-      if (fixture) return { query, count, results: fixture.slice(0, count), source: 'fixture' };
-      let hits = generated.get(key);
-      if (!hits || hits.length < count) {
-        hits = generate(key, count);
-        generated.set(key, hits);
-      }
-      return { query, count, results: hits.slice(0, count), source: 'generated' };
-    },
+    search: ({ query, count }) => answers(`${count}\u0000${query}`, () => answer(query, count)),
   };
 }

@@ -101,8 +101,8 @@ const injectToolFault: Stage<Call, Answer> = (call) =>
 /** run tool, respond: the provider's answer, 200, with the admission's RateLimit headers. */
 const answerWithTool: Stage<Call, Answer> = (call) =>
   andThen(runTool(call.runtime, call.spec, (call.body as ToolBody<unknown>).value), (result) => {
-    call.stored = { status: 200, body: result, headers: NO_STORE };
-    return respondJsonText(call.ctx, result, 200, NO_STORE, admissionOf(call).headers);
+    call.stored = { status: 200, body: result.text, headers: NO_STORE };
+    return respondJsonText(call.ctx, result.text, 200, NO_STORE, admissionOf(call).headers, result.bytes);
   });
 
 /** However the call ends: the key settled with the answer (stored only when it succeeded), the slot given back. */

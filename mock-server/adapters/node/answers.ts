@@ -34,8 +34,9 @@ export function writeAnswer(
   if (close) headers.connection = 'close';
   // A long answer (the journal export): written as it is made, chunked; the record stage once it is all out.
   if (answer.stream) return writeStreamed(res, answer, headers);
-  // Encoded once: written as bytes, and the same bytes handed to the journal's capture.
-  const body = Buffer.from(answer.body);
+  // Encoded once (or already, for a tool answer serialised once): written as bytes, and the same bytes
+  // handed to the journal's capture.
+  const body = answer.encoded ?? Buffer.from(answer.body);
   headers['content-length'] = String(body.length);
   res.writeHead(answer.status, headers);
   res.end(body);
