@@ -84,10 +84,12 @@ describe('agent-gateway check against the reference gateway', () => {
     expect(report.checks).toHaveLength(CHECKS.length);
     expect(Object.keys(report.checks[0]).sort()).toEqual(
       [
+        'blocking',
         'duration_ms',
         'id',
         'level',
         'message',
+        'remedy',
         'reproduction',
         'requests',
         'shared_with',

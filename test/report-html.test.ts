@@ -45,6 +45,8 @@ describe('check --report-html', () => {
       'level',
       'verdict',
       'unobserved',
+      'remedy',
+      'blocking',
       'message',
       'reproduction',
       'duration_ms',

@@ -1,12 +1,16 @@
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
 import type { ConformanceReport } from '../runner.ts';
+import { blockingUnobserved, remedyOf } from '../unobserved.ts';
 
 /**
  * The JSON report (a CI contract): the tools checked (`tools: [{ name, path }]`), `checks: [{ id, title,
  * spec_ref, level, verdict, unobserved, message, reproduction }]` and a summary with the exit code. `unobserved` says why a check could not observe
- * (`not-served` on a failure; a budget on an inconclusive), else null.
+ * (`not-served` on a failure; a budget on an inconclusive), else null; `remedy` what would let it observe;
+ * `blocking` whether that keeps the run from passing (exit 2: a MUST check, with `strict` a SHOULD too, not
+ * accepted with --allow-unobserved), so a reader (the Python package's pytest items) judges as the CLI does.
  */
-export function toJsonReport(report: ConformanceReport, exitCode: number) {
+export function toJsonReport(report: ConformanceReport, exitCode: number, strict = false) {
+  const blocking = new Set(blockingUnobserved(report.checks, strict, report.allowedUnobserved));
   return {
     target: report.target,
     tools: report.tools ?? [],
@@ -18,6 +22,7 @@ export function toJsonReport(report: ConformanceReport, exitCode: number) {
     time_budget_seconds: report.timeBudgetSeconds,
     waited_ms: report.waitedMs,
     allowed_unobserved: report.allowedUnobserved ?? [],
+    strict,
     checks: report.checks.map((c) => ({
       id: c.id,
       title: c.title,
@@ -25,6 +30,8 @@ export function toJsonReport(report: ConformanceReport, exitCode: number) {
       level: c.level,
       verdict: c.verdict,
       unobserved: c.unobserved ?? null,
+      remedy: c.unobserved ? remedyOf(c.unobserved) : null,
+      blocking: blocking.has(c),
       message: c.message,
       reproduction: c.reproduction ?? null,
       duration_ms: c.durationMs,
