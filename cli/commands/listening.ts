@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { adminKeyProblem } from '../../mock-server/routes/admin-key.ts';
 import { CliError, intOption } from '../cli-options.ts';
 
@@ -7,11 +7,18 @@ import { CliError, intOption } from '../cli-options.ts';
  * admin API under, and what a port in use means.
  */
 
-/** Adds --port (default `port`; 0 picks a free one) and --host (default loopback) to a listening command. */
+/**
+ * Adds --port (default `port`; 0 picks a free one) and --host (default $AGENT_GATEWAY_HOST, else loopback) to a
+ * listening command. The container image sets AGENT_GATEWAY_HOST=0.0.0.0: inside it, loopback is unreachable.
+ */
 export const withListenOptions = (command: Command, port: number): Command =>
   command
     .option('-p, --port <port>', 'port to listen on (0 picks a free port)', intOption(0, 65535), port)
-    .option('-H, --host <host>', 'interface to listen on', '127.0.0.1');
+    .addOption(
+      new Option('-H, --host <host>', 'interface to listen on')
+        .env('AGENT_GATEWAY_HOST')
+        .default('127.0.0.1'),
+    );
 
 /**
  * The admin key: --admin-key, else $AGENT_GATEWAY_ADMIN_KEY. One no request could send (blank, spaces at
