@@ -56,7 +56,9 @@ ENV AGENT_GATEWAY_HOST=0.0.0.0 \
 # relative to it (serve --config gateway.yaml --scenario my-scenario.yaml).
 WORKDIR /data
 USER node
-EXPOSE 8787 8788
+# serve's port. (proxy listens on 8788: publish it with -p. Exposing it too would make podman's Docker API list
+# it unbound in PortBindings, and Testcontainers then waits for it forever.)
+EXPOSE 8787
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.AGENT_GATEWAY_HEALTH_PORT||8787)+'/v1/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["node", "/opt/agent-gateway/cli/agent-gateway.mjs"]

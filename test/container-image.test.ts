@@ -192,3 +192,6 @@ describeNeeding(PODMAN, 'container image', 'the container image, built and run w
     expect(report.body.violations).toEqual([]);
   }, 300_000);
 });
+
+// The recipes for tests in other stacks, in this file so that the image is built by one file at a time.
+import './container-recipes.ts';

@@ -1,6 +1,16 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { request } from 'node:http';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SystemBinary } from './system-binary.ts';
@@ -30,7 +40,7 @@ const CACHE = join(ROOT, 'node_modules/.cache/agent-gateway-image');
 export function podmanEnv(): NodeJS.ProcessEnv {
   mkdirSync(CACHE, { recursive: true });
   const conf = join(CACHE, 'containers.conf');
-  writeFileSync(conf, '[containers]\ndefault_ulimits = []\n');
+  writeFileSync(conf, '[containers]\ndefault_ulimits = []\n\n[engine]\nruntime = "runc"\n');
   return { ...process.env, CONTAINERS_CONF: conf };
 }
 
@@ -146,4 +156,38 @@ export async function waitForHealth(url: string, container: string, attempts = 1
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   throw new Error(`${url} never answered 200; the container's output:\n${podman(['logs', container])}`);
+}
+
+/** podman's Docker-compatible API on a unix socket (`podman system service`), for Testcontainers and the SDKs. */
+export interface PodmanService {
+  socket: string;
+  stop(): void;
+}
+
+/** Starts `podman system service` on a socket of its own, and waits until it answers GET /_ping. */
+export async function startPodmanService(): Promise<PodmanService> {
+  const dir = mkdtempSync(join(tmpdir(), 'agent-gateway-podman-'));
+  const socket = join(dir, 'podman.sock');
+  const child = spawn(PODMAN.path, ['system', 'service', '--time=0', `unix://${socket}`], {
+    env: podmanEnv(),
+    stdio: 'ignore',
+  });
+  const stop = () => {
+    child.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  for (let i = 0; i < 60; i++) {
+    const answered = await new Promise<boolean>((resolve) => {
+      const ping = request({ socketPath: socket, path: '/_ping' }, (response) => {
+        response.resume();
+        resolve(response.statusCode === 200);
+      });
+      ping.on('error', () => resolve(false));
+      ping.end();
+    });
+    if (answered) return { socket, stop };
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  stop();
+  throw new Error(`podman system service never answered on ${socket}`);
 }
