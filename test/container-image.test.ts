@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -134,14 +134,21 @@ describeNeeding(PODMAN, 'container image', 'the container image, built and run w
     // In the gateway container's network namespace; the token minted by the image's own CLI.
     const mint =
       'node /opt/agent-gateway/cli/agent-gateway.mjs token agent-verified --base-url http://127.0.0.1:8787';
+    // The report written to a mounted folder (the working directory /data), writable by the image's user.
+    const reports = mkdtempSync(join(tmpdir(), 'agent-gateway-image-reports-'));
+    chmodSync(reports, 0o777);
     const out = podman(
       [
         'run',
         '--rm',
         '--network',
         `container:${NAME}`,
+        '-v',
+        `${reports}:/data`,
         IMAGE,
         'check',
+        '--report-junit',
+        'conformance.xml',
         '--base-url',
         'http://127.0.0.1:8787',
         '--token-command',
@@ -155,6 +162,8 @@ describeNeeding(PODMAN, 'container image', 'the container image, built and run w
     );
     expect(out).toMatch(/PASS\s+MUST\s+health\.without-token/);
     expect(out).toMatch(/PASS\s+MUST\s+auth\.missing-token/);
+    expect(readFileSync(join(reports, 'conformance.xml'), 'utf8')).toContain('health.without-token');
+    rmSync(reports, { recursive: true, force: true });
   }, 300_000);
 
   it('runs the proxy (IMAGE proxy --target ...) and grades an agent through it', async () => {

@@ -42,8 +42,8 @@ def pytest_addoption(parser):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makeitem(collector, name, obj):
-    """A Conformance object in a test module is collected as one item per check."""
-    if isinstance(obj, Conformance):
+    """A Conformance object in a test module, under a test name (`test_*`), is collected as one item per check."""
+    if isinstance(obj, Conformance) and collector.funcnamefilter(name):
         return ConformanceItems.from_parent(collector, name=name, suite=obj)
     return None
 
