@@ -56,7 +56,12 @@ export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9_-]*(?:\.[a-z][a-z0-9_-]*)*$/;
  * default. A tool of the reference gateway's own (`profile: 'gateway'`) is served by it but never asked of
  * another gateway.
  */
-export const SPEC_TOOL_NAMES: readonly ToolName[] = specToolNames(TOOLS);
+export const SPEC_TOOL_NAMES = specToolNames(TOOLS) as readonly SpecToolName[];
+
+/** A tool the spec names (`profile: 'spec'`). */
+export type SpecToolName = {
+  [Name in ToolName]: (typeof TOOLS)[Name]['profile'] extends 'spec' ? Name : never;
+}[ToolName];
 
 /** The names of the tools a vocabulary marks as the spec's, in its order. */
 export function specToolNames<Name extends string>(
