@@ -26,9 +26,11 @@ export const SPEC_ENDPOINTS = {
 const PROFILE_TOOL_ENDPOINTS = Object.fromEntries(
   TOOL_NAMES.filter((name) => TOOLS[name].profile !== 'spec').map((name) => [
     name,
-    { ...TOOLS[name], auth: 'token' },
+    { ...TOOLS[name], auth: 'token' as const },
   ]),
-) as Record<Exclude<ToolName, SpecToolName>, { method: 'POST'; path: string; auth: 'token' }>;
+) as {
+  readonly [Name in Exclude<ToolName, SpecToolName>]: (typeof TOOLS)[Name] & { readonly auth: 'token' };
+};
 
 /** The reference profile's endpoints outside section 4 (never required of other gateways). */
 export const PROFILE_ENDPOINTS = {
