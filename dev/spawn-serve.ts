@@ -1,8 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-/** The `agent-gateway` entry point, for running the CLI as a separate process. */
-export const CLI_ENTRY = fileURLToPath(new URL('../cli/agent-gateway.mjs', import.meta.url));
+/** The sources' `agent-gateway` entry point (compiled on load by tsx). */
+export const SOURCES_CLI_ENTRY = fileURLToPath(new URL('../cli/agent-gateway.mjs', import.meta.url));
+/**
+ * The `agent-gateway` entry point, for running the CLI as a separate process: in a vitest run, the bundle
+ * its global setup built from the sources (dev/test-cli-bundle.mjs); elsewhere the sources.
+ */
+export const CLI_ENTRY = process.env.AGENT_GATEWAY_TEST_CLI || SOURCES_CLI_ENTRY;
 /** The built CLI (`npm run build`), as the installed package runs it. */
 export const BUILT_CLI_ENTRY = fileURLToPath(new URL('../dist/cli/agent-gateway.js', import.meta.url));
 
