@@ -75,7 +75,7 @@ export const SUITE_OPTION_ROWS: readonly OptionRow[] = [
     flag: 'tool',
     query: 'tools',
     description:
-      'a tool the gateway declares, as NAME=PATH or NAME=PATH=BODY (repeatable; NAME alone for web.search or web.fetch at the spec path): only these are checked (default: web.search and web.fetch)',
+      'a tool the gateway declares, as NAME=PATH or NAME=PATH=BODY, BODY inline JSON or @FILE (repeatable; NAME alone for web.search or web.fetch at the spec path; NAME:write-like=PATH for a write-like tool, sent with an Idempotency-Key): only these are checked (default: web.search and web.fetch)',
     type: 'list',
     required: false,
     repeatable: true,

@@ -4,7 +4,7 @@ import { blockingUnobserved } from './unobserved.ts';
 export interface ConformanceReport {
   target: string;
   /** The tools checked (the spec's two unless the run was told the gateway's own, `--tool`). */
-  tools: { name: string; path: string }[];
+  tools: { name: string; path: string; writeLike?: boolean }[];
   seed: number;
   numRuns: number;
   startedAt: string;

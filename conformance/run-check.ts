@@ -1,7 +1,15 @@
 import { redactTokens } from '../vocabulary/redact.ts';
 import { CannotRunError } from './cannot-run-error.ts';
-import { type Check, type CheckContext, type CheckOutcome, describeCall, describeResponse } from './check.ts';
+import {
+  type Check,
+  type CheckContext,
+  type CheckOutcome,
+  describeCall,
+  describeResponse,
+  repeatRefusedFix,
+} from './check.ts';
 import { reproductionOf } from './exchange-record.ts';
+import { carriedIdempotencyKey } from './idempotency-key.ts';
 import type { Exchange } from './suite-request.ts';
 import { TokenCommandError, type TokenSource } from './token-source.ts';
 import type { CheckResult, ExchangeRecord } from './types.ts';
@@ -33,7 +41,7 @@ export function blamedRepeat(own: CheckResult, met: { by: string; exchange: Exch
       : `its own repeats were not all observed (${own.message})`;
   return {
     verdict: 'fail',
-    message: `Expected every repeat of a call to answer as the first (spec §4 rule 4: whoami, search and fetch are safe to repeat); got ${describeResponse(first.exchange)} to ${describeCall(first.exchange)}, a call the gateway had answered before in this run, met by ${first.by}${others}; ${ownly}. Fix: make whoami, search and fetch safe to retry: no conflict or duplicate errors for a repeated request`,
+    message: `Expected every repeat of a call to answer as the first (spec §4 rule 4: whoami, search and fetch are safe to repeat; §7: a write-like tool's repeat with its idempotency key is too); got ${describeResponse(first.exchange)} to ${describeCall(first.exchange)}, a call the gateway had answered before in this run, met by ${first.by}${others}; ${ownly}. Fix: ${repeatRefusedFix({ method: first.exchange.request.method, path: first.exchange.request.path, writeLike: carriedIdempotencyKey(first.exchange) })}`,
     reproduction: reproductionOf(first.exchange),
   };
 }

@@ -126,6 +126,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     log,
     clock,
     deadline,
+    writeLikePaths: tools.filter((tool) => tool.writeLike).map((tool) => tool.path),
   });
   const seed = suite.seed ?? defaultSeed();
   const shared = createSharedMemo();
@@ -135,7 +136,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     const results = await runChecks(checks, ctx, { tokens, deadline, shared, options });
     return {
       target: options.baseUrl,
-      tools: tools.map(({ name, path }) => ({ name, path })),
+      tools: tools.map(({ name, path, writeLike }) => ({ name, path, ...(writeLike && { writeLike }) })),
       seed,
       numRuns,
       startedAt: new Date(started).toISOString(),

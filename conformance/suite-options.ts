@@ -23,7 +23,7 @@ export const suiteOptionsSchema = z.strictObject({
     .array(z.string().min(1))
     .optional()
     .describe(
-      'a tool the gateway declares, as NAME=PATH or NAME=PATH=BODY (repeatable; NAME alone for web.search or web.fetch at the spec path): only these are checked (default: web.search and web.fetch)',
+      'a tool the gateway declares, as NAME=PATH or NAME=PATH=BODY, BODY inline JSON or @FILE (repeatable; NAME alone for web.search or web.fetch at the spec path; NAME:write-like=PATH for a write-like tool, sent with an Idempotency-Key): only these are checked (default: web.search and web.fetch)',
     )
     // One flag per tool (`--tool A=/a --tool B=/b`), one Action input line per tool: a body holds commas.
     .meta({ flag: 'tool', repeatable: true }),

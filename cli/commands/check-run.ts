@@ -6,6 +6,7 @@ import { toJsonReport } from '../../conformance/reporters/json.ts';
 import { toJunitXml } from '../../conformance/reporters/junit.ts';
 import { toMarkdownSummary } from '../../conformance/reporters/markdown.ts';
 import type { SuiteOptions, SuiteOptionsInput } from '../../conformance/suite-options.ts';
+import { WRITE_LIKE_MARK } from '../../conformance/suite-tools.ts';
 import { commandToken, staticToken, type TokenSource } from '../../conformance/token-source.ts';
 import { shellQuote } from '../../conformance/token-value.ts';
 import type { CheckResult, Reproduction } from '../../conformance/types.ts';
@@ -145,9 +146,15 @@ export function checkPreamble(
     hasDeniedToken || needDenied.length === 0
       ? ''
       : ` (no denied token: ${needDenied.join(', ')} will be skipped)`;
-  const declared = (options.tool ?? []).map((tool) => tool.split('=')[0] ?? tool);
+  // NAME, or NAME:write-like, before the path (the body, perhaps a file, is the runner's to read).
+  const declared = (options.tool ?? []).map((tool) => {
+    const head = (tool.split('=')[0] ?? tool).trim();
+    return head.endsWith(WRITE_LIKE_MARK) ? `${head.slice(0, -WRITE_LIKE_MARK.length)} (write-like)` : head;
+  });
   const names = declared.length > 0 ? declared : [...TOOL_NAMES];
-  const narrowed = names.filter((tool) => options.allowedTools && !options.allowedTools.includes(tool));
+  const narrowed = names
+    .map((tool) => tool.replace(' (write-like)', ''))
+    .filter((tool) => options.allowedTools && !options.allowedTools.includes(tool));
   const toolNote = `\nTools: ${names.join(', ')}${declared.length > 0 ? ' (--tool)' : " (the spec's; declare your gateway's with --tool NAME=PATH)"}${
     narrowed.length > 0
       ? `\n--allowed-tools ${options.allowedTools?.join(',') || 'none'}: ${narrowed.join(' and ')} not called with $TOKEN (skipped, not passed)`

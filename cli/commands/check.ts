@@ -33,7 +33,7 @@ const toolList = (value: string) => {
 
 /** What `check` changes of the flags derived from the suite's options (their names in the help, lists). */
 const SUITE_FLAGS: Record<string, FlagSettings> = {
-  tools: { placeholder: 'name=path[=body]' },
+  tools: { placeholder: 'name[:write-like]=path[=body|=@file]' },
   allowedTools: { placeholder: 'tools', parse: toolList },
   deniedTool: { placeholder: 'tool' },
   tier: { placeholder: 'name' },
@@ -102,7 +102,7 @@ export function registerCheckCommand(program: Command) {
     .option('--list', 'list the checks (id, level, spec section, title) and exit')
     .addHelpText(
       'after',
-      '\nThe tools: web.search and web.fetch at the spec\'s paths, unless --tool names the gateway\'s own (only those are\nchecked; e.g. --tool web.search --tool web.extract=/v1/web/extract for a gateway without web.fetch).\nThe token: --token must be allowed to call whoami and every tool checked; for a token that cannot, name what it\nmay call with --allowed-tools (e.g. --allowed-tools web.fetch).\n\nExit codes: 0 every MUST check (with --strict, every SHOULD too) was observed and passed; 1 a check failed\n(or never saw the gateway serve a call it needs); 2 the suite could not do its job: it could not run, or a\nMUST check (with --strict, a SHOULD too) could not observe its rule (each is named with the option that would\nlet it observe; accept named ones with --allow-unobserved).\n\nExample:\n  npx agent-gateway check --base-url http://127.0.0.1:8787 \\\n    --token-command "npx agent-gateway token agent-verified" \\\n    --denied-token-command "npx agent-gateway token agent-early" --report-junit reports/conformance.xml\n',
+      '\nThe tools: web.search and web.fetch at the spec\'s paths, unless --tool names the gateway\'s own (only those are\nchecked; e.g. --tool web.search --tool web.extract=/v1/web/extract for a gateway without web.fetch). A body may\nbe read from a file (--tool web.extract=/v1/web/extract=@extract.json); a write-like tool (spec §7) is declared\nNAME:write-like=PATH: the suite sends it an Idempotency-Key and checks that a repeat with the key is safe.\nThe token: --token must be allowed to call whoami and every tool checked; for a token that cannot, name what it\nmay call with --allowed-tools (e.g. --allowed-tools web.fetch).\n\nExit codes: 0 every MUST check (with --strict, every SHOULD too) was observed and passed; 1 a check failed\n(or never saw the gateway serve a call it needs); 2 the suite could not do its job: it could not run, or a\nMUST check (with --strict, a SHOULD too) could not observe its rule (each is named with the option that would\nlet it observe; accept named ones with --allow-unobserved).\n\nExample:\n  npx agent-gateway check --base-url http://127.0.0.1:8787 \\\n    --token-command "npx agent-gateway token agent-verified" \\\n    --denied-token-command "npx agent-gateway token agent-early" --report-junit reports/conformance.xml\n',
     )
     // What it does is loaded when it runs: the suite and its reporters are not read at every CLI start.
     .action(async (options: CheckOptions) => (await import('./check-run.ts')).runCheck(options));

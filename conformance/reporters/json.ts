@@ -2,14 +2,18 @@ import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
 import type { ConformanceReport } from '../runner.ts';
 
 /**
- * The JSON report (a CI contract): the tools checked (`tools: [{ name, path }]`), `checks: [{ id, title,
+ * The JSON report (a CI contract): the tools checked (`tools: [{ name, path, write_like }]`), `checks: [{ id, title,
  * spec_ref, level, verdict, unobserved, message, reproduction }]` and a summary with the exit code. `unobserved` says why a check could not observe
  * (`not-served` on a failure; a budget on an inconclusive), else null.
  */
 export function toJsonReport(report: ConformanceReport, exitCode: number) {
   return {
     target: report.target,
-    tools: report.tools ?? [],
+    tools: (report.tools ?? []).map((t) => ({
+      name: t.name,
+      path: t.path,
+      write_like: t.writeLike === true,
+    })),
     seed: report.seed,
     num_runs: report.numRuns,
     started_at: report.startedAt,
