@@ -81,6 +81,16 @@ export const SUITE_OPTION_ROWS: readonly OptionRow[] = [
     repeatable: true,
   },
   {
+    key: 'openapi',
+    path: ['openapi'],
+    flag: 'openapi',
+    query: 'openapi',
+    description:
+      "the gateway's OpenAPI 3.0 or 3.1 document (a file or an http(s) URL, JSON or YAML): the tools it describes are checked (paths, request bodies, write-like operations); --tool adds a tool or overrides one of the same name",
+    type: 'string',
+    required: false,
+  },
+  {
     key: 'allowedTools',
     path: ['allowedTools'],
     flag: 'allowed-tools',
@@ -105,7 +115,7 @@ export const SUITE_OPTION_ROWS: readonly OptionRow[] = [
     path: ['tier'],
     flag: 'tier',
     query: 'tier',
-    description: 'optional: the tier whoami must show for the token (authz.whoami-tier; skipped without it)',
+    description: 'the tier whoami must show for the token (authz.whoami-tier needs it)',
     type: 'string',
     required: false,
   },
@@ -114,7 +124,7 @@ export const SUITE_OPTION_ROWS: readonly OptionRow[] = [
     path: ['deniedTier'],
     flag: 'denied-tier',
     query: 'denied_tier',
-    description: 'optional: the tier whoami must show for the denied token',
+    description: 'the tier whoami must show for the denied token',
     type: 'string',
     required: false,
   },
@@ -206,6 +216,16 @@ export const SUITE_OPTION_ROWS: readonly OptionRow[] = [
     description:
       'comma-separated check ids you accept leaving unobserved (e.g. ratelimit.burst-429 for a limit beyond any budget): they do not make the run exit 2, and every report lists them',
     type: 'list',
+    required: false,
+  },
+  {
+    key: 'expectedResults',
+    path: ['expectedResults'],
+    flag: 'expected-results',
+    query: 'expected_results',
+    description:
+      'a YAML or JSON file mapping check ids to the verdict expected instead of pass (fail, skipped or inconclusive): listed verdicts neither fail the run nor make it exit 2; one that no longer happens is stale and fails the run',
+    type: 'string',
     required: false,
   },
   {

@@ -22,7 +22,7 @@ export interface Endpoint {
 /** Everything a check may use. */
 export interface CheckContext {
   client: SuiteClient;
-  has: { token: boolean; deniedToken: boolean; expiredToken: boolean; tier: boolean };
+  has: { token: boolean; deniedToken: boolean; expiredToken: boolean; revokedToken: boolean; tier: boolean };
   /** The protected endpoints by name: whoami first, then the tools checked, in their order. */
   endpoints: Readonly<Record<string, Endpoint>> & { readonly whoami: Endpoint };
   /** The tools the gateway declares (--tool; default web.search and web.fetch): the only ones called. */
@@ -101,7 +101,7 @@ export interface Check {
   specRef: SpecRef;
   level: Level;
   /** What the target must provide; without it the check is skipped, naming the missing option. */
-  needs?: ('token' | 'deniedToken' | 'expiredToken' | 'tier')[];
+  needs?: ('token' | 'deniedToken' | 'expiredToken' | 'revokedToken' | 'tier')[];
   run(ctx: CheckContext): Promise<CheckOutcome>;
 }
 

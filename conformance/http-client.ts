@@ -13,7 +13,7 @@ import type { TokenSource } from './token-source.ts';
 
 export interface ClientOptions {
   baseUrl: string;
-  tokens: { valid?: TokenSource; denied?: TokenSource; expired?: TokenSource };
+  tokens: { valid?: TokenSource; denied?: TokenSource; expired?: TokenSource; revoked?: TokenSource };
   /** Longest Retry-After the client waits; beyond it the request is reported as rate-limit exhausted. */
   maxWaitSeconds: number;
   /** Hard cap on retries of one request after 429 (spec section 7: retry loops must have a hard cap). */

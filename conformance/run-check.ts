@@ -18,8 +18,9 @@ import type { CheckResult, ExchangeRecord } from './types.ts';
 const MISSING_OPTION = {
   token: '--token or --token-command',
   deniedToken: '--denied-token or --denied-token-command',
-  expiredToken: '--expired-token or --expired-token-command (a genuine token past its lifetime; optional)',
-  tier: '--tier (the tier whoami must show for --token; optional)',
+  expiredToken: '--expired-token or --expired-token-command (a genuine token past its lifetime)',
+  revokedToken: '--revoked-token or --revoked-token-command (a genuine token the identity provider revoked)',
+  tier: '--tier (the tier whoami must show for --token)',
 };
 
 /** The check of retry safety (spec §4 rule 4): a repeat refused as a duplicate is its failure. */
@@ -60,6 +61,7 @@ export async function runOne(
         ...base,
         verdict: 'skipped',
         message: `needs ${missing.map((m) => MISSING_OPTION[m]).join(' and ')}`,
+        enabledBy: missing.map((m) => MISSING_OPTION[m]).join(' and '),
         durationMs: 0,
         requests: 0,
       },

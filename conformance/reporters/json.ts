@@ -22,6 +22,7 @@ export function toJsonReport(report: ConformanceReport, exitCode: number) {
     time_budget_seconds: report.timeBudgetSeconds,
     waited_ms: report.waitedMs,
     allowed_unobserved: report.allowedUnobserved ?? [],
+    expected_results: report.expectedResults ?? {},
     checks: report.checks.map((c) => ({
       id: c.id,
       title: c.title,
@@ -29,6 +30,7 @@ export function toJsonReport(report: ConformanceReport, exitCode: number) {
       level: c.level,
       verdict: c.verdict,
       unobserved: c.unobserved ?? null,
+      enabled_by: c.enabledBy ?? null,
       message: c.message,
       reproduction: c.reproduction ?? null,
       duration_ms: c.durationMs,
@@ -46,6 +48,8 @@ export function toJsonReport(report: ConformanceReport, exitCode: number) {
       not_served: report.summary.notServed,
       inconclusive_by: report.summary.inconclusiveBy,
       must_unobserved: report.summary.mustUnobserved,
+      expected_failures: report.summary.expectedFailures ?? 0,
+      stale_expectations: report.summary.stale ?? [],
       exit_code: exitCode,
     },
   };

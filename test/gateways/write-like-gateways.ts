@@ -44,7 +44,10 @@ export function snapshotGateway(options: { refuseKeyed?: boolean; declaration?: 
         if (options.refuseKeyed || key === '' || key !== first) return jsonError(409, 'snapshot_exists');
         return response;
       },
-      { config: { tools: { 'web.snapshot': { path: SNAPSHOT_PATH, tiers: ['verified'] } } } },
+      // Declared write-like in the config: its OpenAPI operation says x-write-like (check --openapi reads it).
+      {
+        config: { tools: { 'web.snapshot': { path: SNAPSHOT_PATH, tiers: ['verified'], write_like: true } } },
+      },
       (gateway) => ({
         ...tokensOf(gateway),
         tools: ['web.search', 'web.fetch', options.declaration ?? SNAPSHOT_WRITE_LIKE],
