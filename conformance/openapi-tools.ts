@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { SPEC_ENDPOINTS } from '../vocabulary/endpoints.ts';
 import { IDENTITY_HEADER } from '../vocabulary/identity-header.ts';
-import { TOOL_NAME_PATTERN, TOOL_NAMES, TOOLS } from '../vocabulary/tools.ts';
+import { SPEC_TOOL_NAMES, type SpecToolName, TOOL_NAME_PATTERN, TOOLS } from '../vocabulary/tools.ts';
 import { CannotRunError } from './cannot-run-error.ts';
 import { IDEMPOTENCY_KEY_HEADER } from './idempotency-key.ts';
 import type { ToolDeclaration } from './suite-tools.ts';
@@ -258,9 +258,7 @@ function toolNameOf(path: string, operation: Json): string | undefined {
   return name.length <= 64 && TOOL_NAME_PATTERN.test(name) ? name : undefined;
 }
 
-const SPEC_TOOL_AT = new Map<string, (typeof TOOL_NAMES)[number]>(
-  TOOL_NAMES.map((name) => [TOOLS[name].path, name]),
-);
+const SPEC_TOOL_AT = new Map<string, SpecToolName>(SPEC_TOOL_NAMES.map((name) => [TOOLS[name].path, name]));
 
 /**
  * Reads a gateway's tools from its OpenAPI document (a file or an http(s) URL, JSON or YAML) by the rules
@@ -315,7 +313,7 @@ export async function openApiTools(source: string): Promise<OpenApiTools> {
     .filter(([, e]) => !described.has(`${e.method} ${e.path}`))
     .map(([id, e]) => `${e.method} ${e.path} (${id})`);
   if (missing.length > 0) {
-    const missingTools = TOOL_NAMES.filter((name) => !tools.some((t) => t.name === name));
+    const missingTools = SPEC_TOOL_NAMES.filter((name) => !tools.some((t) => t.name === name));
     notes.unshift(
       `the OpenAPI document ${source} does not describe ${missing.join(', ')}${missingTools.length > 0 ? `: ${missingTools.join(' and ')} not checked (the suite never requires a tool a gateway does not declare)` : ''}${missing.some((m) => /\((health|whoami)\)/.test(m)) ? '; health and whoami are checked all the same (every gateway serves them, spec §4)' : ''}`,
     );

@@ -11,7 +11,7 @@ import { commandToken, staticToken, type TokenSource } from '../../conformance/t
 import { shellQuote } from '../../conformance/token-value.ts';
 import type { CheckResult, Reproduction } from '../../conformance/types.ts';
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
-import { TOOL_NAMES } from '../../vocabulary/tools.ts';
+import { SPEC_TOOL_NAMES } from '../../vocabulary/tools.ts';
 import { TOKEN_ROLES, type TokenRole } from '../check-token-options.ts';
 import { CliError, EXIT } from '../cli-options.ts';
 import { camelOf } from '../option-flags.ts';
@@ -165,7 +165,7 @@ export function checkPreamble(
     const head = (tool.split('=')[0] ?? tool).trim();
     return head.endsWith(WRITE_LIKE_MARK) ? `${head.slice(0, -WRITE_LIKE_MARK.length)} (write-like)` : head;
   });
-  const names = declared.length > 0 ? declared : [...TOOL_NAMES];
+  const names = declared.length > 0 ? declared : [...SPEC_TOOL_NAMES];
   const narrowed = names
     .map((tool) => tool.replace(' (write-like)', ''))
     .filter((tool) => options.allowedTools && !options.allowedTools.includes(tool));
