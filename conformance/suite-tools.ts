@@ -1,4 +1,4 @@
-import { TOOL_NAME_PATTERN, TOOL_NAMES, TOOLS } from '../vocabulary/tools.ts';
+import { SPEC_TOOL_NAMES, TOOL_NAME_PATTERN, type TOOL_NAMES, TOOLS } from '../vocabulary/tools.ts';
 import { CannotRunError } from './cannot-run-error.ts';
 
 /**
@@ -54,7 +54,7 @@ export function checkJsonBody(label: string, body: string): void {
 }
 
 const isSpecTool = (name: string): name is (typeof TOOL_NAMES)[number] =>
-  (TOOL_NAMES as readonly string[]).includes(name);
+  (SPEC_TOOL_NAMES as readonly string[]).includes(name);
 
 /**
  * The tools a run calls: those declared, in their order, or by default the spec's two at section 4's paths.
@@ -67,7 +67,7 @@ export function suiteTools(
   specBodies: Partial<Record<(typeof TOOL_NAMES)[number], string>> = {},
 ): SuiteTool[] {
   const list: readonly ToolDeclaration[] =
-    declared && declared.length > 0 ? declared : TOOL_NAMES.map((name) => ({ name }));
+    declared && declared.length > 0 ? declared : SPEC_TOOL_NAMES.map((name) => ({ name }));
   const tools = list.map((tool): SuiteTool => {
     if (tool.name.length > 64 || !TOOL_NAME_PATTERN.test(tool.name))
       throw new CannotRunError(

@@ -10,7 +10,7 @@ import { commandToken, staticToken, type TokenSource } from '../../conformance/t
 import { shellQuote } from '../../conformance/token-value.ts';
 import type { CheckResult, Reproduction } from '../../conformance/types.ts';
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
-import { TOOL_NAMES } from '../../vocabulary/tools.ts';
+import { SPEC_TOOL_NAMES } from '../../vocabulary/tools.ts';
 import { CliError, EXIT } from '../cli-options.ts';
 import { camelOf } from '../option-flags.ts';
 import { SUITE_OPTION_ROWS } from '../option-tables.ts';
@@ -146,7 +146,7 @@ export function checkPreamble(
       ? ''
       : ` (no denied token: ${needDenied.join(', ')} will be skipped)`;
   const declared = (options.tool ?? []).map((tool) => tool.split('=')[0] ?? tool);
-  const names = declared.length > 0 ? declared : [...TOOL_NAMES];
+  const names = declared.length > 0 ? declared : [...SPEC_TOOL_NAMES];
   const narrowed = names.filter((tool) => options.allowedTools && !options.allowedTools.includes(tool));
   const toolNote = `\nTools: ${names.join(', ')}${declared.length > 0 ? ' (--tool)' : " (the spec's; declare your gateway's with --tool NAME=PATH)"}${
     narrowed.length > 0
