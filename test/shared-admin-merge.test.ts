@@ -59,8 +59,12 @@ describeWithRedis('the shared admin state is rebuilt from the copies, newest val
     return admin;
   };
   const emptied = async (admin: RedisAdmin) => {
-    const keys = await connection.redis.keys(`${admin.keys.seed.replace(/admin:seed$/, '')}*`);
-    if (keys.length > 0) await connection.redis.del(...keys);
+    // Every key of its prefix, as a restart without persistence loses them.
+    await connection.redis.eval(
+      "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end return 1",
+      0,
+      `${admin.keys.seed.replace(/admin:seed$/, '')}*`,
+    );
   };
   const tools = ['web.search'];
 
