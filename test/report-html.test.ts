@@ -47,6 +47,7 @@ describe('check --report-html', () => {
       'unobserved',
       'remedy',
       'blocking',
+      'enabled_by',
       'message',
       'reproduction',
       'duration_ms',

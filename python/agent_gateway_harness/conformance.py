@@ -13,8 +13,8 @@ In a test module::
 pytest then collects `test_my_gateway::health.without-token`, `test_my_gateway::auth.missing-token`, ...,
 each marked `must` or `should` (and `conformance`). The first item that runs runs `agent-gateway check`
 once, with `--only` the items selected (`-k`, `-m`), and every item reports its check's verdict: pass,
-fail (the check's message and reproduction), skipped (the reason), or not observed (a failure when it keeps
-the CLI from passing, a skip otherwise). The options are the CLI's own, passed through as they are, so any
+fail (the check's message and reproduction), skipped or not observed (a failure when it keeps the CLI from
+passing, a skip with the reason otherwise), or as an expected-results file says (xfail, or a failure when stale). The options are the CLI's own, passed through as they are, so any
 option of `check` works here the day the CLI has it.
 """
 
@@ -186,17 +186,26 @@ def failure_text(check):
     return "\n".join(lines)
 
 
-def judge(check):
-    """One check's verdict as a pytest outcome, as the CLI judges it."""
+def judge(check, expected=None):
+    """One check's verdict as a pytest outcome, as the CLI judges it. `expected`: the verdict an
+    expected-results file (--expected-results) lists for the check, if any."""
     verdict = check["verdict"]
+    if expected is not None:
+        if expected != verdict:
+            pytest.fail(
+                f"{check['id']}: the expected-results file lists {expected}, the check gave {verdict} "
+                f"(a stale expectation: update the file): {check['message']}",
+                pytrace=False,
+            )
+        if verdict == "fail":
+            pytest.xfail(f"expected to fail (expected-results file): {check['message']}")
+        pytest.skip(f"expected {verdict} (expected-results file): {check['message']}")
     if verdict == "pass":
         return
     if verdict == "fail":
         pytest.fail(failure_text(check), pytrace=False)
-    if verdict == "skipped":
-        pytest.skip(check["message"])
-    # Inconclusive: the check could not observe its rule. Never a pass ("green means seen").
-    why = f"not observed ({check.get('unobserved')}): {check['message']}"
+    # Skipped or inconclusive: the check did not observe its rule. Never a pass ("green means seen").
+    why = check["message"] if verdict == "skipped" else f"not observed ({check.get('unobserved')}): {check['message']}"
     if check.get("remedy"):
         why += f"\nremedy: {check['remedy']}"
     if check.get("blocking"):
@@ -232,7 +241,7 @@ def _item_function(collector, check_id):
         check = next((c for c in outcome["checks"] if c["id"] == check_id), None)
         if check is None:
             pytest.fail(f"the CLI's report has no verdict for {check_id}", pytrace=False)
-        judge(check)
+        judge(check, (outcome.get("expected_results") or {}).get(check_id))
 
     run_check.__name__ = check_id
     return run_check

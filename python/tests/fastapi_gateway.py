@@ -2,7 +2,7 @@
 conformance suite runs as pytest items against a Python gateway (test_conformance_items.py).
 
 It follows the spec: health without a token; whoami and the two tools behind `X-Agent-Identity` (signed
-tokens that expire, 401 missing_identity_token / invalid_identity_token); tiers (early_access: web.fetch;
+tokens that expire or are revoked, 401 missing_identity_token / invalid_identity_token); tiers (early_access: web.fetch;
 verified: both tools, 403 access_denied otherwise); JSON errors with a code; a fixed-window rate limit per
 token on the tools (429 rate_limited with a truthful Retry-After). `create_app(fault=...)` breaks one rule:
 `"missing-token-code"` answers a request without the header with invalid_identity_token.
@@ -36,9 +36,10 @@ def error(status, code, message, headers=None):
 class Tokens:
     """Signed tokens `payload.signature` carrying the agent and an expiry: any change to one is refused."""
 
-    def __init__(self, secret=None, clock=time.time):
+    def __init__(self, secret=None, clock=time.time, revoked=()):
         self._secret = secret or secrets.token_bytes(32)
         self._clock = clock
+        self.revoked = set(revoked)
 
     def _sign(self, payload):
         return hmac.new(self._secret, payload.encode("ascii"), hashlib.sha256).hexdigest()
@@ -50,8 +51,11 @@ class Tokens:
 
     def verify(self, token):
         """The agent of a valid, unexpired token; else None."""
+        # Header values may carry any byte (latin-1 here): compare_digest takes ASCII text only.
+        if not token.isascii() or token in self.revoked:
+            return None
         payload, dot, signature = token.partition(".")
-        if not dot or not payload.isascii() or not hmac.compare_digest(self._sign(payload), signature):
+        if not dot or not hmac.compare_digest(self._sign(payload), signature):
             return None
         try:
             claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
@@ -82,12 +86,13 @@ class FixedWindow:
         return None
 
 
-def create_app(fault=None, secret=None, clock=time.time):
-    """The gateway's app; tokens signed with `secret` (random when None), so a test can mint them first."""
+def create_app(fault=None, secret=None, clock=time.time, revoked=()):
+    """The gateway's app; tokens signed with `secret` (random when None), so a test can mint them first;
+    `revoked`: tokens its identity provider revoked before their expiry."""
     if fault not in FAULTS:
         raise ValueError(f"fault must be one of {FAULTS}")
     app = FastAPI(title="FastAPI agent tool gateway")
-    app.state.tokens = Tokens(secret, clock)
+    app.state.tokens = Tokens(secret, clock, revoked)
     limiter = FixedWindow(clock)
 
     @app.exception_handler(HTTPException)
@@ -154,8 +159,8 @@ def create_app(fault=None, secret=None, clock=time.time):
 class ServedGateway:
     """The app served by uvicorn on a free loopback port, in a thread: `.url`, `.token(agent)`, `.stop()`."""
 
-    def __init__(self, fault=None, secret=None):
-        self.app = create_app(fault, secret)
+    def __init__(self, fault=None, secret=None, revoked=()):
+        self.app = create_app(fault, secret, revoked=revoked)
         self._socket = socket.socket()
         self._socket.bind(("127.0.0.1", 0))
         self.url = "http://127.0.0.1:%d" % self._socket.getsockname()[1]

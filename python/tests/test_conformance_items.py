@@ -18,11 +18,12 @@ from fastapi_gateway import ServedGateway, Tokens
 
 SECRET = b"conformance-items-test-secret"
 tokens = Tokens(SECRET)
+REVOKED = tokens.mint("agent-verified")
 
 
 @pytest.fixture(scope="session")
 def fastapi_gateway_url():
-    served = ServedGateway(fault={fault!r}, secret=SECRET)
+    served = ServedGateway(fault={fault!r}, secret=SECRET, revoked=[REVOKED])
     yield served.url
     served.stop()
 
@@ -32,9 +33,11 @@ test_fastapi_gateway = Conformance(
     token=tokens.mint("agent-verified"),
     denied_token=tokens.mint("agent-early"),
     expired_token=tokens.mint("agent-verified", ttl_seconds=-60),
+    revoked_token=REVOKED,
     tier="verified",
     denied_tier="early_access",
     num_runs=3,
+    seed=7,  # one commit, one result: the cases generated are the same every run
 )
 """
 
@@ -127,3 +130,14 @@ def test_not_observed_is_never_a_pass():
         judge(dict(blocking, blocking=False, level="SHOULD"))
     with pytest.raises(pytest.skip.Exception, match="no denied token"):
         judge(dict(CHECK, verdict="skipped", message="no denied token"))
+    # A MUST check skipped for want of an input keeps the CLI from passing: so it fails its item.
+    with pytest.raises(pytest.fail.Exception, match="give --denied-token"):
+        judge(dict(CHECK, verdict="skipped", message="no denied token", remedy="give --denied-token", blocking=True))
+
+
+def test_an_expected_results_file_is_followed():
+    failing = dict(CHECK, verdict="fail", message="retry.sequential differs")
+    with pytest.raises(pytest.xfail.Exception, match="expected to fail"):
+        judge(failing, expected="fail")
+    with pytest.raises(pytest.fail.Exception, match="stale expectation"):
+        judge(dict(failing, verdict="pass"), expected="fail")
