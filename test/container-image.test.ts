@@ -114,11 +114,34 @@ describeNeeding(PODMAN, 'container image', 'the container image, built and run w
     expect(report.body.violations).toEqual([]);
   });
 
-  it('passes `check` run from outside against the gateway in the container', () => {
+  it('passes `check` run from outside against the gateway in the container', async () => {
+    // The stateful inputs, through the admin API: a token revoked before its expiry (agent-early's tokens
+    // revoked; the denied token is minted after), and one past its lifetime (the clock moved past the
+    // mounted config's 1234 s; the valid tokens are minted after).
+    const admin = { 'X-Admin-Key': ADMIN_KEY };
+    const revoked = String(
+      (await json(`${gateway}/idp/token`, post({ api_key: apiKeyOf('agent-early') }))).body.token,
+    );
+    expect(
+      (await fetch(`${gateway}/__admin/agents/agent-early/revoke-tokens`, { method: 'POST', headers: admin }))
+        .status,
+    ).toBe(200);
+    const expired = String(
+      (await json(`${gateway}/idp/token`, post({ api_key: apiKeyOf('agent-verified') }))).body.token,
+    );
+    expect((await json(`${gateway}/__admin/clock/advance`, post({ seconds: 1300 }, admin))).status).toBe(200);
     const run = cli([
       'check',
       '--base-url',
       gateway,
+      '--expired-token',
+      expired,
+      '--revoked-token',
+      revoked,
+      '--tier',
+      'verified',
+      '--denied-tier',
+      'early_access',
       '--token-command',
       `${process.execPath} ${CLI} token agent-verified --base-url ${gateway}`,
       '--denied-token-command',
