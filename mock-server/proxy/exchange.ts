@@ -22,7 +22,7 @@ import { answerOwn, type OwnExchange, writeOwn } from './own-answer.ts';
 import type { ProxyDeadlines } from './proxy-options.ts';
 import { cutOffFinding, failureAnswer } from './target-failures.ts';
 import type { Upstream } from './upstream.ts';
-import { carriesAdminKey, collector, endToEnd, withoutAdminKey } from './wire.ts';
+import { adminKeyWatch, collector, endToEnd, withoutAdminKey } from './wire.ts';
 
 /*
  * One exchange through the proxy, as its steps: the admin API served by the proxy's own gateway; the call's
@@ -195,6 +195,7 @@ export interface ExchangeParts extends ForwardSetting {
 export function createExchangeHandler(parts: ExchangeParts) {
   const { gateway, names, keys, adminKey, isCredential } = parts;
   const { runtime } = gateway;
+  const carriesAdminKey = adminKeyWatch(adminKey);
   // The proxy's tools are its config's, fixed for its life (a scenario changes tools' policies only).
   const targets = new Set(faultTargets(runtime.tools));
 
@@ -207,7 +208,7 @@ export function createExchangeHandler(parts: ExchangeParts) {
     const path = routingPath(request.path);
     if (adminKey && isAdminPath(path)) return serveAdmin(request, res);
     // A URL that carries the proxy's admin key is not forwarded (nor journaled with it).
-    const leaksKey = adminKey !== undefined && carriesAdminKey(req.url ?? '', adminKey);
+    const leaksKey = carriesAdminKey(req.url ?? '');
     if (leaksKey) request = Object.create(request, { path: { value: '/[REDACTED]' }, query: { value: '' } });
     const started = performance.now();
     const operation = operationOf(path, runtime.tools);
@@ -221,7 +222,7 @@ export function createExchangeHandler(parts: ExchangeParts) {
       Math.max(capturedBytes(keep), toolNamed(runtime.tools, operation) || learns ? ANALYSED_BYTES : 0),
     );
     // The proxy's own credentials are neither forwarded nor journaled.
-    const requestHeaders = withoutAdminKey(req.rawHeaders, adminKey);
+    const requestHeaders = adminKey ? withoutAdminKey(req.rawHeaders, carriesAdminKey) : req.rawHeaders;
     const record = createExchangeRecord({
       runtime,
       ctx,

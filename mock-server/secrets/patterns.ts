@@ -10,6 +10,8 @@ export type SecretKind =
   | 'own_api_key'
   | 'api_key'
   | 'canary_secret'
+  /** The gateway's or the proxy's own admin key, in any encoding. */
+  | 'admin_key'
   | 'aws_access_key'
   | 'github_token'
   | 'openai_style_key'
