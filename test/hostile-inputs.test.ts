@@ -1,0 +1,108 @@
+import { closeSync, mkdtempSync, openSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { MAX_RECORDING_BYTES } from '../cli/commands/scenario.ts';
+import { KEPT_BODY_BYTES, MAX_JSON_NESTING } from '../mock-server/scenarios/replay-convert.ts';
+import type { ScenarioInput } from '../mock-server/scenarios/scenarios.ts';
+import { runCli } from './support/cli.ts';
+
+/*
+ * Bad input is one line, never a crash: hostile recordings given to the real `agent-gateway` process. The
+ * large inputs are written to a temporary folder and removed; none is committed.
+ */
+
+let dir = '';
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'hostile-inputs-'));
+});
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A HAR of one whoami answer whose body text is written in chunks (never held whole by the test). */
+function harWithBody(file: string, chunks: Iterable<string>, size: number) {
+  const entry = {
+    startedDateTime: '2026-01-01T00:00:00Z',
+    request: {
+      method: 'GET',
+      url: 'https://gw.example/v1/whoami',
+      headers: [{ name: 'X-Agent-Identity', value: 't' }],
+    },
+    response: { status: 200, headers: [], content: { size, mimeType: 'application/json', text: '@BODY@' } },
+  };
+  const [before, after] = JSON.stringify({ log: { version: '1.2', entries: [entry] } }).split('"@BODY@"') as [
+    string,
+    string,
+  ];
+  const fd = openSync(file, 'w');
+  try {
+    writeSync(fd, `${before}"`);
+    for (const chunk of chunks) writeSync(fd, chunk);
+    writeSync(fd, `"${after}`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** One line of error (the recording error's own list aside), exit 2, never a stack trace. */
+const expectRefusal = (result: { code: number; stderr: string }, message: RegExp) => {
+  expect(result.code, result.stderr).toBe(2);
+  expect(result.stderr).toMatch(message);
+  expect(result.stderr).not.toMatch(/\n\s+at |RangeError|FATAL|heap/);
+};
+
+describe('scenario from-har on hostile recordings', () => {
+  it('a body far past what a scenario keeps: only its start is read, and the scenario says so', async () => {
+    const file = join(dir, 'large-body.har');
+    const mb = 'x'.repeat(1024 * 1024);
+    harWithBody(
+      file,
+      (function* () {
+        for (let i = 0; i < 24; i++) yield mb;
+      })(),
+      24 * mb.length,
+    );
+    const result = await runCli(['scenario', 'from-har', file], { timeoutMs: 120_000 });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain(`the scenario keeps its first ${KEPT_BODY_BYTES}`);
+    const scenario = parse(result.stdout) as ScenarioInput;
+    const answer = scenario.replay?.agents['recorded-agent']?.[0];
+    expect(answer?.body?.length).toBe(KEPT_BODY_BYTES);
+  }, 180_000);
+
+  it('a file over the stated cap is refused before it is read', async () => {
+    const file = join(dir, 'over-cap.har');
+    writeFileSync(file, '{"log":');
+    // Sparse: no disk or memory spent on the bytes the refusal never reads.
+    truncateSync(file, MAX_RECORDING_BYTES + 1);
+    const result = await runCli(['scenario', 'from-har', file]);
+    expectRefusal(
+      result,
+      new RegExp(`^agent-gateway: Cannot read .*over-cap\\.har: larger than ${MAX_RECORDING_BYTES} bytes`),
+    );
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('a 100,000-deep JSON body is kept as text; as deep in the HAR or a journal line, no crash either', async () => {
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const body = join(dir, 'deep-body.har');
+    harWithBody(body, [deep], deep.length);
+    const kept = await runCli(['scenario', 'from-har', body]);
+    expect(kept.code, kept.stderr).toBe(0);
+    expect(kept.stderr).toContain(`nests deeper than ${MAX_JSON_NESTING} arrays or objects: kept as text`);
+    expect((parse(kept.stdout) as ScenarioInput).replay?.agents['recorded-agent']?.[0]?.body).toBe(deep);
+
+    const inHar = join(dir, 'deep-har.har');
+    writeFileSync(inHar, `{"log":{"version":"1.2","_x":${deep},"entries":[]}}`);
+    expectRefusal(
+      await runCli(['scenario', 'from-har', inHar]),
+      /no answer to whoami, web search or web fetch/,
+    );
+
+    const line = join(dir, 'deep-line.ndjson');
+    writeFileSync(line, `{"seq":1,"x":${deep}}\n`);
+    expectRefusal(await runCli(['scenario', 'from-har', line]), /Invalid recording .*deep-line\.ndjson/);
+  }, 120_000);
+});
