@@ -1,9 +1,20 @@
-import { closeSync, mkdtempSync, openSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { MAX_RECORDING_BYTES } from '../cli/commands/scenario.ts';
+import { createGateway } from '../mock-server/gateway.ts';
 import { KEPT_BODY_BYTES, MAX_JSON_NESTING } from '../mock-server/scenarios/replay-convert.ts';
 import type { ScenarioInput } from '../mock-server/scenarios/scenarios.ts';
 import { runCli } from './support/cli.ts';
@@ -105,4 +116,56 @@ describe('scenario from-har on hostile recordings', () => {
     writeFileSync(line, `{"seq":1,"x":${deep}}\n`);
     expectRefusal(await runCli(['scenario', 'from-har', line]), /Invalid recording .*deep-line\.ndjson/);
   }, 120_000);
+});
+
+describe("an extra tool's fixture is read only from inside the config's folder", () => {
+  const configWith = (name: string, fixture: string) => {
+    const folder = join(dir, name);
+    mkdirSync(folder, { recursive: true });
+    const file = join(folder, 'gateway.yaml');
+    writeFileSync(
+      file,
+      `tools:\n  docs.lookup:\n    path: /v1/docs/lookup\n    tiers: [verified]\n    answer: { fixture: ${JSON.stringify(fixture)} }\n`,
+    );
+    return { folder, file };
+  };
+
+  it('refuses at start, exit 2 in one line: an absolute path elsewhere, a way up, a link leading out', async () => {
+    writeFileSync(join(dir, 'outside.json'), '{"secret":"outside-the-folder"}');
+    const cases = [
+      configWith('absolute', '/proc/self/environ'),
+      configWith('up', '../outside.json'),
+      (() => {
+        const made = configWith('linked', 'answers/env.json');
+        mkdirSync(join(made.folder, 'answers'));
+        symlinkSync('/proc/self/environ', join(made.folder, 'answers', 'env.json'));
+        return made;
+      })(),
+    ];
+    for (const { file } of cases) {
+      const result = await runCli(['serve', '--port', '0', '--config', file], { timeoutMs: 30_000 });
+      expectRefusal(
+        result,
+        /tools\.docs\.lookup\.answer\.fixture: must be a file inside the config's folder/,
+      );
+      expect(result.stdout).not.toMatch(/listening on/);
+    }
+  }, 120_000);
+
+  it('a fixture below the config folder is served', async () => {
+    const { folder, file } = configWith('inside', 'answers/lookup.json');
+    mkdirSync(join(folder, 'answers'));
+    writeFileSync(join(folder, 'answers', 'lookup.json'), '{"title":"inside"}');
+    const gateway = createGateway({ configFile: file, adminKey: 'hostile-admin-key' });
+    const token = gateway.mintToken('agent-verified');
+    const res = await gateway.fetch(
+      new Request('http://gw.test/v1/docs/lookup', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-agent-identity': token },
+        body: '{"q":"x"}',
+      }),
+    );
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ title: 'inside' });
+  });
 });
