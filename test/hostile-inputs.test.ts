@@ -9,11 +9,13 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { MAX_RECORDING_BYTES } from '../cli/commands/scenario.ts';
+import { type ServeProcess, spawnServe } from '../dev/spawn-serve.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import { KEPT_BODY_BYTES, MAX_JSON_NESTING } from '../mock-server/scenarios/replay-convert.ts';
 import type { ScenarioInput } from '../mock-server/scenarios/scenarios.ts';
@@ -168,4 +170,62 @@ describe("an extra tool's fixture is read only from inside the config's folder",
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ title: 'inside' });
   });
+});
+
+describe('malformed framing through the proxy is refused at the proxy, as the gateway refuses it', () => {
+  const ADMIN = 'hostile-framing-admin';
+  let gateway: ServeProcess;
+  let proxy: ServeProcess;
+  let token = '';
+  beforeAll(async () => {
+    gateway = await spawnServe([], { env: { AGENT_GATEWAY_ADMIN_KEY: ADMIN } });
+    proxy = await spawnServe(['--target', gateway.url], {
+      command: 'proxy',
+      env: { AGENT_GATEWAY_ADMIN_KEY: ADMIN },
+    });
+    const minted = await fetch(`${gateway.url}/__admin/agents/agent-verified/tokens`, {
+      method: 'POST',
+      headers: { 'x-admin-key': ADMIN },
+    });
+    token = ((await minted.json()) as { token: string }).token;
+  }, 60_000);
+  afterAll(async () => {
+    await proxy?.stop();
+    await gateway?.stop();
+  });
+
+  /** Raw bytes on a fresh connection; what came back once the server closed it (or after `waitMs`). */
+  const rawExchange = (url: string, bytes: string) =>
+    new Promise<string>((resolve, reject) => {
+      const { port } = new URL(url);
+      const socket = connect(Number(port), '127.0.0.1');
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => {
+        answer += chunk.toString();
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve(answer));
+      socket.write(bytes);
+    });
+
+  it('a chunk size line ending in a bare LF: 400 invalid_request from both, never a 502 blamed on the target', async () => {
+    const request = (base: string) =>
+      `POST /v1/web/search HTTP/1.1\r\nHost: ${new URL(base).host}\r\nX-Agent-Identity: ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n11\n{"query":"hello"}\n0\n\n`;
+    const statusAndBody = (answer: string) => ({
+      status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]),
+      body: JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>,
+    });
+    const direct = statusAndBody(await rawExchange(gateway.url, request(gateway.url)));
+    const proxied = statusAndBody(await rawExchange(proxy.url, request(proxy.url)));
+    expect(direct).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+    expect(proxied.status).toBe(400);
+    expect(proxied.body).toMatchObject({ code: 'invalid_request', http_error: direct.body.http_error });
+    // Journaled as the proxy's own refusal, not as the target's failure (no upstream fault, no finding).
+    const journal = (await (
+      await fetch(`${proxy.url}/__admin/journal`, { headers: { 'x-admin-key': ADMIN } })
+    ).json()) as { entries: { status: number; fault?: string; findings?: unknown[] }[] };
+    const entry = journal.entries.at(-1);
+    expect(entry).toMatchObject({ status: 400, fault: 'proxy:bad_request' });
+    expect(entry?.findings).toBeUndefined();
+  }, 60_000);
 });

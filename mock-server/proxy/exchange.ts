@@ -152,6 +152,7 @@ export function forwardToTarget(
     deadlines: setting.deadlines,
     requestBody: exchange.requestBody,
     answerCapacity,
+    onAbort: request.onAbort?.bind(request),
     answered: ({ status, answeredAt, raw, body, writtenAt, cutOff }) => {
       if (cutOff) {
         ctx.note.fault = `proxy:${cutOff.kind}`;
@@ -165,7 +166,10 @@ export function forwardToTarget(
         ctx.note.fault = 'proxy:agent_gone';
         return record(0, performance.now(), { raw: [] });
       }
-      const { error, fault, findings } = failureAnswer(failure);
+      const { error, fault, findings } =
+        failure.kind === 'bad_request'
+          ? { error: failure.error, fault: 'proxy:bad_request', findings: undefined }
+          : failureAnswer(failure);
       ctx.note.fault = fault;
       if (findings) ctx.note.findings = findings;
       if (res.destroyed) return record(0, performance.now(), { raw: [] });
