@@ -16,6 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { MAX_RECORDING_BYTES } from '../cli/commands/scenario.ts';
 import { type ServeProcess, spawnServe } from '../dev/spawn-serve.ts';
+import { loadConfig } from '../mock-server/config/load-config.ts';
+import { MAX_TOOLS } from '../mock-server/config/schema.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import { KEPT_BODY_BYTES, MAX_JSON_NESTING } from '../mock-server/scenarios/replay-convert.ts';
 import type { ScenarioInput } from '../mock-server/scenarios/scenarios.ts';
@@ -228,4 +230,40 @@ describe('malformed framing through the proxy is refused at the proxy, as the ga
     expect(entry).toMatchObject({ status: 400, fault: 'proxy:bad_request' });
     expect(entry?.findings).toBeUndefined();
   }, 60_000);
+});
+
+describe('documents generated from the config stay bounded: a cap on tools', () => {
+  const toolsConfig = (name: string, extra: number) => {
+    const lines = ['tools:'];
+    for (let i = 0; i < extra; i++) lines.push(`  extra.t${i}: { path: /v1/extra/t${i}, tiers: [verified] }`);
+    const file = join(dir, name);
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    return file;
+  };
+  const builtIn = Object.keys(loadConfig().tools).length;
+
+  it('5,000 extra tools: refused at start, exit 2, naming the cap', async () => {
+    const result = await runCli(['serve', '--port', '0', '--config', toolsConfig('many-tools.yaml', 5_000)], {
+      timeoutMs: 60_000,
+    });
+    expectRefusal(
+      result,
+      new RegExp(
+        `tools: at most ${MAX_TOOLS} tools, built-in ones included \\(${5_000 + builtIn} declared\\)`,
+      ),
+    );
+    expect(result.stdout).not.toMatch(/listening on/);
+  }, 90_000);
+
+  it('at the cap, the OpenAPI document holds every tool and stays under 2 MB', async () => {
+    const gateway = createGateway({ configFile: toolsConfig('cap-tools.yaml', MAX_TOOLS - builtIn) });
+    const res = await gateway.fetch(new Request('http://gw.test/openapi.json'));
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(text).toContain(`/v1/extra/t${MAX_TOOLS - builtIn - 1}`);
+    expect(Buffer.byteLength(text)).toBeLessThan(2 * 1024 * 1024);
+    expect(() =>
+      createGateway({ configFile: toolsConfig('over-cap.yaml', MAX_TOOLS - builtIn + 1) }),
+    ).toThrow(/at most 100 tools/);
+  });
 });
