@@ -123,5 +123,4 @@ function headerList(headers: Readonly<Record<string, string>>): string[] {
 
 /** Text the caller chose, with any token or API key in it redacted, and credentials by place (`;jsessionid=`). */
 const redacted = (ctx: CallContext, text: string) =>
-  ctx.runtime.scanSecrets(redactCredentials(text), { token: tokenOf(ctx), agentId: ctx.note.agent })
-    .redacted;
+  ctx.runtime.scanSecrets(redactCredentials(text), { token: tokenOf(ctx), agentId: ctx.note.agent }).redacted;
