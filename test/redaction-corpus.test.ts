@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServeProcess, spawnServe } from '../dev/spawn-serve.ts';
+import { createGateway } from '../mock-server/gateway.ts';
 import { captureBody } from '../mock-server/journal/exchange-capture.ts';
 import { createSecretScanner } from '../mock-server/secrets/secrets.ts';
 import { IDENTITY_HEADER_KEY } from '../vocabulary/identity-header.ts';
@@ -383,6 +384,11 @@ describe('the shapes, one by one, through the one redaction (no scan: by place a
     ['primaryKey', '{"primaryKey":"shape-primary-9"}', 'shape-primary-9'],
     ['curl -u', 'curl -u bob:shape-curl-10 https://x', 'shape-curl-10'],
     ['curl --user=', 'curl --user=bob:shape-curl-11 https://x', 'shape-curl-11'],
+    [
+      'a YAML line in a JSON string',
+      JSON.stringify({ note: 'user: bob\npassword: shape-yaml-12' }),
+      'shape-yaml-12',
+    ],
   ];
   it.each(SHAPES)('%s', (_name, text, secret) => {
     expect(captureBody(text, 100_000, same)).not.toContain(secret);
@@ -406,5 +412,24 @@ describe('the shapes, one by one, through the one redaction (no scan: by place a
   it('keeps what holds no credential: counts, identifiers, prose', () => {
     const text = JSON.stringify({ max_tokens: 100, sort_key: 'name', note: 'use -u to update: done' });
     expect(captureBody(text, 100_000, same)).toBe(text);
+  });
+});
+
+describe("the gateway's own journal reads the same way", () => {
+  it('a search query quoting JSON with a number under a credential name keeps no credential', async () => {
+    const gateway = createGateway({ log: () => {} });
+    const token = gateway.mintToken('agent-verified');
+    const query = 'why does {"password": 8675309, "tokens": ["query-json-tok-1"]} fail';
+    const res = await gateway.fetch(
+      new Request('http://gw.test/v1/web/search', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [IDENTITY_HEADER_KEY]: token },
+        body: JSON.stringify({ query }),
+      }),
+    );
+    expect(res.status).toBe(200);
+    const kept = JSON.stringify(gateway.journal.list());
+    expect(kept).toContain('why does');
+    expect(kept).not.toMatch(/8675309|query-json-tok-1/);
   });
 });

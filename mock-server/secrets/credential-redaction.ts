@@ -179,8 +179,12 @@ const jsonName = (raw: string) => {
   }
 };
 
-// A JSON string whose text may hold another (JSON, a form, multipart, a URL, a command line): read it too.
-const HOLDS_TEXT = /[{[=:%-]/;
+/*
+ * A JSON string whose text holds what the pass over the whole document cannot see through the string's
+ * escapes: JSON (`{\"password\":123}`), lines (`\n`: a `name: value` after a line break, a multipart
+ * body), or quotes: read decoded. Pairs, URLs and schemes in a string are seen by that pass already.
+ */
+const HOLDS_TEXT = /[{[]|\\[nr"]/;
 
 /**
  * A JSON string's content (as written, escapes and all) with the credentials of the text it holds redacted
