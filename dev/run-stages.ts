@@ -44,24 +44,33 @@ export interface StageResult {
 /** Runs one command and resolves with its exit code (or the signal that ended it); its output is the terminal's. */
 export type Runner = (stage: Stage) => Promise<number | string>;
 
-const npmRunner: Runner = (stage) =>
-  new Promise((resolve) => {
-    const child = spawn('npm', ['run', '--silent', stage.script], { stdio: 'inherit' });
-    child.once('error', (error) => {
-      process.stderr.write(
-        `stage ${stage.name}: could not start npm run ${stage.script}: ${error.message}\n`,
-      );
-      resolve(127);
+/** Runs each stage's npm script, with the extra arguments given for it (after `--`). */
+export const npmRunner =
+  (extra: (stage: Stage) => string[] = () => []): Runner =>
+  (stage) =>
+    new Promise((resolve) => {
+      const more = extra(stage);
+      const args = ['run', '--silent', stage.script, ...(more.length > 0 ? ['--', ...more] : [])];
+      const child = spawn('npm', args, { stdio: 'inherit' });
+      child.once('error', (error) => {
+        process.stderr.write(
+          `stage ${stage.name}: could not start npm run ${stage.script}: ${error.message}\n`,
+        );
+        resolve(127);
+      });
+      child.once('close', (code, signal) => resolve(signal ?? code ?? 1));
     });
-    child.once('close', (code, signal) => resolve(signal ?? code ?? 1));
-  });
+
+/** Whether the module of `url` is the script node was started with (not a module a test imports). */
+export const isScript = (url: string) =>
+  process.argv[1] !== undefined && url === pathToFileURL(realpathSync(process.argv[1])).href;
 
 const oneMinuteLoad = () => loadavg()[0] ?? 0;
 
 /** Runs every stage whatever the ones before did, printing a line per stage as it ends. */
 export async function runStages(
   stages: readonly Stage[],
-  runner: Runner = npmRunner,
+  runner: Runner = npmRunner(),
   write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
 ): Promise<StageResult[]> {
   const results: StageResult[] = [];
@@ -110,8 +119,7 @@ export function chosenStages(names: readonly string[]): Stage[] | string {
   return names.map((name) => STAGES.find((s) => s.name === name) as Stage);
 }
 
-// Run as a script (not when a test imports it).
-if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+if (isScript(import.meta.url)) {
   const chosen = chosenStages(process.argv.slice(2));
   if (typeof chosen === 'string') {
     process.stderr.write(`npm test: ${chosen}\n`);

@@ -123,8 +123,10 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
     maxRetriesPerRequest: 0,
     retryStrategy: (times: number) => Math.min(100 * times, 1000),
   } as const;
-  // Loaded here, when a Redis store is asked for: a gateway on the memory store never loads ioredis.
-  const { Redis } = await import('ioredis');
+  // Loaded here, when a Redis store is asked for: a gateway on the memory store never loads ioredis. Node
+  // hands its CommonJS exports over by name; the CLI's bundle (esbuild) only as the default export.
+  const ioredis = await import('ioredis');
+  const Redis = ioredis.Redis ?? (ioredis.default as unknown as { Redis: typeof ioredis.Redis }).Redis;
   const redis: RedisClient = new Redis(options.url, settings);
   const where = displayUrl(options.url);
   const liveness = createStoreLiveness();
