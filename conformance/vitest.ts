@@ -17,12 +17,66 @@ export interface VitestConformanceOptions extends Omit<ConformanceOptions, 'onRe
   only?: readonly string[];
   /**
    * Fail SHOULD checks that could not observe their rule too (default: as `strict`). An unobserved MUST
-   * check always fails its test, with the reason and what would let it observe, unless its id is in
+   * check, or one that could not run for want of an input (an expired or revoked token, the tier), always
+   * fails its test, with the reason and the option that would let it run, unless its id is in
    * `allowUnobserved` (then it is skipped, saying it was accepted).
    */
   failOnInconclusive?: boolean;
   /** Fail on SHOULD checks too (default true: inside your own tests you usually want every rule). */
   strict?: boolean;
+}
+
+/** CLI option names in a text as this front-end's option names: `--expired-token` as `expiredToken (--expired-token)`. */
+const camelOptions = (text: string) =>
+  text.replace(
+    /--([a-z-]+)/g,
+    (_, o: string) => `${o.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase())} (--${o})`,
+  );
+
+type Judged = Pick<VitestConformanceOptions, 'strict' | 'failOnInconclusive' | 'allowUnobserved'>;
+
+/**
+ * What one check's test does with its result: fail with a message, skip with one, or pass (neither).
+ * Green means seen: a MUST check that failed, could not observe its rule, or could not run for want of an
+ * input fails its test (naming what would let it run), unless its id is in `allowUnobserved`.
+ */
+export function testOutcome(
+  check: Pick<Check, 'id' | 'level'>,
+  result: CheckResult,
+  resolved: Judged,
+): { fail?: string; skip?: string } {
+  const accepted = resolved.allowUnobserved?.includes(check.id) ?? false;
+  if (result.verdict === 'fail') {
+    if (check.level === 'SHOULD' && resolved.strict === false)
+      return { skip: `SHOULD failed (not strict): ${result.message}` };
+    const r = result.reproduction;
+    return {
+      fail: [
+        result.message,
+        r?.curl && `reproduce: ${r.curl}`,
+        r?.seed !== undefined && r.path && `seed ${r.seed}, path "${r.path}"`,
+      ]
+        .filter(Boolean)
+        .join('\n'),
+    };
+  }
+  if (result.verdict === 'inconclusive') {
+    const binding = check.level === 'MUST' || (resolved.failOnInconclusive ?? resolved.strict !== false);
+    if (binding && !accepted)
+      return {
+        fail: `not observed${result.unobserved ? ` (${result.unobserved})` : ''}: ${result.message}${result.unobserved ? `\nWhat would let it observe: ${camelOptions(remedyOf(result.unobserved))}` : ''}\nTo accept it unobserved, add '${check.id}' to allowUnobserved.`,
+      };
+    return { skip: `inconclusive${accepted ? ' (accepted in allowUnobserved)' : ''}: ${result.message}` };
+  }
+  if (result.verdict === 'skipped' && result.enabledBy) {
+    if (check.level === 'MUST' && !accepted)
+      return {
+        fail: `not run: ${result.message}\nGive ${camelOptions(result.enabledBy)} to run it, or add '${check.id}' to allowUnobserved to accept it unrun.`,
+      };
+    return { skip: `skipped${accepted ? ' (accepted in allowUnobserved)' : ''}: ${result.message}` };
+  }
+  if (result.verdict !== 'pass') return { skip: `${result.verdict}: ${result.message}` };
+  return {};
 }
 
 /**
@@ -77,31 +131,9 @@ export function describeConformance(
           const result = results.get(check.id);
           if (!result && resolved.only && !resolved.only.includes(check.id)) ctx.skip('not selected by only');
           if (!result) throw new Error(`${check.id} did not run`);
-          if (result.verdict === 'fail') {
-            if (check.level === 'SHOULD' && resolved.strict === false)
-              ctx.skip(`SHOULD failed (not strict): ${result.message}`);
-            const r = result.reproduction;
-            throw new Error(
-              [
-                result.message,
-                r?.curl && `reproduce: ${r.curl}`,
-                r?.seed !== undefined && r.path && `seed ${r.seed}, path "${r.path}"`,
-              ]
-                .filter(Boolean)
-                .join('\n'),
-            );
-          }
-          if (result.verdict === 'inconclusive') {
-            const accepted = resolved.allowUnobserved?.includes(check.id) ?? false;
-            const binding =
-              check.level === 'MUST' || (resolved.failOnInconclusive ?? resolved.strict !== false);
-            if (binding && !accepted)
-              throw new Error(
-                `not observed${result.unobserved ? ` (${result.unobserved})` : ''}: ${result.message}${result.unobserved ? `\nWhat would let it observe: ${remedyOf(result.unobserved).replace(/--([a-z-]+)/g, (_, o: string) => `${o.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase())} (--${o})`)}` : ''}\nTo accept it unobserved, add '${check.id}' to allowUnobserved.`,
-              );
-            ctx.skip(`inconclusive${accepted ? ' (accepted in allowUnobserved)' : ''}: ${result.message}`);
-          }
-          if (result.verdict !== 'pass') ctx.skip(`${result.verdict}: ${result.message}`);
+          const outcome = testOutcome(check, result, resolved);
+          if (outcome.fail !== undefined) throw new Error(outcome.fail);
+          if (outcome.skip !== undefined) ctx.skip(outcome.skip);
         },
         testTimeoutMs,
       );

@@ -11,12 +11,22 @@ import { servedGateway } from './support/served-gateway.ts';
 const target = servedGateway();
 
 describeConformance('conformance of the reference gateway (default config)', async () => {
-  const { gateway, baseUrl } = await target.start();
+  const { gateway, baseUrl, clock } = await target.start();
+  // Every MUST check observed: an expired genuine token (minted two hours back on the gateway's clock) and
+  // a revoked one, of agents of their own, so the verified and early agents' client reports stay theirs.
+  clock.set(Date.now() - 2 * 3600_000);
+  const expiredToken = gateway.mintToken('agent-none');
+  clock.reset();
+  const revokedToken = gateway.mintToken('agent-allowlisted');
+  gateway.registry.revokeTokens('agent-allowlisted');
   return {
     baseUrl,
     token: gateway.mintToken('agent-verified'),
     deniedToken: gateway.mintToken('agent-early'),
     deniedTool: 'web.search',
+    expiredToken,
+    revokedToken,
+    tier: 'verified',
     failOnInconclusive: true,
   };
 });

@@ -1,5 +1,6 @@
 import { afterAll } from 'vitest';
 import { type RunningServer, serve } from '../../mock-server/adapters/node-server.ts';
+import { createClock, type VirtualClock } from '../../mock-server/clock.ts';
 import { createGateway, type Gateway } from '../../mock-server/gateway.ts';
 
 /**
@@ -11,10 +12,11 @@ export function servedGateway() {
   let gateway: Gateway | undefined;
   afterAll(() => server?.close());
   return {
-    async start() {
-      gateway = createGateway();
+    async start(): Promise<{ gateway: Gateway; baseUrl: string; clock: VirtualClock }> {
+      const clock = createClock();
+      gateway = createGateway({ clock });
       server = await serve(gateway, { port: 0 });
-      return { gateway, baseUrl: server.url };
+      return { gateway, baseUrl: server.url, clock };
     },
     /** The gateway the run was served by; throws when the run did not start. */
     ran(): Gateway {
