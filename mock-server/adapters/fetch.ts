@@ -26,12 +26,16 @@ function streamOf(
 }
 
 /**
- * An answer known in full, as a web stream whose `tee()` (what `Response.clone()` does up to Node 24) makes
- * two independent copies of the bytes. A tee's branch settles `cancel()` only once the other branch is
+ * An answer known in full, as a web stream whose `tee()` (what `Response.clone()` does) makes two
+ * independent copies of the bytes. A tee's branch settles `cancel()` only once the other branch is
  * cancelled too; msw 2 clones every mocked response for its `response:mocked` event and never reads or
  * cancels the clone, so a client that cancels an answer's body (the openai and Anthropic SDKs do, before
  * each retry) would wait forever. Two copies of a body already in memory have nothing to wait for.
  */
+function bodyOf(text: string): ReadableStream<Uint8Array> {
+  return copyOf(new TextEncoder().encode(text));
+}
+
 function copyOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -41,25 +45,6 @@ function copyOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
   });
   stream.tee = () => [copyOf(bytes), copyOf(bytes)];
   return stream;
-}
-
-/**
- * A response of an answer known in full whose own `clone()` is an independent copy too: Node 26's
- * `Response.clone()` tees the body without calling the stream's `tee()`, so `copyOf` alone no longer
- * keeps msw 2's unread clone from holding up a client's cancel.
- */
-function responseOf(text: string, init: ResponseInit): Response {
-  const bytes = new TextEncoder().encode(text);
-  const make = (): Response => {
-    const response = new Response(copyOf(bytes), init);
-    return Object.defineProperty(response, 'clone', {
-      value: () => {
-        if (response.bodyUsed) throw new TypeError('Response.clone: the body has already been consumed');
-        return make();
-      },
-    });
-  };
-  return make();
 }
 
 /** Reads a web request's body, stopping (413) as soon as it passes `maxBytes`, whatever Content-Length claimed. */
@@ -139,15 +124,21 @@ export function createFetchHandler(core: GatewayCore): (request: Request) => Pro
     // Before anything is awaited: what the caller had when it issued the request.
     const delivery: DeliveryFacts = { seen: handedBack };
     const answer = await core.handle(fromWebRequest(request, delivery));
-    const init = { status: answer.status, headers: answer.headers };
     const response = answer.drop
       ? Response.error()
-      : request.method !== 'HEAD' && !answer.stream && answer.body
-        ? responseOf(answer.body, init)
-        : new Response(
-            request.method === 'HEAD' ? null : answer.stream ? streamOf(answer.body, answer.stream) : null,
-            init,
-          );
+      : new Response(
+          request.method === 'HEAD'
+            ? null
+            : answer.stream
+              ? streamOf(answer.body, answer.stream)
+              : answer.body
+                ? bodyOf(answer.body)
+                : null,
+          {
+            status: answer.status,
+            headers: answer.headers,
+          },
+        );
     delivery.order = ++handedBack;
     answer.record(performance.now());
     return response;

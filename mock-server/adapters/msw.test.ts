@@ -85,7 +85,5 @@ describe('a client that cancels an answer body (the openai and Anthropic SDKs, b
     const other = again.clone();
     await again.body?.cancel();
     expect(await other.json()).toMatchObject({ status: 'ok' });
-    // As Response.clone does: a body already read cannot be cloned.
-    expect(() => other.clone()).toThrow(TypeError);
   });
 });
