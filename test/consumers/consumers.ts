@@ -260,6 +260,18 @@ const nodeOf = (major: number) => join(nodeDirs.get(major) as string, 'node');
 /** The test files each runner project runs, and how many tests pass in all. */
 const EXPECTED_TESTS = { vitest: 12, jest: 10 };
 
+/**
+ * msw 2 on Node 26 cannot run the SDK example: msw 2's fetch interceptor wraps each mocked answer in a
+ * response of its own and clones that for its events, unread; since Node 26 a clone tees the body natively
+ * (the stream's own tee() is no longer called), and a tee's branch settles the SDKs' cancel only once the
+ * other is read or cancelled, so the retry hangs (docs/agent-developers.md: msw 3, or the msw 2 workaround).
+ */
+const MSW2_NODE26_LEFT_OUT = {
+  file: 'sdk-retry.test.ts',
+  tests: 2,
+  why: "msw 2's unread clone of each mocked answer holds up the SDKs' cancel on Node 26: use msw 3",
+};
+
 /** What the runner printed as its duration (vitest's "Duration", jest's "Time:"), for the log. */
 const durationOf = (output: string) =>
   /Duration\s+(\S+)/.exec(output)?.[1] ?? /Time:\s+(.+)/.exec(output)?.[1]?.trim() ?? '?';
@@ -309,13 +321,17 @@ for (const major of NODES) {
         `(c) msw ${majors.msw} + vitest ${majors.vitest}: README example, per-test grading, fake timers, the openai and Anthropic SDKs' retries`,
         step(async () => {
           const dir = projectDir(name, major);
-          const result = await run(node(), [join(dir, 'node_modules/vitest/vitest.mjs'), 'run'], {
+          const leftOut = majors.msw === 2 && major >= 26 ? MSW2_NODE26_LEFT_OUT : undefined;
+          if (leftOut) progress(`  msw 2 on Node ${major}: ${leftOut.file} left out (${leftOut.why})`);
+          const vitest = join(dir, 'node_modules/vitest/vitest.mjs');
+          const result = await run(node(), [vitest, 'run', ...(leftOut ? ['--exclude', leftOut.file] : [])], {
             cwd: dir,
             nodeDir: runtime().dir,
             timeoutMs: 5 * MINUTE,
           });
           expectSuccessIn(dir, `vitest run (${name}, Node ${major})`, result);
-          assert.match(result.output, new RegExp(`Tests\\s+${EXPECTED_TESTS.vitest} passed`));
+          const expected = EXPECTED_TESTS.vitest - (leftOut?.tests ?? 0);
+          assert.match(result.output, new RegExp(`Tests\\s+${expected} passed`));
           // Nothing left unhandled (an agent that gives up on fake timers): vitest would say "Errors".
           assert.doesNotMatch(result.output, /Unhandled|Errors\s+\d+ error/);
           progress(
