@@ -13,6 +13,8 @@ export default defineConfig({
     ],
     // The consumer examples run in scratch projects against the packed package: npm run test:consumers.
     exclude: ['test/consumers/**', 'node_modules/**', 'dist/**'],
+    // Property tests run on a fixed seed plus the corpus of counterexamples (test/support/property.ts).
+    setupFiles: ['test/support/property-setup.ts'],
     // Most test files wait on child processes and sockets (gateways, the CLI, the conformance suite), so
     // two files at a time on a 2-core machine halve the wall time (measured: 458 s -> 305 s, CPU use about
     // one core) where vitest's default (cores - 1) would run one.

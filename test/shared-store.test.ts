@@ -1,4 +1,3 @@
-import { fc } from '@fast-check/vitest';
 import { expect, it } from 'vitest';
 import { createClock } from '../mock-server/clock.ts';
 import type { GatewayConfigOverlay, RateLimitRule } from '../mock-server/config/schema.ts';
@@ -7,6 +6,7 @@ import { createRateLimiter } from '../mock-server/limits/rate-limiter.ts';
 import type { SearchProvider, SearchResponse } from '../mock-server/providers/web-search.ts';
 import { connectRedis } from '../mock-server/store/redis-connection.ts';
 import { createRedisLimits } from '../mock-server/store/redis-limits.ts';
+import { fc } from './support/property.ts';
 import { describeWithRedis, type RedisProcess, useRedis } from './support/redis.ts';
 
 type Shared = Awaited<ReturnType<typeof createSharedGateway>>;
