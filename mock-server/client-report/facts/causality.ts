@@ -97,7 +97,8 @@ export const SAME_TURN_MS = 1;
  */
 
 /** Connection ids are numbered apart per instance on a shared store: turns compare within one. */
-const instanceOf = (e: JournalEntry) => Math.floor((e.connection as number) / CONNECTION_IDS_PER_INSTANCE);
+export const instanceOf = (e: JournalEntry) =>
+  Math.floor((e.connection as number) / CONNECTION_IDS_PER_INSTANCE);
 
 /**
  * How far from a moment the readings look for what happened in its turn of the gateway's event loop: with

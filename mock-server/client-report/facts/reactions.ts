@@ -383,8 +383,10 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
         // beyond the turn of that answer (a copy queued in the pool taking the freed slot), while a request
         // of the agent was still on the wire: a chain of connections each accepted once the one before was
         // answered is one request at a time, however fast (a client with no pool, or a pool of one).
+        // Joined, not merely accepted before the batch's end: one accepted after a quiet stretch with no slot
+        // freed for it is a reaction, however soon after `x` it came.
         const opened = e.connection_opened_ms as number;
-        return opened < batchUntil(x) && (inAnswerTurn(e, 'opened', x) || onTheWireAt(ix, opened));
+        return batchOf(x).joined.has(e) && (inAnswerTurn(e, 'opened', x) || onTheWireAt(ix, opened));
       }
       // Another, idle connection: copies sent together are read in one turn of the gateway's event loop,
       // right after the other's answer; a retry comes a turn of the client's later.

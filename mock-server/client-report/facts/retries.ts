@@ -2,6 +2,7 @@ import { PROTECTED_ENDPOINTS } from '../../../vocabulary/endpoints.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../../vocabulary/retry-after.ts';
 import type { RateLimitRule } from '../../config/schema.ts';
 import type { JournalEntry } from '../../journal/journal.ts';
+import { hasConnection, instanceOf } from './causality.ts';
 import { addToGroup, answeredAt, keyOf } from './entry.ts';
 import { createReactionFacts } from './reactions.ts';
 import { firstWhere } from './search.ts';
@@ -71,6 +72,30 @@ export function retryChains(
 /** Time from each answer to the next attempt, in real milliseconds. */
 export const intervalsOf = (chain: readonly JournalEntry[]) =>
   chain.slice(1).map((e, i) => e.real_ms - answeredAt(chain[i] as JournalEntry));
+
+/**
+ * How long the gateway's event loop was held up between reading `from` and reading `to` (their `stalled_ms`,
+ * when one process read both over node:http; 0 otherwise). A timer of the client's due meanwhile (a client in
+ * the gateway's process, or on the same loaded machine) fired up to that much late: that part of the time
+ * between them was the machine's.
+ */
+export function stallBetween(from: JournalEntry, to: JournalEntry): number {
+  if (from.stalled_ms === undefined || to.stalled_ms === undefined) return 0;
+  if (!hasConnection(from) || !hasConnection(to) || instanceOf(from) !== instanceOf(to)) return 0;
+  return Math.max(0, to.stalled_ms - from.stalled_ms);
+}
+
+/**
+ * The least each wait of a chain may have been as the client meant it: its interval (`intervalsOf`) less the
+ * stalls of the gateway's loop meanwhile (`stallBetween`). Load only lengthens waits; a reading that a longer
+ * first wait would make suspect (a schedule that never grew) reads the first waits so, never longer than
+ * the client may have meant them, whatever the machine's speed.
+ */
+export const waitFloorsOf = (chain: readonly JournalEntry[]) =>
+  chain.slice(1).map((e, i) => {
+    const failure = chain[i] as JournalEntry;
+    return Math.max(0, e.real_ms - answeredAt(failure) - stallBetween(failure, e));
+  });
 
 /** When a refusal's Retry-After ends, on the gateway clock; undefined without one. */
 export const retryAfterUntil = (e: JournalEntry) => {
