@@ -229,7 +229,6 @@ function referenceRules(honours: (entries: readonly JournalEntry[], e: JournalEn
     const found: Early[] = [];
     const reported = new Set<number>();
     entries.forEach((refusal, i) => {
-      if (reported.has(refusal.seq)) return;
       const until = retryAfterUntil(refusal);
       if (until === undefined || !(refusal.status === 429 || refusal.status >= 500)) return;
       const inScope = scopeOf(refusal, rateLimitRules);

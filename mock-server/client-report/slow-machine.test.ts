@@ -5,6 +5,7 @@ import { loadConfig } from '../config/load-config.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import { loadCorpus } from '../providers/corpus.ts';
 import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
+import { honorRetryAfter } from './rules/honor-retry-after.ts';
 import { DEFAULT_REPORT_OPTIONS } from './types.ts';
 
 /*
@@ -151,5 +152,42 @@ describe('backoff-with-jitter on a very slow machine (stalls of 200-800 ms)', ()
       const entries = journal({ stalls: [] }, rand, 5, 5, (k, r) => Math.min(100, 100 * 2 ** k) * r());
       expect(judge(entries).length, `seed ${seed}`).toBeGreaterThan(0);
     }
+  });
+});
+
+describe('honor-retry-after on a slow machine', () => {
+  // A journal kept from a run at load 25-29 (early-retry-after-503): the program sleeps 0.2 s after each 503
+  // asking for 2 s; load stretched the sleeps to 1.1 and 1.7 s, so its second retry came after the first
+  // refusal's Retry-After but within the second's.
+  const attempt = (t: number, seq: number, status: number) =>
+    recordedEntry(t, {
+      real_ms: t,
+      method: 'POST',
+      path: '/v1/web/fetch',
+      operation: 'web.fetch',
+      status,
+      code: status === 503 ? 'upstream_unavailable' : undefined,
+      retry_after: status === 503 ? '2' : undefined,
+      url: 'https://docs.example/pricing',
+      request_key: 'fetch pricing',
+      request_fingerprint: 'fetch pricing',
+      connection: 1,
+      connection_opened_ms: 0,
+      connection_seq: seq,
+    });
+
+  it('two early retries after 5xx, each early after the refusal just before it, are counted as two', () => {
+    const entries = [attempt(1000, 1, 503), attempt(2132, 2, 503), attempt(3841, 3, 200)].map((e, k) => ({
+      ...e,
+      seq: k + 1,
+    }));
+    const findings = honorRetryAfter.judge({
+      agent: 'a',
+      entries,
+      rateLimitRules: [],
+      corpus,
+      options: DEFAULT_REPORT_OPTIONS,
+    });
+    expect(findings.map((f) => f.count)).toEqual([2]);
   });
 });
