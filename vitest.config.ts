@@ -15,6 +15,9 @@ export default defineConfig({
     exclude: ['test/consumers/**', 'node_modules/**', 'dist/**'],
     // Property tests run on a fixed seed plus the corpus of counterexamples (test/support/property.ts).
     setupFiles: ['test/support/property-setup.ts'],
+    // The CLI bundled once for the run: the tests that start `agent-gateway` processes run it rather
+    // than the sources through tsx (dev/test-cli-bundle.mjs).
+    globalSetup: ['dev/test-cli-bundle.mjs'],
     // Most test files wait on child processes and sockets (gateways, the CLI, the conformance suite), so
     // two files at a time on a 2-core machine halve the wall time (measured: 458 s -> 305 s, CPU use about
     // one core) where vitest's default (cores - 1) would run one.
