@@ -191,3 +191,50 @@ describe('honor-retry-after on a slow machine', () => {
     expect(findings.map((f) => f.count)).toEqual([2]);
   });
 });
+
+describe('on a slow machine, by the stalls the gateway saw', () => {
+  const rules = { agent: 'a', rateLimitRules: [], corpus, options: DEFAULT_REPORT_OPTIONS };
+  const search = (t: number, connection: number, connectionSeq: number, fields: Partial<JournalEntry>) =>
+    recordedEntry(t, {
+      real_ms: t,
+      method: 'POST',
+      path: '/v1/web/search',
+      operation: 'web.search',
+      connection,
+      connection_opened_ms: 0,
+      connection_seq: connectionSeq,
+      ...fields,
+    });
+
+  it('a request of a batch on an idle connection, read 190 ms after a 429 while the loop stalled, was on its way', () => {
+    // A batch over an open pool (batch-over-open-pool-meets-429), seen at load 26: the 429 of #1, then the
+    // seventh search of the batch read on another keep-alive connection 190 ms later.
+    const refused = search(1000, 4, 2, {
+      status: 429,
+      code: 'rate_limited',
+      retry_after: '1',
+      limit: { rule: 'per-agent', scope: 'agent', key: 'a' },
+      stalled_ms: 50,
+    });
+    const late = (stalled: number) =>
+      search(1190, 8, 2, { status: 200, stalled_ms: stalled, seq: refused.seq + 1 });
+    const judged = (stalled: number) =>
+      honorRetryAfter.judge({ ...rules, entries: [refused, late(stalled)] }).map((f) => f.count);
+    expect(judged(50 + 190)).toEqual([]);
+    // Without a stall between them, only time tells, and 190 ms after the answer is a reaction.
+    expect(judged(50)).toEqual([1]);
+  });
+
+  it('a fixed one-second sleep on 5xx is caught though stalls of up to 200 ms fell in its waits', () => {
+    const entries = [0, 1, 2, 3, 4].map((k) =>
+      search(k * 1001, 1, k + 1, {
+        status: k < 4 ? 503 : 200,
+        code: k < 4 ? 'upstream_unavailable' : undefined,
+        request_key: 'tariffs',
+        request_fingerprint: 'tariffs',
+        stalled_ms: k * 150,
+      }),
+    );
+    expect(backoffWithJitter.judge({ ...rules, entries }).length).toBeGreaterThan(0);
+  });
+});

@@ -127,3 +127,15 @@ export function inAnswerTurn(e: JournalEntry, moment: 'read' | 'opened', x: Jour
     if (instanceOf(e) === instanceOf(x)) return turn === answerTurn;
   return moment === 'read' ? at - written <= SAME_TURN_MS : at - written < SAME_TURN_MS;
 }
+
+/**
+ * How long the gateway's event loop was held up between reading `from` and reading `to` (their `stalled_ms`,
+ * when one process read both over node:http; 0 otherwise). A timer of the client's due meanwhile (a client in
+ * the gateway's process, or on the same loaded machine) fired up to that much late: that part of the time
+ * between them was the machine's.
+ */
+export function stallBetween(from: JournalEntry, to: JournalEntry): number {
+  if (from.stalled_ms === undefined || to.stalled_ms === undefined) return 0;
+  if (!hasConnection(from) || !hasConnection(to) || instanceOf(from) !== instanceOf(to)) return 0;
+  return Math.max(0, to.stalled_ms - from.stalled_ms);
+}

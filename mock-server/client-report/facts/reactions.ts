@@ -10,6 +10,7 @@ import {
   SAME_TURN_MS,
   sameConnectionAfter,
   sentBeforeAnswer,
+  stallBetween,
   TOGETHER_MS,
   turnSpan,
 } from './causality.ts';
@@ -364,11 +365,15 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
       // in a wave (another connection's request arrived within `graceMs` before it), the rest of the wave may
       // reach the gateway late (a loaded machine, a client in the gateway's own process): only time tells
       // then, and the grace holds.
-      if (hasConnection(e) && hasConnection(r))
+      // Time net of the stalls the gateway saw between them (`stallBetween`): a request of a batch read late
+      // because the machine stalled was on its way all the same.
+      if (hasConnection(e) && hasConnection(r)) {
+        const arrival = e.real_ms - stallBetween(r, e);
         return (
-          (e.real_ms >= batchUntil(r) || retriedOnIdle(e, r)) &&
-          (!cameInWave(ix, r, graceMs) || e.real_ms >= answeredAt(r) + graceMs)
+          (arrival >= batchUntil(r) || retriedOnIdle(e, r)) &&
+          (!cameInWave(ix, r, graceMs) || arrival >= answeredAt(r) + graceMs)
         );
+      }
       return e.real_ms >= answeredAt(r) + graceMs;
     },
     sentTogether(e, x) {

@@ -2,7 +2,7 @@ import { PROTECTED_ENDPOINTS } from '../../../vocabulary/endpoints.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../../vocabulary/retry-after.ts';
 import type { RateLimitRule } from '../../config/schema.ts';
 import type { JournalEntry } from '../../journal/journal.ts';
-import { hasConnection, instanceOf } from './causality.ts';
+import { stallBetween } from './causality.ts';
 import { addToGroup, answeredAt, keyOf } from './entry.ts';
 import { createReactionFacts } from './reactions.ts';
 import { firstWhere } from './search.ts';
@@ -72,18 +72,6 @@ export function retryChains(
 /** Time from each answer to the next attempt, in real milliseconds. */
 export const intervalsOf = (chain: readonly JournalEntry[]) =>
   chain.slice(1).map((e, i) => e.real_ms - answeredAt(chain[i] as JournalEntry));
-
-/**
- * How long the gateway's event loop was held up between reading `from` and reading `to` (their `stalled_ms`,
- * when one process read both over node:http; 0 otherwise). A timer of the client's due meanwhile (a client in
- * the gateway's process, or on the same loaded machine) fired up to that much late: that part of the time
- * between them was the machine's.
- */
-export function stallBetween(from: JournalEntry, to: JournalEntry): number {
-  if (from.stalled_ms === undefined || to.stalled_ms === undefined) return 0;
-  if (!hasConnection(from) || !hasConnection(to) || instanceOf(from) !== instanceOf(to)) return 0;
-  return Math.max(0, to.stalled_ms - from.stalled_ms);
-}
 
 /**
  * The least each wait of a chain may have been as the client meant it: its interval (`intervalsOf`) less the
