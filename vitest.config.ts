@@ -13,6 +13,8 @@ export default defineConfig({
     ],
     // The consumer examples run in scratch projects against the packed package: npm run test:consumers.
     exclude: ['test/consumers/**', 'node_modules/**', 'dist/**'],
+    // Property tests run on a fixed seed plus the corpus of counterexamples (test/support/property.ts).
+    setupFiles: ['test/support/property-setup.ts'],
     // The CLI bundled once for the run: the tests that start `agent-gateway` processes run it rather
     // than the sources through tsx (dev/test-cli-bundle.mjs).
     globalSetup: ['dev/test-cli-bundle.mjs'],

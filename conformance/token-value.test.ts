@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { fc, test } from '../test/support/property.ts';
 import { applyTransform, BASE64URL_ALPHABET, shellExpression, shellQuote } from './token-value.ts';
 
 const tokenArb = fc.stringMatching(/^[A-Za-z0-9_.-]{3,80}$/);

@@ -1,5 +1,4 @@
-import { fc, test } from '@fast-check/vitest';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   fetchRequestArb,
   outcomeViolations,
@@ -10,6 +9,7 @@ import {
 } from '../dev/http-fuzz.ts';
 import { type RunningServer, serve } from '../mock-server/adapters/node-server.ts';
 import { createGateway } from '../mock-server/gateway.ts';
+import { fc, test } from './support/property.ts';
 
 /**
  * The reference gateway under fuzzing, over raw sockets and fetch: bounded, about 3,000 generated requests
@@ -64,7 +64,7 @@ describe('HTTP fuzzing of the reference gateway', () => {
     120_000,
   );
 
-  test('the gateway is still up and answering afterwards', async () => {
+  it('the gateway is still up and answering afterwards', async () => {
     const response = await fetch(`${server.url}/v1/health`);
     expect(response.status).toBe(200);
   });

@@ -1,10 +1,10 @@
-import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { serve } from '../mock-server/adapters/node-server.ts';
 import { createClock } from '../mock-server/clock.ts';
 import type { RateLimitRule } from '../mock-server/config/schema.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import { call, search } from './support/call.ts';
+import { fc, test } from './support/property.ts';
 
 const limited = (rule: Partial<RateLimitRule>, extra: Record<string, unknown> = {}) =>
   createGateway({

@@ -1,4 +1,3 @@
-import { fc } from '@fast-check/vitest';
 import type { Redis } from 'ioredis';
 import { expect, it } from 'vitest';
 import { createClock } from '../mock-server/clock.ts';
@@ -8,6 +7,7 @@ import { createRateLimiter } from '../mock-server/limits/rate-limiter.ts';
 import type { SearchProvider, SearchResponse } from '../mock-server/providers/web-search.ts';
 import { connectRedis } from '../mock-server/store/redis-connection.ts';
 import { createRedisLimits } from '../mock-server/store/redis-limits.ts';
+import { fc } from './support/property.ts';
 import { describeWithRedis, type RedisProcess, useRedis } from './support/redis.ts';
 
 /** The ioredis client behind the store's own client type, for the commands the store never sends. */

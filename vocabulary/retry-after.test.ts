@@ -1,5 +1,5 @@
-import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { fc, test } from '../test/support/property.ts';
 import { parseRetryAfter, retryAfterDelayMs } from './retry-after.ts';
 
 describe('Retry-After (RFC 9110 §10.2.3)', () => {

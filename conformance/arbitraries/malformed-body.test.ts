@@ -1,5 +1,5 @@
-import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
+import { fc, test } from '../../test/support/property.ts';
 import { malformedBodies } from './malformed-body.ts';
 
 const configured = fc

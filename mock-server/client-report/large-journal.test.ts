@@ -1,5 +1,5 @@
-import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { fc, test } from '../../test/support/property.ts';
 import { seededRandom } from '../../test/support/seeded-random.ts';
 import { loadConfig } from '../config/load-config.ts';
 import type { RateLimitRule } from '../config/schema.ts';
@@ -19,6 +19,7 @@ import {
   sameConnectionAfter,
   scopeOf,
   sentBeforeAnswer,
+  stallBetween,
   TOLERANCE_MS,
 } from './journal-facts.ts';
 import { CLIENT_RULES, createClientReport } from './report.ts';
@@ -157,6 +158,7 @@ function isReaction(entries: readonly JournalEntry[], e: JournalEntry, r: Journa
         answeredAt(x) <= r.real_ms &&
         r.real_ms <= answeredAt(x) + 1,
     );
+    const arrival = e.real_ms - stallBetween(r, e);
     const reach = Math.max(
       written + 1,
       ...[...batchAt(entries, r)].map((x) => pendingUntil(x) + 10),
@@ -172,7 +174,7 @@ function isReaction(entries: readonly JournalEntry[], e: JournalEntry, r: Journa
     );
     // The same request as `r`, read past the turn of its answer: its retry, whatever the batch.
     const retried = keyOf(e) !== undefined && keyOf(e) === keyOf(r) && e.real_ms - written > 1;
-    return (e.real_ms >= reach || retried) && (!inWave || e.real_ms >= written + graceMs);
+    return (arrival >= reach || retried) && (!inWave || arrival >= written + graceMs);
   }
   return e.real_ms >= answeredAt(r) + graceMs;
 }
@@ -229,7 +231,6 @@ function referenceRules(honours: (entries: readonly JournalEntry[], e: JournalEn
     const found: Early[] = [];
     const reported = new Set<number>();
     entries.forEach((refusal, i) => {
-      if (reported.has(refusal.seq)) return;
       const until = retryAfterUntil(refusal);
       if (until === undefined || !(refusal.status === 429 || refusal.status >= 500)) return;
       const inScope = scopeOf(refusal, rateLimitRules);

@@ -1,5 +1,5 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fc, test } from '../../test/support/property.ts';
 import { recordedEntry } from '../../test/support/synthetic-journal.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import { answersInHand, timelineOf } from './timeline.ts';
@@ -23,28 +23,24 @@ const request = fc.record({
 });
 
 describe('the timeline: what the agent had in hand when it issued each request', () => {
-  it('answersInHand over the shown entries is the rule, whatever the adapters, counts and ties', () => {
-    fc.assert(
-      fc.property(fc.array(request, { maxLength: 60 }), fc.integer({ min: 0, max: 60 }), (made, last) => {
-        const entries = made.map((r, i) =>
-          r.overHttp
-            ? recordedEntry(i + 1, { connection: r.instance })
-            : recordedEntry(i + 1, {
-                answers_seen: r.seen,
-                answer_order: r.order,
-                delivery_instance: r.instance,
-              }),
-        );
-        const shown = entries.slice(-last);
-        const inHand = answersInHand(entries, shown);
-        for (const e of shown)
-          expect(inHand.get(e), `#${e.seq}`).toBe(
-            e.answers_seen === undefined ? undefined : naive(entries, e),
-          );
-      }),
-      { numRuns: 300 },
-    );
-  });
+  test.prop([fc.array(request, { maxLength: 60 }), fc.integer({ min: 0, max: 60 })], { numRuns: 300 })(
+    'answersInHand over the shown entries is the rule, whatever the adapters, counts and ties',
+    (made, last) => {
+      const entries = made.map((r, i) =>
+        r.overHttp
+          ? recordedEntry(i + 1, { connection: r.instance })
+          : recordedEntry(i + 1, {
+              answers_seen: r.seen,
+              answer_order: r.order,
+              delivery_instance: r.instance,
+            }),
+      );
+      const shown = entries.slice(-last);
+      const inHand = answersInHand(entries, shown);
+      for (const e of shown)
+        expect(inHand.get(e), `#${e.seq}`).toBe(e.answers_seen === undefined ? undefined : naive(entries, e));
+    },
+  );
 
   it('shows the most recent requests and counts the earlier ones', () => {
     const entries = Array.from({ length: 45 }, (_, i) => recordedEntry(i + 1, { connection: 1 }));

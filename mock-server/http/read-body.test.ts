@@ -1,7 +1,7 @@
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
-import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { fc, test } from '../../test/support/property.ts';
 import { fromWebRequest } from '../adapters/fetch.ts';
 import { GatewayError } from '../errors.ts';
 import { mustBe } from '../validation.ts';

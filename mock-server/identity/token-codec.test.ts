@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { fc, test } from '../../test/support/property.ts';
 import { createTokenCodec, type TokenClaims } from './token-codec.ts';
 
 const SECRET = 'a-test-signing-secret-of-enough-length';

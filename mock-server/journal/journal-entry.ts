@@ -79,6 +79,12 @@ export interface JournalEntry {
   read_turn?: number;
   opened_turn?: number;
   written_turn?: number;
+  /**
+   * How long, in all, the gateway's event loop had been held up when it read this request (node:http
+   * adapter; per process, ms): a clock that moves only while the loop is late. Between two entries its
+   * difference bounds how much of the time between them a loaded machine took (adapters/node/loop-stall.ts).
+   */
+  stalled_ms?: number;
   method: string;
   path: string;
   /** The endpoint called (vocabulary/endpoints.ts: health, whoami, web.search, web.fetch, idp.*, openapi), or other. */

@@ -1,5 +1,5 @@
-import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it, vi } from 'vitest';
+import { fc, test } from '../../test/support/property.ts';
 import { syntheticEntry } from '../../test/support/synthetic-journal.ts';
 import { createGateway } from '../gateway.ts';
 import { createJournal } from './journal.ts';

@@ -1,5 +1,5 @@
-import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { fc, test } from '../../test/support/property.ts';
 import { type ExchangePieces, redactExchange } from './exchange-capture.ts';
 import { CapturedExchange, readPieces, writePieces } from './packed-exchange.ts';
 import { createRefTable, RecordReader, RecordWriter } from './record-bytes.ts';

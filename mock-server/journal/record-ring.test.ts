@@ -1,5 +1,5 @@
-import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { fc, test } from '../../test/support/property.ts';
 import { syntheticEntry } from '../../test/support/synthetic-journal.ts';
 import type { JournalEntry } from './journal-entry.ts';
 import { CapturedExchange } from './packed-exchange.ts';

@@ -1,5 +1,5 @@
-import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { fc, test } from '../../test/support/property.ts';
 import { type Algorithm, createLimitState } from './algorithms.ts';
 
 const ALGORITHMS: Algorithm[] = ['token_bucket', 'fixed_window', 'sliding_window'];

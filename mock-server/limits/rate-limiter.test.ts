@@ -1,5 +1,5 @@
-import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { fc, test } from '../../test/support/property.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import { createRateLimiter, formatRetryAfter, rateLimitHeaders } from './rate-limiter.ts';
 

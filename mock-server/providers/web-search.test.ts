@@ -1,5 +1,5 @@
-import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { fc, test } from '../../test/support/property.ts';
 import { loadConfig } from '../config/load-config.ts';
 import { loadCorpus } from './corpus.ts';
 import { createFixtureSearchProvider, searchRequestSchema } from './web-search.ts';

@@ -155,6 +155,13 @@ export const journalEntrySchema = z.looseObject({
     .describe(
       'Node adapter: the event-loop turn its answer was written in, when that was the turn it was read in.',
     ),
+  stalled_ms: z
+    .number()
+    .min(0)
+    .optional()
+    .describe(
+      "Node adapter: how long, in all, the gateway's event loop had been held up when it read this request (ms, per process); between two entries, how much of the time between them was the machine's.",
+    ),
   method: z.string(),
   path: z.string(),
   operation: z.string(),

@@ -1,5 +1,5 @@
-import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { fc, test } from '../../test/support/property.ts';
 import { createTokenCodec } from '../identity/token-codec.ts';
 import { base32, rot13 } from '../text-encodings.ts';
 import { createSecretScanner, type SecretKind } from './secrets.ts';

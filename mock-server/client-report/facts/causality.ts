@@ -97,7 +97,8 @@ export const SAME_TURN_MS = 1;
  */
 
 /** Connection ids are numbered apart per instance on a shared store: turns compare within one. */
-const instanceOf = (e: JournalEntry) => Math.floor((e.connection as number) / CONNECTION_IDS_PER_INSTANCE);
+export const instanceOf = (e: JournalEntry) =>
+  Math.floor((e.connection as number) / CONNECTION_IDS_PER_INSTANCE);
 
 /**
  * How far from a moment the readings look for what happened in its turn of the gateway's event loop: with
@@ -110,8 +111,11 @@ export const turnSpan = (e: JournalEntry) => (e.read_turn === undefined ? SAME_T
 /**
  * Whether `e`'s arrival (`read`) or its connection's acceptance (`opened`), at or after `x`'s answer, came
  * in the turn of the gateway's event loop in which that answer was written: then `e` was on its way before
- * it. From the turn facts when both have them on one instance (`x` answered at once); else from time,
- * within SAME_TURN_MS of the answer (which load blurs: a reaction may come that soon, a turn may last longer).
+ * it. From the turn facts when both have them on one instance (`x` answered at once); else from time (which
+ * load blurs: a reaction may come that soon, a turn may last longer): a request read within SAME_TURN_MS of
+ * the answer, a connection accepted less than SAME_TURN_MS after it. A connection accepted a whole
+ * SAME_TURN_MS after a lone answer was opened by a client that had the answer (a 429 from the in-process
+ * adapter, then a call on a new connection 1 ms later, was taken as on its way and its early call missed).
  */
 export function inAnswerTurn(e: JournalEntry, moment: 'read' | 'opened', x: JournalEntry): boolean {
   const at = moment === 'read' ? e.real_ms : (e.connection_opened_ms as number);
@@ -121,5 +125,17 @@ export function inAnswerTurn(e: JournalEntry, moment: 'read' | 'opened', x: Jour
   const answerTurn = x.written_turn;
   if (turn !== undefined && answerTurn !== undefined && hasConnection(e) && hasConnection(x))
     if (instanceOf(e) === instanceOf(x)) return turn === answerTurn;
-  return at - written <= SAME_TURN_MS;
+  return moment === 'read' ? at - written <= SAME_TURN_MS : at - written < SAME_TURN_MS;
+}
+
+/**
+ * How long the gateway's event loop was held up between reading `from` and reading `to` (their `stalled_ms`,
+ * when one process read both over node:http; 0 otherwise). A timer of the client's due meanwhile (a client in
+ * the gateway's process, or on the same loaded machine) fired up to that much late: that part of the time
+ * between them was the machine's.
+ */
+export function stallBetween(from: JournalEntry, to: JournalEntry): number {
+  if (from.stalled_ms === undefined || to.stalled_ms === undefined) return 0;
+  if (!hasConnection(from) || !hasConnection(to) || instanceOf(from) !== instanceOf(to)) return 0;
+  return Math.max(0, to.stalled_ms - from.stalled_ms);
 }

@@ -10,6 +10,7 @@ import {
   SAME_TURN_MS,
   sameConnectionAfter,
   sentBeforeAnswer,
+  stallBetween,
   TOGETHER_MS,
   turnSpan,
 } from './causality.ts';
@@ -364,11 +365,15 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
       // in a wave (another connection's request arrived within `graceMs` before it), the rest of the wave may
       // reach the gateway late (a loaded machine, a client in the gateway's own process): only time tells
       // then, and the grace holds.
-      if (hasConnection(e) && hasConnection(r))
+      // Time net of the stalls the gateway saw between them (`stallBetween`): a request of a batch read late
+      // because the machine stalled was on its way all the same.
+      if (hasConnection(e) && hasConnection(r)) {
+        const arrival = e.real_ms - stallBetween(r, e);
         return (
-          (e.real_ms >= batchUntil(r) || retriedOnIdle(e, r)) &&
-          (!cameInWave(ix, r, graceMs) || e.real_ms >= answeredAt(r) + graceMs)
+          (arrival >= batchUntil(r) || retriedOnIdle(e, r)) &&
+          (!cameInWave(ix, r, graceMs) || arrival >= answeredAt(r) + graceMs)
         );
+      }
       return e.real_ms >= answeredAt(r) + graceMs;
     },
     sentTogether(e, x) {
@@ -383,8 +388,10 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
         // beyond the turn of that answer (a copy queued in the pool taking the freed slot), while a request
         // of the agent was still on the wire: a chain of connections each accepted once the one before was
         // answered is one request at a time, however fast (a client with no pool, or a pool of one).
+        // Joined, not merely accepted before the batch's end: one accepted after a quiet stretch with no slot
+        // freed for it is a reaction, however soon after `x` it came.
         const opened = e.connection_opened_ms as number;
-        return opened < batchUntil(x) && (inAnswerTurn(e, 'opened', x) || onTheWireAt(ix, opened));
+        return batchOf(x).joined.has(e) && (inAnswerTurn(e, 'opened', x) || onTheWireAt(ix, opened));
       }
       // Another, idle connection: copies sent together are read in one turn of the gateway's event loop,
       // right after the other's answer; a retry comes a turn of the client's later.

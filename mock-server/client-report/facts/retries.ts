@@ -2,6 +2,7 @@ import { PROTECTED_ENDPOINTS } from '../../../vocabulary/endpoints.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../../vocabulary/retry-after.ts';
 import type { RateLimitRule } from '../../config/schema.ts';
 import type { JournalEntry } from '../../journal/journal.ts';
+import { stallBetween } from './causality.ts';
 import { addToGroup, answeredAt, keyOf } from './entry.ts';
 import { createReactionFacts } from './reactions.ts';
 import { firstWhere } from './search.ts';
@@ -71,6 +72,18 @@ export function retryChains(
 /** Time from each answer to the next attempt, in real milliseconds. */
 export const intervalsOf = (chain: readonly JournalEntry[]) =>
   chain.slice(1).map((e, i) => e.real_ms - answeredAt(chain[i] as JournalEntry));
+
+/**
+ * The least each wait of a chain may have been as the client meant it: its interval (`intervalsOf`) less the
+ * stalls of the gateway's loop meanwhile (`stallBetween`). Load only lengthens waits; a reading that a longer
+ * first wait would make suspect (a schedule that never grew) reads the first waits so, never longer than
+ * the client may have meant them, whatever the machine's speed.
+ */
+export const waitFloorsOf = (chain: readonly JournalEntry[]) =>
+  chain.slice(1).map((e, i) => {
+    const failure = chain[i] as JournalEntry;
+    return Math.max(0, e.real_ms - answeredAt(failure) - stallBetween(failure, e));
+  });
 
 /** When a refusal's Retry-After ends, on the gateway clock; undefined without one. */
 export const retryAfterUntil = (e: JournalEntry) => {

@@ -52,7 +52,7 @@
  * One behaviour: each schedule is one violation, with the chains that show it counted.
  */
 import type { JournalEntry } from '../../journal/journal.ts';
-import { describe, firstWhere, intervalsOf, isFailure, retryChains } from '../journal-facts.ts';
+import { describe, firstWhere, intervalsOf, isFailure, retryChains, waitFloorsOf } from '../journal-facts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 import { type FailureClass, failureClassOf, JUDGED_AS, judgedAs } from './failure-class.ts';
 import { chanceOfQuickRetriesAnywhere, FIRST_STEP_MS, NO_WAIT_CHANCE, NO_WAIT_MS } from './quick-retries.ts';
@@ -73,6 +73,12 @@ const unguided = (e: JournalEntry) => isFailure(e) && e.retry_after === undefine
 // Waits of one chain this close are "the same": 5 ms or 5%, whichever is larger (scheduling noise grows
 // with the wait).
 const same = (a: number, b: number) => Math.abs(a - b) <= Math.max(5, 0.05 * Math.max(a, b));
+// Waits the gateway's loop was not held up during (net of its stalls, the same): a client timer due in a
+// stall fires when it ends, so waits that fell in stalls come out alike whatever the client meant, and
+// parallel calls' timers fire together. Sameness (identical intervals, a fixed tail, lock-step) is read of
+// steady waits only.
+const steady = (intervals: readonly number[], floors: readonly number[]) =>
+  intervals.every((d, k) => same(floors[k] as number, d));
 /**
  * Waits of two sequences this close are "alike": 5 ms or 2% (10 ms past 500 ms). Tighter than `same`: libraries jitter by as
  * little as 20% (axios-retry's exponentialDelay adds 0-20%), and at 5% three of its sequences would match by
@@ -110,7 +116,7 @@ const SCHEDULES = [
     // row with probability (50/b)(25/b)(12.5/b): 1/512 for b = 200 ms, 1/1728 for ky's 300 ms.
     retries: 3,
     jitter: false,
-    shows: (intervals: number[]) => intervals.every((d) => d <= NO_WAIT_MS),
+    shows: (intervals: number[], _floors: number[]) => intervals.every((d) => d <= NO_WAIT_MS),
     says: (intervals: number[]) =>
       `came without waiting (${ms(intervals)} ms, none over ${NO_WAIT_MS} ms): no backoff`,
   },
@@ -118,7 +124,12 @@ const SCHEDULES = [
     // A fixed sleep is no backoff, whatever the failure: after a 429 it is no jitter either.
     retries: 3,
     jitter: false,
-    shows: (intervals: number[]) => intervals.every((d) => same(d, intervals[0] as number)),
+    // Alike as measured, and no room for a backoff between them: even net of the stalls meanwhile (the least
+    // each wait may have been meant), the shortest times 1.5 exceeds the longest (timers due in one stall
+    // fire together, so stalled waits come out alike whatever the client meant).
+    shows: (intervals: number[], floors: number[]) =>
+      intervals.every((d) => same(d, intervals[0] as number)) &&
+      Math.max(...intervals) < 1.5 * Math.min(...floors),
     says: (intervals: number[], failure: FailureClass) =>
       `came at identical intervals (${ms(intervals)} ms): no backoff${failure === '429' ? ' and no jitter' : ''}`,
   },
@@ -128,7 +139,8 @@ const SCHEDULES = [
     // A lack of jitter only: a 5xx chain held at its cap (urllib3 on 5xx) backed off, as section 7 asks.
     retries: 4,
     jitter: true,
-    shows: (intervals: number[]) => fixedTail(intervals) !== undefined,
+    shows: (intervals: number[], floors: number[]) =>
+      fixedTail(intervals) !== undefined && steady(intervals, floors),
     says: (intervals: number[]) => {
       const tail = fixedTail(intervals) as NonNullable<ReturnType<typeof fixedTail>>;
       return `reached ${Math.round(tail.least)} ms and stayed there (${ms(intervals)} ms): the last ${tail.retries} waits spread ${Math.round(tail.spread)} ms, where a client jittering by 20% (at most 100 ms) would spread them more (chance ${chanceText(tail.chance)}): a fixed-interval retry loop past the cap, no jitter`;
@@ -140,8 +152,11 @@ const SCHEDULES = [
     // times the base; four retries would be 1.4%), while scheduling noise cannot fake the growth.
     retries: 5,
     jitter: false,
-    // The shortest of the first three waits is the base: load spikes on the first two cannot fake it.
-    shows: (intervals: number[]) => Math.max(...intervals) <= 1.5 * Math.min(...intervals.slice(0, 3)),
+    // The shortest of the first three waits is the base: load spikes on the first two cannot fake it. Each
+    // read net of the stalls the gateway saw meanwhile (`waitFloorsOf`): steady load, lengthening every
+    // wait alike, cannot fake it either.
+    shows: (intervals: number[], floors: number[]) =>
+      Math.max(...intervals) <= 1.5 * Math.min(...floors.slice(0, 3)),
     says: (intervals: number[]) => `did not back off: waits of ${ms(intervals)} ms never grew`,
   },
 ] as const;
@@ -155,8 +170,9 @@ const askedOf = (failure: FailureClass) => (s: (typeof SCHEDULES)[number]) => !s
  */
 export function scheduleFinding({ chain, intervals }: Sequence): Finding | undefined {
   const failure = failureClassOf(chain);
+  const floors = waitFloorsOf(chain);
   const schedule = SCHEDULES.filter(askedOf(failure)).find(
-    (s) => intervals.length >= s.retries && s.shows(intervals),
+    (s) => intervals.length >= s.retries && s.shows(intervals, floors),
   );
   return schedule
     ? {
@@ -179,23 +195,27 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
   const flagged = SCHEDULES.map(() => [] as Finding[]);
   const eligible = SCHEDULES.map(() => 0);
   // Every retry's place in its chain, and the quick ones (no wait at all).
-  const counted: { place: number; wait: number }[] = [];
+  const counted: { place: number; wait: number; floor: number }[] = [];
   const quick: { chain: JournalEntry[]; retry: JournalEntry; wait: number; place: number }[] = [];
   const unguidedChains = retryChains(entries, unguided);
   for (const chain of unguidedChains) {
     const intervals = intervalsOf(chain);
+    const floors = waitFloorsOf(chain);
     const failure = failureClassOf(chain);
     const asked = askedOf(failure);
     intervals.forEach((wait, k) => {
       if (counted.length >= MOST_RETRIES_COUNTED) return;
-      counted.push({ place: k + 1, wait });
+      counted.push({ place: k + 1, wait, floor: floors[k] as number });
       if (wait <= NO_WAIT_MS) quick.push({ chain, retry: chain[k + 1] as JournalEntry, wait, place: k + 1 });
     });
-    if (intervals.length >= 3 && failure === '429') sequences.push({ chain, intervals });
+    if (intervals.length >= 3 && failure === '429' && steady(intervals, floors))
+      sequences.push({ chain, intervals });
     SCHEDULES.forEach((s, k) => {
       if (asked(s) && intervals.length >= s.retries) eligible[k] = (eligible[k] as number) + 1;
     });
-    const k = SCHEDULES.findIndex((s) => asked(s) && intervals.length >= s.retries && s.shows(intervals));
+    const k = SCHEDULES.findIndex(
+      (s) => asked(s) && intervals.length >= s.retries && s.shows(intervals, floors),
+    );
     if (k >= 0) flagged[k]?.push(scheduleFinding({ chain, intervals }) as Finding);
   }
   // One finding per schedule: the chains that show it are one behaviour of the client, counted.
@@ -243,7 +263,7 @@ export function judgeEachChain(entries: readonly JournalEntry[]) {
  */
 function flatFinding(
   allChains: readonly JournalEntry[][],
-  counted: readonly { place: number; wait: number }[],
+  counted: readonly { place: number; wait: number; floor: number }[],
 ): Finding | undefined {
   const growth = flatSchedule(counted);
   const low = lowCeiling(counted, FIRST_STEP_MS);

@@ -88,8 +88,11 @@ export const honorRetryAfter: ClientRule = {
     const honours = entries.map((e) => honouring.has(e));
     const facts = createReactionFacts(entries);
     const startedBefore = entriesByGatewayTime(entries);
-    // Early requests already reported: refused in turn, they belong to the same violation, not a new one.
-    // Marked by seq: the first position holding a seq stands for it.
+    // Each early request is counted once, however many refusals it came early after; marked by seq (the
+    // first position holding a seq stands for it). An early request refused in turn binds what follows it
+    // too: a retry 1.1 s after a 503 asking 2 s, refused again, then another 1.7 s later is two early
+    // retries, though the second came after the first refusal's Retry-After (a 0.2 s sleep on a loaded
+    // machine); the violation stays one (`earlyFindings` groups by kind).
     const firstWithSeq = new Map<number, number>();
     const seqAt = entries.map((e, k) => {
       if (!firstWithSeq.has(e.seq)) firstWithSeq.set(e.seq, k);
@@ -97,7 +100,6 @@ export const honorRetryAfter: ClientRule = {
     });
     const reported = new Uint8Array(entries.length);
     entries.forEach((refusal, i) => {
-      if (reported[seqAt[i] as number]) return;
       const until = retryAfterUntil(refusal);
       if (until === undefined || !(refusal.status === 429 || refusal.status >= 500)) return;
       const inScope = scopeOf(refusal, rateLimitRules);

@@ -109,15 +109,19 @@ export interface Growth {
  * (chanceOfFlat), the least over leaving out 0 to LATE_SPIKES of the longest later waits, times the tests
  * made. Undefined when there are fewer than LEAST_WAITS first-retry or later waits (nothing to compare).
  */
-export function flatSchedule(retries: readonly { place: number; wait: number }[]): Growth | undefined {
-  const scaled = (r: { place: number; wait: number }) => Math.max(0, r.wait) / referenceBound(r.place);
+export function flatSchedule(
+  retries: readonly { place: number; wait: number; floor?: number }[],
+): Growth | undefined {
+  const scaled = (place: number, wait: number) => Math.max(0, wait) / referenceBound(place);
+  // The first retries' waits as short as the client may have meant them (`floor`: net of the stalls the
+  // gateway saw), the later ones as measured: load, which only lengthens waits, cannot make them look flat.
   const first = retries
     .filter((r) => r.place <= 2 && Number.isFinite(r.wait))
-    .map(scaled)
+    .map((r) => scaled(r.place, Math.min(r.wait, r.floor ?? r.wait)))
     .sort((a, b) => b - a);
   const later = retries
     .filter((r) => r.place >= 3 && Number.isFinite(r.wait))
-    .map(scaled)
+    .map((r) => scaled(r.place, r.wait))
     .sort((a, b) => b - a);
   if (first.length < LEAST_WAITS || later.length < LEAST_WAITS) return undefined;
   const early = Math.min(EARLY_SPIKES, first.length - LEAST_WAITS + 1);

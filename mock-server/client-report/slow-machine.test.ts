@@ -1,0 +1,240 @@
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../test/support/seeded-random.ts';
+import { recordedEntry } from '../../test/support/synthetic-journal.ts';
+import { loadConfig } from '../config/load-config.ts';
+import type { JournalEntry } from '../journal/journal.ts';
+import { loadCorpus } from '../providers/corpus.ts';
+import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
+import { honorRetryAfter } from './rules/honor-retry-after.ts';
+import { DEFAULT_REPORT_OPTIONS } from './types.ts';
+
+/*
+ * The catalogue's backoff programs on a very slow machine, as synthetic journals (times injected, nothing
+ * measured here). The machine stalls again and again (STALL_MS, every GAP_MS or so: what the shared 2-core
+ * machine showed at load 8-17, a 100 ms wait measured as 480 ms); a client timer due during a stall fires
+ * when it ends, and the gateway's stall clock (`stalled_ms`, adapters/node/loop-stall.ts) moves through every
+ * stall. Each good program's schedule stays unflagged on every seed; a flat schedule whose waits dwarf the
+ * stalls is still caught, and so is one on a quiet machine (rules-held-out.test.ts has more).
+ */
+
+const corpus = loadCorpus(loadConfig().corpus);
+const judge = (entries: JournalEntry[]) =>
+  backoffWithJitter.judge({
+    agent: 'a',
+    entries,
+    rateLimitRules: [],
+    corpus,
+    options: DEFAULT_REPORT_OPTIONS,
+  });
+
+interface Machine {
+  /** The stalls, [from, to) in ms, in order. */
+  stalls: [number, number][];
+}
+
+/** Stalls of `length` ms (a range) about every `gap` ms, from 0 to `until`. */
+function slowMachine(rand: () => number, until: number, length: [number, number], gap: number): Machine {
+  const stalls: [number, number][] = [];
+  for (let t = gap * rand(); t < until; ) {
+    const to = t + length[0] + (length[1] - length[0]) * rand();
+    stalls.push([t, to]);
+    t = to + gap * 2 * rand();
+  }
+  return { stalls };
+}
+
+/** When a timer due at `due` fires: at once, or when the stall it fell in ends. */
+const firesAt = ({ stalls }: Machine, due: number) =>
+  stalls.find(([from, to]) => due >= from && due < to)?.[1] ?? due;
+/** The stall clock at `t`: the stalls' time so far. */
+const stallClock = ({ stalls }: Machine, t: number) =>
+  stalls.reduce((sum, [from, to]) => sum + Math.max(0, Math.min(t, to) - from), 0);
+
+/**
+ * `calls` calls started together, each on its own keep-alive connection, retried after 503s (no Retry-After)
+ * with `schedule(k, rand)` as its k-th wait; each answer takes 1 ms and the last attempt succeeds.
+ */
+function journal(
+  machine: Machine,
+  rand: () => number,
+  calls: number,
+  retries: number,
+  schedule: (k: number, rand: () => number) => number,
+) {
+  const entries: JournalEntry[] = [];
+  for (let c = 0; c < calls; c++) {
+    let t = firesAt(machine, c * 0.3);
+    for (let k = 0; k <= retries; k++) {
+      entries.push(
+        recordedEntry(t, {
+          real_ms: t,
+          method: 'POST',
+          path: '/v1/web/search',
+          operation: 'web.search',
+          status: k < retries ? 503 : 200,
+          code: k < retries ? 'upstream_unavailable' : undefined,
+          request_key: `call ${c}`,
+          request_fingerprint: `call ${c}`,
+          connection: c + 1,
+          connection_opened_ms: c * 0.3,
+          connection_seq: k + 1,
+          stalled_ms: stallClock(machine, t),
+        }),
+      );
+      t = firesAt(machine, t + 1 + schedule(k, rand));
+    }
+  }
+  return entries.sort((a, b) => a.real_ms - b.real_ms).map((e, k) => ({ ...e, seq: k + 1 }));
+}
+
+const SEEDS = Array.from({ length: 200 }, (_, k) => k + 1);
+const equalJitter = (bound: number, rand: () => number) => bound / 2 + (rand() * bound) / 2;
+
+/** The catalogue's good backoff programs (test/clients/held-out.ts, families.ts): calls, retries, schedule. */
+const GOOD: [string, number, number, (k: number, rand: () => number) => number][] = [
+  ['exponential-one-ms-jitter', 8, 4, (k, rand) => 100 * 2 ** k + (rand() * 2 - 1)],
+  ['exponential-twenty-percent-jitter', 8, 4, (k, rand) => 200 * 2 ** k * (1 + 0.2 * rand())],
+  ['full-jitter-capped-1s', 3, 4, (k, rand) => Math.min(1000, 100 * 2 ** k) * rand()],
+  ['capped-backoff-with-jitter', 1, 5, (k, rand) => equalJitter(Math.min(800, 200 * 2 ** k), rand)],
+  ['templated-queries-capped', 4, 4, (k, rand) => equalJitter(100 * 2 ** k, rand)],
+  [
+    'cache-busted-capped (p-retry: 1 s doubling, randomised 1-2x)',
+    1,
+    3,
+    (k, rand) => 1000 * 2 ** k * (1 + rand()),
+  ],
+];
+
+describe('backoff-with-jitter on a very slow machine (stalls of 200-800 ms)', () => {
+  for (const [name, calls, retries, schedule] of GOOD)
+    it(`${name} stays unflagged on every seed, its waits read net of the stalls the gateway saw`, () => {
+      let lengthened = 0;
+      for (const seed of SEEDS) {
+        const rand = seededRandom(seed);
+        const machine = slowMachine(rand, 60_000, [200, 800], 300);
+        const entries = journal(machine, rand, calls, retries, schedule);
+        expect(
+          judge(entries).map((f) => f.message),
+          `${name}, seed ${seed}`,
+        ).toEqual([]);
+        // Not vacuous: the gateway saw stalls of 200 ms or more during the first call's waits.
+        const call = entries.filter((e) => e.request_key === 'call 0');
+        if ((call.at(-1)?.stalled_ms as number) - (call[0]?.stalled_ms as number) >= 200) lengthened++;
+      }
+      expect(lengthened).toBeGreaterThan(SEEDS.length / 4);
+    });
+
+  it('without the stall clock (a gateway that could not see the stalls), the one-ms-jitter schedule reads as flat', () => {
+    const flagged = SEEDS.filter((seed) => {
+      const rand = seededRandom(seed);
+      const machine = slowMachine(rand, 60_000, [200, 800], 300);
+      const entries = journal(machine, rand, 8, 4, (k, r) => 100 * 2 ** k + (r() * 2 - 1)).map(
+        ({ stalled_ms: _, ...e }) => e as JournalEntry,
+      );
+      return judge(entries).length > 0;
+    });
+    // What the guide says it cannot tell apart: load that the gateway did not see, as long as the first step.
+    expect(flagged.length).toBeGreaterThan(0);
+  });
+
+  it('a jittered constant 2 s bound is still caught when the stalls are short next to its waits', () => {
+    const caught = SEEDS.filter((seed) => {
+      const rand = seededRandom(seed);
+      const machine = slowMachine(rand, 200_000, [5, 40], 300);
+      return judge(journal(machine, rand, 6, 8, (_k, r) => 2000 * r())).length > 0;
+    });
+    expect(caught.length).toBeGreaterThanOrEqual(0.95 * SEEDS.length);
+  });
+
+  it('on a quiet machine (the stall clock still), a full-jitter backoff capped at 100 ms is caught', () => {
+    for (const seed of SEEDS.slice(0, 50)) {
+      const rand = seededRandom(seed);
+      const entries = journal({ stalls: [] }, rand, 5, 5, (k, r) => Math.min(100, 100 * 2 ** k) * r());
+      expect(judge(entries).length, `seed ${seed}`).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('honor-retry-after on a slow machine', () => {
+  // A journal kept from a run at load 25-29 (early-retry-after-503): the program sleeps 0.2 s after each 503
+  // asking for 2 s; load stretched the sleeps to 1.1 and 1.7 s, so its second retry came after the first
+  // refusal's Retry-After but within the second's.
+  const attempt = (t: number, seq: number, status: number) =>
+    recordedEntry(t, {
+      real_ms: t,
+      method: 'POST',
+      path: '/v1/web/fetch',
+      operation: 'web.fetch',
+      status,
+      code: status === 503 ? 'upstream_unavailable' : undefined,
+      retry_after: status === 503 ? '2' : undefined,
+      url: 'https://docs.example/pricing',
+      request_key: 'fetch pricing',
+      request_fingerprint: 'fetch pricing',
+      connection: 1,
+      connection_opened_ms: 0,
+      connection_seq: seq,
+    });
+
+  it('two early retries after 5xx, each early after the refusal just before it, are counted as two', () => {
+    const entries = [attempt(1000, 1, 503), attempt(2132, 2, 503), attempt(3841, 3, 200)].map((e, k) => ({
+      ...e,
+      seq: k + 1,
+    }));
+    const findings = honorRetryAfter.judge({
+      agent: 'a',
+      entries,
+      rateLimitRules: [],
+      corpus,
+      options: DEFAULT_REPORT_OPTIONS,
+    });
+    expect(findings.map((f) => f.count)).toEqual([2]);
+  });
+});
+
+describe('on a slow machine, by the stalls the gateway saw', () => {
+  const rules = { agent: 'a', rateLimitRules: [], corpus, options: DEFAULT_REPORT_OPTIONS };
+  const search = (t: number, connection: number, connectionSeq: number, fields: Partial<JournalEntry>) =>
+    recordedEntry(t, {
+      real_ms: t,
+      method: 'POST',
+      path: '/v1/web/search',
+      operation: 'web.search',
+      connection,
+      connection_opened_ms: 0,
+      connection_seq: connectionSeq,
+      ...fields,
+    });
+
+  it('a request of a batch on an idle connection, read 190 ms after a 429 while the loop stalled, was on its way', () => {
+    // A batch over an open pool (batch-over-open-pool-meets-429), seen at load 26: the 429 of #1, then the
+    // seventh search of the batch read on another keep-alive connection 190 ms later.
+    const refused = search(1000, 4, 2, {
+      status: 429,
+      code: 'rate_limited',
+      retry_after: '1',
+      limit: { rule: 'per-agent', scope: 'agent', key: 'a' },
+      stalled_ms: 50,
+    });
+    const late = (stalled: number) =>
+      search(1190, 8, 2, { status: 200, stalled_ms: stalled, seq: refused.seq + 1 });
+    const judged = (stalled: number) =>
+      honorRetryAfter.judge({ ...rules, entries: [refused, late(stalled)] }).map((f) => f.count);
+    expect(judged(50 + 190)).toEqual([]);
+    // Without a stall between them, only time tells, and 190 ms after the answer is a reaction.
+    expect(judged(50)).toEqual([1]);
+  });
+
+  it('a fixed one-second sleep on 5xx is caught though stalls of up to 200 ms fell in its waits', () => {
+    const entries = [0, 1, 2, 3, 4].map((k) =>
+      search(k * 1001, 1, k + 1, {
+        status: k < 4 ? 503 : 200,
+        code: k < 4 ? 'upstream_unavailable' : undefined,
+        request_key: 'tariffs',
+        request_fingerprint: 'tariffs',
+        stalled_ms: k * 150,
+      }),
+    );
+    expect(backoffWithJitter.judge({ ...rules, entries }).length).toBeGreaterThan(0);
+  });
+});
