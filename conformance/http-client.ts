@@ -2,6 +2,7 @@ import { createWaitFloors, NO_WAIT_RETRIES, REAL_CLOCK, type SuiteClock } from '
 import { type ClientCore, type SendOptions, sendRequest } from './client-send.ts';
 import { createClientWaits } from './client-waits.ts';
 import { createTransport } from './http-transport.ts';
+import { createShortWaits, type ShortWait } from './short-waits.ts';
 import type { Exchange, SuiteRequest } from './suite-request.ts';
 import { createTokenLedger } from './token-ledger.ts';
 import type { TokenSource } from './token-source.ts';
@@ -59,6 +60,7 @@ function createClientCore(options: ClientOptions): ClientCore {
     answered: new Set<string>(),
     /** Every 429 the run met, retried or not (ratelimit.retry-after-format judges them all). */
     seen429: [],
+    shortWaits: createShortWaits(),
     /** Per scope, the requests the gateway last said were left (its rate-limit headers), when it says. */
     remaining: new Map<string, number>(),
   };
@@ -113,6 +115,14 @@ export function createSuiteClient(options: ClientOptions) {
     /** Every 429 the run has met so far, in order. */
     seen429(): readonly Exchange[] {
       return core.seen429;
+    },
+
+    /**
+     * The waits 429s asked that proved too short, as the client saw them: a retry sent once the wait had
+     * passed answered 429 again, and no call of the suite's that could have taken the freed slot admitted.
+     */
+    shortWaits(): readonly ShortWait[] {
+      return core.shortWaits.proven();
     },
 
     /** Whether the gateway has answered this call (see `callKey`) with anything but a 429 or a 5xx yet. */

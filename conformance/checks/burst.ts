@@ -1,6 +1,7 @@
 import type { CheckContext, CheckOutcome, Endpoint } from '../check.ts';
-import { codeOf } from '../check.ts';
+import { codeOf, isRepeatRefusal } from '../check.ts';
 import {
+  askedWaitOf,
   backoffMs,
   isSignalledShedding,
   isTransient,
@@ -20,6 +21,14 @@ export interface TimedExchange {
   receivedAt: number;
   /** The first answer was a 503 with a Retry-After: load shed as HTTP says to (RFC 9110 §15.6.4). */
   signalled?: boolean;
+  /** Requests the suite had sent when this answer arrived: a later request was sent after it when more. */
+  sentBefore?: number;
+}
+
+/** An endpoint the burst met a 429 on, with those 429s (the latest last). */
+export interface LimitedEndpoint {
+  endpoint: Endpoint;
+  rateLimited: TimedExchange[];
 }
 
 /** What one bounded burst with the valid token showed; shared by the ratelimit.* checks. */
@@ -35,10 +44,15 @@ export interface BurstObservation {
   unsignalled: TimedExchange[];
   /** 5xx still there after the retries, and dropped connections. */
   serverErrors: TimedExchange[];
+  /** Repeats refused as duplicates (409): that endpoint's burst ended there (retry.sequential judges them). */
+  repeatRefused: TimedExchange[];
   /** The valid token refused (401 invalid_identity_token): it expired during the run? */
   tokenRefused?: TimedExchange;
-  /** The endpoint whose burst first met a 429 (the one to retry after waiting). */
-  limitedEndpoint?: Endpoint;
+  /**
+   * Every endpoint the burst met a 429 on, in the order burst: each tool the gateway limits is judged, not
+   * only the first (a per-tool limit's Retry-After may lie where whoami's tells the truth).
+   */
+  limited: LimitedEndpoint[];
   requests: number;
   budget: number;
 }
@@ -57,12 +71,14 @@ export const SPORADIC = { count: 3, share: 0.1 };
 export const beyondSporadic = (burst: Pick<BurstObservation, 'unsignalled' | 'requests'>) =>
   burst.unsignalled.length > SPORADIC.count && burst.unsignalled.length > SPORADIC.share * burst.requests;
 
-type Kind = 'ok' | 'limited' | 'refusal' | 'server-error' | 'token-refused';
+type Kind = 'ok' | 'limited' | 'refusal' | 'repeat' | 'server-error' | 'token-refused';
 
 function kindOf(exchange: Exchange): Kind {
   const { status } = exchange.response;
   const code = codeOf(exchange);
   if (status === 429) return 'limited';
+  // A repeat refused as a duplicate breaks retry safety (retry.sequential judges it), not the 429 rule.
+  if (isRepeatRefusal(exchange) && code !== 'rate_limited') return 'repeat';
   // The limit signalled with another status, a 200 included: a refusal of the 429 rule, never "served".
   if (code === 'rate_limited') return 'refusal';
   if (status >= 200 && status < 300) return 'ok';
@@ -151,70 +167,128 @@ export function createShedPacing(budget: number) {
   };
 }
 
+/** What the burst of one endpoint showed: its answers' kinds so far, and the 429s it met. */
+interface EndpointBurst {
+  served: number;
+  /** Answers the gateway served (2xx) to this endpoint in this burst. */
+  ok: number;
+  rateLimited: TimedExchange[];
+  stop: boolean;
+}
+
+/** Everything one burst shares across its endpoints: the answers, the pacing, the shed requests' queue. */
+function createBurstState(ctx: CheckContext) {
+  const answers: Promise<TimedExchange>[] = [];
+  const wronglyRefused = new Set<Exchange>();
+  const pacing = createShedPacing(ctx.rateLimitBudget);
+  // Shed requests (503 + Retry-After) wait for the burst to end, then are retried one after another.
+  let burstOver = () => {};
+  let shedQueue = new Promise<void>((resolve) => {
+    burstOver = resolve;
+  });
+  const retryLater = (timed: TimedExchange) => {
+    const retried = shedQueue.then(() => retryTransient(ctx, timed));
+    shedQueue = retried.then(() => undefined);
+    return retried;
+  };
+  const keep = (timed: TimedExchange) =>
+    answers.push(
+      !isTransient(timed.exchange.response.status)
+        ? Promise.resolve(timed)
+        : isSignalledShedding(timed.exchange.response)
+          ? retryLater(timed)
+          : retryTransient(ctx, timed),
+    );
+  return { answers, wronglyRefused, pacing, keep, end: () => burstOver() };
+}
+
 /**
- * Sends waves of concurrent requests with the valid token (whoami, then each tool it may call, each with
- * a share of the budget) until a 429 or another refusal appears or the budget is spent. 429s are observed
- * as they are; a 502/503/504 is retried (see `retryTransient`), so a transient failure is told from one
- * that persists. The budget counts the burst's own requests the gateway admitted; load shed with 503 and a
- * Retry-After lowers the burst's concurrency instead (`createShedPacing`); retries come on top (three per
- * 5xx at most).
+ * Bursts one endpoint with its share of the budget, in waves, until a 429, another refusal or the share
+ * is spent. `first` waves send one more than the gateway said is left (RateLimit / X-RateLimit-Remaining),
+ * so the limit is met however slow the machine is.
+ */
+async function burstEndpoint(
+  ctx: CheckContext,
+  state: ReturnType<typeof createBurstState>,
+  endpoint: Endpoint,
+  share: number,
+): Promise<EndpointBurst> {
+  const { pacing, wronglyRefused } = state;
+  const seen: EndpointBurst = { served: 0, ok: 0, rateLimited: [], stop: false };
+  for (let first = true; seen.served < share && !pacing.exhausted; first = false) {
+    const size = pacing.size(share - seen.served, first ? ctx.client.remaining('valid') : undefined);
+    const wave = await Promise.all(
+      Array.from({ length: size }, async (): Promise<TimedExchange> => {
+        const exchange = await ctx.client.send(requestFor(endpoint, { token: VALID_TOKEN }), { raw: true });
+        return { exchange, receivedAt: ctx.now(), sentBefore: ctx.client.requests };
+      }),
+    );
+    seen.served += pacing.record(wave);
+    for (const timed of wave) state.keep(timed);
+    let kinds = wave.map((t) => kindOf(t.exchange));
+    // A 401 to the valid token, and whoami accepts that token again right after: the refusal was the
+    // gateway's (auth.valid-token-accepted judges it), not an expired token; the burst goes on.
+    const refused = wave.find((t) => kindOf(t.exchange) === 'token-refused');
+    if (refused && (await acceptedAgain(ctx, refused.exchange))) {
+      for (const t of wave) if (kindOf(t.exchange) === 'token-refused') wronglyRefused.add(t.exchange);
+      kinds = kinds.filter((k) => k !== 'token-refused');
+    }
+    seen.ok += kinds.filter((k) => k === 'ok').length;
+    seen.rateLimited.push(...wave.filter((t) => kindOf(t.exchange) === 'limited'));
+    seen.stop = kinds.some((k) => k === 'refusal' || k === 'token-refused');
+    if (seen.stop || kinds.includes('limited') || kinds.includes('repeat')) break;
+  }
+  return seen;
+}
+
+/**
+ * The wait before bursting an endpoint again whose first answers were all 429 from a limit an earlier
+ * endpoint of the burst met (one they share: the agent's, say), or undefined when it is beyond
+ * --max-wait-seconds or would leave too little of the time budget for the Retry-After probes after it.
+ */
+function sharedLimitWait(ctx: CheckContext, limited: readonly TimedExchange[]): number | undefined {
+  const asked = limited.map((t) => askedWaitOf(t.exchange.response, t.receivedAt));
+  if (asked.some((ms) => ms === undefined)) return undefined;
+  const wait = Math.max(...(asked as number[])) - (ctx.now() - Math.min(...limited.map((t) => t.receivedAt)));
+  if (wait > ctx.maxWaitSeconds * 1000 || ctx.now() + 2 * Math.max(0, wait) > ctx.client.deadline)
+    return undefined;
+  return Math.max(0, wait);
+}
+
+/**
+ * Sends waves of concurrent requests with the valid token to whoami and each tool it may call, each with a
+ * share of the budget, until that endpoint meets a 429 (then the next endpoint: every limited tool is
+ * judged, its own limit and Retry-After), another refusal (the burst ends) or its share is spent. An
+ * endpoint answered 429 at once, by a limit an earlier endpoint met, is burst again once that limit's wait
+ * has passed (within --max-wait-seconds and the time budget): a tighter limit of its own may hide behind it.
+ * 429s are observed as they are; a 502/503/504 is retried (see `retryTransient`), so a transient failure is
+ * told from one that persists. The budget counts the burst's own requests the gateway admitted; load shed
+ * with 503 and a Retry-After lowers the burst's concurrency instead (`createShedPacing`); retries come on
+ * top (three per 5xx at most).
  */
 export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
   return ctx.memo('burst', async () => {
     const targets = ctx.servedEndpoints;
     const share = Math.max(1, Math.floor(ctx.rateLimitBudget / targets.length));
-    const answers: Promise<TimedExchange>[] = [];
-    let limitedEndpoint: Endpoint | undefined;
-    let stop = false;
-    const wronglyRefused = new Set<Exchange>();
-    const pacing = createShedPacing(ctx.rateLimitBudget);
-    // Shed requests (503 + Retry-After) wait for the burst to end, then are retried one after another.
-    let burstOver = () => {};
-    let shedQueue = new Promise<void>((resolve) => {
-      burstOver = resolve;
-    });
-    const retryLater = (timed: TimedExchange) => {
-      const retried = shedQueue.then(() => retryTransient(ctx, timed));
-      shedQueue = retried.then(() => undefined);
-      return retried;
-    };
+    const state = createBurstState(ctx);
+    const limited: LimitedEndpoint[] = [];
     for (const endpoint of targets) {
-      for (let served = 0, first = true; served < share && !stop && !pacing.exhausted; first = false) {
-        // When the gateway said how many requests are left (RateLimit / X-RateLimit-Remaining), the first
-        // wave sends one more than that at once: the limit is met however slow the machine is.
-        const size = pacing.size(share - served, first ? ctx.client.remaining('valid') : undefined);
-        const wave = await Promise.all(
-          Array.from({ length: size }, async () => {
-            const exchange = await ctx.client.send(requestFor(endpoint, { token: VALID_TOKEN }), {
-              raw: true,
-            });
-            return { exchange, receivedAt: ctx.now() };
-          }),
+      let seen = await burstEndpoint(ctx, state, endpoint, share);
+      const shared = limited.length > 0 && seen.ok === 0 && seen.rateLimited.length > 0 && !seen.stop;
+      const wait = shared ? sharedLimitWait(ctx, seen.rateLimited) : undefined;
+      if (wait !== undefined) {
+        ctx.log(
+          `  burst: ${endpoint.name} answered 429 at once (a limit shared with ${limited.map((l) => l.endpoint.name).join(', ')}): bursting it again in ${(wait / 1000).toFixed(1)} s, once that limit has let calls through`,
         );
-        served += pacing.record(wave);
-        for (const timed of wave)
-          answers.push(
-            !isTransient(timed.exchange.response.status)
-              ? Promise.resolve(timed)
-              : isSignalledShedding(timed.exchange.response)
-                ? retryLater(timed)
-                : retryTransient(ctx, timed),
-          );
-        let kinds = wave.map((t) => kindOf(t.exchange));
-        // A 401 to the valid token, and whoami accepts that token again right after: the refusal was the
-        // gateway's (auth.valid-token-accepted judges it), not an expired token; the burst goes on.
-        const refused = wave.find((t) => kindOf(t.exchange) === 'token-refused');
-        if (refused && (await acceptedAgain(ctx, refused.exchange))) {
-          for (const t of wave) if (kindOf(t.exchange) === 'token-refused') wronglyRefused.add(t.exchange);
-          kinds = kinds.filter((k) => k !== 'token-refused');
-        }
-        if (kinds.includes('limited')) limitedEndpoint = endpoint;
-        stop = kinds.some((k) => k === 'limited' || k === 'refusal' || k === 'token-refused');
+        await ctx.sleep(wait + 100);
+        const again = await burstEndpoint(ctx, state, endpoint, share);
+        seen = { ...again, rateLimited: [...seen.rateLimited, ...again.rateLimited] };
       }
-      if (stop) break;
+      if (seen.rateLimited.length > 0) limited.push({ endpoint, rateLimited: seen.rateLimited });
+      if (seen.stop || state.pacing.exhausted) break;
     }
-    burstOver();
-    const exchanges = await Promise.all(answers);
+    state.end();
+    const exchanges = await Promise.all(state.answers);
     const of = (kind: Kind) => exchanges.filter((t) => kindOf(t.exchange) === kind);
     const transient = exchanges.filter((t) => t.exchange.transientRetries > 0);
     const observation: BurstObservation = {
@@ -224,16 +298,19 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
       transient,
       unsignalled: transient.filter((t) => !t.signalled && !isTransient(t.exchange.response.status)),
       serverErrors: of('server-error'),
-      tokenRefused: of('token-refused').find((t) => !wronglyRefused.has(t.exchange)),
-      limitedEndpoint,
+      repeatRefused: of('repeat'),
+      tokenRefused: of('token-refused').find((t) => !state.wronglyRefused.has(t.exchange)),
+      limited,
       requests: exchanges.length,
       budget: ctx.rateLimitBudget,
     };
     const cleared = observation.transient.filter((t) => !isTransient(t.exchange.response.status)).length;
     const shed = transient.filter((t) => t.signalled).length;
-    const lowered = shed > 0 ? `; shed, the burst lowered its concurrency to ${pacing.concurrency}` : '';
+    const lowered =
+      shed > 0 ? `; shed, the burst lowered its concurrency to ${state.pacing.concurrency}` : '';
+    const where = limited.length > 0 ? ` (429 on ${limited.map((l) => l.endpoint.name).join(', ')})` : '';
     ctx.log(
-      `  burst: ${exchanges.length} requests (${targets.map((e) => e.name).join(', ')}): ${observation.rateLimited.length} answered 429, ${observation.refusals.length} refused otherwise, ${observation.transient.length} 5xx at first (${shed} shed with 503 and Retry-After; ${cleared} cleared by a retry), ${observation.serverErrors.length} server errors that persisted${lowered}`,
+      `  burst: ${exchanges.length} requests (${targets.map((e) => e.name).join(', ')}): ${observation.rateLimited.length} answered 429${where}, ${observation.refusals.length} refused otherwise, ${observation.transient.length} 5xx at first (${shed} shed with 503 and Retry-After; ${cleared} cleared by a retry), ${observation.serverErrors.length} server errors that persisted${lowered}`,
     );
     return observation;
   });

@@ -67,9 +67,15 @@ export const rateLimitBurst: Check = {
         );
       }
     }
+    const repeats = [...new Set(burst.repeatRefused.map((t) => t.exchange.request.path))];
+    const refusedRepeats =
+      repeats.length > 0
+        ? ` or refused as repeats; repeats of ${repeats.join(', ')} were refused as duplicates (retry.sequential judges that), which ended the burst there`
+        : '';
+    const where = burst.limited.map((l) => `${l.endpoint.name} ${l.rateLimited.length}`).join(', ');
     return {
       verdict: 'pass',
-      message: `${burst.rateLimited.length} of ${burst.requests} burst requests answered 429 rate_limited, the others 2xx`,
+      message: `${burst.rateLimited.length} of ${burst.requests} burst requests answered 429 rate_limited (${where}), the others 2xx${refusedRepeats}`,
     };
   },
 };
