@@ -44,6 +44,11 @@ export interface BurstObservation {
   unsignalled: TimedExchange[];
   /** 5xx still there after the retries, and dropped connections. */
   serverErrors: TimedExchange[];
+  /**
+   * When the burst, down to one request at a time, was still shed with 503 + Retry-After, call after call,
+   * after the gateway had served some: those 503s (a limit signalled as 503), and how many were served first.
+   */
+  limitAs503?: { shed: readonly TimedExchange[]; servedBefore: number };
   /** Repeats refused as duplicates (409): that endpoint's burst ended there (retry.sequential judges them). */
   repeatRefused: TimedExchange[];
   /** The valid token refused (401 invalid_identity_token): it expired during the run? */
@@ -58,6 +63,8 @@ export interface BurstObservation {
 }
 
 const WAVE = 20;
+/** Requests sent one at a time, in a row, all shed with 503 + Retry-After: a limit, not load (createShedPacing). */
+export const LIMIT_AS_503 = 5;
 
 /**
  * A 5xx clears when a retry answers 2xx or 429. Load shed with 503 and a Retry-After (Envoy's overload
@@ -147,6 +154,9 @@ async function acceptedAgain(ctx: CheckContext, refused: Exchange): Promise<bool
 export function createShedPacing(budget: number) {
   let concurrency = WAVE;
   let shed = 0;
+  let admitted = 0;
+  /** Requests sent one at a time and shed, in a row, after the gateway had admitted some. */
+  const sequential: TimedExchange[] = [];
   return {
     /** The next wave's size, for an endpoint that has `left` of its share to serve. */
     size: (left: number, told?: number) =>
@@ -155,11 +165,27 @@ export function createShedPacing(budget: number) {
     record(wave: readonly TimedExchange[]) {
       const turnedAway = wave.filter((t) => isSignalledShedding(t.exchange.response)).length;
       shed += turnedAway;
+      if (wave.length === 1 && turnedAway === 1 && admitted > 0) sequential.push(wave[0] as TimedExchange);
+      else if (turnedAway < wave.length) sequential.length = 0;
+      admitted += wave.length - turnedAway;
       concurrency = turnedAway > 0 ? Math.max(1, wave.length - turnedAway) : Math.min(WAVE, concurrency + 1);
       return wave.length - turnedAway;
     },
     get exhausted() {
       return shed >= budget;
+    },
+    /**
+     * The 503s that show a limit rather than load: LIMIT_AS_503 requests sent one at a time in a row, each
+     * shed, after the gateway had admitted some of the burst. Load shedding depends on load, and serves
+     * requests that come one at a time; a refusal that persists at concurrency 1 depends on the count of
+     * calls in a window: a rate limit, signalled as 503.
+     */
+    get limitAs503(): readonly TimedExchange[] | undefined {
+      return sequential.length >= LIMIT_AS_503 ? [...sequential] : undefined;
+    },
+    /** Requests the gateway admitted (not shed) so far. */
+    get admitted() {
+      return admitted;
     },
     get concurrency() {
       return concurrency;
@@ -235,7 +261,8 @@ async function burstEndpoint(
     }
     seen.ok += kinds.filter((k) => k === 'ok').length;
     seen.rateLimited.push(...wave.filter((t) => kindOf(t.exchange) === 'limited'));
-    seen.stop = kinds.some((k) => k === 'refusal' || k === 'token-refused');
+    seen.stop =
+      kinds.some((k) => k === 'refusal' || k === 'token-refused') || pacing.limitAs503 !== undefined;
     if (seen.stop || kinds.includes('limited') || kinds.includes('repeat')) break;
   }
   return seen;
@@ -299,6 +326,12 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
       unsignalled: transient.filter((t) => !t.signalled && !isTransient(t.exchange.response.status)),
       serverErrors: of('server-error'),
       repeatRefused: of('repeat'),
+      ...(state.pacing.limitAs503 && {
+        limitAs503: {
+          shed: state.pacing.limitAs503,
+          servedBefore: state.pacing.admitted,
+        },
+      }),
       tokenRefused: of('token-refused').find((t) => !state.wronglyRefused.has(t.exchange)),
       limited,
       requests: exchanges.length,
@@ -318,6 +351,13 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
 
 /** The verdict when the burst met no 429: inconclusive, never a failure (limits may be higher than the budget). */
 export function noRateLimitSeen(burst: BurstObservation) {
+  if (burst.limitAs503) {
+    // No budget of the user's would show a 429: the gateway signals its limit as 503 (the 429 rule fails).
+    return {
+      verdict: 'inconclusive' as const,
+      message: `the limit answered 503 + Retry-After instead of 429 (ratelimit.burst-429 fails that rule): no 429 to judge; once the limit answers 429 this check can observe it`,
+    };
+  }
   if (burst.tokenRefused) {
     return {
       verdict: 'inconclusive' as const,
