@@ -47,6 +47,8 @@ function scriptedCore(answers: SuiteResponse[], maxWaitSeconds = 30) {
     answered: new Set(),
     seen429: [],
     shortWaits: createShortWaits(),
+    longestAsked: new Map(),
+    honoured: new Map(),
     remaining: new Map(),
   };
   return { core, sent, log };

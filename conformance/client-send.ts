@@ -50,6 +50,10 @@ export interface ClientCore {
   /** The run's answers in order, and retries that met a 429 again after waiting what was asked. */
   shortWaits: ReturnType<typeof createShortWaits>;
   remaining: Map<string, number>;
+  /** Per call (method and path), the longest wait a 429 asked of it (ms): how slow its limit's window is. */
+  longestAsked: Map<string, number>;
+  /** Per call (method and path), the last retry admitted once the wait its 429 asked had passed. */
+  honoured: Map<string, { asked: Exchange; admitted: Exchange }>;
 }
 
 export type SendOptions = { raw?: boolean; observe429?: boolean; noRefresh?: boolean };
@@ -139,6 +143,8 @@ async function attemptOnce(core: ClientCore, call: Call) {
   const hint = rateLimitHint(response.headers, now);
   if (hint.remaining !== undefined) core.remaining.set(scope, hint.remaining);
   const asked = response.status === 429 ? askedWaitOf(response, now) : undefined;
+  if (response.status === 429 && asked !== undefined)
+    core.longestAsked.set(what, Math.max(asked, core.longestAsked.get(what) ?? 0));
   if (response.status === 429) {
     const lied = alone && inScope.sent === call.quiet + 1 && call.retryAfterWaits === call.attempts - 1;
     if (lied && call.attempts > 1) core.floors.raise(scope);
@@ -160,6 +166,8 @@ async function attemptOnce(core: ClientCore, call: Call) {
     transientRetries: call.transientRetries,
     ...(call.transientStatus !== undefined && { transientStatus: call.transientStatus }),
   });
+  if (waited && isAnswer(response.status))
+    core.honoured.set(what, { asked: waited.exchange, admitted: exchange(false) });
   if (response.status === 429) {
     core.seen429.push(exchange(false));
     // A retry that waited what was asked met a 429 again, and no admitted call of the suite's explains it:

@@ -61,6 +61,8 @@ function createClientCore(options: ClientOptions): ClientCore {
     /** Every 429 the run met, retried or not (ratelimit.retry-after-format judges them all). */
     seen429: [],
     shortWaits: createShortWaits(),
+    longestAsked: new Map(),
+    honoured: new Map(),
     /** Per scope, the requests the gateway last said were left (its rate-limit headers), when it says. */
     remaining: new Map<string, number>(),
   };
@@ -123,6 +125,19 @@ export function createSuiteClient(options: ClientOptions) {
      */
     shortWaits(): readonly ShortWait[] {
       return core.shortWaits.proven();
+    },
+
+    /** The longest wait a 429 to this call (`GET /v1/whoami`: method and path) asked so far (ms; 0 before any). */
+    longestAsked(call: string): number {
+      return core.longestAsked.get(call) ?? 0;
+    },
+
+    /**
+     * The client's own evidence that a 429's wait on this call (`POST /v1/web/fetch`) held: the last retry
+     * sent once the wait had passed that the gateway admitted, with the 429 that asked the wait.
+     */
+    honouredWait(call: string): { asked: Exchange; admitted: Exchange } | undefined {
+      return core.honoured.get(call);
     },
 
     /** Whether the gateway has answered this call (see `callKey`) with anything but a 429 or a 5xx yet. */
