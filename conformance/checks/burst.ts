@@ -1,7 +1,6 @@
 import type { CheckContext, CheckOutcome, Endpoint } from '../check.ts';
 import { codeOf, isRepeatRefusal } from '../check.ts';
 import {
-  askedWaitOf,
   backoffMs,
   isSignalledShedding,
   isTransient,
@@ -14,6 +13,7 @@ import { reproductionOf } from '../exchange-record.ts';
 import type { Exchange } from '../suite-request.ts';
 import { acceptsToken, refusesToken } from '../token-ledger.ts';
 import { createShedPacing, WAVE } from './burst-pacing.ts';
+import { type RetryAfterProbe, waitOutLimit } from './retry-after-probe.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 
 export interface TimedExchange {
@@ -26,10 +26,12 @@ export interface TimedExchange {
   sentBefore?: number;
 }
 
-/** An endpoint the burst met a 429 on, with those 429s (the latest last). */
+/** An endpoint the burst met a 429 on, with those 429s (the latest last) and the probe after their wait. */
 export interface LimitedEndpoint {
   endpoint: Endpoint;
   rateLimited: TimedExchange[];
+  /** The request sent once the latest 429's Retry-After had passed (none without a Retry-After). */
+  probe?: RetryAfterProbe;
 }
 
 /** What one bounded burst with the valid token showed; shared by the ratelimit.* checks. */
@@ -218,25 +220,12 @@ async function burstEndpoint(
 }
 
 /**
- * The wait before bursting an endpoint again whose first answers were all 429 from a limit an earlier
- * endpoint of the burst met (one they share: the agent's, say), or undefined when it is beyond
- * --max-wait-seconds or would leave too little of the time budget for the Retry-After probes after it.
- */
-function sharedLimitWait(ctx: CheckContext, limited: readonly TimedExchange[]): number | undefined {
-  const asked = limited.map((t) => askedWaitOf(t.exchange.response, t.receivedAt));
-  if (asked.some((ms) => ms === undefined)) return undefined;
-  const wait = Math.max(...(asked as number[])) - (ctx.now() - Math.min(...limited.map((t) => t.receivedAt)));
-  if (wait > ctx.maxWaitSeconds * 1000 || ctx.now() + 2 * Math.max(0, wait) > ctx.client.deadline)
-    return undefined;
-  return Math.max(0, wait);
-}
-
-/**
  * Sends waves of concurrent requests with the valid token to whoami and each tool it may call, each with a
- * share of the budget, until that endpoint meets a 429 (then the next endpoint: every limited tool is
- * judged, its own limit and Retry-After), another refusal (the burst ends) or its share is spent. An
- * endpoint answered 429 at once, by a limit an earlier endpoint met, is burst again once that limit's wait
- * has passed (within --max-wait-seconds and the time budget): a tighter limit of its own may hide behind it.
+ * share of the budget, until that endpoint meets a 429, another refusal (the burst ends) or its share is
+ * spent. An endpoint that met a 429 has its limit waited out (the latest 429's wait) and is probed once
+ * then, before the next endpoint is burst: every limited tool is judged, its own limit and Retry-After, and
+ * a limit shared with an earlier endpoint has let calls through again before the next is burst (a tighter
+ * limit of its own shows). A wait beyond --max-wait-seconds or the budget ends the burst there.
  * 429s are observed as they are; a 502/503/504 is retried (see `retryTransient`), so a transient failure is
  * told from one that persists. The budget counts the burst's own requests the gateway admitted; load shed
  * with 503 and a Retry-After lowers the burst's concurrency instead (`createShedPacing`); retries come on
@@ -249,18 +238,20 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
     const state = createBurstState(ctx);
     const limited: LimitedEndpoint[] = [];
     for (const endpoint of targets) {
-      let seen = await burstEndpoint(ctx, state, endpoint, share);
-      const shared = limited.length > 0 && seen.ok === 0 && seen.rateLimited.length > 0 && !seen.stop;
-      const wait = shared ? sharedLimitWait(ctx, seen.rateLimited) : undefined;
-      if (wait !== undefined) {
-        ctx.log(
-          `  burst: ${endpoint.name} answered 429 at once (a limit shared with ${limited.map((l) => l.endpoint.name).join(', ')}): bursting it again in ${(wait / 1000).toFixed(1)} s, once that limit has let calls through`,
-        );
-        await ctx.sleep(wait + 100);
-        const again = await burstEndpoint(ctx, state, endpoint, share);
-        seen = { ...again, rateLimited: [...seen.rateLimited, ...again.rateLimited] };
+      const seen = await burstEndpoint(ctx, state, endpoint, share);
+      if (seen.rateLimited.length > 0) {
+        // Each limit is waited out before the next endpoint is burst (a client calls again only once the
+        // wait asked has passed), and probed then: whether its Retry-After told the truth.
+        const { probe, waited } = await waitOutLimit(ctx, endpoint, seen.rateLimited);
+        limited.push({ endpoint, rateLimited: seen.rateLimited, ...(probe && { probe }) });
+        if (!waited) {
+          if (endpoint !== targets[targets.length - 1])
+            ctx.log(
+              `  burst: the wait ${endpoint.name}'s limit asked is beyond --max-wait-seconds or the time budget: the endpoints after it are not burst`,
+            );
+          break;
+        }
       }
-      if (seen.rateLimited.length > 0) limited.push({ endpoint, rateLimited: seen.rateLimited });
       if (seen.stop || state.pacing.exhausted) break;
     }
     state.end();
