@@ -96,11 +96,15 @@ export async function checkProperty<T>(
   // The first case always goes; the others while the check's share of the time budget lasts (a gateway
   // with tight limits gets fewer cases, each kind of input still tried, rather than a check given up).
   const until = Math.min(ctx.caseDeadline ?? Number.POSITIVE_INFINITY, started + ctx.timeLimitMs);
+  // Nor do they once the check has waited out the gateway's limits for longer than its allowance.
+  const waitedBefore = ctx.client?.waitedMs ?? 0;
+  const allowance = ctx.caseWaitAllowanceMs ?? Number.POSITIVE_INFINITY;
+  const spent = () => ctx.now() > until || (ctx.client?.waitedMs ?? 0) - waitedBefore > allowance;
   let sent = 0;
   let notSent = 0;
   const property = fc.asyncProperty(arbitrary, async (value) => {
     // The boundary examples always go too: they are what every seed must try.
-    if (sent >= Math.max(1, options.examples?.length ?? 0) && ctx.now() > until && !ctx.path) {
+    if (sent >= Math.max(1, options.examples?.length ?? 0) && spent() && !ctx.path) {
       notSent += 1;
       return;
     }
@@ -158,7 +162,7 @@ export async function checkProperty<T>(
   const held = sent - inconclusive.length;
   const fewer =
     notSent > 0
-      ? ` (${notSent} more not sent: this check's share of the time budget, ${Math.ceil((until - started) / 1000)} s, went on waiting out the gateway's rate limits)`
+      ? ` (${notSent} more not sent: this check's share of the time budget went on waiting out the gateway's rate limits)`
       : '';
   return {
     verdict: 'pass',
@@ -188,8 +192,15 @@ export async function checkEach<T>(
   const selected = ctx.path ? labels.filter((l) => l === replayLabel) : labels;
   const numRuns = options.runsPerCategory ?? Math.max(2, Math.ceil(ctx.numRuns / labels.length));
   const outcomes: CheckOutcome[] = [];
+  // One allowance of waiting for the whole check, not one per category.
+  const waitedBefore = ctx.client?.waitedMs ?? 0;
+  const allowance = ctx.caseWaitAllowanceMs ?? Number.POSITIVE_INFINITY;
   for (const label of selected) {
-    const sub = { ...ctx, path: ctx.path ? rest.join(':') : undefined };
+    const sub = {
+      ...ctx,
+      path: ctx.path ? rest.join(':') : undefined,
+      caseWaitAllowanceMs: allowance - ((ctx.client?.waitedMs ?? 0) - waitedBefore),
+    };
     const outcome = await checkProperty(
       sub,
       categories[label] as fc.Arbitrary<T>,

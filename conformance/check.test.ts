@@ -28,6 +28,44 @@ const ctx = (overrides: Partial<CheckContext> = {}): CheckContext => ({
 });
 const failure = () => new CheckFailure({ expected: 'x', actual: 'y', fix: 'z' });
 
+describe('cases planned from the limits seen (the wait allowance)', () => {
+  /** A client whose every call waits `waitMs` (a gateway's limit), on a virtual count of waited time. */
+  const waitingClient = (waitMs: number) => {
+    const client = { waitedMs: 0 };
+    const call = async () => {
+      client.waitedMs += waitMs;
+    };
+    return { client: client as unknown as CheckContext['client'], call };
+  };
+
+  it('a check whose calls wait sends its first case, then stops once its allowance is spent (counted, never silent)', async () => {
+    const { client, call } = waitingClient(2000);
+    const outcome = await checkProperty(ctx({ client, caseWaitAllowanceMs: 5000 }), fc.nat(), call);
+    expect(outcome.verdict).toBe('pass');
+    // 2 s, 4 s, 6 s waited: the fourth case finds the 5 s allowance spent.
+    expect(outcome.cases).toEqual({ held: 3, notSent: 27 });
+    expect(outcome.message).toMatch(/27 more not sent/);
+  });
+
+  it('a gateway whose calls do not wait gets every case', async () => {
+    const { client, call } = waitingClient(0);
+    const outcome = await checkProperty(ctx({ client, caseWaitAllowanceMs: 5000 }), fc.nat(), call);
+    expect(outcome.cases).toEqual({ held: 30, notSent: 0 });
+  });
+
+  it('one allowance for a whole check of several categories, each category still tried once', async () => {
+    const { client, call } = waitingClient(2000);
+    const outcome = await checkEach(
+      ctx({ client, caseWaitAllowanceMs: 5000 }),
+      { a: fc.nat(), b: fc.nat(), c: fc.nat() },
+      call,
+    );
+    expect(outcome.verdict).toBe('pass');
+    // a: 3 cases (6 s waited); b and c find the allowance spent: their first case only.
+    expect(outcome.cases?.held).toBe(5);
+  });
+});
+
 describe('checkProperty verdicts', () => {
   it('pass only when every case held', async () => {
     expect((await checkProperty(ctx(), fc.nat(), async () => {})).verdict).toBe('pass');

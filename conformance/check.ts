@@ -55,11 +55,24 @@ export interface CheckContext {
   timeLimitMs: number;
   /** The suite's clock (real time, or a test's virtual one). */
   now(): number;
+  /** The run's time budget (--time-budget-seconds, in ms). */
+  timeBudgetMs?: number;
   /**
    * After this time (on `now`'s clock) a property check sends no more generated cases than the one each
    * category always gets: its share of the time budget is spent (the gateway's limits made it wait).
    */
   caseDeadline?: number;
+  /**
+   * Once the suite's client has waited more than this (ms) during the check, a property check sends no
+   * more generated cases than the ones it always sends: the run plans its budget from the limits it has
+   * seen (a slow window gets fewer probes; every check still runs).
+   */
+  caseWaitAllowanceMs?: number;
+  /**
+   * Whether the gateway's limit on an endpoint has a slow window (a 429 to it asked a wait of
+   * SLOW_WINDOW_MS or more): checks then send it the fewest calls that still show their rule.
+   */
+  slow?(endpoint: Endpoint): boolean;
   /** Computes a shared observation once per run (the rate-limit checks share one burst). */
   memo<T>(key: string, compute: () => Promise<T>): Promise<T>;
   /** Waits (injectable, so the long waits can be tested without waiting). */

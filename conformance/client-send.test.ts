@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createWaitFloors, type SuiteClock } from './client-pacing.ts';
 import { type ClientCore, isAnswer, sendRequest } from './client-send.ts';
 import { createClientWaits } from './client-waits.ts';
+import { createShortWaits } from './short-waits.ts';
 import type { SuiteResponse } from './suite-request.ts';
 import { createTokenLedger } from './token-ledger.ts';
 
@@ -45,6 +46,9 @@ function scriptedCore(answers: SuiteResponse[], maxWaitSeconds = 30) {
     ledger: createTokenLedger(),
     answered: new Set(),
     seen429: [],
+    shortWaits: createShortWaits(),
+    longestAsked: new Map(),
+    honoured: new Map(),
     remaining: new Map(),
   };
   return { core, sent, log };

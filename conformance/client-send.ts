@@ -2,6 +2,7 @@ import {
   askedWaitOf,
   backoffMs,
   type createWaitFloors,
+  FIRST_LIE_FLOOR_MS,
   isTransient,
   MAX_TRANSIENT_RETRIES,
   retryAfterOf,
@@ -13,6 +14,7 @@ import { refusedRealToken, requestHeaders } from './client-token.ts';
 import type { ClientWaits } from './client-waits.ts';
 import type { createTransport } from './http-transport.ts';
 import { exhaustedWaitMs, rateLimitHint } from './rate-limit-headers.ts';
+import type { createShortWaits } from './short-waits.ts';
 import {
   callKey,
   credentialOf,
@@ -45,7 +47,13 @@ export interface ClientCore {
   ledger: ReturnType<typeof createTokenLedger>;
   answered: Set<string>;
   seen429: Exchange[];
+  /** The run's answers in order, and retries that met a 429 again after waiting what was asked. */
+  shortWaits: ReturnType<typeof createShortWaits>;
   remaining: Map<string, number>;
+  /** Per call (method and path), the longest wait a 429 asked of it (ms): how slow its limit's window is. */
+  longestAsked: Map<string, number>;
+  /** Per call (method and path), the last retry admitted once the wait its 429 asked had passed. */
+  honoured: Map<string, { asked: Exchange; admitted: Exchange }>;
 }
 
 export type SendOptions = { raw?: boolean; observe429?: boolean; noRefresh?: boolean };
@@ -70,6 +78,14 @@ function startCall(core: ClientCore, request: SuiteRequest) {
     retryAfterWaits: 0,
     /** The scope's count of sends when this request's last 429 arrived (-1 before any). */
     quiet: -1,
+    /** The last 429 whose asked wait this request is waiting out before its next attempt (its answer number). */
+    waiting: undefined as { exchange: Exchange; askedMs: number; answerNo: number } | undefined,
+    /**
+     * This request's own floor under asked waits: once a retry that waited what was asked met a 429 again,
+     * no admitted call of the suite's explaining it, the next wait is at least twice the wait asked (or the
+     * floor, when higher): 1 s after a "0", doubling.
+     */
+    ownFloor: 0,
   };
 }
 type Call = ReturnType<typeof startCall>;
@@ -111,18 +127,24 @@ async function attemptOnce(core: ClientCore, call: Call) {
   // Alone in its scope since its last answer (nothing sent, nothing in flight): a 429 then is no sibling's.
   const inScope = core.floors.traffic(scope);
   const alone = call.quiet === inScope.sent && inScope.inFlight === 0;
+  const waited = call.waiting;
+  call.waiting = undefined;
   inScope.sent += 1;
   inScope.inFlight += 1;
   core.counts.requests += 1;
+  const sentNo = core.counts.requests;
   const response = await core.transport.send(call.url, request.method, headers, request.body);
   inScope.inFlight -= 1;
   core.counts.answers += 1;
   const answerNo = core.counts.answers;
+  core.shortWaits.answered(sentNo, response.status);
   if (isAnswer(response.status)) core.answered.add(call.key);
   const now = core.clock.now();
   const hint = rateLimitHint(response.headers, now);
   if (hint.remaining !== undefined) core.remaining.set(scope, hint.remaining);
   const asked = response.status === 429 ? askedWaitOf(response, now) : undefined;
+  if (response.status === 429 && asked !== undefined)
+    core.longestAsked.set(what, Math.max(asked, core.longestAsked.get(what) ?? 0));
   if (response.status === 429) {
     const lied = alone && inScope.sent === call.quiet + 1 && call.retryAfterWaits === call.attempts - 1;
     if (lied && call.attempts > 1) core.floors.raise(scope);
@@ -144,10 +166,32 @@ async function attemptOnce(core: ClientCore, call: Call) {
     transientRetries: call.transientRetries,
     ...(call.transientStatus !== undefined && { transientStatus: call.transientStatus }),
   });
-  if (response.status === 429) core.seen429.push(exchange(false));
+  if (waited && isAnswer(response.status))
+    core.honoured.set(what, { asked: waited.exchange, admitted: exchange(false) });
+  if (response.status === 429) {
+    core.seen429.push(exchange(false));
+    // A retry that waited what was asked met a 429 again, and no admitted call of the suite's explains it:
+    // this call backs off more from now on (twice its last wait), and the client keeps the evidence.
+    const again = exchange(false);
+    const proven =
+      waited &&
+      core.shortWaits.metAgain({
+        asked: waited.exchange,
+        askedMs: waited.askedMs,
+        again,
+        after: waited.answerNo,
+        sentBy: core.counts.requests,
+        answerNo,
+      });
+    if (waited && proven)
+      call.ownFloor = Math.min(
+        core.maxWaitSeconds * 1000,
+        Math.max(FIRST_LIE_FLOOR_MS, 2 * Math.max(call.ownFloor, waited.askedMs)),
+      );
+  }
   if (sentValue !== undefined && tokenId !== undefined)
     core.ledger.record(sentValue, credential, { exchange: exchange(false), sentAfter, answerNo });
-  return { response, asked, now, sentValue, exchange };
+  return { response, asked, now, sentValue, exchange, answerNo };
 }
 
 /** Gates the scope for what the answer asked: a 429's (floored) wait, or no request left until a reset. */
@@ -214,11 +258,12 @@ async function retriesTransient(core: ClientCore, call: Call, { response, now }:
 }
 
 /** A 429: waited out under the retry cap (undefined: try again), else the exhausted exchange, said why. */
-async function retries429(core: ClientCore, call: Call, { asked, exchange }: Attempt) {
+async function retries429(core: ClientCore, call: Call, { asked, exchange, answerNo }: Attempt) {
   const { attempts, scope, what } = call;
   const cap = asked === undefined ? core.noWaitRetries : core.maxRetries;
-  const planned =
-    attempts <= cap ? core.waits.waitFor(asked, attempts, core.floors.floorOf(scope)) : undefined;
+  const scopeFloor = core.floors.floorOf(scope);
+  const floorMs = Math.max(scopeFloor, call.ownFloor);
+  const planned = attempts <= cap ? core.waits.waitFor(asked, attempts, floorMs) : undefined;
   if (!planned || 'refused' in planned) {
     const untruthful =
       attempts > cap &&
@@ -232,12 +277,16 @@ async function retries429(core: ClientCore, call: Call, { asked, exchange }: Att
       ...(overBudget && { timeBudgetExhausted: true }),
     };
   }
-  if (asked !== undefined) call.retryAfterWaits += 1;
-  const floorMs = core.floors.floorOf(scope);
+  if (asked !== undefined) {
+    call.retryAfterWaits += 1;
+    call.waiting = { exchange: exchange(false), askedMs: asked, answerNo };
+  }
   const own =
-    asked !== undefined && floorMs > asked
-      ? `; the suite waits at least ${(floorMs / 1000).toFixed(0)} s, as this gateway's earlier waits proved too short`
-      : '';
+    asked === undefined || floorMs <= asked
+      ? ''
+      : scopeFloor >= call.ownFloor
+        ? `; the suite waits at least ${(floorMs / 1000).toFixed(0)} s, as this gateway's earlier waits proved too short`
+        : `; the suite waits at least ${(floorMs / 1000).toFixed(0)} s, as this call met a 429 again after waiting what was asked`;
   await core.waits.pause(
     planned.wait,
     `the gateway answered ${what} 429${asked !== undefined ? ` and asked for ${Math.ceil(asked / 1000)} s` : ' (no wait asked: backing off)'}${own} (attempt ${attempts}/${cap + 1})`,

@@ -3,6 +3,7 @@ import { type ClientCore, type SendOptions, sendRequest } from './client-send.ts
 import { createClientWaits } from './client-waits.ts';
 import { createTransport } from './http-transport.ts';
 import { withIdempotencyKey } from './idempotency-key.ts';
+import { createShortWaits, type ShortWait } from './short-waits.ts';
 import type { Exchange, SuiteRequest } from './suite-request.ts';
 import { createTokenLedger } from './token-ledger.ts';
 import type { TokenSource } from './token-source.ts';
@@ -62,6 +63,9 @@ function createClientCore(options: ClientOptions): ClientCore {
     answered: new Set<string>(),
     /** Every 429 the run met, retried or not (ratelimit.retry-after-format judges them all). */
     seen429: [],
+    shortWaits: createShortWaits(),
+    longestAsked: new Map(),
+    honoured: new Map(),
     /** Per scope, the requests the gateway last said were left (its rate-limit headers), when it says. */
     remaining: new Map<string, number>(),
   };
@@ -117,6 +121,27 @@ export function createSuiteClient(options: ClientOptions) {
     /** Every 429 the run has met so far, in order. */
     seen429(): readonly Exchange[] {
       return core.seen429;
+    },
+
+    /**
+     * The waits 429s asked that proved too short, as the client saw them: a retry sent once the wait had
+     * passed answered 429 again, and no call of the suite's that could have taken the freed slot admitted.
+     */
+    shortWaits(): readonly ShortWait[] {
+      return core.shortWaits.proven();
+    },
+
+    /** The longest wait a 429 to this call (`GET /v1/whoami`: method and path) asked so far (ms; 0 before any). */
+    longestAsked(call: string): number {
+      return core.longestAsked.get(call) ?? 0;
+    },
+
+    /**
+     * The client's own evidence that a 429's wait on this call (`POST /v1/web/fetch`) held: the last retry
+     * sent once the wait had passed that the gateway admitted, with the 429 that asked the wait.
+     */
+    honouredWait(call: string): { asked: Exchange; admitted: Exchange } | undefined {
+      return core.honoured.get(call);
     },
 
     /** Whether the gateway has answered this call (see `callKey`) with anything but a 429 or a 5xx yet. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CheckContext, Endpoint } from '../check.ts';
 import type { Exchange, SuiteRequest } from '../suite-request.ts';
-import { observeBurst } from './burst.ts';
+import { LIMIT_AS_503, observeBurst } from './burst.ts';
 import { rateLimitBurst } from './rate-limit-burst.ts';
 
 const WHOAMI: Endpoint = { name: 'whoami', method: 'GET', path: '/v1/whoami' };
@@ -18,7 +18,12 @@ const SEARCH: Endpoint = {
  * not depend on time). Concurrency is real (a request stays in flight over a few turns of the event loop),
  * time is virtual, so the outcome is the same on any machine.
  */
-function sheddingGateway(threshold: number, limit: number | undefined, budget = 300) {
+function sheddingGateway(
+  threshold: number,
+  limit: number | undefined,
+  budget = 300,
+  limitStatus: 429 | 503 = 429,
+) {
   let inFlight = 0;
   let admitted = 0;
   const waves: number[] = [];
@@ -47,9 +52,10 @@ function sheddingGateway(threshold: number, limit: number | undefined, budget = 
     for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
     inFlight -= 1;
     admitted += 1;
-    return limit !== undefined && admitted > limit
+    if (limit === undefined || admitted <= limit) return answer(request, 200, {});
+    return limitStatus === 429
       ? answer(request, 429, { 'retry-after': '1' }, 'rate_limited')
-      : answer(request, 200, {});
+      : answer(request, 503, { 'retry-after': '10' }, 'service_unavailable');
   };
   const memos = new Map<string, Promise<unknown>>();
   const ctx = {
@@ -106,5 +112,28 @@ describe('a burst against a gateway that sheds load with 503 + Retry-After (spec
     expect(outcome.message).toMatch(
       /^no 429 within 60 requests the gateway served \(and \d+ it shed with 503 \+ Retry-After, not counted\)/,
     );
+  });
+
+  it('a refusal with 503 + Retry-After that persists one request at a time is a limit: the 429 rule fails, saying what was seen', async () => {
+    // No shedding under load (threshold beyond any wave): 12 served, then every call refused 503 + Retry-After.
+    const { ctx, waves } = sheddingGateway(1000, 12, 300, 503);
+    const burst = await observeBurst(ctx);
+    expect(burst.limitAs503?.shed).toHaveLength(LIMIT_AS_503);
+    expect(burst.limitAs503?.servedBefore).toBe(12);
+    // The burst stopped once it had seen that much: not the whole budget of shed requests.
+    expect(burst.requests).toBeLessThan(60);
+    expect(waves.slice(-LIMIT_AS_503 * 2).every((size) => size === 1)).toBe(true);
+    const outcome = await rateLimitBurst.run(ctx);
+    expect(outcome.verdict).toBe('fail');
+    expect(outcome.message).toMatch(
+      /^Expected the rate limit .* to answer 429 .*; got 503 .*service_unavailable.* with Retry-After "10" to 5 calls in a row sent one at a time .* after the gateway had served 12 of the burst: .*depends on the count of calls in a window, not on load/,
+    );
+  });
+
+  it('load shedding alone (503 only while more than 6 are in flight) is never read as a limit', async () => {
+    const { ctx } = sheddingGateway(6, undefined, 120);
+    const burst = await observeBurst(ctx);
+    expect(burst.limitAs503).toBeUndefined();
+    expect((await rateLimitBurst.run(ctx)).verdict).toBe('inconclusive');
   });
 });

@@ -31,6 +31,8 @@ function burstOf(counts: Record<string, number>): BurstObservation {
     transient: [],
     unsignalled: [],
     serverErrors: [],
+    limited: [],
+    repeatRefused: [],
     requests,
     budget: requests,
   };

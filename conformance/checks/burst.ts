@@ -1,5 +1,5 @@
 import type { CheckContext, CheckOutcome, Endpoint } from '../check.ts';
-import { codeOf } from '../check.ts';
+import { codeOf, isRepeatRefusal } from '../check.ts';
 import {
   backoffMs,
   isSignalledShedding,
@@ -12,6 +12,8 @@ import { curlFor } from '../curl.ts';
 import { reproductionOf } from '../exchange-record.ts';
 import type { Exchange } from '../suite-request.ts';
 import { acceptsToken, refusesToken } from '../token-ledger.ts';
+import { createShedPacing, WAVE } from './burst-pacing.ts';
+import { type RetryAfterProbe, waitOutLimit } from './retry-after-probe.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 
 export interface TimedExchange {
@@ -20,6 +22,16 @@ export interface TimedExchange {
   receivedAt: number;
   /** The first answer was a 503 with a Retry-After: load shed as HTTP says to (RFC 9110 §15.6.4). */
   signalled?: boolean;
+  /** Requests the suite had sent when this answer arrived: a later request was sent after it when more. */
+  sentBefore?: number;
+}
+
+/** An endpoint the burst met a 429 on, with those 429s (the latest last) and the probe after their wait. */
+export interface LimitedEndpoint {
+  endpoint: Endpoint;
+  rateLimited: TimedExchange[];
+  /** The request sent once the latest 429's Retry-After had passed (none without a Retry-After). */
+  probe?: RetryAfterProbe;
 }
 
 /** What one bounded burst with the valid token showed; shared by the ratelimit.* checks. */
@@ -35,15 +47,25 @@ export interface BurstObservation {
   unsignalled: TimedExchange[];
   /** 5xx still there after the retries, and dropped connections. */
   serverErrors: TimedExchange[];
+  /**
+   * When the burst, down to one request at a time, was still shed with 503 + Retry-After, call after call,
+   * after the gateway had served some: those 503s (a limit signalled as 503), and how many were served first.
+   */
+  limitAs503?: { shed: readonly TimedExchange[]; servedBefore: number };
+  /** Repeats refused as duplicates (409): that endpoint's burst ended there (retry.sequential judges them). */
+  repeatRefused: TimedExchange[];
   /** The valid token refused (401 invalid_identity_token): it expired during the run? */
   tokenRefused?: TimedExchange;
-  /** The endpoint whose burst first met a 429 (the one to retry after waiting). */
-  limitedEndpoint?: Endpoint;
+  /**
+   * Every endpoint the burst met a 429 on, in the order burst: each tool the gateway limits is judged, not
+   * only the first (a per-tool limit's Retry-After may lie where whoami's tells the truth).
+   */
+  limited: LimitedEndpoint[];
   requests: number;
   budget: number;
 }
 
-const WAVE = 20;
+export { createShedPacing, LIMIT_AS_503 } from './burst-pacing.ts';
 
 /**
  * A 5xx clears when a retry answers 2xx or 429. Load shed with 503 and a Retry-After (Envoy's overload
@@ -57,12 +79,14 @@ export const SPORADIC = { count: 3, share: 0.1 };
 export const beyondSporadic = (burst: Pick<BurstObservation, 'unsignalled' | 'requests'>) =>
   burst.unsignalled.length > SPORADIC.count && burst.unsignalled.length > SPORADIC.share * burst.requests;
 
-type Kind = 'ok' | 'limited' | 'refusal' | 'server-error' | 'token-refused';
+type Kind = 'ok' | 'limited' | 'refusal' | 'repeat' | 'server-error' | 'token-refused';
 
 function kindOf(exchange: Exchange): Kind {
   const { status } = exchange.response;
   const code = codeOf(exchange);
   if (status === 429) return 'limited';
+  // A repeat refused as a duplicate breaks retry safety (retry.sequential judges it), not the 429 rule.
+  if (isRepeatRefusal(exchange) && code !== 'rate_limited') return 'repeat';
   // The limit signalled with another status, a 200 included: a refusal of the 429 rule, never "served".
   if (code === 'rate_limited') return 'refusal';
   if (status >= 200 && status < 300) return 'ok';
@@ -120,101 +144,118 @@ async function acceptedAgain(ctx: CheckContext, refused: Exchange): Promise<bool
   return false;
 }
 
-/**
- * The burst's pace when the gateway sheds load (spec §7: "reduce concurrency"; RFC 9110 §15.6.4: a 503
- * with a Retry-After asks the client to come back later). After a wave with shed answers, the next wave
- * sends as many requests as that wave had admitted (at least one); after a wave with none, one more, up to
- * `WAVE`. Shed requests do not spend the budget (the gateway did not serve them), so the burst serves the
- * limiter the same number of requests however many the shedding turned away; they are bounded on their own
- * (at most the budget again).
- */
-export function createShedPacing(budget: number) {
-  let concurrency = WAVE;
-  let shed = 0;
-  return {
-    /** The next wave's size, for an endpoint that has `left` of its share to serve. */
-    size: (left: number, told?: number) =>
-      Math.min(told !== undefined && concurrency >= WAVE ? Math.max(WAVE, told + 1) : concurrency, left),
-    /** Records a wave's answers; returns how many of them the gateway admitted (not shed). */
-    record(wave: readonly TimedExchange[]) {
-      const turnedAway = wave.filter((t) => isSignalledShedding(t.exchange.response)).length;
-      shed += turnedAway;
-      concurrency = turnedAway > 0 ? Math.max(1, wave.length - turnedAway) : Math.min(WAVE, concurrency + 1);
-      return wave.length - turnedAway;
-    },
-    get exhausted() {
-      return shed >= budget;
-    },
-    get concurrency() {
-      return concurrency;
-    },
+/** What the burst of one endpoint showed: its answers' kinds so far, and the 429s it met. */
+interface EndpointBurst {
+  served: number;
+  /** Answers the gateway served (2xx) to this endpoint in this burst. */
+  ok: number;
+  rateLimited: TimedExchange[];
+  stop: boolean;
+}
+
+/** Everything one burst shares across its endpoints: the answers, the pacing, the shed requests' queue. */
+function createBurstState(ctx: CheckContext) {
+  const answers: Promise<TimedExchange>[] = [];
+  const wronglyRefused = new Set<Exchange>();
+  const pacing = createShedPacing(ctx.rateLimitBudget);
+  // Shed requests (503 + Retry-After) wait for the burst to end, then are retried one after another.
+  let burstOver = () => {};
+  let shedQueue = new Promise<void>((resolve) => {
+    burstOver = resolve;
+  });
+  const retryLater = (timed: TimedExchange) => {
+    const retried = shedQueue.then(() => retryTransient(ctx, timed));
+    shedQueue = retried.then(() => undefined);
+    return retried;
   };
+  const keep = (timed: TimedExchange) =>
+    answers.push(
+      !isTransient(timed.exchange.response.status)
+        ? Promise.resolve(timed)
+        : isSignalledShedding(timed.exchange.response)
+          ? retryLater(timed)
+          : retryTransient(ctx, timed),
+    );
+  return { answers, wronglyRefused, pacing, keep, end: () => burstOver() };
 }
 
 /**
- * Sends waves of concurrent requests with the valid token (whoami, then each tool it may call, each with
- * a share of the budget) until a 429 or another refusal appears or the budget is spent. 429s are observed
- * as they are; a 502/503/504 is retried (see `retryTransient`), so a transient failure is told from one
- * that persists. The budget counts the burst's own requests the gateway admitted; load shed with 503 and a
- * Retry-After lowers the burst's concurrency instead (`createShedPacing`); retries come on top (three per
- * 5xx at most).
+ * Bursts one endpoint with its share of the budget, in waves, until a 429, another refusal or the share
+ * is spent. `first` waves send one more than the gateway said is left (RateLimit / X-RateLimit-Remaining),
+ * so the limit is met however slow the machine is.
+ */
+async function burstEndpoint(
+  ctx: CheckContext,
+  state: ReturnType<typeof createBurstState>,
+  endpoint: Endpoint,
+  share: number,
+): Promise<EndpointBurst> {
+  const { pacing, wronglyRefused } = state;
+  const seen: EndpointBurst = { served: 0, ok: 0, rateLimited: [], stop: false };
+  for (let first = true; seen.served < share && !pacing.exhausted; first = false) {
+    const size = pacing.size(share - seen.served, first ? ctx.client.remaining('valid') : undefined);
+    const wave = await Promise.all(
+      Array.from({ length: size }, async (): Promise<TimedExchange> => {
+        const exchange = await ctx.client.send(requestFor(endpoint, { token: VALID_TOKEN }), { raw: true });
+        return { exchange, receivedAt: ctx.now(), sentBefore: ctx.client.requests };
+      }),
+    );
+    seen.served += pacing.record(wave);
+    for (const timed of wave) state.keep(timed);
+    let kinds = wave.map((t) => kindOf(t.exchange));
+    // A 401 to the valid token, and whoami accepts that token again right after: the refusal was the
+    // gateway's (auth.valid-token-accepted judges it), not an expired token; the burst goes on.
+    const refused = wave.find((t) => kindOf(t.exchange) === 'token-refused');
+    if (refused && (await acceptedAgain(ctx, refused.exchange))) {
+      for (const t of wave) if (kindOf(t.exchange) === 'token-refused') wronglyRefused.add(t.exchange);
+      kinds = kinds.filter((k) => k !== 'token-refused');
+    }
+    seen.ok += kinds.filter((k) => k === 'ok').length;
+    seen.rateLimited.push(...wave.filter((t) => kindOf(t.exchange) === 'limited'));
+    seen.stop =
+      kinds.some((k) => k === 'refusal' || k === 'token-refused') || pacing.limitAs503 !== undefined;
+    if (seen.stop || kinds.includes('limited') || kinds.includes('repeat')) break;
+  }
+  return seen;
+}
+
+/**
+ * Sends waves of concurrent requests with the valid token to whoami and each tool it may call, each with a
+ * share of the budget, until that endpoint meets a 429, another refusal (the burst ends) or its share is
+ * spent. An endpoint that met a 429 has its limit waited out (the latest 429's wait) and is probed once
+ * then, before the next endpoint is burst: every limited tool is judged, its own limit and Retry-After, and
+ * a limit shared with an earlier endpoint has let calls through again before the next is burst (a tighter
+ * limit of its own shows). A wait beyond --max-wait-seconds or the budget ends the burst there.
+ * 429s are observed as they are; a 502/503/504 is retried (see `retryTransient`), so a transient failure is
+ * told from one that persists. The budget counts the burst's own requests the gateway admitted; load shed
+ * with 503 and a Retry-After lowers the burst's concurrency instead (`createShedPacing`); retries come on
+ * top (three per 5xx at most).
  */
 export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
   return ctx.memo('burst', async () => {
     const targets = ctx.servedEndpoints;
     const share = Math.max(1, Math.floor(ctx.rateLimitBudget / targets.length));
-    const answers: Promise<TimedExchange>[] = [];
-    let limitedEndpoint: Endpoint | undefined;
-    let stop = false;
-    const wronglyRefused = new Set<Exchange>();
-    const pacing = createShedPacing(ctx.rateLimitBudget);
-    // Shed requests (503 + Retry-After) wait for the burst to end, then are retried one after another.
-    let burstOver = () => {};
-    let shedQueue = new Promise<void>((resolve) => {
-      burstOver = resolve;
-    });
-    const retryLater = (timed: TimedExchange) => {
-      const retried = shedQueue.then(() => retryTransient(ctx, timed));
-      shedQueue = retried.then(() => undefined);
-      return retried;
-    };
+    const state = createBurstState(ctx);
+    const limited: LimitedEndpoint[] = [];
     for (const endpoint of targets) {
-      for (let served = 0, first = true; served < share && !stop && !pacing.exhausted; first = false) {
-        // When the gateway said how many requests are left (RateLimit / X-RateLimit-Remaining), the first
-        // wave sends one more than that at once: the limit is met however slow the machine is.
-        const size = pacing.size(share - served, first ? ctx.client.remaining('valid') : undefined);
-        const wave = await Promise.all(
-          Array.from({ length: size }, async () => {
-            const exchange = await ctx.client.send(requestFor(endpoint, { token: VALID_TOKEN }), {
-              raw: true,
-            });
-            return { exchange, receivedAt: ctx.now() };
-          }),
-        );
-        served += pacing.record(wave);
-        for (const timed of wave)
-          answers.push(
-            !isTransient(timed.exchange.response.status)
-              ? Promise.resolve(timed)
-              : isSignalledShedding(timed.exchange.response)
-                ? retryLater(timed)
-                : retryTransient(ctx, timed),
-          );
-        let kinds = wave.map((t) => kindOf(t.exchange));
-        // A 401 to the valid token, and whoami accepts that token again right after: the refusal was the
-        // gateway's (auth.valid-token-accepted judges it), not an expired token; the burst goes on.
-        const refused = wave.find((t) => kindOf(t.exchange) === 'token-refused');
-        if (refused && (await acceptedAgain(ctx, refused.exchange))) {
-          for (const t of wave) if (kindOf(t.exchange) === 'token-refused') wronglyRefused.add(t.exchange);
-          kinds = kinds.filter((k) => k !== 'token-refused');
+      const seen = await burstEndpoint(ctx, state, endpoint, share);
+      if (seen.rateLimited.length > 0) {
+        // Each limit is waited out before the next endpoint is burst (a client calls again only once the
+        // wait asked has passed), and probed then: whether its Retry-After told the truth.
+        const { probe, waited } = await waitOutLimit(ctx, endpoint, seen.rateLimited);
+        limited.push({ endpoint, rateLimited: seen.rateLimited, ...(probe && { probe }) });
+        if (!waited) {
+          if (endpoint !== targets[targets.length - 1])
+            ctx.log(
+              `  burst: the wait ${endpoint.name}'s limit asked is beyond --max-wait-seconds or the time budget: the endpoints after it are not burst`,
+            );
+          break;
         }
-        if (kinds.includes('limited')) limitedEndpoint = endpoint;
-        stop = kinds.some((k) => k === 'limited' || k === 'refusal' || k === 'token-refused');
       }
-      if (stop) break;
+      if (seen.stop || state.pacing.exhausted) break;
     }
-    burstOver();
-    const exchanges = await Promise.all(answers);
+    state.end();
+    const exchanges = await Promise.all(state.answers);
     const of = (kind: Kind) => exchanges.filter((t) => kindOf(t.exchange) === kind);
     const transient = exchanges.filter((t) => t.exchange.transientRetries > 0);
     const observation: BurstObservation = {
@@ -224,16 +265,25 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
       transient,
       unsignalled: transient.filter((t) => !t.signalled && !isTransient(t.exchange.response.status)),
       serverErrors: of('server-error'),
-      tokenRefused: of('token-refused').find((t) => !wronglyRefused.has(t.exchange)),
-      limitedEndpoint,
+      repeatRefused: of('repeat'),
+      ...(state.pacing.limitAs503 && {
+        limitAs503: {
+          shed: state.pacing.limitAs503,
+          servedBefore: state.pacing.admitted,
+        },
+      }),
+      tokenRefused: of('token-refused').find((t) => !state.wronglyRefused.has(t.exchange)),
+      limited,
       requests: exchanges.length,
       budget: ctx.rateLimitBudget,
     };
     const cleared = observation.transient.filter((t) => !isTransient(t.exchange.response.status)).length;
     const shed = transient.filter((t) => t.signalled).length;
-    const lowered = shed > 0 ? `; shed, the burst lowered its concurrency to ${pacing.concurrency}` : '';
+    const lowered =
+      shed > 0 ? `; shed, the burst lowered its concurrency to ${state.pacing.concurrency}` : '';
+    const where = limited.length > 0 ? ` (429 on ${limited.map((l) => l.endpoint.name).join(', ')})` : '';
     ctx.log(
-      `  burst: ${exchanges.length} requests (${targets.map((e) => e.name).join(', ')}): ${observation.rateLimited.length} answered 429, ${observation.refusals.length} refused otherwise, ${observation.transient.length} 5xx at first (${shed} shed with 503 and Retry-After; ${cleared} cleared by a retry), ${observation.serverErrors.length} server errors that persisted${lowered}`,
+      `  burst: ${exchanges.length} requests (${targets.map((e) => e.name).join(', ')}): ${observation.rateLimited.length} answered 429${where}, ${observation.refusals.length} refused otherwise, ${observation.transient.length} 5xx at first (${shed} shed with 503 and Retry-After; ${cleared} cleared by a retry), ${observation.serverErrors.length} server errors that persisted${lowered}`,
     );
     return observation;
   });
@@ -241,6 +291,13 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
 
 /** The verdict when the burst met no 429: inconclusive, never a failure (limits may be higher than the budget). */
 export function noRateLimitSeen(burst: BurstObservation) {
+  if (burst.limitAs503) {
+    // No budget of the user's would show a 429: the gateway signals its limit as 503 (the 429 rule fails).
+    return {
+      verdict: 'inconclusive' as const,
+      message: `the limit answered 503 + Retry-After instead of 429 (ratelimit.burst-429 fails that rule): no 429 to judge; once the limit answers 429 this check can observe it`,
+    };
+  }
   if (burst.tokenRefused) {
     return {
       verdict: 'inconclusive' as const,

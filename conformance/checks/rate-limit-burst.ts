@@ -1,5 +1,12 @@
-import { type Check, CheckFailure, describeResponse, failureMessage } from '../check.ts';
-import { burstFailure, noRateLimitSeen, observeBurst, shedWithServerErrors } from './burst.ts';
+import { type Check, CheckFailure, type CheckOutcome, describeResponse, failureMessage } from '../check.ts';
+import {
+  type BurstObservation,
+  burstFailure,
+  noRateLimitSeen,
+  observeBurst,
+  shedWithServerErrors,
+  type TimedExchange,
+} from './burst.ts';
 import { expectError } from './support.ts';
 
 /**
@@ -16,6 +23,20 @@ import { expectError } from './support.ts';
  * (`{"warnings":[{"code":"rate_limited"}]}`) while the limit itself is a 429: only a top-level `code`
  * is an error code.
  */
+/** The failure of a limit signalled as 503 + Retry-After: what was seen, and why it is a limit. */
+function limitAs503Failure(
+  burst: BurstObservation,
+  { shed, servedBefore }: NonNullable<BurstObservation['limitAs503']>,
+): CheckOutcome {
+  const first = (shed[0] as TimedExchange).exchange;
+  const retryAfter = first.response.headers['retry-after'];
+  return burstFailure(
+    burst,
+    first,
+    `Expected the rate limit met by a burst of allowed calls to answer 429 {"code":"rate_limited"}; got ${describeResponse(first)} with Retry-After "${retryAfter}" to ${shed.length} calls in a row sent one at a time (nothing else of the burst in flight), after the gateway had served ${servedBefore} of the burst: a refusal that persists at concurrency 1 depends on the count of calls in a window, not on load, so it is a rate limit signalled with the wrong status (load shedding refuses concurrent calls and serves them one at a time). Fix: signal a rate limit with 429 {"code":"rate_limited"} and Retry-After (spec §8); keep 503 for overload`,
+  );
+}
+
 export const rateLimitBurst: Check = {
   id: 'ratelimit.burst-429',
   title: 'A bounded burst meets the rate limit as 429 with code rate_limited, and no other refusal (not 403)',
@@ -38,6 +59,9 @@ export const rateLimitBurst: Check = {
       });
       return burstFailure(burst, refusal.exchange, failureMessage(failure));
     }
+    // 503 + Retry-After that persisted when the burst sent one request at a time: a limit (it depends on
+    // the count of calls in a window), not load shedding (which serves calls that come one at a time).
+    if (burst.limitAs503) return limitAs503Failure(burst, burst.limitAs503);
     // No 429, but the limit acted all the same: the burst met 5xx (load shed with 503, as nginx's
     // limit_req does by default): the limit is signalled by another status. A failure, not a budget.
     const shed = burst.rateLimited.length === 0 ? shedWithServerErrors(burst) : undefined;
@@ -67,9 +91,15 @@ export const rateLimitBurst: Check = {
         );
       }
     }
+    const repeats = [...new Set(burst.repeatRefused.map((t) => t.exchange.request.path))];
+    const refusedRepeats =
+      repeats.length > 0
+        ? ` or refused as repeats; repeats of ${repeats.join(', ')} were refused as duplicates (retry.sequential judges that), which ended the burst there`
+        : '';
+    const where = burst.limited.map((l) => `${l.endpoint.name} ${l.rateLimited.length}`).join(', ');
     return {
       verdict: 'pass',
-      message: `${burst.rateLimited.length} of ${burst.requests} burst requests answered 429 rate_limited, the others 2xx`,
+      message: `${burst.rateLimited.length} of ${burst.requests} burst requests answered 429 rate_limited (${where}), the others 2xx${refusedRepeats}`,
     };
   },
 };
