@@ -164,12 +164,17 @@ export function parseJsonBodyAsSent<S extends z.ZodType>(
   }
   const result = schema.safeParse(value);
   if (result.success) return { raw: value, value: result.data };
-  const issues = result.error.issues.map((issue) => ({
+  throw invalidRequestOf(result.error);
+}
+
+/** 400 `invalid_request` for what failed a schema, naming the first bad field (`body` when none is named). */
+export function invalidRequestOf(error: z.ZodError): GatewayError {
+  const issues = error.issues.map((issue) => ({
     field: formatPath(issue.path) || 'body',
     message: issue.message,
   }));
   const first = issues[0] ?? { field: 'body', message: 'is invalid' };
-  throw new GatewayError('invalid_request', {
+  return new GatewayError('invalid_request', {
     message: `${first.field}: ${first.message}`,
     details: { field: first.field, issues },
   });
