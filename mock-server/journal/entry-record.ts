@@ -83,6 +83,7 @@ const FIELDS = [
   'exchange',
   'findings',
   'target_request_id',
+  'body_unread',
 ] as const satisfies readonly (keyof JournalEntry)[];
 const FIELD_IDS = new Map<string, number>(FIELDS.map((name, k) => [name, k + 1]));
 const OTHER_FIELD = 255;

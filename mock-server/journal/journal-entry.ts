@@ -129,6 +129,12 @@ export interface JournalEntry {
    */
   secrets_in?: string[];
   /**
+   * Why the request's body could not be read (`http/sent-body.ts`: a content coding that does not decode, bytes
+   * not valid in their charset, a multipart body without its boundary): what it carried was not scanned
+   * (the client report's no-secrets-in-requests names it).
+   */
+  body_unread?: string;
+  /**
    * Proxy mode: the agent's own API key was unknown to the proxy when this request was scanned, so a leak of
    * it could not be told as its own (the client report says its own-key check was not observed).
    */

@@ -203,6 +203,10 @@ export const journalEntrySchema = z.looseObject({
     .optional()
     .describe("Spec rules this answer broke (proxy mode: the target's answers)."),
   target_request_id: z.string().optional().describe("Proxy mode: the target's X-Request-Id."),
+  body_unread: z
+    .string()
+    .optional()
+    .describe("Why the request's body could not be read (a coding that does not decode, a bad charset)."),
   own_key_unknown: z
     .literal(true)
     .optional()

@@ -4,6 +4,7 @@ import { serve } from '../../mock-server/adapters/node-server.ts';
 import type { ClientReport } from '../../mock-server/client-report/report.ts';
 import { createGateway, type Gateway } from '../../mock-server/gateway.ts';
 import { faultSpecSchema } from '../../mock-server/scenarios/faults.ts';
+import { BODIES } from './bodies.ts';
 import { FAILURE_CLASSES } from './failure-classes.ts';
 import { FAMILIES } from './families.ts';
 import { HAND_WRITTEN } from './hand-written.ts';
@@ -26,6 +27,7 @@ export const CLIENT_CATALOGUE: readonly ClientProgram[] = [
   ...HELD_OUT,
   ...FAILURE_CLASSES,
   ...STORMS,
+  ...BODIES,
 ];
 
 /** The fixture agents' API keys (fixtures/config/default.yaml). */
