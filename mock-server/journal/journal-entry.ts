@@ -88,6 +88,11 @@ export interface JournalEntry {
   /** The error code answered: the reference gateway's own, or in proxy mode whatever code the target sent. */
   code?: ErrorCode | TargetErrorCode;
   agent?: string;
+  /**
+   * How a request the identify stage did not name was tied to `agent`: by the token it carried (the health
+   * check), by the agent's own API key it carried, or (set by the client report) by its connection.
+   */
+  attributed_by?: 'token' | 'api_key' | 'connection';
   /** A fingerprint of the identity token (never the token). */
   token?: string;
   /** This agent's requests in flight when this one was admitted, itself included. */

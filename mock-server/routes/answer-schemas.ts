@@ -203,6 +203,12 @@ export const journalEntrySchema = z.looseObject({
     .optional()
     .describe("Spec rules this answer broke (proxy mode: the target's answers)."),
   target_request_id: z.string().optional().describe("Proxy mode: the target's X-Request-Id."),
+  attributed_by: z
+    .enum(['token', 'api_key', 'connection'])
+    .optional()
+    .describe(
+      'How a request no stage identified was tied to its agent: its token, its own API key, its connection.',
+    ),
   body_unread: z
     .string()
     .optional()
@@ -304,6 +310,15 @@ export const clientReportSchema = z.looseObject({
     .optional()
     .describe(
       'Requests judged without connection facts (node:http) or delivery facts (in process: msw, fetch): told apart by time only.',
+    ),
+  unattributed: z
+    .strictObject({
+      requests: z.number().int(),
+      reasons: z.array(z.strictObject({ reason: z.string(), requests: z.number().int() })),
+    })
+    .optional()
+    .describe(
+      "Requests of the journal that belong to no agent (no token, API key or connection names one), with why: if some were this agent's, the report could not see them.",
     ),
   from: isoTime.optional().describe('The first graded request (of the last clock epoch, with epochs).'),
   to: isoTime.optional().describe('The last graded request (of the last clock epoch, with epochs).'),

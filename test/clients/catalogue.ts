@@ -4,6 +4,7 @@ import { serve } from '../../mock-server/adapters/node-server.ts';
 import type { ClientReport } from '../../mock-server/client-report/report.ts';
 import { createGateway, type Gateway } from '../../mock-server/gateway.ts';
 import { faultSpecSchema } from '../../mock-server/scenarios/faults.ts';
+import { ATTRIBUTION } from './attribution.ts';
 import { BODIES } from './bodies.ts';
 import { FAILURE_CLASSES } from './failure-classes.ts';
 import { FAMILIES } from './families.ts';
@@ -11,7 +12,7 @@ import { HAND_WRITTEN } from './hand-written.ts';
 import { HELD_OUT } from './held-out.ts';
 import { LIBRARIES } from './libraries.ts';
 import { STORMS } from './storms.ts';
-import type { ClientProgram, RuleId } from './types.ts';
+import type { ClientContext, ClientProgram, RuleId } from './types.ts';
 
 export type { ClientProgram, RuleId };
 
@@ -28,6 +29,7 @@ export const CLIENT_CATALOGUE: readonly ClientProgram[] = [
   ...FAILURE_CLASSES,
   ...STORMS,
   ...BODIES,
+  ...ATTRIBUTION,
 ];
 
 /** The fixture agents' API keys (fixtures/config/default.yaml). */
@@ -61,6 +63,20 @@ export function scenarioGateway(program: ClientProgram): Gateway {
 }
 
 /**
+ * The tokens a program is given: one the gateway minted for its agent, and with `scenario.staleToken` one
+ * minted before it and revoked (the agent's tokens of an earlier generation).
+ */
+export function programTokens(
+  program: ClientProgram,
+  gateway: Gateway,
+): Pick<ClientContext, 'token' | 'staleToken'> {
+  if (!program.scenario?.staleToken) return { token: gateway.mintToken(program.agent) };
+  const staleToken = gateway.mintToken(program.agent);
+  gateway.runtime.registry.revokeTokens(program.agent);
+  return { token: gateway.mintToken(program.agent), staleToken };
+}
+
+/**
  * Runs a program against `baseUrl` with a token from `gateway`, over its own undici pool and keep-alive
  * node:http agent (both closed afterwards); resolves with the error it threw, if any.
  */
@@ -75,7 +91,7 @@ export async function runProgramAt(
     await program.run({
       baseUrl,
       apiKey: API_KEYS[program.agent],
-      token: gateway.mintToken(program.agent),
+      ...programTokens(program, gateway),
       fetch: (input, init) => undiciFetch(input, { ...init, dispatcher: pool }),
       httpAgent,
     });

@@ -7,6 +7,7 @@ import {
   type ClientProgram,
   gradeOutcome,
   type ProgramOutcome,
+  programTokens,
   scenarioGateway,
 } from '../clients/catalogue.ts';
 import type { ClientContext } from '../clients/types.ts';
@@ -36,7 +37,7 @@ export function prepareInProcess(program: ClientProgram, host: string) {
   const gateway = scenarioGateway(program);
   const baseUrl = `http://${host}`;
   const handlers = gatewayHandlers(gateway, { baseUrl });
-  const token = gateway.mintToken(program.agent);
+  const tokens = programTokens(program, gateway);
   let error: string | undefined;
   let ms = 0;
   return {
@@ -50,7 +51,7 @@ export function prepareInProcess(program: ClientProgram, host: string) {
         await program.run({
           baseUrl,
           apiKey: API_KEYS[program.agent],
-          token,
+          ...tokens,
           fetch: ((input: string, init?: RequestInit) =>
             fetch(input, init)) as unknown as ClientContext['fetch'],
           httpAgent,
