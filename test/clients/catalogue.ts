@@ -11,6 +11,7 @@ import { FAMILIES } from './families.ts';
 import { HAND_WRITTEN } from './hand-written.ts';
 import { HELD_OUT } from './held-out.ts';
 import { LIBRARIES } from './libraries.ts';
+import { REGRESSIONS } from './regressions.ts';
 import { STORMS } from './storms.ts';
 import type { ClientContext, ClientProgram, RuleId } from './types.ts';
 
@@ -30,6 +31,7 @@ export const CLIENT_CATALOGUE: readonly ClientProgram[] = [
   ...STORMS,
   ...BODIES,
   ...ATTRIBUTION,
+  ...REGRESSIONS,
 ];
 
 /** The fixture agents' API keys (fixtures/config/default.yaml). */
