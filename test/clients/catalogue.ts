@@ -86,14 +86,18 @@ export async function runProgramAt(
   program: ClientProgram,
   gateway: Gateway,
   baseUrl: string,
+  /** How its token is minted instead (through a proxy: the proxy learns the key). */
+  mint?: (baseUrl: string, apiKey: string) => Promise<string>,
 ): Promise<string | undefined> {
   const pool = new Agent();
   const httpAgent = new HttpAgent({ keepAlive: true });
   try {
+    const tokens = programTokens(program, gateway);
     await program.run({
       baseUrl,
       apiKey: API_KEYS[program.agent],
-      ...programTokens(program, gateway),
+      ...tokens,
+      ...(mint ? { token: await mint(baseUrl, API_KEYS[program.agent]) } : {}),
       fetch: (input, init) => undiciFetch(input, { ...init, dispatcher: pool }),
       httpAgent,
     });

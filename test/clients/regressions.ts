@@ -59,13 +59,13 @@ export const REGRESSIONS: ClientProgram[] = [
     verdict: 'bad',
     rules: ['honor-retry-after', 'no-parallel-storm'],
     reason:
-      'an extra tool (web.extract, declared without `meaning`): after a 429 with Retry-After of about an hour, three identical extract calls at once, as on web.search',
+      'an extra tool (web.extract, declared without `meaning`): after a 429 with Retry-After of about an hour, six identical extract calls at once, as on web.search (its whole body is its meaning)',
     agent: 'agent-verified',
     scenario: { config: EXTRACT_LIMITED },
     async run(ctx) {
       await until429((k) => extract(ctx, `https://example.com/article-${k}`));
       const again = 'https://example.com/article-2';
-      await Promise.all([extract(ctx, again), extract(ctx, again), extract(ctx, again)]);
+      await Promise.all(Array.from({ length: 6 }, () => extract(ctx, again)));
     },
   },
   {

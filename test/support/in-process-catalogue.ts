@@ -24,6 +24,8 @@ const API_KEYS: Record<ClientProgram['agent'], string> = {
 export const NOT_IN_PROCESS: Partial<Record<string, string>> = {
   'undici-retry-agent-defaults':
     "undici's request() with its own RetryAgent dispatcher: its sockets are undici's, which msw does not intercept",
+  'undici-pool-storm-after-429':
+    "undici's fetch with its own Pool dispatcher: its sockets are undici's, which msw does not intercept",
 };
 
 /**
