@@ -61,7 +61,9 @@ describe('fake timers and other fetches in process', () => {
     } finally {
       vi.useRealTimers();
     }
-    expect(message).toMatch(/^runOnFakeTime: Fake timers replaced queueMicrotask, which fetch and msw run on/);
+    expect(message).toMatch(
+      /^runOnFakeTime: Fake timers replaced queueMicrotask, which fetch and msw run on/,
+    );
     expect(message).toContain("jest.useFakeTimers({ now, doNotFake: ['nextTick', 'queueMicrotask'] })");
   });
 

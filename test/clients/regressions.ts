@@ -1,6 +1,6 @@
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { GatewayConfigOverlay } from '../../mock-server/config/schema.ts';
-import { type Answer, call, search } from './call.ts';
+import { type Answer, arrivedTogether, call, search } from './call.ts';
 import type { ClientContext, ClientProgram } from './types.ts';
 
 /*
@@ -76,6 +76,10 @@ export const REGRESSIONS: ClientProgram[] = [
       'an undici Pool of 8 connections warmed by 8 parallel whoamis, searching one by one until a 429, then 8 searches at once over the idle pool: a storm on connections already open',
     agent: 'agent-verified',
     scenario: { config: SEARCH_LIMITED },
+    // Requests on connections already open are told apart by time only (no-parallel-storm's `idleBurst`):
+    // the storm is required when at least three of it arrived within 10 ms of each other, as sent.
+    timing: ['no-parallel-storm'],
+    timingHeld: (entries) => arrivedTogether(entries, 'pool storm', 3),
     async run(ctx) {
       const pool = new Agent({ connections: 8 });
       const fetch: ClientContext['fetch'] = (input, init) =>
