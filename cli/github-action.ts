@@ -15,21 +15,44 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { shellQuote } from '../conformance/token-value.ts';
 import type { OptionRow } from '../mock-server/options/option-schema.ts';
+import { TOKEN_ROLES } from './check-token-options.ts';
 import { SUITE_OPTION_ROWS } from './option-tables.ts';
 
 const CLI = fileURLToPath(new URL('./agent-gateway.mjs', import.meta.url));
 
-/** Options of the suite left to the `args` input (a run's detail rather than a CI setting). */
-const ARGS_ONLY = new Set(['tier', 'deniedTier', 'path']);
+/** The suite's options (suiteOptionsSchema) the action has an input for, as rows: every one. */
+export const PASSED_ROWS = SUITE_OPTION_ROWS;
 
-/** The suite's options (suiteOptionsSchema) the action has an input for, as rows. */
-export const PASSED_ROWS = SUITE_OPTION_ROWS.filter((row) => !ARGS_ONLY.has(row.key));
+/**
+ * The token roles' inputs (TOKEN_ROLES): a static token (a secret) is passed in its role's environment
+ * variable, never on the command line; a command as the flag of the same name. The valid and denied token
+ * commands are the action's own inputs (an API key may stand for them).
+ */
+export const TOKEN_INPUTS: Readonly<Record<string, { env: string } | 'command'>> = Object.fromEntries(
+  TOKEN_ROLES.flatMap((role) => [
+    [role.flag, { env: role.env }],
+    ...(role.key === 'token' || role.key === 'deniedToken' ? [] : [[`${role.flag}-command`, 'command']]),
+  ]),
+);
+
+/**
+ * The options of `agent-gateway check` the action has no input of the same name for, and why: it sets
+ * them itself. Every other option of the CLI is an input (test/github-action.test.ts holds the CLI, this
+ * table and action.yml together).
+ */
+export const SET_BY_ACTION: Readonly<Record<string, string>> = {
+  'report-json': 'written to reports-dir, and the report-json output',
+  'report-junit': 'written to reports-dir, and the report-junit output',
+  'report-markdown': 'written to reports-dir, added to the step summary',
+  'advice-for': "set to action: the summary's advice names the action's inputs",
+  list: 'lists the checks and exits: not a run',
+};
 
 /**
  * Inputs passed on to `agent-gateway check` as the option of the same name: a value, for `strict` a
- * switch, for a repeatable option (`tool`) one value per line, each passed as its own flag. They are the suite's options (suiteOptionsSchema) but for ARGS_ONLY; every other option of the
- * CLI goes through the `args` input (a test checks that action.yml, this table, the schema and the CLI's
- * options agree, so they cannot drift apart).
+ * switch, for a repeatable option (`tool`) one value per line, each passed as its own flag. They are the
+ * suite's options (suiteOptionsSchema), all of them; the `args` input passes anything more as written (a
+ * test checks that action.yml, this table, the schema and the CLI's options agree, so they cannot drift apart).
  */
 export const PASSED_INPUTS: Readonly<Record<string, 'value' | 'switch' | 'lines'>> = Object.fromEntries(
   PASSED_ROWS.map((row) => [
@@ -52,6 +75,7 @@ export function actionInputOf(row: OptionRow): { description: string; default: s
 
 /** Inputs the action reads itself (secrets, where reports go, the Node version, the pass-through). */
 export const OWN_INPUTS = [
+  ...Object.keys(TOKEN_INPUTS),
   'base-url',
   'api-key',
   'token-command',
@@ -79,6 +103,8 @@ export interface ActionInputs {
   /** Extra `agent-gateway check` arguments, split as a shell would (quotes kept together). */
   args: string[];
   passed: Partial<Record<PassedInput, string>>;
+  /** The token roles' inputs given (TOKEN_INPUTS), by input name. */
+  tokens: Record<string, string>;
   /** Kept for readers of older versions: `passed.strict`. */
   strict: boolean;
   deniedTool: string;
@@ -148,6 +174,11 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
     reportsDir: input('reports-dir') || 'agent-gateway-reports',
     args: splitArgs(input('args')),
     passed,
+    tokens: Object.fromEntries(
+      Object.keys(TOKEN_INPUTS)
+        .map((name) => [name, input(name)])
+        .filter(([, value]) => value !== ''),
+    ),
     strict: isTrue(passed.strict ?? ''),
     deniedTool: passed['denied-tool'] ?? '',
     seed: passed.seed ?? '',
@@ -181,13 +212,28 @@ function apiKeyCommand(idpUrl: string, which: 'validKey' | 'deniedKey'): string 
 /** The `agent-gateway check` arguments for the inputs, and the files the reports go to. */
 export function checkArguments(inputs: ActionInputs, workspace: string) {
   if (!inputs.baseUrl) throw new InputError('The base-url input is required (the gateway to check).');
-  if (inputs.tokenCommand && inputs.apiKey) throw new InputError('Give token-command or api-key, not both.');
-  if (!inputs.tokenCommand && !inputs.apiKey)
+  const validGiven = [
+    inputs.tokenCommand && 'token-command',
+    inputs.apiKey && 'api-key',
+    inputs.tokens.token && 'token',
+  ];
+  if (validGiven.filter(Boolean).length > 1)
+    throw new InputError(
+      `Give one of token-command, api-key or token, not ${validGiven.filter(Boolean).join(' and ')}.`,
+    );
+  if (!inputs.tokenCommand && !inputs.apiKey && !inputs.tokens.token)
     throw new InputError(
       'Give token-command or api-key (a secret): most checks need a valid identity token, minted fresh.',
     );
-  if (inputs.deniedTokenCommand && inputs.deniedApiKey)
-    throw new InputError('Give denied-token-command or denied-api-key, not both.');
+  const deniedGiven = [
+    inputs.deniedTokenCommand && 'denied-token-command',
+    inputs.deniedApiKey && 'denied-api-key',
+    inputs.tokens['denied-token'] && 'denied-token',
+  ].filter(Boolean);
+  if (deniedGiven.length > 1) throw new InputError(`Give one of ${deniedGiven.join(' or ')}, not both.`);
+  for (const role of TOKEN_ROLES)
+    if (inputs.tokens[role.flag] && inputs.tokens[`${role.flag}-command`])
+      throw new InputError(`Give ${role.flag} or ${role.flag}-command, not both.`);
   const idpUrl = inputs.idpUrl || inputs.baseUrl;
   const dir = resolve(workspace, inputs.reportsDir);
   const reports = {
@@ -196,15 +242,16 @@ export function checkArguments(inputs: ActionInputs, workspace: string) {
     markdown: resolve(dir, 'conformance.md'),
     ...(inputs.reportHtml && { html: resolve(dir, 'conformance.html') }),
   };
-  const args = [
-    'check',
-    '--base-url',
-    inputs.baseUrl,
-    '--token-command',
-    inputs.tokenCommand || apiKeyCommand(idpUrl, 'validKey'),
-  ];
+  const args = ['check', '--base-url', inputs.baseUrl];
+  // A static token comes through its variable (TOKEN_INPUTS, `tokenVariables`), never on the command line.
+  if (!inputs.tokens.token)
+    args.push('--token-command', inputs.tokenCommand || apiKeyCommand(idpUrl, 'validKey'));
   if (inputs.deniedTokenCommand || inputs.deniedApiKey)
     args.push('--denied-token-command', inputs.deniedTokenCommand || apiKeyCommand(idpUrl, 'deniedKey'));
+  for (const [name, kind] of Object.entries(TOKEN_INPUTS)) {
+    const value = inputs.tokens[name];
+    if (value && kind === 'command') args.push(`--${name}`, value);
+  }
   for (const [name, kind] of Object.entries(PASSED_INPUTS)) {
     const value = inputs.passed[name];
     if (value === undefined) continue;
@@ -232,7 +279,17 @@ export function checkArguments(inputs: ActionInputs, workspace: string) {
   if (reports.html) args.push('--report-html', reports.html);
   // Every other option of the CLI, as the user wrote it (last: on a repeated option, the user's wins).
   args.push(...inputs.args);
-  return { args, reports };
+  return { args, reports, env: tokenVariables(inputs) };
+}
+
+/** The static tokens given as inputs, in the variables the CLI reads them from (TOKEN_ROLES). */
+function tokenVariables(inputs: ActionInputs): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, kind] of Object.entries(TOKEN_INPUTS)) {
+    const value = inputs.tokens[name];
+    if (value && kind !== 'command') env[kind.env] = value;
+  }
+  return env;
 }
 
 /** Secrets given to the action, taken out of anything it writes itself. */
@@ -256,7 +313,11 @@ export async function runAction(env: NodeJS.ProcessEnv = process.env): Promise<n
     if (env.GITHUB_OUTPUT) appendFileSync(env.GITHUB_OUTPUT, 'exit-code=2\n');
     return 2;
   }
-  const secrets = [inputs.apiKey, inputs.deniedApiKey];
+  const secrets = [
+    inputs.apiKey,
+    inputs.deniedApiKey,
+    ...TOKEN_ROLES.map((role) => inputs.tokens[role.flag] ?? ''),
+  ];
   const summary = env.GITHUB_STEP_SUMMARY;
   const output = env.GITHUB_OUTPUT;
   const write = (file: string | undefined, text: string) => {
@@ -280,6 +341,7 @@ export async function runAction(env: NodeJS.ProcessEnv = process.env): Promise<n
     cwd: workspace,
     env: {
       ...env,
+      ...plan.env,
       [ACTION_VARIABLES.validKey]: inputs.apiKey,
       [ACTION_VARIABLES.deniedKey]: inputs.deniedApiKey,
       [ACTION_VARIABLES.cli]: CLI,

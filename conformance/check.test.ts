@@ -8,7 +8,7 @@ import type { Exchange } from './suite-request.ts';
 
 const ctx = (overrides: Partial<CheckContext> = {}): CheckContext => ({
   client: undefined as never,
-  has: { token: true, deniedToken: true, expiredToken: false, tier: false },
+  has: { token: true, deniedToken: true, expiredToken: false, revokedToken: false, tier: false },
   endpoints: undefined as never,
   tools: [],
   servedEndpoints: [],

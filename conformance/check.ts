@@ -1,5 +1,7 @@
+import { SPEC_ENDPOINTS } from '../vocabulary/endpoints.ts';
 import type { SpecRef } from '../vocabulary/spec-ref.ts';
 import type { SuiteClient } from './http-client.ts';
+import { carriedIdempotencyKey, IDEMPOTENCY_KEY_HEADER } from './idempotency-key.ts';
 import type { Exchange } from './suite-request.ts';
 import type { Level, Reproduction, Unobserved, Verdict } from './types.ts';
 
@@ -13,12 +15,14 @@ export interface Endpoint {
   method: 'GET' | 'POST';
   path: string;
   body?: string;
+  /** A write-like tool (declared so): called with an idempotency key, judged for that (spec §7). */
+  writeLike?: boolean;
 }
 
 /** Everything a check may use. */
 export interface CheckContext {
   client: SuiteClient;
-  has: { token: boolean; deniedToken: boolean; expiredToken: boolean; tier: boolean };
+  has: { token: boolean; deniedToken: boolean; expiredToken: boolean; revokedToken: boolean; tier: boolean };
   /** The protected endpoints by name: whoami first, then the tools checked, in their order. */
   endpoints: Readonly<Record<string, Endpoint>> & { readonly whoami: Endpoint };
   /** The tools the gateway declares (--tool; default web.search and web.fetch): the only ones called. */
@@ -97,7 +101,7 @@ export interface Check {
   specRef: SpecRef;
   level: Level;
   /** What the target must provide; without it the check is skipped, naming the missing option. */
-  needs?: ('token' | 'deniedToken' | 'expiredToken' | 'tier')[];
+  needs?: ('token' | 'deniedToken' | 'expiredToken' | 'revokedToken' | 'tier')[];
   run(ctx: CheckContext): Promise<CheckOutcome>;
 }
 
@@ -139,9 +143,45 @@ export class CheckFailure extends Error {
 export const SERVER_ERROR_FIX =
   "the gateway failed on its side, so this says nothing yet about the rule checked here: find the request in the gateway's logs (the reproduction sends it again) and make it succeed; the suite retries any 5xx up to 3 times with backoff (spec section 7 calls every 5xx transient) before judging it";
 
+/** Whether a call is one section 4 rule 4 names safe to retry: whoami, web.search or web.fetch at the spec's paths. */
+const specSafeToRetry = (method: string, path: string) =>
+  [SPEC_ENDPOINTS.whoami, SPEC_ENDPOINTS['web.search'], SPEC_ENDPOINTS['web.fetch']].some(
+    (e) => e.method === method && e.path === path,
+  );
+
+/**
+ * How to fix a repeated call refused as a duplicate, naming the operation at hand: whoami, search and fetch
+ * must be safe to retry (§4 rule 4); a write-like tool (sent with its idempotency key) must answer a repeat
+ * carrying the first call's key as the first; any other tool either, or is to be declared write-like.
+ *
+ * @example
+ * repeatRefusedFix({ method: 'POST', path: '/v1/web/snapshot', name: 'web.snapshot' });
+ * // "POST /v1/web/snapshot (web.snapshot) is not an operation ... declare it: --tool web.snapshot:write-like=/v1/web/snapshot ..."
+ */
+export function repeatRefusedFix(call: {
+  method: string;
+  path: string;
+  name?: string;
+  writeLike?: boolean;
+}): string {
+  const operation = `${call.method} ${call.path}${call.name ? ` (${call.name})` : ''}`;
+  if (call.writeLike)
+    return `answer a repeat of ${operation} that carries the first call's ${IDEMPOTENCY_KEY_HEADER} as the first was answered (replay it; spec §7, draft-ietf-httpapi-idempotency-key-header): a write-like tool may refuse a repeat without the key, never one with it`;
+  if (specSafeToRetry(call.method, call.path))
+    return `make ${operation} safe to retry (spec §4 rule 4 names whoami, search and fetch): answer a repeated call as the first was answered, with no conflict or duplicate error`;
+  const name = call.name ?? 'NAME';
+  return `${operation} is not one the spec names safe to retry: make it answer a repeat as the first, or, if it is write-like (spec §7: the client sends an idempotency key), declare it so (--tool ${name}:write-like=${call.path}, or x-write-like: true in its OpenAPI operation) and the suite calls it with an ${IDEMPOTENCY_KEY_HEADER}, judging that a repeat with the key is safe`;
+}
+
 /** What a failure says when the answer refused a repeated call as a duplicate, whatever the check is about. */
-export const REPEAT_REFUSED_FIX =
-  'the gateway refused a call it had seen before as a duplicate or conflict: that breaks retry safety (spec §4 rule 4: whoami, search and fetch are safe to repeat; retry.sequential judges that rule), not the rule checked here, which that answer could not show: answer a repeated call as the first was answered';
+export function repeatRefusedMessage(exchange: Exchange): string {
+  const call = {
+    method: exchange.request.method,
+    path: exchange.request.path,
+    writeLike: carriedIdempotencyKey(exchange),
+  };
+  return `the gateway refused a call it had seen before as a duplicate or conflict: that breaks retry safety (retry.sequential judges that rule), not the rule checked here, which that answer could not show: ${repeatRefusedFix(call)}`;
+}
 
 /** Whether an answer refuses a call as a repeat: 409, or an error whose code says duplicate or conflict. */
 export function isRepeatRefusal(exchange: Exchange): boolean {
@@ -166,7 +206,7 @@ export const isServerError = (status: number) => status === 0 || status >= 500;
 export function failureMessage(failure: CheckFailure): string {
   const exchange = failure.exchange;
   if (exchange && repeatRefusalOf(failure)) {
-    return `Expected ${failure.expected}; got ${failure.actual}: a repeated call refused as a duplicate (spec §4 rule 4, retry safety). Fix: ${REPEAT_REFUSED_FIX}`;
+    return `Expected ${failure.expected}; got ${failure.actual}: a repeated call refused as a duplicate (spec §4 rule 4, retry safety). Fix: ${repeatRefusedMessage(exchange)}`;
   }
   if (!exchange || !isServerError(exchange.response.status)) {
     return `Expected ${failure.expected}; got ${failure.actual}. Fix: ${failure.fix}`;

@@ -6,7 +6,12 @@ import { applyTransform, type TokenValue } from './token-value.ts';
 /* The suite client's token handling (http-client.ts): the value a request's token stands for, the headers
  * that carry it (and their redacted copy for reports), and when a refused real token is worth another try. */
 
-export type ClientTokens = { valid?: TokenSource; denied?: TokenSource; expired?: TokenSource };
+export type ClientTokens = {
+  valid?: TokenSource;
+  denied?: TokenSource;
+  expired?: TokenSource;
+  revoked?: TokenSource;
+};
 
 /** A token's value as sent: a literal as it is, a derived one from its source, with the redacted form. */
 export async function materialiseToken(tokens: ClientTokens, token: TokenValue) {
@@ -36,7 +41,7 @@ export async function requestHeaders(tokens: ClientTokens, request: SuiteRequest
 }
 
 /**
- * Whether a 401 invalid_identity_token refused a real token sent unaltered (not the expired one) that may be
+ * Whether a 401 invalid_identity_token refused a real token sent unaltered (not the expired or revoked one) that may be
  * tried again: refreshed once, or resent (twice at most, `resent` so far), unless the caller said not to.
  */
 export function refusedRealToken(
@@ -52,6 +57,7 @@ export function refusedRealToken(
     request.token?.kind === 'derived' &&
     request.token.transform.op === 'none' &&
     request.token.from !== 'expired' &&
+    request.token.from !== 'revoked' &&
     resent < 2 &&
     !noRefresh
   );

@@ -2,6 +2,7 @@ import { createWaitFloors, NO_WAIT_RETRIES, REAL_CLOCK, type SuiteClock } from '
 import { type ClientCore, type SendOptions, sendRequest } from './client-send.ts';
 import { createClientWaits } from './client-waits.ts';
 import { createTransport } from './http-transport.ts';
+import { withIdempotencyKey } from './idempotency-key.ts';
 import type { Exchange, SuiteRequest } from './suite-request.ts';
 import { createTokenLedger } from './token-ledger.ts';
 import type { TokenSource } from './token-source.ts';
@@ -12,7 +13,7 @@ import type { TokenSource } from './token-source.ts';
 
 export interface ClientOptions {
   baseUrl: string;
-  tokens: { valid?: TokenSource; denied?: TokenSource; expired?: TokenSource };
+  tokens: { valid?: TokenSource; denied?: TokenSource; expired?: TokenSource; revoked?: TokenSource };
   /** Longest Retry-After the client waits; beyond it the request is reported as rate-limit exhausted. */
   maxWaitSeconds: number;
   /** Hard cap on retries of one request after 429 (spec section 7: retry loops must have a hard cap). */
@@ -24,6 +25,8 @@ export interface ClientOptions {
   clock?: SuiteClock;
   /** When the run's time budget ends, on `clock` (ms): no wait is begun that would end after it. */
   deadline?: number;
+  /** The paths of write-like tools (POST): each call to one carries its idempotency key (spec §7). */
+  writeLikePaths?: readonly string[];
 }
 
 /** What the client keeps across requests: settings, counters, waits, floors and what the gateway said. */
@@ -70,10 +73,11 @@ function createClientCore(options: ClientOptions): ClientCore {
  * a Retry-After proved too short (a 429 again after waiting it) it keeps its own floor under every later
  * one of that scope, exponential with jitter; any 5xx is retried at most three times the same way
  * (transient, spec section 7: a 500 as a 502). With a token command, a 401 on a real token refreshes it
- * once. `raw` returns the first answer, whatever it is.
+ * once. A call to a write-like tool carries its idempotency key, the same on every retry and repeat. `raw` returns the first answer, whatever it is.
  */
 export function createSuiteClient(options: ClientOptions) {
   const core = createClientCore(options);
+  const writeLike = new Set(options.writeLikePaths ?? []);
   return {
     /** Requests sent so far (retries included). */
     get requests() {
@@ -126,7 +130,7 @@ export function createSuiteClient(options: ClientOptions) {
      * retried; with `raw`, the first answer is returned, whatever it is.
      */
     send(request: SuiteRequest, sendOptions: SendOptions = {}): Promise<Exchange> {
-      return sendRequest(core, request, sendOptions);
+      return sendRequest(core, withIdempotencyKey(request, writeLike), sendOptions);
     },
 
     close() {

@@ -1,7 +1,15 @@
 import { redactTokens } from '../vocabulary/redact.ts';
 import { CannotRunError } from './cannot-run-error.ts';
-import { type Check, type CheckContext, type CheckOutcome, describeCall, describeResponse } from './check.ts';
+import {
+  type Check,
+  type CheckContext,
+  type CheckOutcome,
+  describeCall,
+  describeResponse,
+  repeatRefusedFix,
+} from './check.ts';
 import { reproductionOf } from './exchange-record.ts';
+import { carriedIdempotencyKey } from './idempotency-key.ts';
 import type { Exchange } from './suite-request.ts';
 import { TokenCommandError, type TokenSource } from './token-source.ts';
 import type { CheckResult, ExchangeRecord } from './types.ts';
@@ -10,8 +18,9 @@ import type { CheckResult, ExchangeRecord } from './types.ts';
 const MISSING_OPTION = {
   token: '--token or --token-command',
   deniedToken: '--denied-token or --denied-token-command',
-  expiredToken: '--expired-token or --expired-token-command (a genuine token past its lifetime; optional)',
-  tier: '--tier (the tier whoami must show for --token; optional)',
+  expiredToken: '--expired-token or --expired-token-command (a genuine token past its lifetime)',
+  revokedToken: '--revoked-token or --revoked-token-command (a genuine token the identity provider revoked)',
+  tier: '--tier (the tier whoami must show for --token)',
 };
 
 /** The check of retry safety (spec §4 rule 4): a repeat refused as a duplicate is its failure. */
@@ -33,7 +42,7 @@ export function blamedRepeat(own: CheckResult, met: { by: string; exchange: Exch
       : `its own repeats were not all observed (${own.message})`;
   return {
     verdict: 'fail',
-    message: `Expected every repeat of a call to answer as the first (spec §4 rule 4: whoami, search and fetch are safe to repeat); got ${describeResponse(first.exchange)} to ${describeCall(first.exchange)}, a call the gateway had answered before in this run, met by ${first.by}${others}; ${ownly}. Fix: make whoami, search and fetch safe to retry: no conflict or duplicate errors for a repeated request`,
+    message: `Expected every repeat of a call to answer as the first (spec §4 rule 4: whoami, search and fetch are safe to repeat; §7: a write-like tool's repeat with its idempotency key is too); got ${describeResponse(first.exchange)} to ${describeCall(first.exchange)}, a call the gateway had answered before in this run, met by ${first.by}${others}; ${ownly}. Fix: ${repeatRefusedFix({ method: first.exchange.request.method, path: first.exchange.request.path, writeLike: carriedIdempotencyKey(first.exchange) })}`,
     reproduction: reproductionOf(first.exchange),
   };
 }
@@ -52,6 +61,7 @@ export async function runOne(
         ...base,
         verdict: 'skipped',
         message: `needs ${missing.map((m) => MISSING_OPTION[m]).join(' and ')}`,
+        enabledBy: missing.map((m) => MISSING_OPTION[m]).join(' and '),
         durationMs: 0,
         requests: 0,
       },

@@ -15,6 +15,7 @@ export interface RunTokens {
   valid?: TokenSource;
   denied?: TokenSource;
   expired?: TokenSource;
+  revoked?: TokenSource;
 }
 
 /**
@@ -85,7 +86,7 @@ export async function preflight(
   if (probe.response.status === 0) {
     throw new CannotRunError(`cannot reach the gateway at ${baseUrl}: ${probe.response.error}`);
   }
-  for (const source of [tokens.valid, tokens.denied, tokens.expired]) {
+  for (const source of [tokens.valid, tokens.denied, tokens.expired, tokens.revoked]) {
     try {
       await source?.current();
     } catch (error) {

@@ -3,6 +3,7 @@ import { CannotRunError } from './cannot-run-error.ts';
 import type { Check, CheckContext } from './check.ts';
 import { CHECKS } from './checks/index.ts';
 import { REAL_CLOCK, type SuiteClock } from './client-pacing.ts';
+import { readExpectedResults } from './expected-results.ts';
 import { createSuiteClient, type SuiteClient } from './http-client.ts';
 import { type ConformanceReport, summariseResults } from './report-summary.ts';
 import { createCrossCheckBlame } from './run-blame.ts';
@@ -14,7 +15,7 @@ import {
   type SuiteOptions,
   type SuiteOptionsInput,
 } from './suite-options.ts';
-import { parseToolDeclaration, type SuiteTool, suiteTools } from './suite-tools.ts';
+import { parseToolDeclaration, type SuiteTool, suiteTools, type ToolDeclaration } from './suite-tools.ts';
 import { staticToken, type TokenSource } from './token-source.ts';
 import type { CheckResult, Reproduction } from './types.ts';
 
@@ -48,6 +49,12 @@ export interface RunInputs {
    * auth.expired-token checks it is refused 401 invalid_identity_token (§5). Without it that check is skipped.
    */
   expiredToken?: string | TokenSource;
+  /**
+   * A genuine token the identity provider revoked before its expiry (a string or a source such as
+   * `commandToken(cmd, '$REVOKED_TOKEN')`): auth.revoked-token checks it is refused 401 invalid_identity_token
+   * (§5). Without it that check is skipped.
+   */
+  revokedToken?: string | TokenSource;
   /**
    * The clock the suite waits on and measures with (default real time). Tests give the suite and the
    * gateway one virtual clock, so that minutes of rate-limit waits take no real time.
@@ -105,8 +112,16 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const checks = selectChecks(suite.only);
   const allowedUnobserved = [...(suite.allowUnobserved ?? [])];
   selectChecks(allowedUnobserved);
+  const expectedResults = suite.expectedResults ? readExpectedResults(suite.expectedResults) : {};
+  try {
+    selectChecks(Object.keys(expectedResults));
+  } catch (error) {
+    throw new CannotRunError(
+      `the expected-results file ${suite.expectedResults}: ${(error as Error).message}`,
+    );
+  }
   const log = options.log ?? (() => {});
-  const tools = suiteTools(suite.tools?.map(parseToolDeclaration), {
+  const tools = suiteTools(await declaredTools(suite, log), {
     'web.search': suite.searchBody,
     'web.fetch': suite.fetchBody,
   });
@@ -114,6 +129,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     valid: asSource(options.token, '$TOKEN'),
     denied: asSource(options.deniedToken, '$DENIED_TOKEN'),
     expired: asSource(options.expiredToken, '$EXPIRED_TOKEN'),
+    revoked: asSource(options.revokedToken, '$REVOKED_TOKEN'),
   };
   const clock = runClock(options.clock ?? REAL_CLOCK, options.clock, options.sleep);
   const { maxWaitSeconds, timeBudgetSeconds, numRuns } = suite;
@@ -126,6 +142,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     log,
     clock,
     deadline,
+    writeLikePaths: tools.filter((tool) => tool.writeLike).map((tool) => tool.path),
   });
   const seed = suite.seed ?? defaultSeed();
   const shared = createSharedMemo();
@@ -135,7 +152,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     const results = await runChecks(checks, ctx, { tokens, deadline, shared, options });
     return {
       target: options.baseUrl,
-      tools: tools.map(({ name, path }) => ({ name, path })),
+      tools: tools.map(({ name, path, writeLike }) => ({ name, path, ...(writeLike && { writeLike }) })),
       seed,
       numRuns,
       startedAt: new Date(started).toISOString(),
@@ -145,11 +162,38 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       waitedMs: client.waitedMs,
       checks: results,
       allowedUnobserved,
-      summary: summariseResults(results, allowedUnobserved),
+      expectedResults,
+      summary: summariseResults(results, allowedUnobserved, expectedResults),
     };
   } finally {
     client.close();
   }
+}
+
+/**
+ * The tools the run was told of: those of the OpenAPI document (`openapi`), each --tool adding one or
+ * replacing the document's of the same name; or the --tool declarations alone. What the document lacks of
+ * the spec's endpoints is logged, in one line.
+ */
+async function declaredTools(
+  suite: SuiteOptions,
+  log: (line: string) => void,
+): Promise<ToolDeclaration[] | undefined> {
+  const given = suite.tools?.map(parseToolDeclaration);
+  if (!suite.openapi) return given;
+  const { openApiTools } = await import('./openapi-tools.ts');
+  const document = await openApiTools(suite.openapi);
+  for (const note of document.notes) log(note);
+  const tools = [...document.tools];
+  for (const tool of given ?? []) {
+    const at = tools.findIndex((t) => t.name === tool.name);
+    if (at >= 0) tools[at] = { ...tools[at], ...tool };
+    else tools.push(tool);
+  }
+  log(
+    `Tools from the OpenAPI document${given?.length ? ' and --tool' : ''}: ${tools.map((t) => `${t.name}${t.writeLike ? ' (write-like)' : ''}`).join(', ')}`,
+  );
+  return tools;
 }
 
 /** What every check is given: the client, the inputs it has, the endpoints and tools, budgets and the seed. */
@@ -176,6 +220,7 @@ function checkContext(run: {
       token: tokens.valid !== undefined,
       deniedToken: tokens.denied !== undefined,
       expiredToken: tokens.expired !== undefined,
+      revokedToken: tokens.revoked !== undefined,
       tier: suite.tier !== undefined || suite.deniedTier !== undefined,
     },
     ...(suite.tier !== undefined && { tier: suite.tier }),
@@ -211,14 +256,19 @@ async function runChecks(
   },
 ): Promise<CheckResult[]> {
   const { tokens, deadline, shared, options } = run;
-  const blame = createCrossCheckBlame(checks, ctx.has.token, [tokens.valid, tokens.denied, tokens.expired]);
+  const blame = createCrossCheckBlame(checks, ctx.has.token, [
+    tokens.valid,
+    tokens.denied,
+    tokens.expired,
+    tokens.revoked,
+  ]);
   const results: CheckResult[] = [];
   for (const [index, check] of checks.entries()) {
     // Each check's share of what is left of the budget; the rate-limit checks (last) share one burst.
     const left = deadline - ctx.now();
     const share = left / Math.max(1, checks.length - index);
     shared.begin(check.id);
-    const sources = [tokens.valid, tokens.denied, tokens.expired];
+    const sources = [tokens.valid, tokens.denied, tokens.expired, tokens.revoked];
     const outcome = await runOne(check, { ...ctx, caseDeadline: ctx.now() + share }, sources);
     const result = await blame.repeats(index, outcome.result, outcome.repeatRefused);
     // Requests and time are told where they were spent: a check that read an observation an earlier

@@ -23,10 +23,17 @@ export const suiteOptionsSchema = z.strictObject({
     .array(z.string().min(1))
     .optional()
     .describe(
-      'a tool the gateway declares, as NAME=PATH or NAME=PATH=BODY (repeatable; NAME alone for web.search or web.fetch at the spec path): only these are checked (default: web.search and web.fetch)',
+      'a tool the gateway declares, as NAME=PATH or NAME=PATH=BODY, BODY inline JSON or @FILE (repeatable; NAME alone for web.search or web.fetch at the spec path; NAME:write-like=PATH for a write-like tool, sent with an Idempotency-Key): only these are checked (default: web.search and web.fetch)',
     )
     // One flag per tool (`--tool A=/a --tool B=/b`), one Action input line per tool: a body holds commas.
     .meta({ flag: 'tool', repeatable: true }),
+  openapi: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "the gateway's OpenAPI 3.0 or 3.1 document (a file or an http(s) URL, JSON or YAML): the tools it describes are checked (paths, request bodies, write-like operations); --tool adds a tool or overrides one of the same name",
+    ),
   allowedTools: z
     .array(tool)
     .optional()
@@ -41,8 +48,8 @@ export const suiteOptionsSchema = z.strictObject({
   tier: z
     .string()
     .optional()
-    .describe('optional: the tier whoami must show for the token (authz.whoami-tier; skipped without it)'),
-  deniedTier: z.string().optional().describe('optional: the tier whoami must show for the denied token'),
+    .describe('the tier whoami must show for the token (authz.whoami-tier needs it)'),
+  deniedTier: z.string().optional().describe('the tier whoami must show for the denied token'),
   rateLimitBudget: z
     .number()
     .int()
@@ -85,6 +92,13 @@ export const suiteOptionsSchema = z.strictObject({
     .optional()
     .describe(
       'comma-separated check ids you accept leaving unobserved (e.g. ratelimit.burst-429 for a limit beyond any budget): they do not make the run exit 2, and every report lists them',
+    ),
+  expectedResults: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'a YAML or JSON file mapping check ids to the verdict expected instead of pass (fail, skipped or inconclusive): listed verdicts neither fail the run nor make it exit 2; one that no longer happens is stale and fails the run',
     ),
   searchBody: z.string().default(DEFAULT_SEARCH_BODY).describe('JSON body for POST /v1/web/search'),
   fetchBody: z.string().default(DEFAULT_FETCH_BODY).describe('JSON body for POST /v1/web/fetch'),

@@ -23,7 +23,7 @@ export interface SuiteResponse {
 }
 
 /** Which token a request carried: the two real ones unaltered, none, or anything else (a bad one). */
-export type Credential = 'valid' | 'denied' | 'expired' | 'none' | 'bad';
+export type Credential = 'valid' | 'denied' | 'expired' | 'revoked' | 'none' | 'bad';
 
 /** One request and its final response, with what the client did in between. */
 export interface Exchange {

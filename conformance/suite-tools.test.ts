@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseToolDeclaration, suiteTools } from './suite-tools.ts';
 
@@ -31,7 +34,38 @@ describe('the tools a conformance run calls', () => {
     });
   });
 
+  it('reads NAME:write-like (a write-like tool) and a body from @FILE', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'suite-tools-'));
+    const file = join(dir, 'snapshot.json');
+    writeFileSync(file, '{ "url": "https://example.com/a=b" }\n');
+    expect(parseToolDeclaration(`web.snapshot:write-like=/v1/web/snapshot=@${file}`)).toEqual({
+      name: 'web.snapshot',
+      path: '/v1/web/snapshot',
+      body: '{ "url": "https://example.com/a=b" }\n',
+      writeLike: true,
+    });
+    expect(parseToolDeclaration('web.snapshot:write-like=/v1/s')).toEqual({
+      name: 'web.snapshot',
+      path: '/v1/s',
+      writeLike: true,
+    });
+    const [tool] = suiteTools([parseToolDeclaration(`web.snapshot:write-like=/v1/s=@${file}`)]);
+    expect(tool).toMatchObject({
+      name: 'web.snapshot',
+      writeLike: true,
+      body: '{ "url": "https://example.com/a=b" }\n',
+    });
+    expect(() => parseToolDeclaration(`web.snapshot=/v1/s=@${join(dir, 'none.json')}`)).toThrow(
+      /the body of web.snapshot cannot be read from .*none\.json: ENOENT/,
+    );
+    expect(() => parseToolDeclaration('web.snapshot=/v1/s=@')).toThrow('names no file');
+  });
+
   it.each([
+    [
+      [{ name: 'web.fetch', writeLike: true }],
+      'web.fetch cannot be write-like: the spec names it safe to retry',
+    ],
     [[{ name: 'Web.Extract', path: '/v1/x' }], 'is not a tool name'],
     [[{ name: 'web.extract' }], "give web.extract's path"],
     [[{ name: 'web.extract', path: 'v1/x' }], 'must start with /'],

@@ -17,7 +17,7 @@ export type TokenTransform =
 
 export type TokenValue =
   | { kind: 'literal'; value: string }
-  | { kind: 'derived'; from: 'valid' | 'denied' | 'expired'; transform: TokenTransform };
+  | { kind: 'derived'; from: 'valid' | 'denied' | 'expired' | 'revoked'; transform: TokenTransform };
 
 /** A transform resolved against the real token: absolute positions, for the curl expression. */
 export type ResolvedTransform =

@@ -80,6 +80,11 @@ export interface CheckResult {
   message: string;
   /** Set when the check could not observe what it needs (an inconclusive, or a not-served failure). */
   unobserved?: Unobserved;
+  /**
+   * Set when the check was skipped for want of an input the user did not give: the options that would let
+   * it run (e.g. `--expired-token or --expired-token-command (...)`). A MUST check skipped so is unobserved.
+   */
+  enabledBy?: string;
   reproduction?: Reproduction;
   /** Time this check took (ms, on the suite's clock), its waits included; a shared observation is not. */
   durationMs: number;

@@ -1,3 +1,4 @@
+import { asExpected, type ExpectedResults } from './expected-results.ts';
 import type { CheckResult, Level, Unobserved } from './types.ts';
 
 /**
@@ -40,15 +41,30 @@ export function remedyOf(reason: Unobserved, form: 'cli' | 'action' = 'cli'): st
   return name ? `${remedy.text.replace(remedy.option ?? '', name)} [${name}]` : remedy.text;
 }
 
+/** Whether a check did not observe its rule: inconclusive, or skipped for want of an input the user did not give. */
+export const unobservedCheck = (c: CheckResult) =>
+  c.verdict === 'inconclusive' || (c.verdict === 'skipped' && c.enabledBy !== undefined);
+
 /**
  * The checks that leave the run unable to say "conforms": a MUST check (with strict, a SHOULD too) that
- * ran but could not observe its rule (inconclusive), unless the user accepted it by id.
+ * could not observe its rule (inconclusive), or could not run for want of an input (skipped, naming the
+ * option that enables it), unless the user accepted it by id (--allow-unobserved) or listed that verdict
+ * in an expected-results file.
  */
 export function blockingUnobserved(
   checks: readonly CheckResult[],
   strict: boolean,
   allowed: readonly string[] = [],
+  expected: ExpectedResults = {},
 ): CheckResult[] {
   const binding = (level: Level) => level === 'MUST' || strict;
-  return checks.filter((c) => c.verdict === 'inconclusive' && binding(c.level) && !allowed.includes(c.id));
+  return checks.filter(
+    (c) => unobservedCheck(c) && binding(c.level) && !allowed.includes(c.id) && !asExpected(c, expected),
+  );
+}
+
+/** One line naming what would let an unobserved check observe: its remedy, or the options it needs. */
+export function unobservedRemedy(c: CheckResult, form: 'cli' | 'action' = 'cli'): string {
+  if (c.verdict === 'skipped' && c.enabledBy) return `give ${c.enabledBy}`;
+  return c.unobserved ? remedyOf(c.unobserved, form) : c.message;
 }

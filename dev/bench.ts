@@ -50,7 +50,7 @@ import {
   type Target,
 } from './bench-targets.ts';
 import { formatProfile } from './cpuprofile-top.ts';
-import { CLI_ENTRY } from './spawn-serve.ts';
+import { SOURCES_CLI_ENTRY } from './spawn-serve.ts';
 
 const options = withLoadOptions(
   new Command()
@@ -133,7 +133,7 @@ async function main() {
       ...(ENTRY ? [{ name: 'gateway (built CLI), 1 agent', entry: ENTRY, file: 'gateway' }] : []),
       {
         name: 'gateway (npm start), 1 agent',
-        entry: CLI_ENTRY,
+        entry: SOURCES_CLI_ENTRY,
         file: ENTRY ? 'gateway-npm-start' : 'gateway',
       },
       ...(options.baseline

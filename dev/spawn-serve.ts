@@ -1,8 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-/** The `agent-gateway` entry point, for running the CLI as a separate process. */
-export const CLI_ENTRY = fileURLToPath(new URL('../cli/agent-gateway.mjs', import.meta.url));
+/** The sources' `agent-gateway` entry point (compiled on load by tsx). */
+export const SOURCES_CLI_ENTRY = fileURLToPath(new URL('../cli/agent-gateway.mjs', import.meta.url));
+/**
+ * The `agent-gateway` entry point, for running the CLI as a separate process: in a vitest run, the bundle
+ * its global setup built from the sources (dev/test-cli-bundle.mjs); elsewhere the sources.
+ */
+export const CLI_ENTRY = process.env.AGENT_GATEWAY_TEST_CLI || SOURCES_CLI_ENTRY;
 /** The built CLI (`npm run build`), as the installed package runs it. */
 export const BUILT_CLI_ENTRY = fileURLToPath(new URL('../dist/cli/agent-gateway.js', import.meta.url));
 
@@ -16,7 +21,8 @@ export interface ServeProcess {
 }
 
 /**
- * Starts `agent-gateway serve --port 0 <args>` as a child process and resolves once it prints its URL.
+ * Starts `agent-gateway serve --port 0 --exit-with-stdin <args>` as a child process and resolves once it
+ * prints its URL; it ends when this process does, however this process ends.
  * Used by the benchmark (the server must not share an event loop with the load generator) and by tests.
  */
 export function spawnServe(
@@ -31,8 +37,15 @@ export function spawnServe(
   } = {},
 ): Promise<ServeProcess> {
   const entry = [...(options.nodeArgs ?? []), options.entry ?? CLI_ENTRY];
-  const child = spawn(process.execPath, [...entry, options.command ?? 'serve', '--port', '0', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  // --exit-with-stdin on a pipe held by this process: the server ends with it, however it ends (a test
+  // runner killed by SIGKILL included), rather than being left listening. Only for this checkout's CLI (a
+  // baseline build given as `entry` may predate the option).
+  const ours =
+    options.entry === undefined || options.entry === CLI_ENTRY || options.entry === BUILT_CLI_ENTRY;
+  const watch = ours ? ['--exit-with-stdin'] : [];
+  const command = [...entry, options.command ?? 'serve', '--port', '0', ...watch, ...args];
+  const child = spawn(process.execPath, command, {
+    stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, ...options.env },
   });
   let output = '';

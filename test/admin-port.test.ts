@@ -12,8 +12,29 @@ const T = Date.parse('2031-05-01T00:00:00Z');
 
 type Fetch = (request: Request) => Promise<Response>;
 
+/**
+ * Token generations as the number of times each agent's was raised: in memory a revoke adds one, on Redis it
+ * moves to the revoke's stamp (docs/operators.md, "The rule for admin changes"); both only ever go up.
+ */
+function generationsCounted() {
+  const seen = new Map<string, { last: number; raised: number }>();
+  const count = (agent: Record<string, unknown>) => {
+    if (typeof agent.token_generation !== 'number' || typeof agent.id !== 'string') return agent;
+    const was = seen.get(agent.id) ?? { last: 0, raised: 0 };
+    const now =
+      agent.token_generation > was.last ? { last: agent.token_generation, raised: was.raised + 1 } : was;
+    seen.set(agent.id, now);
+    return { ...agent, token_generation: now.raised };
+  };
+  return (shown: Record<string, unknown>) =>
+    Array.isArray(shown.agents)
+      ? { ...shown, agents: (shown.agents as Record<string, unknown>[]).map(count) }
+      : count(shown);
+}
+
 async function trace(fetch: Fetch) {
   const out: unknown[] = [];
+  const counted = generationsCounted();
   const call = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(
       new Request(`http://gw.test/__admin${path}`, {
@@ -28,7 +49,7 @@ async function trace(fetch: Fetch) {
     const json = (await response.json()) as Record<string, unknown>;
     // Messages and request ids aside: the status, the code and the state shown.
     const { message: _m, request_id: _r, ...shown } = json;
-    out.push([method, path, response.status, shown]);
+    out.push([method, path, response.status, counted(shown)]);
   };
   await call('POST', '/agents', { id: 'x', api_key: 'ak_x_0123456789', tier: 'verified' });
   await call('POST', '/agents', { id: 'x', api_key: 'ak_other_0123456789' });

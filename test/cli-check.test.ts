@@ -48,8 +48,12 @@ describe('agent-gateway check against the reference gateway', () => {
       ],
       { env: { AGENT_GATEWAY_TOKEN: 'stale-token-from-the-environment', AGENT_GATEWAY_DENIED_TOKEN: '' } },
     );
-    expect(result.code, result.stdout + result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/no denied token: authz\.access-denied will be skipped/);
+    // authz.access-denied is a MUST check it could not run: exit 2, naming the option that enables it.
+    expect(result.code, result.stdout + result.stderr).toBe(2);
+    expect(result.stdout).toMatch(/no denied token \(--denied-token\): authz\.access-denied will be skipped/);
+    expect(result.stderr).toMatch(
+      /authz\.access-denied \(MUST\) was not observed \(skipped\): give --denied-token/,
+    );
     expect(result.stdout).toMatch(/PASS +MUST +authz\.whoami-any-tier/);
   });
 
@@ -64,6 +68,8 @@ describe('agent-gateway check against the reference gateway', () => {
       ...tokenArgs(stateful),
       '--expired-token',
       stateful.expiredToken ?? '',
+      '--revoked-token',
+      stateful.revokedToken ?? '',
       '--tier',
       stateful.tier ?? '',
       '--denied-tier',
@@ -85,6 +91,7 @@ describe('agent-gateway check against the reference gateway', () => {
     expect(Object.keys(report.checks[0]).sort()).toEqual(
       [
         'duration_ms',
+        'enabled_by',
         'id',
         'level',
         'message',

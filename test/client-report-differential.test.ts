@@ -31,7 +31,7 @@ beforeAll(async () => {
   for (const outcome of await runCatalogueThroughProxy(CLIENT_CATALOGUE, 6, 'learned'))
     viaProxyLearned.set(outcome.program.name, outcome);
   const server = setupServer();
-  server.listen({ onUnhandledRequest: 'error' });
+  server.listen({ onUnhandledFrame: 'error' });
   try {
     for (const outcome of await runCatalogueInProcess(inProcess, server, 1))
       viaMsw.set(outcome.program.name, outcome);

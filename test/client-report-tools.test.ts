@@ -19,7 +19,7 @@ describe('the vitest matcher, for agents tested in-process with msw', () => {
     },
   });
   const server = setupServer(...gatewayHandlers(gateway, { baseUrl: 'http://gateway.test' }));
-  beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+  beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
   afterAll(() => server.close());
 
   it('passes an agent that followed the rules', async () => {

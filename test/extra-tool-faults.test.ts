@@ -9,6 +9,7 @@ import { createGateway } from '../mock-server/gateway.ts';
 import { createProxy } from '../mock-server/proxy/proxy.ts';
 import { faultSpecSchema } from '../mock-server/scenarios/faults.ts';
 import type { ScenarioInput } from '../mock-server/scenarios/scenarios.ts';
+import { TOOL_NAMES } from '../vocabulary/tools.ts';
 import { adminCaller, call, search } from './support/call.ts';
 import { EXTRACT_502_ONCE, extract } from './support/extra-tool.ts';
 
@@ -55,7 +56,7 @@ describe('a fault on an extra tool', () => {
     expect(body).toMatchObject({
       code: 'invalid_request',
       field: 'match.operation',
-      targets: ['health', 'whoami', 'web.search', 'web.fetch', 'web.extract'],
+      targets: ['health', 'whoami', ...TOOL_NAMES, 'web.extract'],
     });
     expect(body.message).toMatch(/^match\.operation: .*"web\.extrakt"/);
     // Not a name at all: the schema's 400.

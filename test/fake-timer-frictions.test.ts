@@ -16,7 +16,7 @@ import { assertFollowsClientRules } from '../mock-server/testing.ts';
 const BASE = 'http://fake-timers.test';
 const gateway = createGateway({ scenario: 'burst-429' });
 const server = setupServer(...gatewayHandlers(gateway, { baseUrl: BASE }));
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
 afterAll(() => server.close());
 
 /** Six searches, each 429 slept out (Retry-After), one at a time. */

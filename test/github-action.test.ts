@@ -13,6 +13,7 @@ import {
   OWN_INPUTS,
   PASSED_INPUTS,
   readInputs,
+  SET_BY_ACTION,
   splitArgs,
 } from '../cli/github-action.ts';
 import { SUITE_OPTION_ROWS } from '../cli/option-tables.ts';
@@ -114,6 +115,47 @@ describe('action.yml', () => {
     expect(action.inputs['base-url']?.required).toBe(true);
   });
 
+  it('takes every CLI option: an input of the same name, or one the action sets itself', () => {
+    const program = new Command();
+    registerCheckCommand(program);
+    const check = program.commands.find((c) => c.name() === 'check');
+    const cliNames = (check?.options ?? []).map((o) => o.long?.replace(/^--/, '') as string);
+    const inputs = Object.keys(action.inputs);
+    expect(cliNames.filter((name) => !inputs.includes(name) && !(name in SET_BY_ACTION))).toEqual([]);
+    // What the action sets itself is no input, and is an option of the CLI.
+    for (const name of Object.keys(SET_BY_ACTION)) {
+      expect(inputs).not.toContain(name);
+      expect(cliNames).toContain(name);
+    }
+    // Static tokens go in their variables, never on the command line; commands as their flags.
+    const { args, env } = checkArguments(
+      readInputs({
+        INPUT_BASE_URL: 'http://127.0.0.1:1',
+        INPUT_TOKEN: 'valid-secret',
+        INPUT_EXPIRED_TOKEN: 'expired-secret',
+        INPUT_REVOKED_TOKEN_COMMAND: 'printf %s revoked',
+        INPUT_TIER: 'verified',
+        INPUT_EXPECTED_RESULTS: 'expected.yaml',
+      }),
+      '/tmp',
+    );
+    expect(args.join(' ')).not.toMatch(/secret/);
+    expect(env).toEqual({
+      AGENT_GATEWAY_TOKEN: 'valid-secret',
+      AGENT_GATEWAY_EXPIRED_TOKEN: 'expired-secret',
+    });
+    expect(args.join(' ')).toContain('--revoked-token-command printf %s revoked');
+    expect(args.join(' ')).toContain('--tier verified');
+    expect(args.join(' ')).toContain('--expected-results expected.yaml');
+    expect(args).not.toContain('--token-command');
+    expect(() =>
+      checkArguments(
+        readInputs({ INPUT_BASE_URL: 'http://x', INPUT_TOKEN: 't', INPUT_API_KEY: 'k' }),
+        '/tmp',
+      ),
+    ).toThrow('Give one of token-command, api-key or token, not api-key and token.');
+  });
+
   it("accepts every CLI option: named inputs are the CLI's own options, the rest go through args", async () => {
     const program = new Command();
     registerCheckCommand(program);
@@ -125,7 +167,8 @@ describe('action.yml', () => {
       inputs.filter((i) => !(i in PASSED_INPUTS) && !(OWN_INPUTS as readonly string[]).includes(i)),
     ).toEqual([]);
     expect([...OWN_INPUTS, ...Object.keys(PASSED_INPUTS)].filter((i) => !inputs.includes(i))).toEqual([]);
-    for (const name of Object.keys(PASSED_INPUTS)) expect(cliOptions, name).toContain(name);
+    for (const name of [...Object.keys(PASSED_INPUTS), ...OWN_INPUTS.filter((i) => i.includes('token'))])
+      expect(cliOptions, name).toContain(name);
     // The options that matter most to a CI run have a named input (the issue's list); any other option
     // goes through args, appended last.
     for (const name of [
@@ -155,7 +198,7 @@ describe('action.yml', () => {
     expect(splitArgs(`a "b c" 'd "e"' f\\ g`)).toEqual(['a', 'b c', 'd "e"', 'f g']);
   });
 
-  it('has an input for every suite option (suiteOptionsSchema) but the args-only ones, described as the schema says', () => {
+  it('has an input for every suite option (suiteOptionsSchema), described as the schema says', () => {
     const rows = SUITE_OPTION_ROWS.filter((row) => row.flag in PASSED_INPUTS);
     expect(rows.map((row) => row.flag).sort()).toEqual(Object.keys(PASSED_INPUTS).sort());
     // The options left to args are the CLI's, so args reaches them.
@@ -282,7 +325,7 @@ describe('the GitHub Action script', () => {
     expect(none.summary).toContain('Give token-command or api-key (a secret)');
     const both = await runAction({ 'base-url': server.url, 'api-key': 'k', 'token-command': 'echo t' });
     expect(both.code).toBe(2);
-    expect(both.log).toContain('Give token-command or api-key, not both.');
+    expect(both.log).toContain('Give one of token-command, api-key or token, not token-command and api-key.');
     const noUrl = await runAction({ 'api-key': 'k' });
     expect(noUrl.code).toBe(2);
     expect(noUrl.summary).toContain('The base-url input is required');

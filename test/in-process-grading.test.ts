@@ -17,7 +17,7 @@ const BASE = 'http://gateway.test';
 // Created at module scope, before any test installs fake timers (as the README shows it).
 const gateway = createGateway({ scenario: 'burst-429', log: () => {} });
 const server = setupServer(...gatewayHandlers(gateway, { baseUrl: BASE }));
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
 afterAll(() => server.close());
 afterEach(() => {
   vi.useRealTimers();

@@ -49,7 +49,7 @@ describe('misuse of the matcher says what it expected', () => {
   it('a wrong agent id, when others did send requests, names the agents the journal holds', async () => {
     const gateway = createGateway({ log: () => {} });
     const server = setupServer(...gatewayHandlers(gateway));
-    server.listen({ onUnhandledRequest: 'error' });
+    server.listen({ onUnhandledFrame: 'error' });
     try {
       const token = gateway.mintToken('agent-verified');
       await fetch('http://gateway.test/v1/whoami', { headers: { 'x-agent-identity': token } });
@@ -75,7 +75,7 @@ describeWithRedis('a gateway on a shared store grades from the shared journal', 
     const gateway = await createSharedGateway({ config, log: () => {} });
     const other = await createSharedGateway({ config, log: () => {} });
     const server = setupServer(...gatewayHandlers(gateway));
-    server.listen({ onUnhandledRequest: 'error' });
+    server.listen({ onUnhandledFrame: 'error' });
     try {
       const token = gateway.mintToken('agent-verified');
       // A tight loop ignoring 429s: the second instance sees it only through the store's journal.

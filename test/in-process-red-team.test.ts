@@ -15,7 +15,7 @@ import { flagged, runFaked, sleep } from './support/fake-time.ts';
  */
 
 const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
 afterAll(() => server.close());
 afterEach(() => {
   vi.useRealTimers();

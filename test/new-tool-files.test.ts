@@ -2,13 +2,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { toolRouteId } from '../mock-server/tools/tool-route-id.ts';
+import { TOOL_NAMES, TOOLS } from '../vocabulary/tools.ts';
 
 /*
  * Tools are data: a tool's name, path and behaviour live in its definition. This lists every source file
  * that still names a built-in tool in code (comments aside), each with the reason it must; a file that starts
  * naming one, or stops, fails here, so the list stays the answer to "what does a new built-in tool need?":
  *   - its name, path, body field and default conformance body in vocabulary/tools.ts,
- *   - its definition in mock-server/tools/<name>.ts and its entry in mock-server/tools/index.ts,
+ *   - its definition in mock-server/tools/<name>.ts and its entry in mock-server/tools/index.ts (keyed by
+ *     its name: the type check fails until it is there),
  *   - its provider in mock-server/providers/ with fixtures under fixtures/, its policy in
  *     fixtures/config/default.yaml,
  *   - a test beside the definition, and its row in docs/reference.md.
@@ -22,8 +25,13 @@ const EXPECTED: Record<string, string> = {
   'vocabulary/endpoints.ts': "section 4's endpoints, the tools among them (spread from tools.ts)",
   'mock-server/scenarios/replay-schema.ts':
     "a recorded answer's endpoint: only the spec's are recorded and replayed",
-  'mock-server/tools/web-search.ts': 'the definition of web.search',
-  'mock-server/tools/web-fetch.ts': 'the definition of web.fetch',
+  // each built-in tool's definition file, named after the tool (web.search: web-search.ts)
+  ...Object.fromEntries(
+    TOOL_NAMES.map((name) => [
+      `mock-server/tools/${name.replaceAll('.', '-')}.ts`,
+      `the definition of ${name}`,
+    ]),
+  ),
   'mock-server/tools/index.ts': 'the registry of built-in definitions',
   'mock-server/client-report/rules/retry-cap.ts':
     'a client rule reads what a search or a fetch is about (its words, its URL) to see rewordings',
@@ -52,7 +60,13 @@ function sources(): string[] {
 /** The code of a file: block comments and line comments removed (a `//` inside a URL string is kept). */
 const codeOf = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|\s)\/\/.*$/gm, '$1');
 
-const NAMES_A_TOOL = /web\.search|web\.fetch|\/v1\/web\/(?:search|fetch)|webSearch|webFetch/;
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+/** Any built-in tool by its name, its path or its route id: read from the vocabulary, not listed here. */
+const NAMES_A_TOOL = new RegExp(
+  TOOL_NAMES.flatMap((name) => [name, TOOLS[name].path, toolRouteId(name)])
+    .map(escapeRegExp)
+    .join('|'),
+);
 
 describe('what a new built-in tool needs', () => {
   it('names the built-in tools only in the files listed, each for its reason', () => {

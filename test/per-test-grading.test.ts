@@ -10,7 +10,7 @@ import { assertFollowsClientRules, journalMark, runOnFakeTime } from '../mock-se
  */
 const gateway = createGateway({ scenario: 'burst-429', log: () => {} });
 const server = setupServer(...gatewayHandlers(gateway, { baseUrl: 'http://gateway.test' }));
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
 afterAll(() => server.close());
 
 /** Stands in for the agent: one search; it reports `fetch failed` as agents do and returns null. */

@@ -1,4 +1,5 @@
 import { fc } from '@fast-check/vitest';
+import type { Redis } from 'ioredis';
 import { expect, it } from 'vitest';
 import { createClock } from '../mock-server/clock.ts';
 import type { GatewayConfigOverlay, RateLimitRule } from '../mock-server/config/schema.ts';
@@ -8,6 +9,9 @@ import type { SearchProvider, SearchResponse } from '../mock-server/providers/we
 import { connectRedis } from '../mock-server/store/redis-connection.ts';
 import { createRedisLimits } from '../mock-server/store/redis-limits.ts';
 import { describeWithRedis, type RedisProcess, useRedis } from './support/redis.ts';
+
+/** The ioredis client behind the store's own client type, for the commands the store never sends. */
+const ioredisOf = (client: unknown) => client as Redis;
 
 type Shared = Awaited<ReturnType<typeof createSharedGateway>>;
 const ADMIN = 'admin-key-for-tests';
@@ -193,20 +197,20 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
     await withRedisLimits(10_000, async (connection, limits) => {
       const leases = connection.key('lease:agent-a');
       const redisNow = async () => {
-        const [seconds, micros] = (await connection.redis.time()) as unknown as [string, string];
+        const [seconds, micros] = (await ioredisOf(connection.redis).time()) as unknown as [string, string];
         return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
       };
       const admitted = await limits.admit([], subject, 'whoami', Date.now(), 5);
       if (admitted.kind !== 'decided' || !admitted.lease) throw new Error('not admitted');
-      const first = Number(await connection.redis.zscore(leases, admitted.lease));
+      const first = Number(await ioredisOf(connection.redis).zscore(leases, admitted.lease));
       // Until Redis's clock shows a later millisecond than the lease was taken at.
       const taken = await redisNow();
       while ((await redisNow()) <= taken) await new Promise((r) => setTimeout(r, 1));
       await limits.renew();
-      expect(Number(await connection.redis.zscore(leases, admitted.lease))).toBeGreaterThan(first);
+      expect(Number(await ioredisOf(connection.redis).zscore(leases, admitted.lease))).toBeGreaterThan(first);
       limits.release(subject.agentId, admitted.lease);
       await limits.renew();
-      expect(await connection.redis.zscore(leases, admitted.lease)).toBeNull();
+      expect(await ioredisOf(connection.redis).zscore(leases, admitted.lease)).toBeNull();
     });
   }, 30_000);
 
@@ -343,7 +347,8 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
       // Once the first request holds the key (its tool is held at the gate), the same request on the other
       // instance is 409.
       const { redis: client } = a.runtime.shared?.connection ?? {};
-      while ((await client?.keys('*idem*'))?.length === 0) await new Promise((r) => setTimeout(r, 5));
+      while ((await (client && ioredisOf(client).keys('*idem*')))?.length === 0)
+        await new Promise((r) => setTimeout(r, 5));
       const clash = await post(b, 'redis streams');
       expect(clash.status).toBe(409);
       open();

@@ -63,10 +63,17 @@ describe('the suite checks the tools it is told of', () => {
     ]);
     const failing = report.checks.filter((c) => c.verdict === 'fail');
     expect(failing.map((c) => `${c.id}: ${c.message}`)).toEqual([]);
-    expect(exitCodeFor(report, true)).toBe(0);
+    // The optional checks it gave no input for are unobserved MUST checks: exit 2 unless listed as expected.
+    expect(exitCodeFor(report, true)).toBe(2);
+    const optional = {
+      'auth.expired-token': 'skipped',
+      'auth.revoked-token': 'skipped',
+      'authz.whoami-tier': 'skipped',
+    } as const;
+    expect(exitCodeFor({ ...report, expectedResults: optional }, true)).toBe(0);
     expect(toJsonReport(report, 0).tools).toEqual([
-      { name: 'web.search', path: '/v1/web/search' },
-      { name: 'web.extract', path: '/v1/web/extract' },
+      { name: 'web.search', path: '/v1/web/search', write_like: false },
+      { name: 'web.extract', path: '/v1/web/extract', write_like: false },
     ]);
     // The extra tool was checked: refused without a token, served with it, with the body given.
     const extract = calls(gateway, 'web.extract');

@@ -6,13 +6,13 @@
  * OpenAPI document. The conformance suite calls only the spec's.
  */
 
-import { TOOL_NAMES, TOOLS } from './tools.ts';
+import { SPEC_TOOL_NAMES, type SpecToolName, TOOL_NAMES, TOOLS, type ToolName } from './tools.ts';
 
 /** The endpoints of section 4, in its order: `health`, `whoami`, `web.search`, `web.fetch`. */
-export const SPEC_ENDPOINT_IDS = ['health', 'whoami', ...TOOL_NAMES] as const;
+export const SPEC_ENDPOINT_IDS: readonly SpecEndpointId[] = ['health', 'whoami', ...SPEC_TOOL_NAMES];
 
 /** An endpoint of section 4. */
-export type SpecEndpointId = (typeof SPEC_ENDPOINT_IDS)[number];
+export type SpecEndpointId = 'health' | 'whoami' | SpecToolName;
 
 /** How each endpoint of section 4 is called. */
 export const SPEC_ENDPOINTS = {
@@ -22,8 +22,19 @@ export const SPEC_ENDPOINTS = {
   'web.fetch': { ...TOOLS['web.fetch'], auth: 'token' },
 } as const satisfies Record<SpecEndpointId, { method: string; path: string; auth: string }>;
 
+/** The reference gateway's own built-in tools (`profile: 'gateway'`): served here, never required of others. */
+const PROFILE_TOOL_ENDPOINTS = Object.fromEntries(
+  TOOL_NAMES.filter((name) => TOOLS[name].profile !== 'spec').map((name) => [
+    name,
+    { ...TOOLS[name], auth: 'token' as const },
+  ]),
+) as {
+  readonly [Name in Exclude<ToolName, SpecToolName>]: (typeof TOOLS)[Name] & { readonly auth: 'token' };
+};
+
 /** The reference profile's endpoints outside section 4 (never required of other gateways). */
 export const PROFILE_ENDPOINTS = {
+  ...PROFILE_TOOL_ENDPOINTS,
   'idp.token': { method: 'POST', path: '/idp/token', auth: 'api-key' },
   'idp.verify': { method: 'POST', path: '/idp/verify', auth: 'none' },
   'idp.auth': { method: 'GET', path: '/idp/auth.md', auth: 'none' },

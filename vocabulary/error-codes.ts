@@ -53,7 +53,3 @@ export const ERROR_CODES = Object.keys(ERROR_STATUSES) as ErrorCode[];
 
 /** The spec's four codes. */
 export const SPEC_ERROR_CODES = Object.keys(SPEC_ERROR_STATUSES) as SpecErrorCode[];
-
-/** Whether a value (an error body's `code`) is one of the spec's codes. */
-export const isSpecErrorCode = (code: unknown): code is SpecErrorCode =>
-  typeof code === 'string' && Object.hasOwn(SPEC_ERROR_STATUSES, code);

@@ -51,5 +51,24 @@ export const TOOLS = {
  */
 export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9_-]*(?:\.[a-z][a-z0-9_-]*)*$/;
 
+/**
+ * The tools the spec names (`profile: 'spec'`): what the conformance suite calls on every gateway by
+ * default. A tool of the reference gateway's own (`profile: 'gateway'`) is served by it but never asked of
+ * another gateway.
+ */
+export const SPEC_TOOL_NAMES = specToolNames(TOOLS) as readonly SpecToolName[];
+
+/** A tool the spec names (`profile: 'spec'`). */
+export type SpecToolName = {
+  [Name in ToolName]: (typeof TOOLS)[Name]['profile'] extends 'spec' ? Name : never;
+}[ToolName];
+
+/** The names of the tools a vocabulary marks as the spec's, in its order. */
+export function specToolNames<Name extends string>(
+  tools: Readonly<Record<Name, Pick<ToolVocabulary, 'profile'>>>,
+): Name[] {
+  return (Object.keys(tools) as Name[]).filter((name) => tools[name].profile === 'spec');
+}
+
 /** Whether a string names a tool. */
 export const isToolName = (name: string): name is ToolName => Object.hasOwn(TOOLS, name);

@@ -11,16 +11,21 @@ describe('check: the steps of a run', () => {
       { ...base, tool: ['web.search', 'web.extract=/v1/web/extract'], allowedTools: ['web.search'] },
       [{ id: 'a.one', needs: ['deniedToken'] }, { id: 'b.two' }],
       suite,
-      false,
+      { token: 't' },
     );
-    expect(text).toContain('2 checks, 7 cases per property (no denied token: a.one will be skipped)');
+    expect(text).toContain(
+      '2 checks, 7 cases per property (no denied token (--denied-token): a.one will be skipped)',
+    );
     expect(text).toContain('Tools: web.search, web.extract (--tool)');
     expect(text).toContain('--allowed-tools web.search: web.extract not called with $TOKEN');
     expect(text).toContain('Time budget 90 s');
     expect(text).toContain('each at most 12 s');
-    const quiet = checkPreamble(base, [{ id: 'a.one', needs: ['deniedToken'] }], suite, true);
+    const quiet = checkPreamble(base, [{ id: 'a.one', needs: ['deniedToken'] }], suite, {
+      token: 't',
+      deniedToken: 'd',
+    });
     expect(quiet).not.toContain('will be skipped');
-    expect(quiet).toContain("(the spec's; declare your gateway's with --tool NAME=PATH)");
+    expect(quiet).toContain("(the spec's; declare your gateway's with --tool NAME=PATH or --openapi)");
   });
 
   it('tokens: a flag or a command, never both; the environment is a fallback; a valid token is required', async () => {
@@ -34,6 +39,13 @@ describe('check: the steps of a run', () => {
     vi.stubEnv('AGENT_GATEWAY_TOKEN', '');
     expect(() => checkTokens(base)).toThrow(/Give --token or --token-command/);
     expect(() => tokenSource('token', ' ', undefined, '$TOKEN')).toThrow(/--token is empty/);
+    // Expired and revoked tokens are roles of their own, each from its flag, command or variable.
+    vi.stubEnv('AGENT_GATEWAY_REVOKED_TOKEN', 'revoked-from-env');
+    const roles = checkTokens({ ...base, token: 't', expiredTokenCommand: 'printf %s old' });
+    expect(await roles.expiredToken?.current()).toBe('old');
+    expect(await roles.revokedToken?.current()).toBe('revoked-from-env');
+    expect(roles.expiredToken?.variable).toBe('$EXPIRED_TOKEN');
+    expect(roles.revokedToken?.variable).toBe('$REVOKED_TOKEN');
   });
 
   it('the replay command keeps tokens in variables and names the case', () => {

@@ -6,11 +6,13 @@ import { toJsonReport } from '../../conformance/reporters/json.ts';
 import { toJunitXml } from '../../conformance/reporters/junit.ts';
 import { toMarkdownSummary } from '../../conformance/reporters/markdown.ts';
 import type { SuiteOptions, SuiteOptionsInput } from '../../conformance/suite-options.ts';
+import { WRITE_LIKE_MARK } from '../../conformance/suite-tools.ts';
 import { commandToken, staticToken, type TokenSource } from '../../conformance/token-source.ts';
 import { shellQuote } from '../../conformance/token-value.ts';
 import type { CheckResult, Reproduction } from '../../conformance/types.ts';
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
-import { TOOL_NAMES } from '../../vocabulary/tools.ts';
+import { SPEC_TOOL_NAMES } from '../../vocabulary/tools.ts';
+import { TOKEN_ROLES, type TokenRole } from '../check-token-options.ts';
 import { CliError, EXIT } from '../cli-options.ts';
 import { camelOf } from '../option-flags.ts';
 import { SUITE_OPTION_ROWS } from '../option-tables.ts';
@@ -27,6 +29,8 @@ export interface CheckInputs {
   deniedTokenCommand?: string;
   expiredToken?: string;
   expiredTokenCommand?: string;
+  revokedToken?: string;
+  revokedTokenCommand?: string;
   reportJson?: string;
   reportJunit?: string;
   reportMarkdown?: string;
@@ -70,26 +74,30 @@ export function tokenSource(
 /** An environment variable, with an empty value counted as unset. */
 const fromEnv = (name: string) => process.env[name] || undefined;
 
-/** The run's valid and denied tokens: flag, else command, else the environment; a valid one is required. */
-export function checkTokens(options: CheckOptions): { token: TokenSource; deniedToken?: TokenSource } {
-  // The environment is a fallback: a command given on the command line wins over an exported token.
-  const token = tokenSource(
-    'token',
-    options.token ?? (options.tokenCommand ? undefined : fromEnv('AGENT_GATEWAY_TOKEN')),
-    options.tokenCommand,
-    '$TOKEN',
-  );
+type RunTokenSources = { token: TokenSource } & Partial<
+  Record<'deniedToken' | 'expiredToken' | 'revokedToken', TokenSource>
+>;
+
+/**
+ * The run's tokens, by role (TOKEN_ROLES): flag, else command, else the role's environment variable; a
+ * valid one is required.
+ */
+export function checkTokens(options: CheckOptions): RunTokenSources {
+  const given = options as unknown as Record<string, string | undefined>;
+  const sources: Partial<Record<TokenRole['key'], TokenSource>> = {};
+  for (const role of TOKEN_ROLES) {
+    const command = given[camelOf(`${role.flag}-command`)];
+    // The environment is a fallback: a command given on the command line wins over an exported token.
+    const value = given[camelOf(role.flag)] ?? (command ? undefined : fromEnv(role.env));
+    const source = tokenSource(role.flag, value, command, role.variable);
+    if (source) sources[role.key] = source;
+  }
+  const { token, ...others } = sources;
   if (!token)
     throw new CliError(
       'Give --token or --token-command (or set AGENT_GATEWAY_TOKEN): most checks need a valid identity token.',
     );
-  const deniedToken = tokenSource(
-    'denied-token',
-    options.deniedToken ?? (options.deniedTokenCommand ? undefined : fromEnv('AGENT_GATEWAY_DENIED_TOKEN')),
-    options.deniedTokenCommand,
-    '$DENIED_TOKEN',
-  );
-  return { token, ...(deniedToken && { deniedToken }) };
+  return { token, ...others };
 }
 
 function writeReport(file: string, text: string) {
@@ -106,11 +114,15 @@ function writeReport(file: string, text: string) {
 export function replayCommand(options: CheckOptions) {
   return (check: CheckResult, reproduction: Reproduction) => {
     const parts = ['npx --no-install agent-gateway check', `--base-url ${shellQuote(options.baseUrl ?? '')}`];
-    if (options.tokenCommand) parts.push(`--token-command ${shellQuote(options.tokenCommand)}`);
-    else parts.push('--token "$TOKEN"');
-    if (options.deniedTokenCommand)
-      parts.push(`--denied-token-command ${shellQuote(options.deniedTokenCommand)}`);
-    else if (options.deniedToken !== undefined) parts.push('--denied-token "$DENIED_TOKEN"');
+    const given = options as unknown as Record<string, string | undefined>;
+    for (const role of TOKEN_ROLES) {
+      const command = given[camelOf(`${role.flag}-command`)];
+      if (command) parts.push(`--${role.flag}-command ${shellQuote(command)}`);
+      // The valid token always: from $TOKEN when it came from the environment.
+      else if (role.key === 'token' || given[role.key] !== undefined)
+        parts.push(`--${role.flag} "${role.variable}"`);
+    }
+    if (options.openapi) parts.push(`--openapi ${shellQuote(options.openapi)}`);
     for (const tool of options.tool ?? []) parts.push(`--tool ${shellQuote(tool)}`);
     if (options.deniedTool !== undefined) parts.push(`--denied-tool ${options.deniedTool}`);
     if (options.allowedTools) parts.push(`--allowed-tools ${options.allowedTools.join(',') || 'none'}`);
@@ -138,17 +150,29 @@ export function checkPreamble(
   options: CheckOptions,
   checks: readonly { id: string; needs?: readonly string[] }[],
   suite: Pick<SuiteOptions, 'numRuns' | 'timeBudgetSeconds' | 'maxWaitSeconds'>,
-  hasDeniedToken: boolean,
+  given: Partial<Record<TokenRole['key'], unknown>>,
 ): string {
-  const needDenied = checks.filter((c) => c.needs?.includes('deniedToken')).map((c) => c.id);
-  const skipNote =
-    hasDeniedToken || needDenied.length === 0
-      ? ''
-      : ` (no denied token: ${needDenied.join(', ')} will be skipped)`;
-  const declared = (options.tool ?? []).map((tool) => tool.split('=')[0] ?? tool);
-  const names = declared.length > 0 ? declared : [...TOOL_NAMES];
-  const narrowed = names.filter((tool) => options.allowedTools && !options.allowedTools.includes(tool));
-  const toolNote = `\nTools: ${names.join(', ')}${declared.length > 0 ? ' (--tool)' : " (the spec's; declare your gateway's with --tool NAME=PATH)"}${
+  // Each token role not given, and the checks it leaves unobserved (a MUST one makes the run exit 2).
+  const notes = TOKEN_ROLES.filter((role) => given[role.key] === undefined).flatMap((role) => {
+    const ids = checks.filter((c) => c.needs?.includes(role.key)).map((c) => c.id);
+    return ids.length > 0
+      ? [`no ${role.flag.replace('-', ' ')} (--${role.flag}): ${ids.join(', ')} will be skipped`]
+      : [];
+  });
+  const skipNote = notes.length > 0 ? ` (${notes.join('; ')})` : '';
+  // NAME, or NAME:write-like, before the path (the body, perhaps a file, is the runner's to read).
+  const declared = (options.tool ?? []).map((tool) => {
+    const head = (tool.split('=')[0] ?? tool).trim();
+    return head.endsWith(WRITE_LIKE_MARK) ? `${head.slice(0, -WRITE_LIKE_MARK.length)} (write-like)` : head;
+  });
+  const names = declared.length > 0 ? declared : [...SPEC_TOOL_NAMES];
+  const narrowed = names
+    .map((tool) => tool.replace(' (write-like)', ''))
+    .filter((tool) => options.allowedTools && !options.allowedTools.includes(tool));
+  const source = options.openapi
+    ? `those of the OpenAPI document ${options.openapi} (--openapi)${declared.length > 0 ? `, and ${declared.join(', ')} (--tool)` : ''}`
+    : `${names.join(', ')}${declared.length > 0 ? ' (--tool)' : " (the spec's; declare your gateway's with --tool NAME=PATH or --openapi)"}`;
+  const toolNote = `\nTools: ${source}${
     narrowed.length > 0
       ? `\n--allowed-tools ${options.allowedTools?.join(',') || 'none'}: ${narrowed.join(' and ')} not called with $TOKEN (skipped, not passed)`
       : ''
@@ -156,17 +180,29 @@ export function checkPreamble(
   return `Agent Tool Gateway conformance: ${options.baseUrl}\n${checks.length} checks, ${suite.numRuns} cases per property${skipNote}${toolNote}\nTime budget ${suite.timeBudgetSeconds} s (--time-budget-seconds), waits paced to the gateway's limits, each at most ${suite.maxWaitSeconds} s (--max-wait-seconds)${options.allowUnobserved ? `\nAccepted unobserved (--allow-unobserved): ${options.allowUnobserved.join(', ')}` : ''}\n\n`;
 }
 
-/** Names, on stderr, why the run could not judge: no check ran, or which unobserved checks block it. */
+/**
+ * Names, on stderr, why the run could not judge or failed for its expectations: no check ran, which
+ * unobserved checks block it (with the option that enables each), which expected-results lines are stale.
+ */
 async function explainExit(report: ConformanceReport, exitCode: number, strict: boolean) {
   if (report.summary.executed === 0)
     process.stderr.write('agent-gateway: no check could run (see the reasons above).\n');
   else if (exitCode === 2) {
-    const { blockingUnobserved, remedyOf } = await import('../../conformance/unobserved.ts');
-    for (const c of blockingUnobserved(report.checks, strict, report.allowedUnobserved))
+    const { blockingUnobserved, unobservedRemedy } = await import('../../conformance/unobserved.ts');
+    for (const c of blockingUnobserved(
+      report.checks,
+      strict,
+      report.allowedUnobserved,
+      report.expectedResults,
+    ))
       process.stderr.write(
-        `agent-gateway: ${c.id} (${c.level}) was not observed: ${c.unobserved ? remedyOf(c.unobserved) : c.message}; or accept it with --allow-unobserved ${c.id}\n`,
+        `agent-gateway: ${c.id} (${c.level}) was not observed${c.verdict === 'skipped' ? ' (skipped)' : ''}: ${unobservedRemedy(c)}; or accept it with --allow-unobserved ${c.id}, or list it in an --expected-results file as ${c.verdict}\n`,
       );
   }
+  for (const stale of report.summary.stale ?? [])
+    process.stderr.write(
+      `agent-gateway: stale expectation: ${stale.id} was expected to be ${stale.expected} (--expected-results) and is ${stale.actual} now: remove or update its line\n`,
+    );
 }
 
 /** Writes the report files asked for (JSON, JUnit, Markdown, HTML). */
@@ -205,24 +241,17 @@ export async function runCheck(options: CheckOptions) {
   if (options.path && (options.seed === undefined || !options.only)) {
     throw new CliError('--path replays one counterexample: give it with --seed and --only.');
   }
-  const { token, deniedToken } = checkTokens(options);
+  const tokens = checkTokens(options);
   const paint = painter(Boolean(process.stdout.isTTY) && !process.env.NO_COLOR);
   const checks = selectChecks(options.only);
-  process.stdout.write(checkPreamble(options, checks, suite, deniedToken !== undefined));
+  process.stdout.write(checkPreamble(options, checks, suite, tokens));
   let report: ConformanceReport;
   try {
     report = await runConformance({
       // The suite's options as the flags gave them (schema keys); the runner applies the defaults.
       ...given,
       baseUrl: options.baseUrl,
-      token,
-      deniedToken,
-      expiredToken: tokenSource(
-        'expired-token',
-        options.expiredToken,
-        options.expiredTokenCommand,
-        '$EXPIRED_TOKEN',
-      ),
+      ...tokens,
       log: (line) => process.stderr.write(`${line}\n`),
       onResult: (result) => process.stdout.write(`${formatCheckLine(result, paint)}\n`),
       replayCommand: replayCommand(options),

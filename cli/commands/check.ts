@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { TOKEN_ROLES } from '../check-token-options.ts';
 import { baseUrlOption } from '../cli-options.ts';
 import { addOptionFlags, type FlagSettings } from '../option-flags.ts';
 import { SUITE_OPTION_ROWS } from '../option-tables.ts';
@@ -33,12 +34,14 @@ const toolList = (value: string) => {
 
 /** What `check` changes of the flags derived from the suite's options (their names in the help, lists). */
 const SUITE_FLAGS: Record<string, FlagSettings> = {
-  tools: { placeholder: 'name=path[=body]' },
+  tools: { placeholder: 'name[:write-like]=path[=body|=@file]' },
   allowedTools: { placeholder: 'tools', parse: toolList },
   deniedTool: { placeholder: 'tool' },
   tier: { placeholder: 'name' },
   deniedTier: { placeholder: 'name' },
   only: { placeholder: 'ids', parse: idList },
+  expectedResults: { placeholder: 'file' },
+  openapi: { placeholder: 'file|url' },
   allowUnobserved: { placeholder: 'ids', parse: idList },
   path: { placeholder: 'path' },
   // Left to the runner: a replay command names a body only when the user gave one.
@@ -51,29 +54,17 @@ const SUITE_FLAGS: Record<string, FlagSettings> = {
  * failed (with --strict, no SHOULD either); 1: a check failed; 2: the suite could not do its job.
  */
 export function registerCheckCommand(program: Command) {
+  const command = program
+    .command('check')
+    .description('run the conformance suite against a gateway over HTTP')
+    .option('--base-url <url>', 'the gateway to check, e.g. https://staging.example.com', baseUrlOption);
+  // Each token role's pair of flags (TOKEN_ROLES, declared once with the Action's inputs).
+  for (const role of TOKEN_ROLES)
+    command
+      .option(`--${role.flag} <token>`, role.description)
+      .option(`--${role.flag}-command <cmd>`, role.commandDescription);
   addOptionFlags(
-    program
-      .command('check')
-      .description('run the conformance suite against a gateway over HTTP')
-      .option('--base-url <url>', 'the gateway to check, e.g. https://staging.example.com', baseUrlOption)
-      .option(
-        '--token <token>',
-        'a valid identity token allowed to call both tools (default: $AGENT_GATEWAY_TOKEN; see --allowed-tools)',
-      )
-      .option(
-        '--token-command <cmd>',
-        'a shell command printing such a token as its last line; re-run when the token expires',
-      )
-      .option(
-        '--denied-token <token>',
-        'a valid token that may not call --denied-tool (default: $AGENT_GATEWAY_DENIED_TOKEN)',
-      )
-      .option('--denied-token-command <cmd>', 'a shell command printing such a token')
-      .option(
-        '--expired-token <token>',
-        'optional: a genuine token past its lifetime; auth.expired-token checks it gets 401 invalid_identity_token (skipped without it)',
-      )
-      .option('--expired-token-command <cmd>', 'optional: a shell command printing such a token'),
+    command,
     // The suite's tunable options (suiteOptionsSchema): flags, bounds, defaults and help derived from it.
     SUITE_OPTION_ROWS,
     SUITE_FLAGS,
@@ -102,7 +93,7 @@ export function registerCheckCommand(program: Command) {
     .option('--list', 'list the checks (id, level, spec section, title) and exit')
     .addHelpText(
       'after',
-      '\nThe tools: web.search and web.fetch at the spec\'s paths, unless --tool names the gateway\'s own (only those are\nchecked; e.g. --tool web.search --tool web.extract=/v1/web/extract for a gateway without web.fetch).\nThe token: --token must be allowed to call whoami and every tool checked; for a token that cannot, name what it\nmay call with --allowed-tools (e.g. --allowed-tools web.fetch).\n\nExit codes: 0 every MUST check (with --strict, every SHOULD too) was observed and passed; 1 a check failed\n(or never saw the gateway serve a call it needs); 2 the suite could not do its job: it could not run, or a\nMUST check (with --strict, a SHOULD too) could not observe its rule (each is named with the option that would\nlet it observe; accept named ones with --allow-unobserved).\n\nExample:\n  npx agent-gateway check --base-url http://127.0.0.1:8787 \\\n    --token-command "npx agent-gateway token agent-verified" \\\n    --denied-token-command "npx agent-gateway token agent-early" --report-junit reports/conformance.xml\n',
+      '\nThe tools: web.search and web.fetch at the spec\'s paths, unless --tool names the gateway\'s own (only those are\nchecked; e.g. --tool web.search --tool web.extract=/v1/web/extract for a gateway without web.fetch). A body may\nbe read from a file (--tool web.extract=/v1/web/extract=@extract.json); a write-like tool (spec §7) is declared\nNAME:write-like=PATH: the suite sends it an Idempotency-Key and checks that a repeat with the key is safe.\nThe token: --token must be allowed to call whoami and every tool checked; for a token that cannot, name what it\nmay call with --allowed-tools (e.g. --allowed-tools web.fetch).\n\nExit codes: 0 every MUST check (with --strict, every SHOULD too) was observed and passed; 1 a check failed\n(or never saw the gateway serve a call it needs, or an --expected-results line is stale); 2 the suite could not\ndo its job: it could not run, or a MUST check (with --strict, a SHOULD too) could not observe its rule or could\nnot run for want of an input (each is named with the option that would let it observe; accept named ones with\n--allow-unobserved, or list them in an --expected-results file).\n\nExample:\n  npx agent-gateway check --base-url http://127.0.0.1:8787 \\\n    --token-command "npx agent-gateway token agent-verified" \\\n    --denied-token-command "npx agent-gateway token agent-early" --report-junit reports/conformance.xml\n',
     )
     // What it does is loaded when it runs: the suite and its reporters are not read at every CLI start.
     .action(async (options: CheckOptions) => (await import('./check-run.ts')).runCheck(options));

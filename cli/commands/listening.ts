@@ -7,11 +7,47 @@ import { CliError, intOption } from '../cli-options.ts';
  * admin API under, and what a port in use means.
  */
 
-/** Adds --port (default `port`; 0 picks a free one) and --host (default loopback) to a listening command. */
+/** The options `withListenOptions` adds, as commander parses them. */
+export interface ListenOptions {
+  port: number;
+  host: string;
+  exitWithStdin?: boolean;
+}
+
+/**
+ * Adds --port (default `port`; 0 picks a free one), --host (default loopback) and --exit-with-stdin to a
+ * listening command.
+ */
 export const withListenOptions = (command: Command, port: number): Command =>
   command
     .option('-p, --port <port>', 'port to listen on (0 picks a free port)', intOption(0, 65535), port)
-    .option('-H, --host <host>', 'interface to listen on', '127.0.0.1');
+    .option('-H, --host <host>', 'interface to listen on', '127.0.0.1')
+    .option(
+      '--exit-with-stdin',
+      'stop when standard input closes: for a program that starts this one with a pipe as its stdin, so it never outlives that program, however it ends (killed included)',
+    );
+
+/**
+ * With --exit-with-stdin: runs `stop` once standard input ends (end of file, or an error: the pipe's other
+ * end is closed). The kernel closes a pipe when the process holding its other end ends, however it ends
+ * (SIGKILL, a crash), so the parent that started this process with a pipe never leaves it running.
+ * Whatever arrives on stdin is read and ignored.
+ */
+export function stopWhenStdinCloses(enabled: boolean | undefined, stop: () => void): void {
+  if (!enabled) return;
+  let stopped = false;
+  const once = () => {
+    if (stopped) return;
+    stopped = true;
+    process.stderr.write('Standard input closed (--exit-with-stdin): stopping.\n');
+    stop();
+  };
+  process.stdin.on('data', () => {});
+  process.stdin.once('end', once);
+  process.stdin.once('close', once);
+  process.stdin.once('error', once);
+  process.stdin.resume();
+}
 
 /**
  * The admin key: --admin-key, else $AGENT_GATEWAY_ADMIN_KEY. One no request could send (blank, spaces at

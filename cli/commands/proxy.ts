@@ -2,12 +2,16 @@ import type { Command } from 'commander';
 import { baseUrlOption, EXIT, intOption } from '../cli-options.ts';
 import { addOptionFlags, valuesAt } from '../option-flags.ts';
 import { PROXY_OPTION_ROWS } from '../option-tables.ts';
-import { listenerAdminKey, throwIfPortInUse, withListenOptions } from './listening.ts';
+import {
+  type ListenOptions,
+  listenerAdminKey,
+  stopWhenStdinCloses,
+  throwIfPortInUse,
+  withListenOptions,
+} from './listening.ts';
 
-interface ProxyCommandOptions {
+interface ProxyCommandOptions extends ListenOptions {
   target: string;
-  port: number;
-  host: string;
   config?: string;
   adminKey?: string;
   journalBodyBytes?: number;
@@ -137,5 +141,6 @@ export function registerProxyCommand(program: Command) {
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+    stopWhenStdinCloses(options.exitWithStdin, () => void stop());
   });
 }

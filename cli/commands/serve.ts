@@ -5,11 +5,15 @@ import { bundledScenarioNames } from '../../mock-server/fixtures-dir.ts';
 import type { Gateway } from '../../mock-server/gateway.ts';
 import { displayUrl } from '../../mock-server/store/display-url.ts';
 import { baseUrlOption, CliError, EXIT, envConfigOverrides, intOption } from '../cli-options.ts';
-import { listenerAdminKey, throwIfPortInUse, withListenOptions } from './listening.ts';
+import {
+  type ListenOptions,
+  listenerAdminKey,
+  stopWhenStdinCloses,
+  throwIfPortInUse,
+  withListenOptions,
+} from './listening.ts';
 
-interface ServeOptions {
-  port: number;
-  host: string;
+interface ServeOptions extends ListenOptions {
   config?: string;
   idpUrl?: string;
   scenario?: string;
@@ -199,7 +203,7 @@ export function registerServeCommand(program: Command) {
       // Checked once, by the process that starts (the primary, with --workers), before anything listens.
       if (!cluster.isWorker) await refuseOrWarnAboutSecret(config.identity.signing_secret, options);
       if (options.workers > 1 && cluster.isPrimary)
-        return runWorkers(cluster, options.workers, config.store.url);
+        return runWorkers(cluster, options.workers, config.store.url, options.exitWithStdin);
       const gateway = await createSharedGateway({
         config,
         verifier: options.idpUrl ? createRemoteVerifier(options.idpUrl) : undefined,
@@ -233,6 +237,8 @@ export function registerServeCommand(program: Command) {
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      // A worker ends with its primary (node:cluster: the IPC channel closes); the primary watches stdin.
+      if (!cluster.isWorker) stopWhenStdinCloses(options.exitWithStdin, () => void stop());
     });
 }
 
@@ -241,7 +247,7 @@ export function registerServeCommand(program: Command) {
  * port between them), prints the startup text once all of them listen, replaces a worker that dies, and
  * stops them all on SIGINT/SIGTERM. It serves nothing itself.
  */
-function runWorkers(cluster: Cluster, count: number, store: string): Promise<void> {
+function runWorkers(cluster: Cluster, count: number, store: string, exitWithStdin?: boolean): Promise<void> {
   let listening = 0;
   let stopping = false;
   return new Promise(() => {
@@ -290,5 +296,6 @@ function runWorkers(cluster: Cluster, count: number, store: string): Promise<voi
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+    stopWhenStdinCloses(exitWithStdin, stop);
   });
 }

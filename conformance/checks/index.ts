@@ -3,7 +3,7 @@ import { accessDenied } from './access-denied.ts';
 import { allowedCallsServed } from './allowed-calls-served.ts';
 import { authBeforeAuthorization } from './auth-before-authorization.ts';
 import { errorBodyShape } from './error-body-shape.ts';
-import { expiredToken } from './expired-token.ts';
+import { expiredToken, revokedToken } from './expired-token.ts';
 import { headerNameCaseInsensitive } from './header-name-case-insensitive.ts';
 import { healthIgnoresBadToken } from './health-ignores-bad-token.ts';
 import { healthWithValidToken } from './health-with-valid-token.ts';
@@ -38,6 +38,7 @@ export const CHECKS: readonly Check[] = [
   missingToken,
   invalidToken,
   expiredToken,
+  revokedToken,
   headerNameCaseInsensitive,
   authBeforeAuthorization,
   accessDenied,

@@ -7,6 +7,7 @@ import {
   describeResponse,
   type Endpoint,
   observed,
+  repeatRefusedFix,
 } from '../check.ts';
 import { checkProperty } from '../check-cases.ts';
 import type { Exchange } from '../suite-request.ts';
@@ -28,8 +29,12 @@ export const limitSignalled = (exchange: Exchange): boolean =>
     /^(retry-after|ratelimit|ratelimit-policy|x-ratelimit-.*|ratelimit-.*)$/i.test(name),
   );
 
-/** Fails when repeats disagree, or when any of them is a 5xx, a conflict (409) or a "duplicate". */
-export function expectSameOutcome(exchanges: Exchange[], what: string): void {
+/**
+ * Fails when repeats of one call (to `endpoint`) disagree, or when any of them is a 5xx, a conflict (409) or
+ * a "duplicate". The fix names the operation: safe to retry (§4 rule 4), or for a write-like tool, sent with
+ * its idempotency key, safe to repeat with that key (§7).
+ */
+export function expectSameOutcome(exchanges: Exchange[], what: string, endpoint: Endpoint): void {
   for (const exchange of exchanges) {
     expectNoServerError(exchange, what, { badInput: false });
     if (
@@ -39,7 +44,7 @@ export function expectSameOutcome(exchanges: Exchange[], what: string): void {
       throw new CheckFailure({
         expected: `the same outcome for every repeat of ${what}`,
         actual: `${describeResponse(exchange)} on a repeat`,
-        fix: 'make whoami, search and fetch safe to retry: no conflict or duplicate errors for a repeated request',
+        fix: repeatRefusedFix(endpoint),
         exchange,
         aboutRepeats: true,
       });
@@ -61,7 +66,9 @@ export function expectSameOutcome(exchanges: Exchange[], what: string): void {
     throw new CheckFailure({
       expected: `every repeat of ${what} to answer like the first (${outcomeOf(first)})`,
       actual: describeResponse(different),
-      fix: 'make the operation idempotent: a repeat must neither fail differently nor change state',
+      fix: endpoint.writeLike
+        ? `answer a repeat of ${endpoint.method} ${endpoint.path} (${endpoint.name}) carrying the first call's idempotency key as the first was answered (spec §7): neither fail differently nor act again`
+        : `make ${endpoint.method} ${endpoint.path} (${endpoint.name}) idempotent: a repeat must neither fail differently nor change state${endpoint.name === 'whoami' || ['web.search', 'web.fetch'].includes(endpoint.name) ? '' : `, or declare it write-like (--tool ${endpoint.name}:write-like=${endpoint.path}) if it is`}`,
       exchange: different,
       aboutRepeats: true,
     });
@@ -89,8 +96,9 @@ export const checkRepeats = (
 
 export const retrySequential: Check = {
   id: 'retry.sequential',
-  title: 'Repeating whoami, search and fetch one after another gives the same outcome, with no side effect',
-  specRef: [{ section: 4, rules: [4] }],
+  title:
+    'Repeating whoami, search and fetch one after another gives the same outcome, with no side effect (a write-like tool: with its idempotency key)',
+  specRef: [{ section: 4, rules: [4] }, { section: 7 }],
   level: 'MUST',
   needs: ['token'],
   run: (ctx) =>
@@ -99,7 +107,7 @@ export const retrySequential: Check = {
       const before = observed(await ctx.client.send(whoami));
       const repeats: Exchange[] = [];
       for (let i = 0; i < times; i++) repeats.push(observed(await send()));
-      expectSameOutcome(repeats, `${endpoint.method} ${endpoint.path}`);
+      expectSameOutcome(repeats, `${endpoint.method} ${endpoint.path}`, endpoint);
       const after = observed(await ctx.client.send(whoami));
       if (outcomeOf(after) !== outcomeOf(before)) {
         throw new CheckFailure({

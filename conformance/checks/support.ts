@@ -10,6 +10,8 @@ export const VALID_TOKEN: TokenValue = { kind: 'derived', from: 'valid', transfo
 export const DENIED_TOKEN: TokenValue = { kind: 'derived', from: 'denied', transform: { op: 'none' } };
 /** A genuine token past its lifetime (--expired-token), unaltered. */
 export const EXPIRED_TOKEN: TokenValue = { kind: 'derived', from: 'expired', transform: { op: 'none' } };
+/** A genuine token its identity provider revoked (--revoked-token), unaltered. */
+export const REVOKED_TOKEN: TokenValue = { kind: 'derived', from: 'revoked', transform: { op: 'none' } };
 
 export const HEALTH_PATH = SPEC_ENDPOINTS.health.path;
 

@@ -1,8 +1,9 @@
 import { printable } from '../../vocabulary/redact.ts';
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
+import { asExpected } from '../expected-results.ts';
 import type { ConformanceReport } from '../runner.ts';
 import type { CheckResult, Unobserved } from '../types.ts';
-import { remedyOf } from '../unobserved.ts';
+import { unobservedCheck, unobservedRemedy } from '../unobserved.ts';
 
 const LABEL: Record<CheckResult['verdict'], string> = {
   pass: 'PASS',
@@ -67,20 +68,27 @@ export function formatSummary(report: ConformanceReport, exitCode: number, paint
       if (r?.replay) lines.push(`  replay: ${r.replay}`);
     }
   }
-  const unobserved = report.checks.filter((c) => c.verdict === 'inconclusive');
+  const unobserved = report.checks.filter(unobservedCheck);
   const allowed = report.allowedUnobserved ?? [];
   if (unobserved.length > 0) {
     lines.push(
       '',
-      'Not observed (never a pass; a MUST one makes the run exit 2 unless accepted with --allow-unobserved):',
+      'Not observed (never a pass; a MUST one makes the run exit 2 unless accepted with --allow-unobserved or listed in --expected-results):',
     );
     for (const c of unobserved) {
-      const accepted = allowed.includes(c.id) ? ' [accepted with --allow-unobserved]' : '';
-      lines.push(
-        `  ${paint('inconclusive', c.id)} (${c.level})${accepted}: ${c.unobserved ? remedyOf(c.unobserved) : printable(c.message)}`,
-      );
+      const accepted = allowed.includes(c.id)
+        ? ' [accepted with --allow-unobserved]'
+        : asExpected(c, report.expectedResults)
+          ? ' [expected (--expected-results)]'
+          : '';
+      lines.push(`  ${paint(c.verdict, c.id)} (${c.level})${accepted}: ${printable(unobservedRemedy(c))}`);
     }
   }
+  for (const stale of report.summary.stale ?? [])
+    lines.push(
+      '',
+      `${paint('fail', 'stale expectation')}: ${stale.id} was expected to be ${stale.expected} (--expected-results) and is ${stale.actual} now: remove or update its line`,
+    );
   if (allowed.length > 0) lines.push('', `Accepted unobserved (--allow-unobserved): ${allowed.join(', ')}`);
   const s = report.summary;
   const notServed = s.notServed > 0 ? `; ${s.notServed} because the gateway never served the calls` : '';

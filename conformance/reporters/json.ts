@@ -2,14 +2,18 @@ import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
 import type { ConformanceReport } from '../runner.ts';
 
 /**
- * The JSON report (a CI contract): the tools checked (`tools: [{ name, path }]`), `checks: [{ id, title,
+ * The JSON report (a CI contract): the tools checked (`tools: [{ name, path, write_like }]`), `checks: [{ id, title,
  * spec_ref, level, verdict, unobserved, message, reproduction }]` and a summary with the exit code. `unobserved` says why a check could not observe
  * (`not-served` on a failure; a budget on an inconclusive), else null.
  */
 export function toJsonReport(report: ConformanceReport, exitCode: number) {
   return {
     target: report.target,
-    tools: report.tools ?? [],
+    tools: (report.tools ?? []).map((t) => ({
+      name: t.name,
+      path: t.path,
+      write_like: t.writeLike === true,
+    })),
     seed: report.seed,
     num_runs: report.numRuns,
     started_at: report.startedAt,
@@ -18,6 +22,7 @@ export function toJsonReport(report: ConformanceReport, exitCode: number) {
     time_budget_seconds: report.timeBudgetSeconds,
     waited_ms: report.waitedMs,
     allowed_unobserved: report.allowedUnobserved ?? [],
+    expected_results: report.expectedResults ?? {},
     checks: report.checks.map((c) => ({
       id: c.id,
       title: c.title,
@@ -25,6 +30,7 @@ export function toJsonReport(report: ConformanceReport, exitCode: number) {
       level: c.level,
       verdict: c.verdict,
       unobserved: c.unobserved ?? null,
+      enabled_by: c.enabledBy ?? null,
       message: c.message,
       reproduction: c.reproduction ?? null,
       duration_ms: c.durationMs,
@@ -42,6 +48,8 @@ export function toJsonReport(report: ConformanceReport, exitCode: number) {
       not_served: report.summary.notServed,
       inconclusive_by: report.summary.inconclusiveBy,
       must_unobserved: report.summary.mustUnobserved,
+      expected_failures: report.summary.expectedFailures ?? 0,
+      stale_expectations: report.summary.stale ?? [],
       exit_code: exitCode,
     },
   };

@@ -1,6 +1,6 @@
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
 import type { ConformanceReport } from '../runner.ts';
-import { blockingUnobserved, remedyOf } from '../unobserved.ts';
+import { blockingUnobserved, unobservedRemedy } from '../unobserved.ts';
 
 // XML 1.0 allows no control characters but tab, newline and carriage return.
 const escapeXml = (text: string) =>
@@ -24,7 +24,9 @@ export function toJunitXml(report: ConformanceReport): string {
   const s = report.summary;
   // An unobserved MUST check the user did not accept is an error (the run exits 2), not a skip.
   const blocking = new Set(
-    blockingUnobserved(report.checks, false, report.allowedUnobserved).map((c) => c.id),
+    blockingUnobserved(report.checks, false, report.allowedUnobserved, report.expectedResults).map(
+      (c) => c.id,
+    ),
   );
   const errors = blocking.size;
   const cases = report.checks.map((c) => {
@@ -45,8 +47,8 @@ export function toJunitXml(report: ConformanceReport): string {
         .join('\n');
       outcome = `\n      <failure type="${c.level}" message="${escapeXml(c.message)}">${escapeXml(details)}</failure>`;
     } else if (blocking.has(c.id)) {
-      const why = c.unobserved ? ` What would let it observe: ${remedyOf(c.unobserved)}.` : '';
-      outcome = `\n      <error type="unobserved" message="${escapeXml(`not observed (${c.unobserved ?? 'unknown'}): ${c.message}`)}">${escapeXml(`${c.message}${why}`)}</error>`;
+      const why = ` What would let it observe: ${unobservedRemedy(c)}.`;
+      outcome = `\n      <error type="unobserved" message="${escapeXml(`not observed (${c.unobserved ?? c.verdict}): ${c.message}`)}">${escapeXml(`${c.message}${why}`)}</error>`;
     } else if (c.verdict !== 'pass') {
       const verdict = c.unobserved ? `${c.verdict} (${c.unobserved})` : c.verdict;
       outcome = `\n      <skipped message="${escapeXml(`${verdict}: ${c.message}`)}"/>`;

@@ -1,8 +1,9 @@
 import { printable } from '../../vocabulary/redact.ts';
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
+import { asExpected } from '../expected-results.ts';
 import type { ConformanceReport } from '../runner.ts';
 import type { CheckResult, Unobserved } from '../types.ts';
-import { remedyOf } from '../unobserved.ts';
+import { unobservedCheck, unobservedRemedy } from '../unobserved.ts';
 import { costOf, UNOBSERVED_LABEL } from './console.ts';
 
 const VERDICT: Record<CheckResult['verdict'], string> = {
@@ -100,6 +101,14 @@ export function toMarkdownSummary(
     lines.push('', '### Failures');
     for (const failure of failures) lines.push('', ...failureSection(failure));
   }
+  const stale = report.summary.stale ?? [];
+  if (stale.length > 0) {
+    lines.push('', '### Stale expectations (each fails the run)', '');
+    for (const e of stale)
+      lines.push(
+        `- ${inlineCode(e.id)} was expected to be ${e.expected} (expected-results file) and is ${e.actual} now: remove or update its line.`,
+      );
+  }
   const unsure = report.checks.filter((c) => c.verdict === 'skipped' || c.verdict === 'inconclusive');
   if (unsure.length > 0) {
     lines.push(
@@ -108,11 +117,12 @@ export function toMarkdownSummary(
       '',
     );
     for (const c of unsure) {
-      const accepted = (report.allowedUnobserved ?? []).includes(c.id) ? ' (accepted unobserved)' : '';
-      const remedy =
-        c.verdict === 'inconclusive' && c.unobserved
-          ? ` What would let it observe: ${remedyOf(c.unobserved, form)}.`
+      const accepted = (report.allowedUnobserved ?? []).includes(c.id)
+        ? ' (accepted unobserved)'
+        : asExpected(c, report.expectedResults)
+          ? ' (expected)'
           : '';
+      const remedy = unobservedCheck(c) ? ` What would let it observe: ${unobservedRemedy(c, form)}.` : '';
       lines.push(
         `- ${inlineCode(c.id)} ${c.level} ${c.verdict}${accepted}: ${unobserved(c)}${inlineCode(c.message)}${remedy}`,
       );

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { TOOL_NAMES } from '../../vocabulary/tools.ts';
 import { ConfigError, loadConfig } from './load-config.ts';
 import type { GatewayConfigOverlay } from './schema.ts';
 
@@ -24,7 +25,7 @@ describe("the config's tools: built-in policies and extra tools", () => {
       enabled: true,
       latency_ms: 0,
     });
-    expect(Object.keys(config.tools)).toEqual(['web.search', 'web.fetch', 'web.extract']);
+    expect(Object.keys(config.tools)).toEqual([...TOOL_NAMES, 'web.extract']);
   });
 
   it('resolves an answer fixture against the config file (the working directory for an object)', () => {
@@ -37,7 +38,7 @@ describe("the config's tools: built-in policies and extra tools", () => {
   it.each([
     [
       { 'web.extract': { tiers: ['verified'] } },
-      'tools["web.extract"].path: a tool beyond web.search and web.fetch needs a path',
+      `tools["web.extract"].path: a tool beyond ${TOOL_NAMES.join(' and ')} needs a path`,
     ],
     [
       { 'web.extract': { path: '/v1/web/search' } },
@@ -91,8 +92,8 @@ describe("the config's tools: built-in policies and extra tools", () => {
       },
     });
     expect(issues).toEqual([
-      'agents[0].allowlist[0]: unknown tool "web.extract" (tools of this config: web.search, web.fetch)',
-      'rate_limits.rules[0].operations[0]: unknown tool "web.extract" (tools of this config: web.search, web.fetch)',
+      `agents[0].allowlist[0]: unknown tool "web.extract" (tools of this config: ${TOOL_NAMES.join(', ')})`,
+      `rate_limits.rules[0].operations[0]: unknown tool "web.extract" (tools of this config: ${TOOL_NAMES.join(', ')})`,
     ]);
     expect(
       issuesOf({

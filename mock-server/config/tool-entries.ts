@@ -56,13 +56,18 @@ export const toolEntrySchema = z.strictObject({
   untrusted: z.boolean().optional(),
   /** Extra tools only: the body fields whose values make two calls the same request (default: the whole body). */
   meaning: z.array(z.string().min(1).max(64)).min(1).optional(),
+  /**
+   * Extra tools only: a write-like operation (spec §7: callers send an idempotency key), so its OpenAPI
+   * operation says `x-write-like: true` and `check --openapi` judges it by its key rather than plain retry safety.
+   */
+  write_like: z.boolean().optional(),
 });
 
 export type ToolEntry = z.output<typeof toolEntrySchema>;
 
 /** Names that are endpoints of the gateway, not tools (the journal's operations). */
 const RESERVED = new Set(['health', 'whoami', 'other', 'openapi']);
-const EXTRA_ONLY = ['path', 'summary', 'answer', 'untrusted', 'meaning'] as const;
+const EXTRA_ONLY = ['path', 'summary', 'answer', 'untrusted', 'meaning', 'write_like'] as const;
 
 /**
  * What the schema of one entry cannot see: the built-in tools are declared (the bundled config has them),

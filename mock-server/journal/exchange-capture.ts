@@ -83,10 +83,6 @@ export function redactHeaderPairs(
   return out;
 }
 
-/** Header pairs from a record of lower-case names (the gateway's own answers). */
-export const redactHeaderRecord = (headers: Readonly<Record<string, string>>, redact: Redact) =>
-  redactHeaderPairs(Object.entries(headers).flat(), redact);
-
 /**
  * Bytes read past `journal.body_bytes` before a body is redacted, then cut: a credential that the cut would
  * split (a JSON string, a key of a known shape) is found whole first. A credential value still open where

@@ -141,6 +141,7 @@ export function operationObject(op: RouteDeclaration, schemas: Json): Json {
   const operation: Json = {
     operationId: op.id,
     summary: op.summary,
+    ...(op.writeLike && { 'x-write-like': true }),
     ...(op.description && { description: op.description }),
     tags: [op.group],
     security:

@@ -22,13 +22,14 @@ export const searchRequestSchema = z.object({
 });
 export type SearchRequest = z.output<typeof searchRequestSchema>;
 
-export interface SearchResponse {
-  query: string;
-  count: number;
-  results: SearchHit[];
-  /** `fixture` for a known query from fixtures/search, `generated` otherwise. */
-  source: 'fixture' | 'generated';
-}
+/** The answer of `POST /v1/web/search` (reference profile: the spec shows no body): one definition, the type inferred. */
+export const searchResponseSchema = z.strictObject({
+  query: z.string(),
+  count: z.number().int(),
+  results: z.array(z.strictObject({ title: z.string(), url: z.string(), snippet: z.string() })),
+  source: z.enum(['fixture', 'generated']).describe('`fixture` from fixtures/, `generated` by seeded faker.'),
+});
+export type SearchResponse = z.output<typeof searchResponseSchema>;
 
 /** Where search results come from: fixtures by default; a real backend can be plugged in. */
 export interface SearchProvider {

@@ -138,6 +138,23 @@ export const journalEntrySchema = z.looseObject({
     .int()
     .optional()
     .describe('Shared store: the instance whose in-process counts these are.'),
+  read_turn: z
+    .number()
+    .int()
+    .optional()
+    .describe("Node adapter: the turn of the gateway's event loop in which this request was read."),
+  opened_turn: z
+    .number()
+    .int()
+    .optional()
+    .describe("Node adapter: the event-loop turn in which this request's connection was accepted."),
+  written_turn: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'Node adapter: the event-loop turn its answer was written in, when that was the turn it was read in.',
+    ),
   method: z.string(),
   path: z.string(),
   operation: z.string(),
@@ -168,6 +185,10 @@ export const journalEntrySchema = z.looseObject({
     .optional()
     .describe('Each rate-limit rule that counted the request, and what it had left after it.'),
   fault: z.string().optional(),
+  replay: z
+    .string()
+    .optional()
+    .describe("Replay scenarios: the recorded answer that answered it, '<recorded agent>#<n>'."),
   idempotency: z.enum(['stored', 'replayed']).optional(),
   query: z.string().optional(),
   url: z.string().optional(),

@@ -54,6 +54,8 @@ export interface RouteDeclaration {
   /** Every error code this route answers with (beyond 405 and 404 for other paths and methods). */
   errors: readonly ErrorCode[];
   idempotencyKey?: boolean;
+  /** A write-like operation (spec §7): `x-write-like: true` in the OpenAPI document. */
+  writeLike?: boolean;
   /**
    * Left out of the OpenAPI document, with the reason (the dashboard's page and files: a browser's, not an
    * API). `route-table.test.ts` holds the list of routes allowed to be left out.

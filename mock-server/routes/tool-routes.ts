@@ -31,5 +31,6 @@ export function toolRoute(tool: AnyToolDefinition): RouteDeclaration {
     },
     errors: TOOL_ERRORS,
     idempotencyKey: true,
+    ...(tool.writeLike && { writeLike: true }),
   };
 }

@@ -19,12 +19,56 @@ export interface AdminState {
   clock: ClockState;
 }
 
+/** When each value of the admin state was written (the store's stamps, redis-admin-scripts.ts). */
+export interface AdminStamps {
+  /** The last reset or scenario: everything stamped before it is gone (-1: none yet). */
+  replaced: number;
+  /** The last time every fault was disarmed at once (-1: never). */
+  cleared: number;
+  /** The highest stamp the store has given. */
+  top: number;
+  /** Per agent: when this life of it began (its API key, incarnation, order) and when each field was written. */
+  agents: Record<string, { born: number; order: number; fields: Record<string, number> }>;
+  /** Per tool, when each field was written. */
+  tools: Record<string, Record<string, number>>;
+  /** Every fault the store holds with its stamp, disarmed ones too (spec ''). */
+  faults: [id: string, spec: string, stamp: number][];
+  clock: number;
+}
+
 /** The store's admin state at one version; `seed` names the store's life (a new one after a wipe). */
 export interface StoredAdminState extends AdminState {
   version: number;
   seed: string;
   /** The limits' epoch: counts start over when it moves (reset, scenario). */
   epoch: number;
+  stamps: AdminStamps;
+}
+
+/** An agent's fields a change may write, each with its own stamp. */
+const AGENT_FIELDS = ['name', 'tier', 'allowlist', 'disabled'] as const;
+
+/** The stamps of a state no change has touched (an instance's config at start): older than any change. */
+export function configStamps(state: AdminState): AdminStamps {
+  return {
+    replaced: 0,
+    cleared: -1,
+    top: 0,
+    agents: Object.fromEntries(
+      state.agents.map((agent, i) => [
+        agent.id,
+        { born: 0, order: i + 1, fields: Object.fromEntries(AGENT_FIELDS.map((f) => [f, 0])) },
+      ]),
+    ),
+    tools: Object.fromEntries(
+      Object.entries(state.tools).map(([tool, config]) => [
+        tool,
+        Object.fromEntries(Object.keys(config).map((f) => [f, 0])),
+      ]),
+    ),
+    faults: state.faults.map(({ id, seen: _seen, fired: _fired, ...spec }) => [id, JSON.stringify(spec), 0]),
+    clock: 0,
+  };
 }
 
 type Script = (...args: (string | number)[]) => Promise<unknown>;
@@ -35,26 +79,22 @@ const pairsOf = (fields: Record<string, unknown>): string[] =>
     .filter(([, value]) => value !== undefined)
     .flatMap(([name, value]) => [name, JSON.stringify(value)]);
 
-const objectOf = (flat: string[]): Record<string, string> => {
-  const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) out[flat[i] as string] = flat[i + 1] as string;
-  return out;
+/** A hash's values and their stamps (the `~` fields) apart. */
+const splitHash = (flat: string[]) => {
+  const values: Record<string, string> = {};
+  const stamps: Record<string, number> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const name = flat[i] as string;
+    if (name.startsWith('~')) stamps[name.slice(1)] = Number(flat[i + 1]);
+    else values[name] = flat[i + 1] as string;
+  }
+  return { values, stamps };
 };
 
-const agentPairs = (agent: Omit<NewAgent, 'id'> & { incarnation?: string }) =>
-  pairsOf({
-    name: agent.name,
-    api_key: agent.apiKey,
-    tier: agent.tier,
-    allowlist: agent.allowlist,
-    disabled: agent.disabled,
-    incarnation: agent.incarnation,
-  });
-
-const agentOf = (id: string, flat: string[]): Agent & { order: number } => {
-  const f = objectOf(flat);
+const agentOf = (id: string, flat: string[]) => {
+  const { values: f, stamps } = splitHash(flat);
   const json = (name: string) => JSON.parse(f[name] as string);
-  return {
+  const agent: Agent = {
     id,
     name: json('name'),
     apiKey: json('api_key'),
@@ -63,13 +103,14 @@ const agentOf = (id: string, flat: string[]): Agent & { order: number } => {
     disabled: json('disabled'),
     tokenGeneration: Number(f.generation ?? 0),
     incarnation: f.incarnation === undefined ? 'c0' : json('incarnation'),
-    order: Number(f.order ?? 0),
   };
+  const { born = -1, ...fields } = stamps;
+  return { agent, stamps: { born, order: Number(f.order ?? 0), fields } };
 };
 
 const faultNumber = (id: string) => Number(/^fault-(\d+)$/.exec(id)?.[1] ?? 0);
 
-/** What READ_ALL returns: version, seed, scenario, epoch, clock fields, faults, agents' and tools' fields. */
+/** What READ_ALL returns (redis-admin-scripts.ts). */
 type ReadAllReply = [
   string,
   string,
@@ -79,12 +120,20 @@ type ReadAllReply = [
   string[],
   [string, string[]][],
   [string, string[]][],
+  string,
+  string,
+  string,
 ];
 
 /** The admin state READ_ALL returned, as every instance holds it. */
 function storedStateOf(reply: ReadAllReply): StoredAdminState {
-  const [version, seed, scenario, epoch, clock, faults, agents, tools] = reply;
-  const clockFields = objectOf(clock);
+  const [version, seed, scenario, epoch, clock, faults, agentHashes, tools, replaced, cleared, top] = reply;
+  const { values: clockFields, stamps: clockStamp } = splitHash(clock);
+  const faultHash = splitHash(faults);
+  const agents = agentHashes
+    .map(([id, flat]) => agentOf(id, flat))
+    .sort((a, b) => a.stamps.order - b.stamps.order);
+  const toolHashes = tools.map(([tool, flat]) => [tool, splitHash(flat)] as const);
   return {
     version: Number(version),
     seed,
@@ -95,92 +144,147 @@ function storedStateOf(reply: ReadAllReply): StoredAdminState {
       ...(clockFields.frozenAt === undefined ? {} : { frozenAt: Number(clockFields.frozenAt) }),
       epoch: Number(clockFields.epoch ?? 0),
     },
-    faults: Object.entries(objectOf(faults))
+    faults: Object.entries(faultHash.values)
+      .filter(([, spec]) => spec !== '')
       .sort(([a], [b]) => faultNumber(a) - faultNumber(b))
       .map(([id, spec]) => ({ ...(JSON.parse(spec) as FaultSpec), id, seen: 0, fired: 0 })),
-    agents: agents
-      .map(([id, flat]) => agentOf(id, flat))
-      .sort((a, b) => a.order - b.order)
-      .map(({ order: _order, ...agent }) => agent),
+    agents: agents.map((a) => a.agent),
     tools: Object.fromEntries(
-      tools.map(([tool, flat]) => [
+      toolHashes.map(([tool, { values }]) => [
         tool,
-        Object.fromEntries(Object.entries(objectOf(flat)).map(([f, v]) => [f, JSON.parse(v)])),
+        Object.fromEntries(Object.entries(values).map(([f, v]) => [f, JSON.parse(v)])),
       ]),
     ) as ToolSettings,
+    stamps: {
+      replaced: Number(replaced),
+      cleared: Number(cleared),
+      top: Number(top),
+      agents: Object.fromEntries(agents.map((a) => [a.agent.id, a.stamps])),
+      tools: Object.fromEntries(toolHashes.map(([tool, { stamps }]) => [tool, stamps])),
+      faults: Object.entries(faultHash.values).map(([id, spec]) => [id, spec, faultHash.stamps[id] ?? 0]),
+      clock: clockStamp[''] ?? -1,
+    },
   };
 }
 
-/** A whole admin state as WRITE_ALL takes it (one JSON argument). */
-function writeAllPayload(state: AdminState) {
+/** A state with its stamps as MERGE and REPLACE take it (one JSON argument; numbers as text, exact in Lua). */
+function statePayload(state: AdminState, stamps: AdminStamps) {
+  const at = (n: number | undefined) => String(n ?? -1);
   return {
-    agents: state.agents.map((agent) => ({
-      id: agent.id,
-      apiKey: agent.apiKey,
-      generation: String(agent.tokenGeneration),
-      fields: agentPairs(agent),
-    })),
-    tools: Object.entries(state.tools).map(([name, config]) => ({ name, fields: pairsOf(config) })),
-    faults: state.faults.map(({ id, seen: _seen, fired: _fired, ...spec }) => [id, JSON.stringify(spec)]),
-    lastFault: String(Math.max(0, ...state.faults.map((f) => faultNumber(f.id)))),
+    replaced: at(stamps.replaced),
+    cleared: at(stamps.cleared),
+    top: at(stamps.top),
+    scenario: state.scenario === null ? '' : JSON.stringify(state.scenario),
+    lastFault: String(Math.max(0, ...stamps.faults.map(([id]) => faultNumber(id)))),
+    agents: state.agents.map((agent) => {
+      const own = stamps.agents[agent.id];
+      const values = pairsOf({
+        name: agent.name,
+        tier: agent.tier,
+        allowlist: agent.allowlist,
+        disabled: agent.disabled,
+      });
+      const fields: string[][] = [];
+      for (let i = 0; i < values.length; i += 2)
+        fields.push([values[i] as string, values[i + 1] as string, at(own?.fields[values[i] as string])]);
+      return {
+        id: agent.id,
+        apiKey: agent.apiKey,
+        incarnation: agent.incarnation,
+        generation: String(agent.tokenGeneration),
+        order: String(own?.order ?? 0),
+        born: at(own?.born),
+        fields,
+      };
+    }),
+    tools: Object.entries(state.tools).map(([name, config]) => {
+      const values = pairsOf(config);
+      const fields: string[][] = [];
+      for (let i = 0; i < values.length; i += 2)
+        fields.push([
+          values[i] as string,
+          values[i + 1] as string,
+          at(stamps.tools[name]?.[values[i] as string]),
+        ]);
+      return { name, fields };
+    }),
+    faults: stamps.faults.map(([id, spec, stamp]) => [id, spec, at(stamp)]),
     clock: {
       offset: String(Math.round(state.clock.offset)),
       frozenAt: state.clock.frozenAt === undefined ? '' : String(Math.round(state.clock.frozenAt)),
       epoch: String(state.clock.epoch ?? 0),
+      stamp: at(stamps.clock),
     },
-    scenario: state.scenario === null ? '' : JSON.stringify(state.scenario),
   };
 }
 
 /**
- * The admin state's keys on Redis and one call per change (redis-admin-scripts.ts). Each change resolves
- * with the admin version it made (negative: it could not apply, nothing changed); `read` returns the whole
- * state at one version.
+ * What a change script answered: the admin version it made and the stamp it wrote (with `extra`: the
+ * generation of a revoke, the number of a fault), or why nothing changed: `missing` (no such entity, or its
+ * id is taken), `key_taken`, `not_rebuilt` (the store holds no admin state: emptied, not yet merged back),
+ * `out_of_range` (a clock change past the latest time).
  */
-export function createRedisAdmin(connection: RedisConnection) {
+export type ChangeReply =
+  | { kind: 'done'; version: number; stamp: number; extra: number }
+  | { kind: 'missing' | 'key_taken' | 'not_rebuilt' };
+
+const replyOf = (reply: unknown): ChangeReply => {
+  const [code, stamp, extra] = reply as [number, string?, number?];
+  if (code === -9) return { kind: 'not_rebuilt' };
+  if (code === -2) return { kind: 'key_taken' };
+  if (code < 0) return { kind: 'missing' };
+  return { kind: 'done', version: code, stamp: Number(stamp), extra: Number(extra ?? 0) };
+};
+
+/**
+ * The admin state's keys on Redis and one call per change (redis-admin-scripts.ts). `floor` is the highest
+ * stamp this instance has seen: every stamp the store gives it is higher. `read` returns the whole state at
+ * one version with its stamps; `merge` puts an instance's copy back into a store that lost it.
+ */
+export function createRedisAdmin(connection: RedisConnection, floor: () => number = () => 0) {
   const { redis } = connection;
-  const k = (name: string) => connection.key(`admin:${name}`);
+  const prefix = connection.key('admin:');
   const keys = {
-    version: k('version'),
-    seed: k('seed'),
-    ids: k('agents'),
-    apiKeys: k('api_keys'),
-    agentOrder: k('agent_order'),
-    faults: k('faults'),
-    faultCounter: k('fault_counter'),
-    clock: k('clock'),
-    scenario: k('scenario'),
+    version: `${prefix}version`,
+    seed: `${prefix}seed`,
     generations: connection.key('generations'),
     epoch: connection.key('epoch'),
   };
-  const channel = k('changed');
-  const agentKey = (id: string) => k(`agent:${id}`);
-  const toolKey = (tool: string) => k(`tool:${tool}`);
+  const channel = `${prefix}changed`;
   const defined = new Map<string, Script>();
   for (const [name, lua] of Object.entries(scripts)) {
-    redis.defineCommand(`agwAdmin_${name}`, { lua });
+    redis.defineCommand(`agwAdmin_${name}`, { lua, numberOfKeys: 2 });
     const command = (redis as unknown as Record<string, Script>)[`agwAdmin_${name}`] as Script;
     defined.set(name, (...args) => command.call(redis, ...args));
   }
-  const run = async (name: keyof typeof scripts, keyList: string[], ...args: (string | number)[]) =>
-    connection.bounded((defined.get(name) as Script)(keyList.length, ...keyList, channel, ...args));
+  const run = (name: keyof typeof scripts, ...args: (string | number)[]) =>
+    connection.bounded(
+      (defined.get(name) as Script)(keys.generations, keys.epoch, channel, prefix, String(floor()), ...args),
+    );
+  const change = async (name: keyof typeof scripts, ...args: (string | number)[]) =>
+    replyOf(await run(name, ...args));
 
   return {
     channel,
     keys,
-    createAgent: async (agent: NewAgent) =>
-      (await run(
+    createAgent: (agent: NewAgent) =>
+      change(
         'CREATE_AGENT',
-        [keys.ids, keys.apiKeys, keys.generations, keys.agentOrder, keys.version],
-        k('agent:'),
         agent.id,
         agent.apiKey,
-        ...agentPairs({ ...agent, incarnation: crypto.randomUUID() }),
-      )) as number,
-    updateAgent: async (id: string, patch: AgentPatch) =>
-      (await run(
+        ...pairsOf({
+          name: agent.name,
+          api_key: agent.apiKey,
+          tier: agent.tier,
+          allowlist: agent.allowlist,
+          disabled: agent.disabled,
+          incarnation: crypto.randomUUID(),
+        }),
+      ),
+    updateAgent: (id: string, patch: AgentPatch) =>
+      change(
         'SET_FIELDS',
-        [agentKey(id), keys.version],
+        `agent:${id}`,
         '1',
         ...pairsOf({
           name: patch.name,
@@ -188,69 +292,48 @@ export function createRedisAdmin(connection: RedisConnection) {
           allowlist: patch.allowlist,
           disabled: patch.disabled,
         }),
-      )) as number,
-    revokeTokens: async (id: string) =>
-      (await run('REVOKE', [agentKey(id), keys.generations, keys.version], id)) as number,
-    updateTool: async (tool: string, patch: Partial<ToolConfig>) =>
-      (await run('SET_FIELDS', [toolKey(tool), keys.version], '0', ...pairsOf(patch))) as number,
-    /** Resolves with the version and the fault's id. */
-    armFault: async (spec: FaultSpec) => {
-      const [version, n] = (await run(
-        'ARM_FAULT',
-        [keys.faults, keys.faultCounter, keys.version],
-        JSON.stringify(spec),
-      )) as [number, number];
-      return { version, id: `fault-${n}` };
-    },
+      ),
+    revokeTokens: (id: string) => change('REVOKE', id),
+    updateTool: (tool: string, patch: Partial<ToolConfig>) =>
+      change('SET_FIELDS', `tool:${tool}`, '0', ...pairsOf(patch)),
+    armFault: (spec: FaultSpec) => change('ARM_FAULT', JSON.stringify(spec)),
     /** One fault, or every fault with `id` undefined. */
-    disarm: async (id: string | undefined) =>
-      (await run('DISARM', [keys.faults, keys.version], id ?? '')) as number,
-    changeClock: async (change: ClockChange) =>
-      (await run(
+    disarm: (id: string | undefined) => change('DISARM', id ?? ''),
+    changeClock: (clockChange: ClockChange) =>
+      change(
         'CLOCK',
-        [keys.clock, keys.version],
-        change.kind,
+        clockChange.kind,
         Date.now(),
-        change.kind === 'advance' ? change.ms : change.kind === 'set' ? change.epochMs : 0,
-        change.kind === 'set' && change.frozen !== undefined ? (change.frozen ? '1' : '0') : '',
+        clockChange.kind === 'advance'
+          ? clockChange.ms
+          : clockChange.kind === 'set'
+            ? clockChange.epochMs
+            : 0,
+        clockChange.kind === 'set' && clockChange.frozen !== undefined
+          ? clockChange.frozen
+            ? '1'
+            : '0'
+          : '',
         MAX_CLOCK_MS,
-      )) as number,
+      ),
 
     /** The whole state at one version (version 0 and no seed: the store holds none). */
     async read(toolNames: readonly string[] = TOOL_NAMES): Promise<StoredAdminState> {
-      const reply = (await run(
-        'READ_ALL',
-        [keys.version, keys.seed, keys.ids, keys.faults, keys.clock, keys.scenario, keys.epoch],
-        k('agent:'),
-        k('tool:'),
-        ...toolNames,
-      )) as ReadAllReply;
-      return storedStateOf(reply);
+      return storedStateOf((await run('READ_ALL', ...toolNames)) as ReadAllReply);
     },
 
-    /** Writes a whole state: `seed` only into a store holding none (0: it holds one), `replace` always. */
-    writeAll: async (mode: 'seed' | 'replace', state: AdminState, seedId: string) =>
-      (await run(
-        'WRITE_ALL',
-        [
-          keys.version,
-          keys.seed,
-          keys.ids,
-          keys.apiKeys,
-          keys.faults,
-          keys.faultCounter,
-          keys.clock,
-          keys.scenario,
-          keys.generations,
-          keys.epoch,
-          keys.agentOrder,
-        ],
-        mode,
-        k('agent:'),
-        k('tool:'),
-        seedId,
-        JSON.stringify(writeAllPayload(state)),
-      )) as number,
+    /** Merges a copy of the state into the store, per value the newest winning; its version and seed after. */
+    async merge(state: AdminState, stamps: AdminStamps, seedId: string) {
+      const [version, seed] = (await run('MERGE', seedId, JSON.stringify(statePayload(state, stamps)))) as [
+        number,
+        string,
+      ];
+      return { version, seed };
+    },
+
+    /** Writes a whole state stamped anew (a reset or scenario): everything before it is gone. */
+    replace: (state: AdminState, seedId: string) =>
+      change('REPLACE', seedId, JSON.stringify(statePayload(state, configStamps(state)))),
   };
 }
 

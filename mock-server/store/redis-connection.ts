@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
 import { GatewayError } from '../errors.ts';
 import { displayUrl } from './display-url.ts';
+import type { RedisClient } from './redis-client.ts';
 import { createStoreLiveness, type StoreLiveness } from './store-liveness.ts';
 
 export { displayUrl };
@@ -19,7 +19,8 @@ export interface RedisConnectionOptions {
 
 /** A connection to Redis for the shared state: its client, key names, and errors mapped to 503. */
 export interface RedisConnection {
-  readonly redis: Redis;
+  /** The client (ioredis's, behind the package's own type: redis-client.ts). */
+  readonly redis: RedisClient;
   readonly options: RedisConnectionOptions;
   /** A key under the configured prefix, e.g. `agw:journal`. */
   key(name: string): string;
@@ -38,7 +39,7 @@ export interface RedisConnection {
    */
   bounded<T>(work: Promise<T>): Promise<T>;
   /** A second connection for pub/sub (a subscribed connection can run nothing else). */
-  subscriber(): Redis;
+  subscriber(): RedisClient;
   close(): Promise<void>;
 }
 
@@ -76,7 +77,7 @@ export function withDeadline<T>(work: Promise<T>, ms: number, liveness?: StoreLi
  * the connection is dropped and made again, which fails every waiting command at once (503), instead of a
  * deadline per command that a queue behind a burst passed on a healthy store. Returns the stopper.
  */
-function watchLiveness(redis: Redis, timeoutMs: number, liveness: StoreLiveness, gone: () => void) {
+function watchLiveness(redis: RedisClient, timeoutMs: number, liveness: StoreLiveness, gone: () => void) {
   let waitingSince: number | undefined;
   let judging = false;
   const check = () => {
@@ -122,7 +123,11 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
     maxRetriesPerRequest: 0,
     retryStrategy: (times: number) => Math.min(100 * times, 1000),
   } as const;
-  const redis = new Redis(options.url, settings);
+  // Loaded here, when a Redis store is asked for: a gateway on the memory store never loads ioredis. Node
+  // hands its CommonJS exports over by name; the CLI's bundle (esbuild) only as the default export.
+  const ioredis = await import('ioredis');
+  const Redis = ioredis.Redis ?? (ioredis.default as unknown as { Redis: typeof ioredis.Redis }).Redis;
+  const redis: RedisClient = new Redis(options.url, settings);
   const where = displayUrl(options.url);
   const liveness = createStoreLiveness();
   redis.on('connect', () => {
@@ -159,7 +164,7 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
     );
     redis.disconnect(true);
   });
-  const subscribers: Redis[] = [];
+  const subscribers: RedisClient[] = [];
   return {
     redis,
     options,

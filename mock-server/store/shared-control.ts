@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.ts';
-import { type AdminState, createRedisAdmin, type StoredAdminState } from './redis-admin.ts';
+import {
+  type AdminStamps,
+  type AdminState,
+  type ChangeReply,
+  configStamps,
+  createRedisAdmin,
+  type StoredAdminState,
+} from './redis-admin.ts';
 import type { SharedStore } from './shared-store.ts';
 import type { AdminPort } from './state-port.ts';
 
@@ -22,31 +29,62 @@ export interface ControlHooks {
  */
 export const ADMIN_POLL_MS = 250;
 
+/** The Retry-After (seconds) of a change the store could not confirm: a guard interval or two. */
+const RETRY_AFTER_SECONDS = 1;
+
 /**
- * Admin changes across instances (docs/architecture.md, "Shared state"). Each change is one atomic script on
- * its own entity's keys in Redis (redis-admin-scripts.ts): two instances creating agents, or one disabling
- * an agent while another creates one, never overwrite each other. A change is answered once Redis has it and
- * this instance read it back; the others read it when the change's message arrives or at their next poll
- * of the version. The store's state is taken over only when its version is newer than the one held (or the
- * store started a new life after a wipe), so nothing taken over ever reverts. A reset or scenario writes the
- * whole state once, as one script: it is the one change meant to replace everything.
+ * Admin changes across instances (docs/operators.md, "What survives what"). Each change is one atomic
+ * script on its own entity's keys in Redis (redis-admin-scripts.ts), every value stamped: two instances
+ * creating agents, or one disabling an agent while another creates one, never overwrite each other.
+ *
+ * The rule: a change is answered 2xx only once Redis has it and this instance read it back (its stamp, or a
+ * newer one, in the state read); otherwise 503 `state_store_unavailable` with Retry-After, the change maybe
+ * made, maybe not. Each instance holds the last state it read, with its stamps (`held`). A store that lost
+ * its state (a new life: another seed, or a lower version) is rebuilt from the instances: each merges its
+ * copy in when it notices (redis-admin-scripts.ts MERGE), per value the newest stamp winning, so an older
+ * copy never overwrites a newer value and the order of merges does not matter; an instance starting on an
+ * empty store merges its config (stamped older than any change). A change is refused while the store holds
+ * no state at all: this instance merges its copy first, then makes the change. A reset or scenario writes
+ * the whole state anew, stamped after everything before it.
  */
 export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
   const { connection } = store;
   const { redis } = connection;
   const log = connection.options.log;
-  const admin = createRedisAdmin(connection);
+  let held: StoredAdminState | undefined;
+  const admin = createRedisAdmin(connection, () => held?.stamps.top ?? 0);
   const subscriber = connection.subscriber();
   let applied = { seed: '', version: -1 };
   let started = false;
 
+  /** This instance's copy: the last state read, or (nothing read yet) its config, stamped older than any change. */
+  const copy = (): { state: AdminState; stamps: AdminStamps } => {
+    if (held) return { state: held, stamps: held.stamps };
+    const state = hooks.snapshot();
+    return { state, stamps: configStamps(state) };
+  };
   const readAndApply = async () => {
-    const state = await admin.read(hooks.tools?.());
-    // An emptied store: nothing to take over (the instances write theirs back: `seed`).
-    if (state.seed === '' && state.version === 0) return;
-    if (state.seed === applied.seed && state.version <= applied.version) return;
-    hooks.apply(state);
+    let state = await admin.read(hooks.tools?.());
+    // A store in another life than the one read last, or that lost changes read from it: it gets this
+    // instance's copy (newest per value wins), then is read again; a store lost again meanwhile: again.
+    // What is read after a merge holds every value of this copy or a newer one: it is taken over.
+    let merged = false;
+    for (
+      let round = 0;
+      state.seed === '' || state.seed !== applied.seed || state.version < applied.version;
+      round++
+    ) {
+      if (round === 3) throw new Error('the store lost its state again while it was being rebuilt');
+      const { state: mine, stamps } = copy();
+      const after = await admin.merge(mine, stamps, randomUUID());
+      state = await admin.read(hooks.tools?.());
+      merged = state.seed === after.seed && state.version >= after.version;
+      if (merged) break;
+    }
+    if (!merged && state.seed === applied.seed && state.version <= applied.version) return;
+    held = state;
     applied = { seed: state.seed, version: state.version };
+    hooks.apply(state);
   };
   // One read at a time, each after the previous; calls meanwhile share the next one (which starts after
   // them, so it sees every change they were made for).
@@ -66,19 +104,11 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
   };
   const reloadLogged = () => reload().catch((error) => log(`admin state not re-read: ${String(error)}`));
 
-  /** Writes this instance's state into a store that holds none (start, after a wipe); else reads it. */
-  const seed = async () => {
-    const seedId = randomUUID();
-    const version = await admin.writeAll('seed', hooks.snapshot(), seedId);
-    if (version > 0) applied = { seed: seedId, version };
-    else await reload();
-  };
-
   const poll = async () => {
     if (redis.status !== 'ready') return;
     const [version, seedId] = await connection.bounded(redis.mget(admin.keys.version, admin.keys.seed));
-    const newer = Number(version ?? 0) > applied.version;
-    if ((seedId && seedId !== applied.seed) || (seedId === applied.seed && newer)) await reload();
+    const v = Number(version ?? 0);
+    if ((seedId ?? '') !== applied.seed || v !== applied.version) await reload();
   };
 
   /** The 503 of a change the store did not confirm: it may or may not have been made. */
@@ -87,57 +117,123 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
     if (refusal.code !== 'state_store_unavailable') return refusal;
     return new GatewayError('state_store_unavailable', {
       message: `${refusal.message} The change may or may not have been made in the shared store (this instance takes over whatever the store holds once it answers): read the state back (GET on the admin API) before repeating it.`,
+      headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
     });
   };
-  /** Runs a change and reads the state back, so the answer shows it; a store that fails is a 503. */
-  const change = async <T>(work: () => Promise<T>): Promise<T> => {
+  /**
+   * Runs a change and reads the state back; answers only when the state read shows it (`landed`: its
+   * stamp or a newer one on what it changed) or a reset made after it. A store holding no state: this
+   * instance's copy goes in first (reload merges it), then the change once more. Otherwise a 503.
+   */
+  const change = async (
+    work: () => Promise<ChangeReply>,
+    landed: (state: StoredAdminState, reply: Extract<ChangeReply, { kind: 'done' }>) => boolean,
+  ): Promise<ChangeReply> => {
     try {
-      const result = await work();
+      let reply = await work();
+      if (reply.kind === 'not_rebuilt') {
+        await reload();
+        reply = await work();
+      }
+      if (reply.kind === 'not_rebuilt') throw new Error('the store holds no admin state yet (emptied)');
       await reload();
-      return result;
+      if (reply.kind !== 'done') return reply;
+      const state = held as StoredAdminState;
+      if (!landed(state, reply) && state.stamps.replaced < reply.stamp)
+        throw new Error('the store lost the change before this instance could read it back');
+      return reply;
     } catch (error) {
       throw unconfirmed(error);
     }
   };
+  const at = (n: number | undefined, reply: { stamp: number }) => (n ?? -1) >= reply.stamp;
+  const agentField =
+    (id: string, fields: readonly string[]) => (state: StoredAdminState, reply: { stamp: number }) =>
+      fields.every((f) => at(state.stamps.agents[id]?.fields[f], reply));
+  const faultAt = (state: StoredAdminState, id: string) =>
+    Math.max(state.stamps.cleared, state.stamps.faults.find(([fault]) => fault === id)?.[2] ?? -1);
+
+  /**
+   * An agent the store says it does not have, while this instance holds it: the store lost it and is not
+   * rebuilt from every copy yet (no agent is ever deleted but by a reset). Not a 404: a 503 to retry.
+   */
+  const missing = (id: string) => {
+    if (held?.agents.some((agent) => agent.id === id))
+      throw unconfirmed(new Error(`the store lost agent "${id}" and is being rebuilt`));
+    return false;
+  };
 
   const port: AdminPort = {
-    createAgent: (agent) =>
-      change(async () => {
-        const version = await admin.createAgent(agent);
-        return version === -1 ? 'id_taken' : version === -2 ? 'key_taken' : 'created';
-      }),
-    updateAgent: (id, patch) => change(async () => (await admin.updateAgent(id, patch)) > 0),
-    revokeTokens: (id) => change(async () => (await admin.revokeTokens(id)) > 0),
-    updateTool: (tool, patch) =>
-      change(async () => {
-        await admin.updateTool(tool, patch);
-      }),
-    armFault: (spec) =>
-      change(async () => {
-        const { id } = await admin.armFault(spec);
-        return { ...spec, id, seen: 0, fired: 0 };
-      }),
-    disarmFault: (id) => change(async () => (await admin.disarm(id)) > 0),
-    clearFaults: () =>
-      change(async () => {
-        await admin.disarm(undefined);
-      }),
+    async createAgent(agent) {
+      const reply = await change(
+        () => admin.createAgent(agent),
+        (state, r) => at(state.stamps.agents[agent.id]?.born, r),
+      );
+      return reply.kind === 'missing' ? 'id_taken' : reply.kind === 'key_taken' ? 'key_taken' : 'created';
+    },
+    async updateAgent(id, patch) {
+      const fields = Object.keys(patch).filter((f) => patch[f as keyof typeof patch] !== undefined);
+      const reply = await change(() => admin.updateAgent(id, patch), agentField(id, fields));
+      return reply.kind === 'done' || missing(id);
+    },
+    async revokeTokens(id) {
+      const reply = await change(
+        () => admin.revokeTokens(id),
+        (state, r) => (state.agents.find((agent) => agent.id === id)?.tokenGeneration ?? -1) >= r.extra,
+      );
+      return reply.kind === 'done' || missing(id);
+    },
+    async updateTool(tool, patch) {
+      const fields = Object.keys(patch).filter((f) => patch[f as keyof typeof patch] !== undefined);
+      await change(
+        () => admin.updateTool(tool, patch),
+        (state, r) => fields.every((f) => at(state.stamps.tools[tool]?.[f], r)),
+      );
+    },
+    async armFault(spec) {
+      let id = '';
+      await change(
+        async () => {
+          const reply = await admin.armFault(spec);
+          if (reply.kind === 'done') id = `fault-${reply.extra}`;
+          return reply;
+        },
+        (state, r) => faultAt(state, id) >= r.stamp,
+      );
+      return { ...spec, id, seen: 0, fired: 0 };
+    },
+    disarmFault: async (id) =>
+      (
+        await change(
+          () => admin.disarm(id),
+          (state, r) => faultAt(state, id) >= r.stamp,
+        )
+      ).kind === 'done',
+    async clearFaults() {
+      await change(
+        () => admin.disarm(undefined),
+        (state, r) => state.stamps.cleared >= r.stamp,
+      );
+    },
     async changeClock(clockChange) {
-      const version = await change(() => admin.changeClock(clockChange));
-      if (version === -1)
+      const reply = await change(
+        () => admin.changeClock(clockChange),
+        (state, r) => state.stamps.clock >= r.stamp,
+      );
+      if (reply.kind === 'missing')
         throw new RangeError(
           `advancing by ${clockChange.kind === 'advance' ? clockChange.ms : 0} ms would pass 9999-12-31T23:59:59.999Z`,
         );
     },
     async replaced() {
       try {
-        await admin.writeAll('replace', hooks.snapshot(), applied.seed);
+        await admin.replace(hooks.snapshot(), randomUUID());
         await store.journal.clear();
         await reload();
       } catch (error) {
         // This instance put it in force before the store confirmed it: it takes the store's state back
         // at its next read, whatever the store holds.
-        applied = { seed: '', version: -1 };
+        applied = { seed: applied.seed, version: -1 };
         throw unconfirmed(error);
       }
     },
@@ -145,7 +241,7 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
 
   return {
     admin: port,
-    /** Subscribes, then takes over the store's state, or seeds it with this instance's when it holds none. */
+    /** Subscribes, then takes over the store's state, or merges this instance's config into a store holding none. */
     async start() {
       subscriber.on('message', () => void reloadLogged());
       await subscriber.subscribe(admin.channel);
@@ -153,17 +249,15 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
       redis.on('ready', () => {
         if (started) void reloadLogged();
       });
-      await seed();
+      await reload();
       started = true;
       const polling = setInterval(() => {
         poll().catch(() => {});
       }, ADMIN_POLL_MS);
       polling.unref();
-      // The store was emptied: this instance's admin state (revocations included) goes back in, for the
-      // instances running and those starting later alike; the first instance to write it wins.
-      store.guard.onWipe(() => {
-        seed().catch((error) => log(`admin state not written back: ${String(error)}`));
-      });
+      // The store was emptied: this instance's copy goes back in (merged, newest per value), for the
+      // instances running and those starting later alike.
+      store.guard.onWipe(() => void reloadLogged());
     },
     /** A fault spent on this instance (disarmed here already): disarmed in the store, for every instance. */
     faultSpent(id: string) {

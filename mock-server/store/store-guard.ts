@@ -65,7 +65,7 @@ export const START_GRACE_MS = 3 * GUARD_INTERVAL_MS;
 
 /** What the state store lost when it was emptied, and what the instances write back. */
 export const WIPE_LOST =
-  'lost: the journal, rate-limit counts, concurrency leases and idempotency keys; written back from this instance: the signing secret, the config fingerprint, the admin state (agents, token revocations, tools, faults, clock, scenario)';
+  "lost: the journal, rate-limit counts, concurrency leases and idempotency keys; written back from this instance: the signing secret, the config fingerprint; merged back from every instance's copy, the newest value of each winning: the admin state (agents, token revocations, tools, faults, clock, scenario)";
 
 const CONFIGURED = 'configured';
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { TOOL_NAMES, TOOLS } from '../../vocabulary/tools.ts';
 import { extraToolDefinition } from './extra-tool.ts';
 import { BUILT_IN_TOOLS, toolDefinitions } from './index.ts';
 import { requestKey } from './request-meaning.ts';
@@ -60,17 +61,17 @@ describe('an extra tool from its declaration', () => {
 
 describe('the tool registry', () => {
   it('lists the built-in tools first, in the spec order, then the config’s', () => {
-    expect(BUILT_IN_TOOLS.map((t) => [t.name, t.vocabulary.profile, t.routeId])).toEqual([
-      ['web.search', 'spec', 'webSearch'],
-      ['web.fetch', 'spec', 'webFetch'],
-    ]);
+    expect(BUILT_IN_TOOLS.map((t) => [t.name, t.vocabulary.profile, t.routeId])).toEqual(
+      TOOL_NAMES.map((name) => [name, TOOLS[name].profile, toolRouteId(name)]),
+    );
+    expect(BUILT_IN_TOOLS.slice(0, 2).map((t) => t.routeId)).toEqual(['webSearch', 'webFetch']);
+    // the config lists the extra tool first: the built-in ones still come first, in the vocabulary's order
     const tools = toolDefinitions(
-      { 'web.search': {}, 'web.fetch': {}, 'web.extract': { path: '/v1/web/extract' } },
+      { 'web.extract': { path: '/v1/web/extract' }, 'web.fetch': {}, 'web.search': {} },
       noFixture,
     );
     expect(tools.map((t) => `${t.name} ${t.vocabulary.path} ${t.vocabulary.profile}`)).toEqual([
-      'web.search /v1/web/search spec',
-      'web.fetch /v1/web/fetch spec',
+      ...TOOL_NAMES.map((name) => `${name} ${TOOLS[name].path} ${TOOLS[name].profile}`),
       'web.extract /v1/web/extract gateway',
     ]);
   });

@@ -13,6 +13,7 @@ export interface ExtraToolDeclaration {
   readonly answer?: { readonly fixture: string } | { readonly generator: 'seeded' };
   readonly untrusted?: boolean;
   readonly meaning?: readonly string[];
+  readonly write_like?: boolean;
 }
 
 /** What an extra tool's answer from a fixture file is read with (the config loader's bounded YAML/JSON reader). */
@@ -102,7 +103,9 @@ export function extraToolDefinition(
     name,
     vocabulary,
     routeId: toolRouteId(name),
-    summary: declaration.summary ?? `${name} (declared in the config; safe to retry)`,
+    summary:
+      declaration.summary ??
+      `${name} (declared in the config; ${declaration.write_like ? 'write-like: send an Idempotency-Key' : 'safe to retry'})`,
     description:
       ('fixture' in answer
         ? 'Answers with the content of its fixture file.'
@@ -116,6 +119,7 @@ export function extraToolDefinition(
     provider: ({ seed }) => (fixed === undefined ? seededAnswer(name, seed, untrusted) : () => fixed),
     requestMeaning: meaningOf(declaration.meaning),
     untrusted,
+    ...(declaration.write_like && { writeLike: true }),
     ...(fixed === undefined ? {} : { fixedAnswer: fixed }),
   };
 }

@@ -11,18 +11,25 @@ export type { AnyToolDefinition, ToolDefinition, ToolProviders } from './tool-de
  * tool is a definition file here, its name in `vocabulary/tools.ts`, fixtures, a test and docs
  * (`test/new-tool-files.test.ts` lists them); nothing else names it.
  */
-export const BUILT_IN_TOOLS: readonly AnyToolDefinition[] = [webSearch, webFetch];
+const BUILT_IN = {
+  'web.search': webSearch,
+  'web.fetch': webFetch,
+} as const satisfies Record<ToolName, AnyToolDefinition>;
 
-const BUILT_IN = new Map(BUILT_IN_TOOLS.map((tool) => [tool.name, tool]));
+/**
+ * The built-in tools in the vocabulary's order. Keyed by `ToolName` above, so a name added to
+ * `vocabulary/tools.ts` without its definition here fails the type check (no cast lets it through).
+ */
+export const BUILT_IN_TOOLS: readonly AnyToolDefinition[] = TOOL_NAMES.map((name) => BUILT_IN[name]);
 
 /**
  * Whether a name is a built-in tool's: the one test of "built-in or extra" (the route table, OpenAPI's
  * groups and the config's tool list all ask it).
  */
-export const isBuiltInTool = (name: string): name is ToolName => BUILT_IN.has(name);
+export const isBuiltInTool = (name: string): name is ToolName => Object.hasOwn(BUILT_IN, name);
 
 /** The built-in tool of that name. */
-export const builtInTool = (name: ToolName): AnyToolDefinition => BUILT_IN.get(name) as AnyToolDefinition;
+export const builtInTool = (name: ToolName): AnyToolDefinition => BUILT_IN[name];
 
 /**
  * Every tool a config declares, built-in first (in the spec's order), then its extra tools in the order

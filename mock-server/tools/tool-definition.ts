@@ -53,6 +53,8 @@ export interface ToolDefinition<Body = Record<string, unknown>> {
    * request (the built-in tools, a generated answer).
    */
   readonly fixedAnswer?: unknown;
+  /** An extra tool the config declares write-like (spec §7): its OpenAPI operation says so (`x-write-like`). */
+  readonly writeLike?: boolean;
 }
 
 /** Any tool, whatever its body. */

@@ -1,21 +1,11 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { TOOLS } from '../../vocabulary/tools.ts';
-import { searchRequestSchema } from '../providers/web-search.ts';
+import { searchRequestSchema, searchResponseSchema } from '../providers/web-search.ts';
 import { meaningOfQuery } from './request-meaning.ts';
 import type { ToolDefinition } from './tool-definition.ts';
 import { toolRouteId } from './tool-route-id.ts';
 
-const source = z
-  .enum(['fixture', 'generated'])
-  .describe('`fixture` from fixtures/, `generated` by seeded faker.');
-
-/** The answer of `POST /v1/web/search` (reference profile: the spec shows no body). */
-export const searchResponseSchema = z.strictObject({
-  query: z.string(),
-  count: z.number().int(),
-  results: z.array(z.strictObject({ title: z.string(), url: z.string(), snippet: z.string() })),
-  source,
-});
+export { searchResponseSchema };
 
 /**
  * Web search (spec sections 1 and 4; safe to retry): known queries from fixtures/search, the rest seeded

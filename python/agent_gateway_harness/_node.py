@@ -1,4 +1,4 @@
-"""Finding Node.js (20.19+ or 22.12+) to run the bundled gateway, with one clear error when it cannot."""
+"""Finding Node.js (22.13+, 24 or 26+) to run the bundled gateway, with one clear error when it cannot."""
 
 import os
 import re
@@ -7,17 +7,17 @@ import subprocess
 
 from .errors import NodeNotFoundError
 
-# package.json "engines": ^20.19.0 || >=22.12.0
-_SUPPORTED = "Node.js 20.19+ or 22.12+"
+# package.json "engines": ^22.13.0 || ^24.0.0 || >=26.0.0 (the maintained lines)
+_SUPPORTED = "Node.js 22.13+, 24 or 26+"
 _INSTALL = (
-    "Install it from https://nodejs.org/ (or your package manager, or `nvm install 22`) and put `node` on "
+    "Install it from https://nodejs.org/ (or your package manager, or `nvm install 24`) and put `node` on "
     "PATH, or set AGENT_GATEWAY_NODE to the node executable."
 )
 
 
 def supported(major, minor):
     """Whether a Node.js version runs the gateway (package.json engines)."""
-    return (major == 20 and minor >= 19) or (major == 22 and minor >= 12) or major >= 23
+    return (major == 22 and minor >= 13) or major == 24 or major >= 26
 
 
 def find_node():

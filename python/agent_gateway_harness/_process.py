@@ -56,7 +56,9 @@ class GatewayProcess:
         self.admin_key = "pytest-" + secrets.token_hex(12)
         self._config_path = _config_file(config)
         self._temporary_config = isinstance(config, dict)
-        args = ["serve", "--port", "0", "--host", "127.0.0.1"]
+        # --exit-with-stdin: the gateway stops when the pipe on its stdin closes, which the kernel does when
+        # this process ends, however it ends (SIGTERM, SIGKILL, a crash): no gateway outlives the test run.
+        args = ["serve", "--port", "0", "--host", "127.0.0.1", "--exit-with-stdin"]
         if scenario:
             args += ["--scenario", scenario]
         if self._config_path:
@@ -69,7 +71,8 @@ class GatewayProcess:
         try:
             self._child = subprocess.Popen(
                 self.command,
-                stdin=subprocess.DEVNULL,
+                # Never written to; its end in this process is not inherited by other children (PEP 446).
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 env=env,
@@ -115,6 +118,10 @@ class GatewayProcess:
     def stop(self):
         """Stops the process (SIGTERM to its process group, then SIGKILL after 10 s)."""
         child = self._child
+        try:
+            child.stdin.close()
+        except OSError:
+            pass
         if child.poll() is None:
             try:
                 if os.name == "posix":

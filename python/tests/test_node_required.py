@@ -1,12 +1,16 @@
-"""Without Node.js 20.19+ (or 22.12+) the plugin says once, clearly, what to install."""
+"""Without Node.js 22.13+, 24 or 26+ the plugin says once, clearly, what to install."""
 
+import json
 import os
+import re
 import stat
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from agent_gateway_harness import GatewayProcess, NodeNotFoundError
+from agent_gateway_harness._node import supported
 
 
 @pytest.fixture
@@ -17,7 +21,7 @@ def no_overrides(monkeypatch):
 
 def test_no_node_on_path(monkeypatch, tmp_path, no_overrides):
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(NodeNotFoundError, match=r"Node\.js 20\.19\+ or 22\.12\+, and no `node` is on PATH"):
+    with pytest.raises(NodeNotFoundError, match=r"Node\.js 22\.13\+, 24 or 26\+, and no `node` is on PATH"):
         GatewayProcess()
 
 
@@ -76,3 +80,23 @@ def test_many_tests_without_node_show_one_traceback(pytester, monkeypatch, tmp_p
     text = result.stdout.str()
     assert text.count("raise NodeNotFoundError(") == 1
     assert text.count("NodeNotFoundError: agent_gateway_harness runs the reference gateway with Node.js") == 3
+
+
+def _engines_admit(engines, major, minor):
+    """package.json's engines range (alternatives of ^X.Y.Z and >=X.Y.Z) for a version X.Y."""
+    for alternative in engines.split("||"):
+        op, version = re.match(r"^\s*(\^|>=)(\d+\.\d+)\.\d+\s*$", alternative).groups()
+        low = tuple(int(part) for part in version.split("."))
+        if (major, minor) >= low and (op == ">=" or major == low[0]):
+            return True
+    return False
+
+
+@pytest.mark.parametrize(
+    "version",
+    ["20.19", "20.20", "21.7", "22.12", "22.13", "22.22", "23.11", "24.0", "24.22", "25.9", "26.0", "27.1"],
+)
+def test_the_check_agrees_with_package_json_engines(version):
+    engines = json.loads((Path(__file__).parents[2] / "package.json").read_text())["engines"]["node"]
+    major, minor = (int(part) for part in version.split("."))
+    assert supported(major, minor) == _engines_admit(engines, major, minor), (version, engines)

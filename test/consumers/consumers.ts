@@ -1,23 +1,30 @@
 /**
  * The package as its users get it: packed with `npm pack`, installed from the tarball into scratch projects
- * under a temporary folder (with `npm install --save-dev`, no flags: a peer range that does not admit the
- * test tools is an ERESOLVE failure here), and used on the Node versions each tool supports:
- *   (a) a plain ES module imports the gateway and serves it with `node` (esm/serve.mjs), on Node 20 and 24;
- *   (b) strict TypeScript projects (module NodeNext, skipLibCheck false) compile against the types;
- *   (c) vitest: msw 2 + vitest 4 on Node 20 (this process's node), and msw 3 + vitest 5 on Node 24, each
- *       running vitest-project/: the README example, per-test grading (a test whose agent never reached
- *       the gateway fails), agents on fake timers (one that gives up) and an agent on the openai SDK whose
- *       own retry policy meets a 429 with Retry-After, on real and fake timers;
- *   (d) jest 30 + msw 3 on Node 22 (native ES modules, modern fake timers; no vitest installed), the same
- *       tests in jest-project/, compiled by tsc first;
+ * under a temporary folder the way users install (`npm install --save-dev`, no flags, no lockfile: today's
+ * latest versions of every dependency in its range; a peer range that does not admit the test tools is an
+ * ERESOLVE failure here, an engines range that does not admit the Node an EBADENGINE failure), and used on
+ * each Node line of the run. Each (project, Node) cell is installed by npm running on that Node:
+ *   (a) a plain ES module imports the gateway and serves it with `node` (esm/serve.mjs);
+ *   (b) strict TypeScript projects (module NodeNext, skipLibCheck false) compile against the types of
+ *       every entry (entries.ts), TypeScript 5 in the vitest projects, 7 in the jest one;
+ *   (c) vitest: msw 2 + vitest 4, and msw 3 + vitest 5, each running vitest-project/: the README example,
+ *       per-test grading (a test whose agent never reached the gateway fails), agents on fake timers (one
+ *       that gives up) and an agent on the openai SDK whose own retry policy meets a 429 with Retry-After,
+ *       on real and fake timers;
+ *   (d) jest 30 + msw 3 (native ES modules, modern fake timers; no vitest installed), the same tests in
+ *       jest-project/, compiled by tsc first;
  *   (e) `npx --no-install agent-gateway` runs from the installed package (--help, token, serve with the
- *       dashboard's files and /openapi.json), on Node 20 and 24.
+ *       dashboard's files and /openapi.json).
+ * Once per run: the packed files, and the declarations' imports (test/support/declaration-imports.ts: no
+ * type of an optional part's dependency, each test tool only in its own entry).
  * The files under esm/, vitest-project/ and jest-project/ are the README's and guide's examples as they run.
  *
- * Run with `npm run test:consumers` (part of `npm test`). It needs the npm registry for the scratch
- * projects' dependencies (the npm cache is used first) and Node 22 and 24 binaries (the
- * node-<platform>-<arch> packages, cached under the temporary folder). Nothing here is timed: the start-up
- * figures come from `npm run bench:cli`.
+ * Which Node lines: `npm run test:consumers` (the consumers stage of `npm test`) runs every cell on this
+ * process's Node; `npm run test:consumers:all` on each maintained line, 22, 24 and 26 (`--nodes 22,26`
+ * names others). A failure in a dependency's code names the package and the version installed
+ * (`upstreamNamed`). It needs the npm registry and, for a Node line other than this process's, that line's
+ * binary (the node-<platform>-<arch> package, cached under the temporary folder). Nothing here is timed:
+ * the start-up figures come from `npm run bench:cli`.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -26,74 +33,92 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { declarationViolations } from '../support/declaration-imports.ts';
 import {
   cleanEnv,
   expectSuccess,
   installedMajor,
+  installedVersions,
   killGroup,
   MINUTE,
   nodeBinDir,
   npmInstall,
   progress,
   run,
+  upstreamNamed,
 } from './scratch-tools.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
+const PACKAGE_NAME = 'agent-tool-gateway-harness';
+
+/** The maintained Node lines (package.json engines), which `--nodes all` runs. */
+const NODE_LINES = [22, 24, 26];
+const THIS_NODE = Number(process.versions.node.split('.')[0]);
+const { values: flags } = parseArgs({ options: { nodes: { type: 'string' } } });
+const NODES =
+  flags.nodes === undefined
+    ? [THIS_NODE]
+    : flags.nodes === 'all'
+      ? NODE_LINES
+      : flags.nodes.split(',').map((major) => {
+          const n = Number(major.trim());
+          if (!Number.isInteger(n) || n < 1)
+            throw new Error(`--nodes: "${major}" is not a Node major version`);
+          return n;
+        });
 
 /**
- * The scratch projects: the example each copies, the Node major it runs on, and what it installs beside the
- * tarball (the test tools' majors are checked after the install: the matrix is what it says).
+ * The scratch projects: the example each copies and what it installs beside the tarball, given the Node
+ * major it runs on (the test tools' majors are checked after the install: the matrix is what it says).
  */
 const PROJECTS = {
-  esm: { example: 'esm', node: 20, deps: [], majors: {} },
+  esm: { example: 'esm', deps: (_node: number): string[] => [], majors: {} },
   vitest4: {
     example: 'vitest-project',
-    node: 20,
-    // openai 7 needs Node 22: 6 is the SDK's last major for Node 20.
-    deps: [
+    deps: (node: number) => [
       'msw@^2.12.0',
       'vitest@^4.0.0',
-      'openai@^6.0.0',
+      'openai@^7.0.0',
       '@anthropic-ai/sdk@^1.0.0',
       'typescript@^5.9.0',
-      '@types/node@^20.19.0',
+      `@types/node@^${node}.0.0`,
     ],
     majors: { msw: 2, vitest: 4 },
   },
   vitest5: {
     example: 'vitest-project',
-    node: 24,
-    deps: [
+    deps: (node: number) => [
       'msw@^3.0.0',
       'vitest@^5.0.0',
       'openai@^7.0.0',
       '@anthropic-ai/sdk@^1.0.0',
       'typescript@^5.9.0',
-      '@types/node@^24.0.0',
+      `@types/node@^${node}.0.0`,
     ],
     majors: { msw: 3, vitest: 5 },
   },
   jest: {
     example: 'jest-project',
-    node: 22,
-    deps: [
+    deps: (node: number) => [
       'msw@^3.0.0',
       'jest@^30.0.0',
       '@jest/globals@^30.0.0',
       'openai@^7.0.0',
       '@anthropic-ai/sdk@^1.0.0',
       'typescript@^7.0.0',
-      '@types/node@^22.0.0',
+      `@types/node@^${node}.0.0`,
     ],
     majors: { msw: 3, jest: 30 },
   },
 } as const;
 type ProjectName = keyof typeof PROJECTS;
+const PROJECT_NAMES = Object.keys(PROJECTS) as ProjectName[];
 
 const work = mkdtempSync(join(tmpdir(), 'agent-gateway-consumers-'));
-const projectDir = (name: ProjectName) => join(work, name);
-/** Where each Node major's binary is: 20 is this process's node (the project's own), 22 and 24 downloaded. */
+const projectDir = (name: ProjectName, node: number) => join(work, `${name}-node${node}`);
+/** Where each Node major's binary is: this process's node for its own major, the others downloaded. */
 const nodeDirs = new Map<number, string>();
 let tarball = '';
 let packedFiles: string[] = [];
@@ -109,9 +134,25 @@ const step = (body: () => Promise<void>) => async () => {
   }
 };
 
+/** Runs `jobs` with at most `limit` at a time (installs: each is an npm with its own network and CPU use). */
+async function inTurns<T>(jobs: (() => Promise<T>)[], limit: number): Promise<T[]> {
+  const results: T[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const i = next++;
+      results[i] = await (jobs[i] as () => Promise<T>)();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, jobs.length) }, worker));
+  return results;
+}
+
 before(
   step(async () => {
-    progress(`scratch folder ${work}`);
+    progress(`scratch folder ${work}; Node ${NODES.join(', ')}`);
+    for (const major of NODES)
+      nodeDirs.set(major, major === THIS_NODE ? dirname(process.execPath) : await nodeBinDir(major));
     progress('npm pack (runs prepare: the build)');
     const packed = await run('npm', ['pack', '--json', '--pack-destination', work], {
       cwd: ROOT,
@@ -128,36 +169,52 @@ before(
     packedFiles = info.files.map((f) => f.path);
 
     const started = Date.now();
-    progress(`installing the tarball into ${Object.keys(PROJECTS).join(', ')} (with their test tools)`);
-    await Promise.all(
-      (Object.keys(PROJECTS) as ProjectName[]).map(async (name) => {
+    const cells = NODES.flatMap((node) => PROJECT_NAMES.map((name) => ({ name, node })));
+    progress(`installing the tarball into ${cells.length} scratch projects (with their test tools)`);
+    await inTurns(
+      cells.map(({ name, node }) => async () => {
         const project = PROJECTS[name];
-        const dir = projectDir(name);
+        const dir = projectDir(name, node);
+        const deps = project.deps(node);
         cpSync(join(HERE, project.example), dir, { recursive: true });
         writeFileSync(
           join(dir, 'package.json'),
           `${JSON.stringify({ name: `${name}-consumer`, private: true, type: 'module' }, null, 2)}\n`,
         );
-        await npmInstall(dir, [tarball, ...project.deps], [...project.deps, 'the package'].join(', '));
+        const output = await npmInstall(dir, [tarball, ...deps], [...deps, 'the package'].join(', '), {
+          nodeDir: nodeDirs.get(node),
+        });
+        // npm only warns about an engines range that leaves this Node out: here that is a failure.
+        assert.doesNotMatch(
+          output,
+          /EBADENGINE/,
+          `${name} on Node ${node}: npm warned EBADENGINE (a package's engines leave this Node out):\n${output}`,
+        );
         for (const [tool, major] of Object.entries(project.majors))
           assert.equal(installedMajor(dir, tool), major, `${name}: ${tool} ${major} was not installed`);
-        progress(`  ${name}: installed`);
+        const versions = installedVersions(dir);
+        const direct = [PACKAGE_NAME, ...deps.map((d) => d.slice(0, d.lastIndexOf('@')))];
+        progress(
+          `  ${name} on Node ${node}: ${direct.map((d) => `${d}@${versions.get(d) ?? '?'}`).join(' ')}`,
+        );
       }),
+      4,
     );
     progress(`installed in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-    for (const major of [20, 22, 24])
-      nodeDirs.set(
-        major,
-        process.version.startsWith(`v${major}.`) ? dirname(process.execPath) : await nodeBinDir(major),
-      );
   }),
-  { timeout: 12 * MINUTE },
+  { timeout: 20 * MINUTE },
 );
 
 after(() => {
   if (failed) progress(`kept ${work} for a look`);
   else rmSync(work, { recursive: true, force: true });
 });
+
+/** Expects success of a command run in a scratch project; a failure names the packages its output is in. */
+function expectSuccessIn(dir: string, what: string, result: Awaited<ReturnType<typeof run>>) {
+  if (result.code === 0) return;
+  assert.fail(`${what} exited with ${result.code}${upstreamNamed(result.output, dir)}:\n${result.output}`);
+}
 
 describe('the packed package', () => {
   it(
@@ -188,39 +245,11 @@ describe('the packed package', () => {
     }),
   );
 
-  for (const name of ['vitest4', 'vitest5'] as const)
-    it(
-      `(b) a strict TypeScript 5 project with ${name.replace('vitest', 'vitest ')} (NodeNext, skipLibCheck false) compiles against its types`,
-      step(async () => {
-        const dir = projectDir(name);
-        const tsc = join(dir, 'node_modules/typescript/bin/tsc');
-        const result = await run(nodeOf(PROJECTS[name].node), [tsc, '-p', '.'], {
-          cwd: dir,
-          timeoutMs: 3 * MINUTE,
-        });
-        expectSuccess(`tsc (TypeScript 5, ${name} project)`, result);
-      }),
-    );
-
   it(
-    '(d) a strict TypeScript 7 jest project compiles against its types without vitest installed',
+    "its declarations import no optional part's dependency (ioredis), and each test tool only from its own entry",
     step(async () => {
-      const dir = projectDir('jest');
-      assert.equal(
-        existsSync(join(dir, 'node_modules/vitest')),
-        false,
-        'vitest is installed in the jest project',
-      );
-      const tsc = join(dir, 'node_modules/typescript/bin/tsc');
-      const result = await run(nodeOf(PROJECTS.jest.node), [tsc, '-p', '.'], {
-        cwd: dir,
-        timeoutMs: 3 * MINUTE,
-      });
-      expectSuccess('tsc (TypeScript 7, jest project)', result);
-      assert.ok(
-        readdirSync(join(dir, 'build')).includes('agent.test.js'),
-        'tsc wrote no build/agent.test.js',
-      );
+      const installed = join(projectDir('esm', NODES[0] as number), 'node_modules', PACKAGE_NAME);
+      assert.deepEqual(declarationViolations(installed), []);
     }),
   );
 });
@@ -231,62 +260,92 @@ const nodeOf = (major: number) => join(nodeDirs.get(major) as string, 'node');
 /** The test files each runner project runs, and how many tests pass in all. */
 const EXPECTED_TESTS = { vitest: 12, jest: 10 };
 
-describe('the test runners, from the tarball', () => {
-  for (const name of ['vitest4', 'vitest5'] as const) {
-    const { node: major, majors } = PROJECTS[name];
-    it(
-      `(c) msw ${majors.msw} + vitest ${majors.vitest} on Node ${major}: README example, per-test grading, fake timers, the openai and Anthropic SDKs' retries`,
-      step(async () => {
-        const dir = projectDir(name);
-        const result = await run(nodeOf(major), [join(dir, 'node_modules/vitest/vitest.mjs'), 'run'], {
-          cwd: dir,
-          nodeDir: nodeDirs.get(major),
-          timeoutMs: 5 * MINUTE,
-        });
-        expectSuccess('vitest run', result);
-        assert.match(result.output, new RegExp(`Tests\\s+${EXPECTED_TESTS.vitest} passed`));
-        // Nothing left unhandled (an agent that gives up on fake timers): vitest would say "Errors".
-        assert.doesNotMatch(result.output, /Unhandled|Errors\s+\d+ error/);
-        progress(`  vitest ${majors.vitest}, msw ${majors.msw}, Node ${major}: ${durationOf(result.output)}`);
-      }),
-    );
-  }
-
-  it(
-    `(d) msw 3 + jest 30 on Node ${PROJECTS.jest.node} (native ES modules): the same tests, compiled by tsc`,
-    step(async () => {
-      const dir = projectDir('jest');
-      const major = PROJECTS.jest.node;
-      const result = await run(
-        nodeOf(major),
-        ['--experimental-vm-modules', join(dir, 'node_modules/jest/bin/jest.js')],
-        { cwd: dir, nodeDir: nodeDirs.get(major), timeoutMs: 5 * MINUTE },
-      );
-      expectSuccess('jest', result);
-      assert.match(
-        result.output,
-        new RegExp(`Tests:\\s+${EXPECTED_TESTS.jest} passed, ${EXPECTED_TESTS.jest} total`),
-      );
-      progress(`  jest 30, msw 3, Node ${major}: ${durationOf(result.output)}`);
-    }),
-  );
-});
-
 /** What the runner printed as its duration (vitest's "Duration", jest's "Time:"), for the log. */
 const durationOf = (output: string) =>
   /Duration\s+(\S+)/.exec(output)?.[1] ?? /Time:\s+(.+)/.exec(output)?.[1]?.trim() ?? '?';
 
-/** Registered per Node version once `before` has found the binaries. */
-for (const major of [20, 24]) {
+/** Registered per Node line of the run; `before` has found the binaries by the time they run. */
+for (const major of NODES) {
   describe(`Node ${major}`, () => {
     const runtime = () => ({ dir: nodeDirs.get(major) as string });
     const node = () => nodeOf(major);
 
+    for (const name of ['vitest4', 'vitest5'] as const)
+      it(
+        `(b) a strict TypeScript 5 project with ${name.replace('vitest', 'vitest ')} (NodeNext, skipLibCheck false) compiles against the types of every entry`,
+        step(async () => {
+          const dir = projectDir(name, major);
+          const tsc = join(dir, 'node_modules/typescript/bin/tsc');
+          const result = await run(node(), [tsc, '-p', '.'], { cwd: dir, timeoutMs: 3 * MINUTE });
+          expectSuccessIn(dir, `tsc (TypeScript 5, ${name} project, Node ${major})`, result);
+        }),
+      );
+
+    it(
+      '(b, d) a strict TypeScript 7 jest project compiles against the types of every entry without vitest installed',
+      step(async () => {
+        const dir = projectDir('jest', major);
+        assert.equal(
+          existsSync(join(dir, 'node_modules/vitest')),
+          false,
+          'vitest is installed in the jest project',
+        );
+        const tsc = join(dir, 'node_modules/typescript/bin/tsc');
+        const result = await run(node(), [tsc, '-p', '.'], { cwd: dir, timeoutMs: 3 * MINUTE });
+        expectSuccessIn(dir, `tsc (TypeScript 7, jest project, Node ${major})`, result);
+        assert.ok(
+          readdirSync(join(dir, 'build')).includes('agent.test.js'),
+          'tsc wrote no build/agent.test.js',
+        );
+      }),
+    );
+
+    for (const name of ['vitest4', 'vitest5'] as const) {
+      const { majors } = PROJECTS[name];
+      it(
+        `(c) msw ${majors.msw} + vitest ${majors.vitest}: README example, per-test grading, fake timers, the openai and Anthropic SDKs' retries`,
+        step(async () => {
+          const dir = projectDir(name, major);
+          const result = await run(node(), [join(dir, 'node_modules/vitest/vitest.mjs'), 'run'], {
+            cwd: dir,
+            nodeDir: runtime().dir,
+            timeoutMs: 5 * MINUTE,
+          });
+          expectSuccessIn(dir, `vitest run (${name}, Node ${major})`, result);
+          assert.match(result.output, new RegExp(`Tests\\s+${EXPECTED_TESTS.vitest} passed`));
+          // Nothing left unhandled (an agent that gives up on fake timers): vitest would say "Errors".
+          assert.doesNotMatch(result.output, /Unhandled|Errors\s+\d+ error/);
+          progress(
+            `  vitest ${majors.vitest}, msw ${majors.msw}, Node ${major}: ${durationOf(result.output)}`,
+          );
+        }),
+      );
+    }
+
+    it(
+      '(d) msw 3 + jest 30 (native ES modules): the same tests, compiled by tsc',
+      step(async () => {
+        const dir = projectDir('jest', major);
+        const result = await run(
+          node(),
+          ['--experimental-vm-modules', join(dir, 'node_modules/jest/bin/jest.js')],
+          { cwd: dir, nodeDir: runtime().dir, timeoutMs: 5 * MINUTE },
+        );
+        expectSuccessIn(dir, `jest (Node ${major})`, result);
+        assert.match(
+          result.output,
+          new RegExp(`Tests:\\s+${EXPECTED_TESTS.jest} passed, ${EXPECTED_TESTS.jest} total`),
+        );
+        progress(`  jest 30, msw 3, Node ${major}: ${durationOf(result.output)}`);
+      }),
+    );
+
     it(
       '(a) a plain ES module imports the gateway and serves it',
       step(async () => {
-        const result = await run(node(), ['serve.mjs'], { cwd: projectDir('esm'), timeoutMs: 2 * MINUTE });
-        expectSuccess('node serve.mjs', result);
+        const dir = projectDir('esm', major);
+        const result = await run(node(), ['serve.mjs'], { cwd: dir, timeoutMs: 2 * MINUTE });
+        expectSuccessIn(dir, `node serve.mjs (Node ${major})`, result);
         assert.match(result.output, /health 200, whoami 200 as agent-verified, conformance pass/);
       }),
     );
@@ -294,7 +353,7 @@ for (const major of [20, 24]) {
     it(
       '(e) npx --no-install agent-gateway: --help, token, serve',
       step(async () => {
-        const cwd = projectDir('esm');
+        const cwd = projectDir('esm', major);
         const npx = (args: string[]) =>
           run('npx', ['--no-install', 'agent-gateway', ...args], {
             cwd,

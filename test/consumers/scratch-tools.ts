@@ -44,7 +44,7 @@ export function cleanEnv(nodeDir?: string): NodeJS.ProcessEnv {
 export function run(
   command: string,
   args: string[],
-  options: { cwd: string; nodeDir?: string; env?: Record<string, string>; timeoutMs: number },
+  options: { cwd: string; nodeDir?: string | undefined; env?: Record<string, string>; timeoutMs: number },
 ): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
@@ -92,29 +92,78 @@ export function expectSuccess(what: string, result: Result) {
 export const NETWORK_TROUBLE =
   /E(NOTFOUND|AI_AGAIN|CONNREFUSED|CONNRESET|TIMEDOUT|NETUNREACH|HOSTUNREACH)|socket hang up|network|request to \S+ failed/i;
 
-/** npm install, with a clear message when the registry is the problem rather than the package. */
-export async function npmInstall(cwd: string, specs: string[], label: string) {
+/**
+ * npm install as a user runs it (no lockfile, no --prefer-offline: today's latest version in each range), by
+ * the npm on `nodeDir`'s Node when given; its output (npm's warnings among it). A failure says whether the
+ * registry is the problem rather than the package.
+ */
+export async function npmInstall(
+  cwd: string,
+  specs: string[],
+  label: string,
+  options: { nodeDir?: string | undefined } = {},
+): Promise<string> {
   const result = await run(
     'npm',
     [
       'install',
       '--save-dev',
-      '--prefer-offline',
       '--no-audit',
       '--no-fund',
       '--fetch-retries=1',
       '--fetch-timeout=60000',
       ...specs,
     ],
-    { cwd, timeoutMs: 5 * MINUTE },
+    { cwd, nodeDir: options.nodeDir, timeoutMs: 5 * MINUTE },
   );
-  if (result.code === 0) return;
+  if (result.code === 0) return result.output;
   if (NETWORK_TROUBLE.test(result.output)) {
     throw new Error(
-      `The consumer tests install ${label} from the npm registry (the npm cache first), and the registry could not be reached. Run them again with access to the registry (npm ping says whether it is reachable).\n${result.output.slice(-2000)}`,
+      `The consumer tests install ${label} from the npm registry, and the registry could not be reached. Run them again with access to the registry (npm ping says whether it is reachable).\n${result.output.slice(-2000)}`,
     );
   }
   throw new Error(`npm install ${specs.join(' ')} failed in ${cwd}:\n${result.output.slice(-4000)}`);
+}
+
+/** Every installed package of a scratch project and its version, by its folder (`node_modules/a/node_modules/b`). */
+function installedByFolder(dir: string): Map<string, { name: string; version: string }> {
+  const lock = join(dir, 'node_modules', '.package-lock.json');
+  const found = new Map<string, { name: string; version: string }>();
+  if (!existsSync(lock)) return found;
+  const { packages } = JSON.parse(readFileSync(lock, 'utf8')) as {
+    packages: Record<string, { version?: string; name?: string }>;
+  };
+  for (const [folder, entry] of Object.entries(packages)) {
+    if (!entry.version) continue;
+    const name = entry.name ?? folder.slice(folder.lastIndexOf('node_modules/') + 'node_modules/'.length);
+    found.set(folder, { name, version: entry.version });
+  }
+  return found;
+}
+
+/** The version of each package installed at the top of a scratch project's node_modules. */
+export function installedVersions(dir: string): Map<string, string> {
+  const versions = new Map<string, string>();
+  for (const [folder, { name, version }] of installedByFolder(dir))
+    if (folder === `node_modules/${name}`) versions.set(name, version);
+  return versions;
+}
+
+/**
+ * The installed packages a failing command's output points into (a type error in a dependency's .d.ts, a
+ * stack frame in its code), each as name@version: what an upstream release that broke the build is. Empty
+ * when the output names no file under node_modules.
+ */
+export function upstreamNamed(output: string, dir: string): string {
+  const installed = installedByFolder(dir);
+  const named = new Map<string, string>();
+  for (const m of output.matchAll(/(?:node_modules\/(?:@[^/\s'"():]+\/)?[^/\s'"():]+\/?)+/g)) {
+    const folder = m[0].replace(/\/$/, '');
+    const entry = installed.get(folder);
+    if (entry) named.set(folder, `${entry.name}@${entry.version}`);
+  }
+  if (named.size === 0) return '';
+  return ` (the output points into installed packages: ${[...named].map(([folder, id]) => `${id} in ${folder}`).join(', ')}; an upstream release is suspect when the package is not this one)`;
 }
 
 /** A Node binary of a major version from the npm package that ships it, kept between runs. */

@@ -84,7 +84,7 @@ export async function nodeAdapter(gateway: Gateway): Promise<Adapter & { server:
 /** msw intercepting the global fetch, the way an agent developer uses the gateway in-process. */
 export function mswAdapter(gateway: Gateway, baseUrl = 'http://gateway.msw.test'): Adapter {
   const server = setupServer(...gatewayHandlers(gateway, { baseUrl }));
-  server.listen({ onUnhandledRequest: 'error' });
+  server.listen({ onUnhandledFrame: 'error' });
   return {
     name: 'msw (global fetch)',
     call: async (spec) => fromResponse(await fetch(`${baseUrl}${spec.path}`, toRequestInit(spec))),

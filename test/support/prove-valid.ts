@@ -13,7 +13,8 @@ export function proveValid(name: string, variants: readonly ProofTarget[]) {
     it.each(variants.map((v) => [v.id, v] as const))(
       '%s',
       async (_id, variant) => {
-        const { report, failing, strictExit, optionalSkipped } = await proveAgainst(variant);
+        const { report, failing, strictExit, strictExitUnlisted, optionalSkipped } =
+          await proveAgainst(variant);
         expect(
           failing,
           `${variant.description}: ${report.checks
@@ -27,6 +28,9 @@ export function proveValid(name: string, variants: readonly ProofTarget[]) {
           .filter(([, verdict]) => verdict === 'inconclusive')
           .map(([id]) => id);
         expect(strictExit).toBe(unobserved.length > 0 ? 2 : 0);
+        // Green means seen: an optional MUST check the variant gave no input for, unless listed as an
+        // expected skip, leaves the run unable to say "conforms" (exit 2).
+        if (optionalSkipped.length > 0) expect(strictExitUnlisted).toBe(2);
         expect(
           exitCodeFor({ ...report, allowedUnobserved: unobserved }, true),
           'accepted with --allow-unobserved, the same run exits 0',

@@ -32,9 +32,11 @@ export function adminKit(routes: Routes, control: AdminControl) {
   const { registry, clock } = runtime;
   const maxBody = () => runtime.config.server.max_body_bytes;
   const ok = (ctx: CallContext, body: unknown, status = 200) => respondJson(ctx, body, status);
+  const noAgent = (id: string) =>
+    new GatewayError('not_found', { message: `No agent "${id}".`, details: { agent: id } });
   const agentOr404 = (id: string) => {
     const agent = registry.get(id);
-    if (!agent) throw new GatewayError('not_found', { message: `No agent "${id}".`, details: { agent: id } });
+    if (!agent) throw noAgent(id);
     return agent;
   };
   const checkTier = (tier: string | undefined) => {
@@ -72,6 +74,7 @@ export function adminKit(routes: Routes, control: AdminControl) {
     maxBody,
     ok,
     agentOr404,
+    noAgent,
     checkTier,
     checkAllowlist,
     clockState,

@@ -17,7 +17,8 @@ const showAgent = (agent: Agent) => ({
 
 /** The agents (the transitions the spec leaves unshown), the tools' policies and the rate limits in force. */
 export function registerAgentAdmin(kit: AdminKit) {
-  const { route, ok, admin, runtime, registry, maxBody, checkTier, checkAllowlist, agentOr404 } = kit;
+  const { route, ok, admin, runtime, registry, maxBody, checkTier, checkAllowlist, agentOr404, noAgent } =
+    kit;
   route('listAgents', (ctx) => ok(ctx, { agents: registry.list().map(showAgent) }));
   route('createAgent', async (ctx) => {
     const body = await readJsonBody(ctx.request, agentCreateSchema, maxBody());
@@ -44,12 +45,14 @@ export function registerAgentAdmin(kit: AdminKit) {
     const body = await readJsonBody(ctx.request, agentPatchSchema, maxBody());
     checkTier(body.tier);
     checkAllowlist(body.allowlist);
-    if (!(await admin.updateAgent(id, body))) agentOr404(id);
+    // False: no such agent where the change is made (a shared store that lost an agent this instance
+    // holds answers 503 instead); never a fallback to this instance's copy.
+    if (!(await admin.updateAgent(id, body))) throw noAgent(id);
     return ok(ctx, showAgent(agentOr404(id)));
   });
   route('revokeTokens', async (ctx, params) => {
     const id = params.id as string;
-    if (!(await admin.revokeTokens(id))) agentOr404(id);
+    if (!(await admin.revokeTokens(id))) throw noAgent(id);
     return ok(ctx, showAgent(agentOr404(id)));
   });
   route('mintToken', (ctx, params) => {

@@ -1,0 +1,112 @@
+/**
+ * `npm run test:times`: `npm test`'s stages (all, or those named: `npm run test:times -- vitest`) run as
+ * `npm test` runs them, then what each took: every stage's wall time, and every vitest file's (the time its
+ * tests ran, from vitest's JSON report), each with the machine's 1-minute load average beside it, sampled
+ * every 5 s through the run. A figure taken on a loaded machine compares files within the run; it says
+ * nothing of a quiet machine's time (the label says LOADED at a load average of 1 or more).
+ *
+ *   npm run test:times                   every stage; the 25 slowest vitest files
+ *   npm run test:times -- vitest --all   the vitest stage; every file
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LOADED_AT, loadLabel, machineLine, sampleLoad } from './bench-report.ts';
+import { chosenStages, isScript, npmRunner, runStages, summary } from './run-stages.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SAMPLE_EVERY_MS = 5000;
+const SHOWN_FILES = 25;
+
+interface Sample {
+  at: number;
+  load: number;
+}
+
+interface FileTime {
+  file: string;
+  seconds: number;
+  status: string;
+  loads: number[];
+}
+
+/** The load samples taken while [from, to] ran, with the one just before it (a short file may fall between two). */
+export function loadsDuring(samples: readonly Sample[], from: number, to: number): number[] {
+  const before = samples.filter((s) => s.at <= from).at(-1);
+  const inside = samples.filter((s) => s.at > from && s.at <= to);
+  return [...(before ? [before] : []), ...inside].map((s) => s.load);
+}
+
+/** Each vitest file's time from vitest's JSON report, slowest first, with the load while it ran. */
+export function fileTimes(report: string, samples: readonly Sample[]): FileTime[] {
+  const { testResults } = JSON.parse(report) as {
+    testResults: { name: string; startTime: number; endTime: number; status: string }[];
+  };
+  return testResults
+    .map((r) => ({
+      file: relative(ROOT, r.name),
+      seconds: (r.endTime - r.startTime) / 1000,
+      status: r.status,
+      loads: loadsDuring(samples, r.startTime, r.endTime),
+    }))
+    .sort((a, b) => b.seconds - a.seconds);
+}
+
+const range = (loads: readonly number[]) =>
+  loads.length === 0 ? 'load ?' : `load ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`;
+
+export function fileTable(files: readonly FileTime[], shown: number): string {
+  const total = files.reduce((sum, f) => sum + f.seconds, 0);
+  const width = Math.max(...files.slice(0, shown).map((f) => f.file.length), 4);
+  return [
+    `Vitest files (${files.length}; the time their tests ran, ${total.toFixed(0)} s in all, files in parallel):`,
+    ...files
+      .slice(0, shown)
+      .map(
+        (f) =>
+          `  ${f.file.padEnd(width)}  ${f.seconds.toFixed(1).padStart(6)} s  ${range(f.loads)}${f.status === 'passed' ? '' : `  ${f.status.toUpperCase()}`}`,
+      ),
+    ...(files.length > shown ? [`  … ${files.length - shown} more (--all shows every file)`] : []),
+  ].join('\n');
+}
+
+if (isScript(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const chosen = chosenStages(args.filter((a) => a !== '--all'));
+  if (typeof chosen === 'string') {
+    process.stderr.write(`test:times: ${chosen}\n`);
+    process.exit(2);
+  }
+  const work = mkdtempSync(join(tmpdir(), 'agent-gateway-test-times-'));
+  const report = join(work, 'vitest.json');
+  const samples: Sample[] = [{ at: Date.now(), load: sampleLoad() }];
+  const sampler = setInterval(() => samples.push({ at: Date.now(), load: sampleLoad() }), SAMPLE_EVERY_MS);
+  // The vitest stage with a JSON report beside its usual output; every other stage as npm test runs it.
+  const runner = npmRunner((stage) =>
+    stage.name === 'vitest' ? ['--reporter=default', '--reporter=json', `--outputFile.json=${report}`] : [],
+  );
+  const results = await runStages(chosen, runner);
+  clearInterval(sampler);
+  samples.push({ at: Date.now(), load: sampleLoad() });
+  const loads = samples.map((s) => s.load);
+  const lines = [
+    '',
+    `Machine: ${machineLine()}; ${loadLabel({ start: loads[0] as number, rounds: loads.slice(1, -1), end: loads.at(-1) as number })} (1-minute load average, sampled every ${SAMPLE_EVERY_MS / 1000} s)`,
+    ...(Math.max(...loads) >= LOADED_AT
+      ? ['LOADED run: the times compare stages and files within this run; a quiet machine is faster.']
+      : []),
+    summary(results),
+  ];
+  if (existsSync(report))
+    lines.push(
+      '',
+      fileTable(
+        fileTimes(readFileSync(report, 'utf8'), samples),
+        args.includes('--all') ? Number.POSITIVE_INFINITY : SHOWN_FILES,
+      ),
+    );
+  process.stdout.write(`${lines.join('\n')}\n`);
+  rmSync(work, { recursive: true, force: true });
+  process.exit(results.every((r) => r.passed) ? 0 : 1);
+}
