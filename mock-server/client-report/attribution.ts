@@ -16,6 +16,14 @@ export interface Unattributed {
   reasons: { reason: string; requests: number }[];
 }
 
+/** `agentRequests`' answer: the agent's requests, and those that stay nobody's (their count and reasons). */
+export interface AgentRequests {
+  entries: JournalEntry[];
+  unattributed?: Unattributed;
+  /** The requests that stay nobody's. */
+  nobodys: JournalEntry[];
+}
+
 /** Why a request no agent was named for stayed nobody's. */
 function reasonOf(e: JournalEntry): string {
   if (e.agent !== undefined)
@@ -32,11 +40,7 @@ function reasonOf(e: JournalEntry): string {
  * that came on a connection only it used (marked `attributed_by: 'connection'`); and the requests that stay
  * nobody's, with the reasons.
  */
-export function agentRequests(
-  entries: readonly JournalEntry[],
-  agent: string,
-  since: number,
-): { entries: JournalEntry[]; unattributed?: Unattributed } {
+export function agentRequests(entries: readonly JournalEntry[], agent: string, since: number): AgentRequests {
   const connectionAgents = new Map<number, string | null>();
   // Connections on which the proxy knew the agent's own key (for the requests it ties: `own_key_unknown`).
   const keyKnownOn = new Set<number>();
@@ -49,7 +53,7 @@ export function agentRequests(
   }
   const own: JournalEntry[] = [];
   const reasons = new Map<string, number>();
-  let unattributed = 0;
+  const nobodys: JournalEntry[] = [];
   for (const e of entries) {
     if (e.seq <= since) continue;
     if (e.agent === agent) {
@@ -65,17 +69,18 @@ export function agentRequests(
       const keyKnown = e.connection !== undefined && keyKnownOn.has(e.connection);
       own.push({ ...(keyKnown ? rest : e), agent, attributed_by: 'connection' });
     } else if (!holder) {
-      unattributed++;
+      nobodys.push(e);
       const reason = reasonOf(e);
       reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
     }
   }
   own.sort((a, b) => a.seq - b.seq);
-  if (unattributed === 0) return { entries: own };
+  if (nobodys.length === 0) return { entries: own, nobodys };
   return {
     entries: own,
+    nobodys,
     unattributed: {
-      requests: unattributed,
+      requests: nobodys.length,
       reasons: [...reasons].map(([reason, requests]) => ({ reason, requests })),
     },
   };

@@ -159,7 +159,7 @@ export function createClientReport(input: {
   const options: ClientReportOptions = { ...DEFAULT_REPORT_OPTIONS, ...Object.fromEntries(given) };
   const since = options.since ?? 0;
   // Its own requests, and those named for nobody that its connections tie to it (attribution.ts).
-  const { entries, unattributed } = agentRequests(input.entries, input.agent, since);
+  const { entries, unattributed, nobodys } = agentRequests(input.entries, input.agent, since);
   const ctx = {
     agent: input.agent,
     entries,
@@ -167,6 +167,7 @@ export function createClientReport(input: {
     corpus: input.corpus,
     options,
     ...(input.tools === undefined ? {} : { tools: input.tools }),
+    ...(nobodys.length > 0 ? { unattributed: nobodys } : {}),
   };
   const violations: Violation[] = [];
   // The clock moved back between epochs: each is judged apart (facts/epochs.ts).
