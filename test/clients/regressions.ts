@@ -62,6 +62,16 @@ export const REGRESSIONS: ClientProgram[] = [
       'an extra tool (web.extract, declared without `meaning`): after a 429 with Retry-After of about an hour, six identical extract calls at once, as on web.search (its whole body is its meaning)',
     agent: 'agent-verified',
     scenario: { config: EXTRACT_LIMITED },
+    // Six at once on new connections are told apart by time only: the storm is required when at least
+    // three of the extract calls arrived within 10 ms of each other, as sent.
+    timing: ['no-parallel-storm'],
+    timingHeld: (entries) => {
+      const calls = entries.filter((e) => e.operation === 'web.extract');
+      const together = calls.some(
+        (e) => calls.filter((x) => x.real_ms >= e.real_ms && x.real_ms - e.real_ms <= 10).length >= 3,
+      );
+      return together ? undefined : 'no 3 extract calls arrived within 10 ms of each other';
+    },
     async run(ctx) {
       await until429((k) => extract(ctx, `https://example.com/article-${k}`));
       const again = 'https://example.com/article-2';
