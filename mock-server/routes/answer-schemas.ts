@@ -227,13 +227,8 @@ export const journalEntrySchema = z.looseObject({
   attributed_by: z
     .enum(['token', 'api_key', 'connection'])
     .optional()
-    .describe(
-      'How a request no stage identified was tied to its agent: its token, its own API key, its connection.',
-    ),
-  body_unread: z
-    .string()
-    .optional()
-    .describe("Why the request's body could not be read (a coding that does not decode, a bad charset)."),
+    .describe('How an unnamed request was tied.'),
+  body_unread: z.string().optional().describe("Why the request's body could not be read."),
   own_key_unknown: z
     .literal(true)
     .optional()
@@ -338,9 +333,7 @@ export const clientReportSchema = z.looseObject({
       reasons: z.array(z.strictObject({ reason: z.string(), requests: z.number().int() })),
     })
     .optional()
-    .describe(
-      "Requests of the journal that belong to no agent (no token, API key or connection names one), with why: if some were this agent's, the report could not see them.",
-    ),
+    .describe('Requests of the journal no token, API key or connection ties to an agent, and why.'),
   from: isoTime.optional().describe('The first graded request (of the last clock epoch, with epochs).'),
   to: isoTime.optional().describe('The last graded request (of the last clock epoch, with epochs).'),
   epochs: z
