@@ -1,4 +1,6 @@
 import { Command, CommanderError } from 'commander';
+// The version is package.json's, the one place it is kept (the Python package's is checked equal to it).
+import packageJson from '../package.json' with { type: 'json' };
 import { CliError, EXIT } from './cli-options.ts';
 import { registerAdminCommand } from './commands/admin.ts';
 import { registerCheckCommand } from './commands/check.ts';
@@ -14,7 +16,7 @@ const program = new Command()
   .description(
     'Reference gateway, simulated identity provider and conformance suite for the Agent Tool Gateway spec',
   )
-  .version('0.1.0')
+  .version(packageJson.version)
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 

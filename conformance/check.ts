@@ -1,5 +1,6 @@
-import { SPEC_ENDPOINTS } from '../vocabulary/endpoints.ts';
+import { SPEC_ENDPOINTS, type SpecEndpointId } from '../vocabulary/endpoints.ts';
 import type { SpecRef } from '../vocabulary/spec-ref.ts';
+import { SPEC_TOOL_NAMES } from '../vocabulary/tools.ts';
 import type { SuiteClient } from './http-client.ts';
 import { carriedIdempotencyKey, IDEMPOTENCY_KEY_HEADER } from './idempotency-key.ts';
 import type { Exchange } from './suite-request.ts';
@@ -143,9 +144,12 @@ export class CheckFailure extends Error {
 export const SERVER_ERROR_FIX =
   "the gateway failed on its side, so this says nothing yet about the rule checked here: find the request in the gateway's logs (the reproduction sends it again) and make it succeed; the suite retries any 5xx up to 3 times with backoff (spec section 7 calls every 5xx transient) before judging it";
 
-/** Whether a call is one section 4 rule 4 names safe to retry: whoami, web.search or web.fetch at the spec's paths. */
+/** The operations section 4 rule 4 names safe to retry: whoami and the spec's tools. */
+export const SPEC_RETRY_SAFE: readonly string[] = ['whoami', ...SPEC_TOOL_NAMES];
+
+/** Whether a call is one section 4 rule 4 names safe to retry: whoami or a spec tool, at the spec's paths. */
 const specSafeToRetry = (method: string, path: string) =>
-  [SPEC_ENDPOINTS.whoami, SPEC_ENDPOINTS['web.search'], SPEC_ENDPOINTS['web.fetch']].some(
+  SPEC_RETRY_SAFE.map((id) => SPEC_ENDPOINTS[id as SpecEndpointId]).some(
     (e) => e.method === method && e.path === path,
   );
 

@@ -80,7 +80,12 @@ export async function runOne(
       message: `the check could not run: ${error instanceof Error ? error.message : String(error)}`,
     };
   }
-  const { repeatRefused, realTokenRefused, ...told } = outcome;
+  const { repeatRefused, realTokenRefused, ...named } = outcome;
+  // A refused repeat met by a check of another rule was described by its path alone: name its tool.
+  const tool = repeatRefused && ctx.tools.find((t) => t.path === repeatRefused.request.path);
+  const told = tool
+    ? { ...named, message: named.message.replaceAll(`--tool NAME:`, `--tool ${tool.name}:`) }
+    : named;
   return {
     result: {
       ...base,

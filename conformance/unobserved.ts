@@ -65,6 +65,8 @@ export function blockingUnobserved(
 
 /** One line naming what would let an unobserved check observe: its remedy, or the options it needs. */
 export function unobservedRemedy(c: CheckResult, form: 'cli' | 'action' = 'cli'): string {
-  if (c.verdict === 'skipped' && c.enabledBy) return `give ${c.enabledBy}`;
+  // The Action's inputs have the options' names (without the dashes).
+  if (c.verdict === 'skipped' && c.enabledBy)
+    return `give ${form === 'action' ? c.enabledBy.replace(/--([a-z-]+)/g, '$1') : c.enabledBy}`;
   return c.unobserved ? remedyOf(c.unobserved, form) : c.message;
 }

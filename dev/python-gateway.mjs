@@ -6,7 +6,7 @@
 // The layout keeps the paths the runtime looks for beside itself: ../fixtures/ (mock-server/fixtures-dir.ts)
 // and ../mock-server/dashboard/assets/ (mock-server/routes/dashboard-routes.ts).
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { CLI_BUNDLE_OPTIONS } from './cli-bundle-options.mjs';
@@ -14,9 +14,14 @@ import { CLI_BUNDLE_OPTIONS } from './cli-bundle-options.mjs';
 /** The fixtures the runtime reads (those package.json "files" ships). */
 const FIXTURES = ['config/default.yaml', 'search', 'pages', 'scenarios'];
 
-/** Builds the Python package's gateway into python/agent_gateway_harness/_gateway/; returns its folder. */
-export async function buildPythonGateway(root = fileURLToPath(new URL('..', import.meta.url))) {
-  const out = join(root, 'python/agent_gateway_harness/_gateway');
+/**
+ * Builds the Python package's gateway into python/agent_gateway_harness/_gateway/ (or `out`: the container
+ * image's build stage, `node dev/python-gateway.mjs /out/app`, ships the same bundle); returns its folder.
+ */
+export async function buildPythonGateway(
+  root = fileURLToPath(new URL('..', import.meta.url)),
+  out = join(root, 'python/agent_gateway_harness/_gateway'),
+) {
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   await build({
@@ -42,6 +47,6 @@ export async function buildPythonGateway(root = fileURLToPath(new URL('..', impo
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const out = await buildPythonGateway();
+  const out = await buildPythonGateway(undefined, process.argv[2] && resolve(process.argv[2]));
   process.stdout.write(`build: ${out}/cli/agent-gateway.mjs\n`);
 }

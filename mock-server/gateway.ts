@@ -80,6 +80,7 @@ export function createGateway(options: GatewayOptions = {}) {
     verifier: options.verifier,
     log,
     shared: options.store,
+    adminKey: options.adminKey,
   });
   const scenarios = createScenarioControl({
     runtime,

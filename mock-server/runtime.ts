@@ -76,6 +76,8 @@ export function createRuntime(
     verifier?: IdentityVerifier;
     log: (line: string) => void;
     shared?: SharedStore;
+    /** The admin key: found and redacted in every text the journal keeps, in any encoding. */
+    adminKey?: string;
   },
 ): Runtime {
   const registry = createAgentRegistry(config.agents);
@@ -121,6 +123,7 @@ export function createRuntime(
       version: () => registry.version,
       keys: () => registry.list().map((agent) => ({ key: agent.apiKey, owner: agent.id })),
       canaries: parts.corpus.canarySecrets,
+      adminKeys: parts.adminKey === undefined ? [] : [parts.adminKey],
       // Entries not yet read hold the secrets known at their call: settled soon, the old set let go of.
       onRetired: () => void memory.journal.settleRecorded(),
     }),

@@ -90,11 +90,13 @@ describe('agent-gateway check against the reference gateway', () => {
     expect(report.checks).toHaveLength(CHECKS.length);
     expect(Object.keys(report.checks[0]).sort()).toEqual(
       [
+        'blocking',
         'duration_ms',
         'enabled_by',
         'id',
         'level',
         'message',
+        'remedy',
         'reproduction',
         'requests',
         'shared_with',

@@ -48,6 +48,10 @@ describe('which names speak of a credential', () => {
       'credentials',
       'privateKey',
       'x-goog-api-key',
+      'pw',
+      'reset_token',
+      'primaryKey',
+      'secondary_key',
     ])
       expect(speaksOfCredential(name), name).toBe(true);
     for (const name of [
@@ -56,6 +60,9 @@ describe('which names speak of a credential', () => {
       'tokenizer',
       'max_tokens',
       'x-ratelimit-remaining-tokens',
+      'x-ratelimit-reset-tokens',
+      'max_token',
+      'sort_key',
       'Idempotency-Key',
       'public_key',
       'Content-Type',

@@ -302,15 +302,19 @@ describe('recordings from other tools', () => {
   });
 
   it('names the answer whose body makes a scenario too large, not only the journal slice advice', () => {
-    const huge = JSON.stringify({
-      results: Array.from({ length: 30_000 }, (_, i) => ({ t: 'x'.repeat(60), i })),
-    });
+    // Each under the 256 KiB a scenario keeps of one body; together over the 1 MiB of a scenario file.
+    const large = (n: number) =>
+      JSON.stringify({ results: Array.from({ length: n }, (_, i) => ({ t: 'x'.repeat(60), i })) });
     expect(() =>
       convert([
         { ms: 0, body: body('small') },
-        { ms: 5, body: huge },
+        { ms: 5, body: large(3_000) },
+        { ms: 6, body: large(3_600) },
+        { ms: 7, body: large(3_000) },
+        { ms: 8, body: large(3_000) },
+        { ms: 9, body: large(3_000) },
       ]),
-    ).toThrow(/over the 1048576 a scenario file may hold; the largest answer body is entry 2's \(\d+ bytes/);
+    ).toThrow(/over the 1048576 a scenario file may hold; the largest answer body is entry 3's \(\d+ bytes/);
   });
 
   it("reads Playwright's recordHar: null fields, and says when bodies were attached beside the HAR (content: 'attach')", () => {

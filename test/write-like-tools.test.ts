@@ -19,7 +19,7 @@ describe('a write-like tool not declared so', () => {
     expect(report.tools.find((t) => t.name === 'web.snapshot')?.writeLike).toBeUndefined();
     for (const check of report.checks.filter((c) => c.verdict === 'fail')) {
       expect(check.message, check.id).toContain('POST /v1/web/snapshot');
-      expect(check.message, check.id).toMatch(/--tool (web\.snapshot|NAME):write-like=\/v1\/web\/snapshot/);
+      expect(check.message, check.id).toContain('--tool web.snapshot:write-like=/v1/web/snapshot');
       expect(check.message, check.id).not.toContain('make whoami, search and fetch safe');
     }
   }, 60_000);

@@ -206,9 +206,14 @@ async function explainExit(report: ConformanceReport, exitCode: number, strict: 
 }
 
 /** Writes the report files asked for (JSON, JUnit, Markdown, HTML). */
-async function writeReports(options: CheckOptions, report: ConformanceReport, exitCode: number) {
+async function writeReports(
+  options: CheckOptions,
+  report: ConformanceReport,
+  exitCode: number,
+  strict: boolean,
+) {
   if (options.reportJson)
-    writeReport(options.reportJson, `${JSON.stringify(toJsonReport(report, exitCode), null, 2)}\n`);
+    writeReport(options.reportJson, `${JSON.stringify(toJsonReport(report, exitCode, strict), null, 2)}\n`);
   if (options.reportJunit) writeReport(options.reportJunit, toJunitXml(report));
   if (options.reportMarkdown)
     writeReport(options.reportMarkdown, toMarkdownSummary(report, exitCode, options.adviceFor));
@@ -263,6 +268,6 @@ export async function runCheck(options: CheckOptions) {
   const exitCode = exitCodeFor(report, suite.strict);
   process.stdout.write(`${formatSummary(report, exitCode, paint)}\n`);
   await explainExit(report, exitCode, suite.strict);
-  await writeReports(options, report, exitCode);
+  await writeReports(options, report, exitCode, suite.strict);
   process.exitCode = exitCode;
 }

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { adminKeyProblem } from '../../mock-server/routes/admin-key.ts';
 import { CliError, intOption } from '../cli-options.ts';
 
@@ -15,13 +15,18 @@ export interface ListenOptions {
 }
 
 /**
- * Adds --port (default `port`; 0 picks a free one), --host (default loopback) and --exit-with-stdin to a
- * listening command.
+ * Adds --port (default `port`; 0 picks a free one), --host (default $AGENT_GATEWAY_HOST, else loopback) and
+ * --exit-with-stdin to a listening command. The container image sets AGENT_GATEWAY_HOST=0.0.0.0: inside it,
+ * loopback is unreachable.
  */
 export const withListenOptions = (command: Command, port: number): Command =>
   command
     .option('-p, --port <port>', 'port to listen on (0 picks a free port)', intOption(0, 65535), port)
-    .option('-H, --host <host>', 'interface to listen on', '127.0.0.1')
+    .addOption(
+      new Option('-H, --host <host>', 'interface to listen on')
+        .env('AGENT_GATEWAY_HOST')
+        .default('127.0.0.1'),
+    )
     .option(
       '--exit-with-stdin',
       'stop when standard input closes: for a program that starts this one with a pipe as its stdin, so it never outlives that program, however it ends (killed included)',

@@ -9,8 +9,9 @@ interface FromHarOptions {
   agentMap?: Record<string, string>;
 }
 
-// A recording larger than this is not read (the proxy's journal holds at most 1,000,000 entries).
-const MAX_RECORDING_BYTES = 512 * 1024 * 1024;
+// A recording larger than this is not read (docs/reference.md): it is read whole, and parsed; a larger
+// journal is converted by the slice (admin journal export --agent, --since).
+export const MAX_RECORDING_BYTES = 256 * 1024 * 1024;
 
 /** `--agent-map calling=recorded[,calling=recorded...]`, repeatable. */
 function agentMapOption(value: string, previous: Record<string, string> = {}): Record<string, string> {
@@ -81,11 +82,18 @@ export function registerScenarioCommand(program: Command) {
         import('../../mock-server/scenarios/replay-convert.ts'),
       ]);
       const text = readRecordingFile(resolve(file));
-      const conversion = scenarioFromRecording(readRecording(text, file), {
-        source: file,
-        name: options.name,
-        agentMap: options.agentMap,
-      });
+      let conversion: ReturnType<typeof scenarioFromRecording>;
+      try {
+        conversion = scenarioFromRecording(readRecording(text, file), {
+          source: file,
+          name: options.name,
+          agentMap: options.agentMap,
+        });
+      } catch (error) {
+        // Out of stack or past a string's length on some hostile shape: one line, never a stack trace.
+        if (error instanceof RangeError) throw new CliError(`Cannot convert ${file}: ${error.message}`);
+        throw error;
+      }
       for (const warning of conversion.warnings) process.stderr.write(`agent-gateway: note: ${warning}\n`);
       if (!options.out) {
         process.stdout.write(conversion.yaml);

@@ -8,6 +8,7 @@ import {
   type Endpoint,
   observed,
   repeatRefusedFix,
+  SPEC_RETRY_SAFE,
 } from '../check.ts';
 import { checkProperty } from '../check-cases.ts';
 import type { Exchange } from '../suite-request.ts';
@@ -68,7 +69,7 @@ export function expectSameOutcome(exchanges: Exchange[], what: string, endpoint:
       actual: describeResponse(different),
       fix: endpoint.writeLike
         ? `answer a repeat of ${endpoint.method} ${endpoint.path} (${endpoint.name}) carrying the first call's idempotency key as the first was answered (spec §7): neither fail differently nor act again`
-        : `make ${endpoint.method} ${endpoint.path} (${endpoint.name}) idempotent: a repeat must neither fail differently nor change state${endpoint.name === 'whoami' || ['web.search', 'web.fetch'].includes(endpoint.name) ? '' : `, or declare it write-like (--tool ${endpoint.name}:write-like=${endpoint.path}) if it is`}`,
+        : `make ${endpoint.method} ${endpoint.path} (${endpoint.name}) idempotent: a repeat must neither fail differently nor change state${SPEC_RETRY_SAFE.includes(endpoint.name) ? '' : `, or declare it write-like (--tool ${endpoint.name}:write-like=${endpoint.path}) if it is`}`,
       exchange: different,
       aboutRepeats: true,
     });

@@ -2,7 +2,7 @@ import { printable } from '../../vocabulary/redact.ts';
 import { formatSpecRef, primarySection, SPEC_SECTIONS, type SpecSection } from '../../vocabulary/spec-ref.ts';
 import type { ConformanceReport } from '../runner.ts';
 import type { CheckResult, ExchangeRecord, Unobserved } from '../types.ts';
-import { remedyOf } from '../unobserved.ts';
+import { unobservedCheck, unobservedRemedy } from '../unobserved.ts';
 import { costOf, UNOBSERVED_LABEL } from './console.ts';
 
 const VERDICT_LABEL: Record<CheckResult['verdict'], string> = {
@@ -143,7 +143,7 @@ function verdictTables(checks: readonly CheckResult[]): string {
 function unsureList(checks: readonly CheckResult[]): string {
   const items = checks.map(
     (c) =>
-      `<li id="${anchor(c.id)}"><code>${escapeHtml(c.id)}</code> <span class="badge ${c.verdict}">${c.verdict}</span>${c.unobserved ? ` (${escapeHtml(UNOBSERVED_LABEL[c.unobserved])})` : ''}: ${escapeHtml(c.message)}${c.verdict === 'inconclusive' && c.unobserved ? ` <span class="hint">What would let it observe: ${escapeHtml(remedyOf(c.unobserved))}.</span>` : ''}</li>`,
+      `<li id="${anchor(c.id)}"><code>${escapeHtml(c.id)}</code> <span class="badge ${c.verdict}">${c.verdict}</span>${c.unobserved ? ` (${escapeHtml(UNOBSERVED_LABEL[c.unobserved])})` : ''}: ${escapeHtml(c.message)}${unobservedCheck(c) ? ` <span class="hint">What would let it observe: ${escapeHtml(unobservedRemedy(c))}.</span>` : ''}</li>`,
   );
   return `<ul class="unsure">\n${items.join('\n')}\n</ul>`;
 }
@@ -212,7 +212,7 @@ export function toHtmlReport(report: ConformanceReport, exitCode: number): strin
     body.push('<section id="failures"><h2>Failures</h2>', ...failures.map(failureArticle), '</section>');
   if (unsure.length > 0)
     body.push(
-      '<section id="unsure"><h2>Skipped and not observed</h2><p>Never a pass: an unobserved (inconclusive) MUST check makes the run exit 2 unless accepted with <code>--allow-unobserved</code>.</p>',
+      '<section id="unsure"><h2>Skipped and not observed</h2><p>Never a pass: a MUST check not observed (inconclusive, or skipped for want of an input) makes the run exit 2 unless accepted with <code>--allow-unobserved</code> or listed in <code>--expected-results</code>.</p>',
       unsureList(unsure),
       '</section>',
     );

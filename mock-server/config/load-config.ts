@@ -1,5 +1,5 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { FIXTURES_DIR } from '../fixtures-dir.ts';
@@ -138,15 +138,58 @@ const defaultConfigRaw = () => {
   return defaultRaw;
 };
 
-/** An extra tool's answer fixture is relative to the config file (to the working directory for an object). */
-const withFixturePaths = (tools: GatewayConfig['tools'], baseDir: string): GatewayConfig['tools'] =>
-  Object.fromEntries(
-    Object.entries(tools).map(([name, tool]) =>
-      tool.answer && 'fixture' in tool.answer
-        ? [name, { ...tool, answer: { fixture: resolve(baseDir, tool.answer.fixture) } }]
-        : [name, tool],
-    ),
+/** Whether `path` is `dir` or inside it (both absolute). */
+const isInside = (path: string, dir: string) => {
+  const rel = relative(dir, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+};
+
+/**
+ * Why an extra tool's fixture may not be read, or undefined: it must be a file inside the config's folder
+ * (below it at any depth), by its path and, when it exists, by where its links lead: an answer is served to
+ * every agent the tool's tiers admit, so a config naming `/proc/self/environ` or `../../secrets.json` would
+ * publish what the gateway's process can read.
+ */
+function fixtureOutside(fixture: string, baseDir: string): string | undefined {
+  const outside = `must be a file inside the config's folder ${baseDir} (or below it)`;
+  if (!isInside(fixture, baseDir)) return `${outside}; ${fixture} is not`;
+  let real: string;
+  try {
+    real = realpathSync(fixture);
+  } catch {
+    return undefined; // missing: the tool's reader says so, naming the file
+  }
+  let realBase = baseDir;
+  try {
+    realBase = realpathSync(baseDir);
+  } catch {
+    // the folder as given
+  }
+  return isInside(real, realBase) ? undefined : `${outside}; ${fixture} leads to ${real}, which is not`;
+}
+
+/**
+ * An extra tool's answer fixture is relative to the config file (to the working directory for an object),
+ * and read only from inside that folder: one outside is a ConfigError, so the gateway refuses to start.
+ */
+function withFixturePaths(
+  tools: GatewayConfig['tools'],
+  baseDir: string,
+  source: string,
+): GatewayConfig['tools'] {
+  const issues: { path: string; message: string }[] = [];
+  const out = Object.fromEntries(
+    Object.entries(tools).map(([name, tool]) => {
+      if (!tool.answer || !('fixture' in tool.answer)) return [name, tool];
+      const fixture = resolve(baseDir, tool.answer.fixture);
+      const problem = fixtureOutside(fixture, baseDir);
+      if (problem) issues.push({ path: `tools.${name}.answer.fixture`, message: problem });
+      return [name, { ...tool, answer: { fixture } }];
+    }),
   );
+  if (issues.length > 0) throw new ConfigError(source, issues);
+  return out;
+}
 
 function validate(raw: unknown, source: string, baseDir: string): ResolvedConfig {
   if (raw !== undefined && raw !== null && !isPlainObject(raw)) {
@@ -169,7 +212,7 @@ function validate(raw: unknown, source: string, baseDir: string): ResolvedConfig
     ...config,
     source,
     corpus: { ...config.corpus, search: dirFor('search'), pages: dirFor('pages') },
-    tools: withFixturePaths(config.tools, baseDir),
+    tools: withFixturePaths(config.tools, baseDir, source),
   };
 }
 

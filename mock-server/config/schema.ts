@@ -46,6 +46,8 @@ export { toolFields } from './tool-entries.ts';
 
 // The sliding window keeps one timestamp per admitted request, so its limit is capped.
 const MAX_SLIDING_LIMIT = 100_000;
+/** Most tools a config declares, built-in ones included (docs/reference.md). */
+export const MAX_TOOLS = 100;
 
 export const rateLimitRuleSchema = z
   .strictObject({
@@ -151,8 +153,14 @@ export const configSchema = z
     }),
     tiers: z.record(identifier, z.strictObject({ description: z.string().default('') })),
     default_tier: identifier,
-    /** The built-in tools' policies, and any extra tool (name, path, tiers, answer), see tool-entries.ts. */
-    tools: z.record(z.string(), toolEntrySchema),
+    /**
+     * The built-in tools' policies, and any extra tool (name, path, tiers, answer), see tool-entries.ts. At
+     * most MAX_TOOLS: the OpenAPI document, the dashboard and the route table hold every tool.
+     */
+    tools: z.record(z.string(), toolEntrySchema).refine((tools) => Object.keys(tools).length <= MAX_TOOLS, {
+      error: (issue) =>
+        `at most ${MAX_TOOLS} tools, built-in ones included (${Object.keys(issue.input as object).length} declared): every tool is in the OpenAPI document, the dashboard and the route table, which stay bounded by this cap`,
+    }),
     agents: z.array(agentSchema),
     corpus: z
       .strictObject({

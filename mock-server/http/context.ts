@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ResolvedConfig } from '../config/load-config.ts';
+import type { GatewayError } from '../errors.ts';
 import type { VerifyResult } from '../identity/identity-provider.ts';
 import type { JournalNote } from '../journal/journal.ts';
 import type { MaybePromise } from '../maybe-promise.ts';
@@ -33,6 +34,12 @@ export interface GatewayRequest {
    * Counts as the one read.
    */
   arrivedBody?(maxBytes: number): Uint8Array | undefined;
+  /**
+   * Calls `listener` once the rest of the request is known never to arrive (a parser error in its body, the
+   * request timeout), with the error the gateway answers it with; at once if it is known already. For a
+   * handler that does not read the body through `body` (the proxy pipes it on). node:http only.
+   */
+  onAbort?(listener: (error: GatewayError) => void): void;
   /** `scheme://host[:port]` the caller addressed, for links in answers. */
   readonly origin: string;
   /** The connection it came on, when the adapter has one (node:http); msw and direct fetch calls have none. */

@@ -6,7 +6,14 @@ import { respondError } from './respond.ts';
 /** What respondError reads of a call: the clock for `Date`, the log, the request id and the journal note. */
 function answerContext(lines: string[] = []): AnswerContext {
   return {
-    runtime: { clock: { now: () => Date.UTC(2026, 0, 1) }, log: (line: string) => lines.push(line) },
+    runtime: {
+      clock: { now: () => Date.UTC(2026, 0, 1) },
+      log: (line: string) => lines.push(line),
+      scanSecrets: (text: string) => ({
+        redacted: text.replaceAll('ghp_', '[REDACTED:github_token]'),
+        kinds: [],
+      }),
+    },
     requestId: 'req-1',
     note: {},
   } as unknown as AnswerContext;
@@ -42,5 +49,12 @@ describe('respondError: the one place errors become answers', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('secret detail');
     expect(lines[0]).toContain('req-1');
+  });
+
+  it('logs an exception redacted: what it quotes of a request keeps no credential', () => {
+    const lines: string[] = [];
+    respondError(answerContext(lines), new Error('could not parse {"password": "log-secret-1"} near ghp_'));
+    expect(lines[0]).toContain('could not parse');
+    expect(lines[0]).not.toMatch(/log-secret-1|ghp_/);
   });
 });

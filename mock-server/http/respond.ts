@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors.ts';
+import { redactCredentials } from '../secrets/credential-redaction.ts';
 import type { Answer, CallContext } from './context.ts';
 
 /** What building an answer needs of a call: also all there is for what never became a request. */
@@ -85,7 +86,9 @@ export function respondError(ctx: AnswerContext, error: unknown): Answer {
   if (error instanceof GatewayError) known = error;
   else {
     const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    ctx.runtime.log(`[${ctx.requestId}] internal_error: ${detail}`);
+    // An exception's message may quote what the request sent: logged redacted, as everything kept.
+    const redacted = ctx.runtime.scanSecrets(redactCredentials(detail), {}).redacted;
+    ctx.runtime.log(`[${ctx.requestId}] internal_error: ${redacted}`);
     known = new GatewayError('internal_error');
   }
   ctx.note.code = known.code;

@@ -54,11 +54,22 @@ const SCANNED_FROM = 16;
 export type Redact = (text: string) => string;
 
 /**
+ * The one redaction of a text anything keeps (the journal and its exports, findings, logs, a converted
+ * scenario): the credentials by where they sit (`redactCredentials`: names, quoted and encoded texts, schemes),
+ * then the secret scan (`redact`: known keys, the admin key, well-known shapes, in any encoding).
+ */
+export const redactText = (
+  text: string,
+  redact: Redact,
+  isCredential: IsCredentialName = speaksOfCredential,
+) => redact(redactCredentials(text, isCredential));
+
+/**
  * Header pairs as sent (`rawHeaders` order and spelling), redacted: the identity header becomes its
  * fingerprint; a header whose name speaks of a credential (`Private-Token`, `X-Auth-Token`, `Cookie`, a
  * target's `x-upstream-token`, any prefix, any case) keeps only its scheme or cookie names; every other
- * value loses the credentials it carries by place (`?access_token=`, `https://user:pass@`, `Bearer ...`)
- * and goes through the secret scan.
+ * value loses the credentials it carries by place (`?access_token=`, `https://user:pass@`, `Bearer ...`, JSON
+ * in it) and goes through the secret scan.
  */
 export function redactHeaderPairs(
   raw: readonly string[],
@@ -76,7 +87,7 @@ export function redactHeaderPairs(
     } else if (isCredential(name) || lower === 'x-admin-key')
       out.push([name, redactCredentialHeader(lower, value)]);
     else {
-      const placed = redactCredentialText(value, isCredential);
+      const placed = redactCredentials(value, isCredential);
       out.push([name, placed.length < SCANNED_FROM ? placed : redact(placed)]);
     }
   }
@@ -120,7 +131,7 @@ export function captureBody(
   // A multi-byte character cut at the end of what was taken is not a sign of binary.
   if ((total === undefined || total > bytes.length) && text.endsWith('\ufffd')) text = text.slice(0, -1);
   if (text.includes('\u0000') || text.includes('\ufffd')) return '[binary]';
-  const redacted = redact(redactCredentials(text, isCredential));
+  const redacted = redactText(text, redact, isCredential);
   if (Buffer.byteLength(redacted) <= max) return redacted;
   const cut = Buffer.from(redacted).subarray(0, max).toString('utf8');
   return cut.endsWith('\ufffd') ? cut.slice(0, -1) : cut;

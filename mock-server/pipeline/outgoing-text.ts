@@ -3,7 +3,7 @@ import type { CallContext } from '../http/context.ts';
 import { readSentBody, type SentBody, type SentBodyLabels } from '../http/sent-body.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { JournalNote } from '../journal/journal-entry.ts';
-import { redactCredentialText } from '../secrets/credential-redaction.ts';
+import { redactCredentials } from '../secrets/credential-redaction.ts';
 import type { FrozenScan, ScanResult, SecretKind } from '../secrets/secrets.ts';
 import { type MeaningOfCalls, requestKey } from '../tools/request-meaning.ts';
 import { tokenOf } from './identify.ts';
@@ -37,7 +37,7 @@ export function addOutgoingText(
   field: 'query' | 'url',
   { redacted, kinds, split }: ScanResult,
 ): void {
-  notes[field] = redactCredentialText(redacted);
+  notes[field] = redactCredentials(redacted);
   if (kinds.length > 0) addFound(notes, field, kinds);
   if (split) notes.secrets_split = split;
 }

@@ -3,7 +3,7 @@ import type { Answer, CallContext } from '../http/context.ts';
 import { bodyStart, capturedBytes, type ExchangePieces } from '../journal/exchange-capture.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import { CapturedExchange } from '../journal/packed-exchange.ts';
-import { redactCredentialText } from '../secrets/credential-redaction.ts';
+import { redactCredentials } from '../secrets/credential-redaction.ts';
 import type { StatePort } from '../store/state-port.ts';
 import { attributeRequest } from './attribute.ts';
 import { entryReadings } from './entry-readings.ts';
@@ -126,5 +126,4 @@ function headerList(headers: Readonly<Record<string, string>>): string[] {
 
 /** Text the caller chose, with any token or API key in it redacted, and credentials by place (`;jsessionid=`). */
 const redacted = (ctx: CallContext, text: string) =>
-  ctx.runtime.scanSecrets(redactCredentialText(text), { token: tokenOf(ctx), agentId: ctx.note.agent })
-    .redacted;
+  ctx.runtime.scanSecrets(redactCredentials(text), { token: tokenOf(ctx), agentId: ctx.note.agent }).redacted;

@@ -5,7 +5,7 @@ import type { Gateway } from '../gateway.ts';
 import type { CallContext } from '../http/context.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 import { judgeAnswer } from '../journal/answer-findings.ts';
-import { bodyStart, capturedBytes, type ExchangePieces } from '../journal/exchange-capture.ts';
+import { bodyStart, capturedBytes, type ExchangePieces, redactText } from '../journal/exchange-capture.ts';
 import type { TargetErrorCode } from '../journal/journal.ts';
 import { recordCall } from '../pipeline/record.ts';
 import type { IsCredentialName } from '../secrets/credential-names.ts';
@@ -43,6 +43,8 @@ export function createExchangeRecord(parts: ExchangeRecordParts) {
   const { ctx, names, token, requestBody, requestHeaders, keep, httpVersion, isCredential } = parts;
   const { runtime } = parts;
   const { request } = ctx;
+  // The target's own texts the notes keep (its code, Retry-After, request id, what the findings quote).
+  const kept = (text: string) => redactText(text, (t) => runtime.scanSecrets(t, {}).redacted, isCredential);
   const operation = ctx.note.operation ?? 'other';
   return (
     status: number,
@@ -77,11 +79,11 @@ export function createExchangeRecord(parts: ExchangeRecordParts) {
     noteRequest(ctx, operation, requestBody, runtime.tools);
     if (status >= 400) {
       const code = codeOf(responseText);
-      if (code) note.code = code as TargetErrorCode;
+      if (code) note.code = kept(code) as TargetErrorCode;
     }
     const retryAfter = headerOf(answer.raw, 'retry-after');
     if (retryAfter !== undefined && note.retry_after === undefined) {
-      note.retry_after = retryAfter;
+      note.retry_after = kept(retryAfter);
       const parsed = parseRetryAfter(retryAfter);
       if (parsed)
         note.retry_after_ms = retryAfterDelayMs(parsed, headerOf(answer.raw, 'date'), runtime.clock.now());
@@ -89,8 +91,8 @@ export function createExchangeRecord(parts: ExchangeRecordParts) {
     if (note.fault === undefined && status !== 0) {
       const targetId = headerOf(answer.raw, 'x-request-id');
       if (targetId) {
-        note.target_request_id = targetId;
-        ctx.requestId = targetId;
+        note.target_request_id = kept(targetId);
+        ctx.requestId = note.target_request_id;
       }
       const lower: Record<string, string> = {};
       for (let i = 0; i + 1 < answer.raw.length; i += 2)
@@ -109,7 +111,7 @@ export function createExchangeRecord(parts: ExchangeRecordParts) {
               : 'blank',
         requestBody: requestBody.whole ? requestBody.bytes().toString('utf8') : undefined,
       });
-      if (findings.length > 0) note.findings = findings;
+      if (findings.length > 0) note.findings = findings.map((f) => ({ ...f, detail: kept(f.detail) }));
     }
     const raw = answer.raw;
     // Taken past `keep`: the redaction sees a credential whole before the body is cut to `keep`.

@@ -22,7 +22,7 @@ import { answerOwn, type OwnExchange, writeOwn } from './own-answer.ts';
 import type { ProxyDeadlines } from './proxy-options.ts';
 import { cutOffFinding, failureAnswer } from './target-failures.ts';
 import type { Upstream } from './upstream.ts';
-import { carriesAdminKey, collector, endToEnd, withoutAdminKey } from './wire.ts';
+import { adminKeyWatch, collector, endToEnd, withoutAdminKey } from './wire.ts';
 
 /*
  * One exchange through the proxy, as its steps: the admin API served by the proxy's own gateway; the call's
@@ -152,6 +152,7 @@ export function forwardToTarget(
     deadlines: setting.deadlines,
     requestBody: exchange.requestBody,
     answerCapacity,
+    onAbort: request.onAbort?.bind(request),
     answered: ({ status, answeredAt, raw, body, writtenAt, cutOff }) => {
       if (cutOff) {
         ctx.note.fault = `proxy:${cutOff.kind}`;
@@ -165,7 +166,10 @@ export function forwardToTarget(
         ctx.note.fault = 'proxy:agent_gone';
         return record(0, performance.now(), { raw: [] });
       }
-      const { error, fault, findings } = failureAnswer(failure);
+      const { error, fault, findings } =
+        failure.kind === 'bad_request'
+          ? { error: failure.error, fault: 'proxy:bad_request', findings: undefined }
+          : failureAnswer(failure);
       ctx.note.fault = fault;
       if (findings) ctx.note.findings = findings;
       if (res.destroyed) return record(0, performance.now(), { raw: [] });
@@ -195,6 +199,7 @@ export interface ExchangeParts extends ForwardSetting {
 export function createExchangeHandler(parts: ExchangeParts) {
   const { gateway, names, keys, adminKey, isCredential } = parts;
   const { runtime } = gateway;
+  const carriesAdminKey = adminKeyWatch(adminKey);
   // The proxy's tools are its config's, fixed for its life (a scenario changes tools' policies only).
   const targets = new Set(faultTargets(runtime.tools));
 
@@ -207,7 +212,7 @@ export function createExchangeHandler(parts: ExchangeParts) {
     const path = routingPath(request.path);
     if (adminKey && isAdminPath(path)) return serveAdmin(request, res);
     // A URL that carries the proxy's admin key is not forwarded (nor journaled with it).
-    const leaksKey = adminKey !== undefined && carriesAdminKey(req.url ?? '', adminKey);
+    const leaksKey = carriesAdminKey(req.url ?? '');
     if (leaksKey) request = Object.create(request, { path: { value: '/[REDACTED]' }, query: { value: '' } });
     const started = performance.now();
     const operation = operationOf(path, runtime.tools);
@@ -221,7 +226,7 @@ export function createExchangeHandler(parts: ExchangeParts) {
       Math.max(capturedBytes(keep), toolNamed(runtime.tools, operation) || learns ? ANALYSED_BYTES : 0),
     );
     // The proxy's own credentials are neither forwarded nor journaled.
-    const requestHeaders = withoutAdminKey(req.rawHeaders, adminKey);
+    const requestHeaders = adminKey ? withoutAdminKey(req.rawHeaders, carriesAdminKey) : req.rawHeaders;
     const record = createExchangeRecord({
       runtime,
       ctx,

@@ -1,5 +1,6 @@
 import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { TLSSocket } from 'node:tls';
+import type { GatewayError } from '../errors.ts';
 import type { ProxyDeadlines } from './proxy-options.ts';
 import { type Collector, collector, endToEnd } from './wire.ts';
 
@@ -16,6 +17,11 @@ export type ForwardFailure =
   | { kind: 'connect_timeout' | 'first_byte_timeout' | 'idle_timeout'; ms: number }
   | { kind: 'upgrade'; status: number }
   | { kind: 'unreachable'; code: string }
+  /**
+   * The agent's request is not valid HTTP past its headers (a bare-LF chunk, a broken chunk size): refused
+   * by the proxy as the gateway refuses it (400, from Node's parser), the target's request abandoned.
+   */
+  | { kind: 'bad_request'; error: GatewayError }
   /** The agent hung up before the target answered: nothing to answer, the exchange is journaled as dropped. */
   | { kind: 'agent_gone' };
 
@@ -43,6 +49,8 @@ export interface ForwardParts {
   answered(answer: ForwardedAnswer): void;
   /** The proxy answers itself (or records that the agent is gone, when it is). */
   failed(failure: ForwardFailure): Promise<void>;
+  /** Tells when the rest of the agent's request will never arrive (`GatewayRequest.onAbort`). */
+  onAbort?(listener: (error: GatewayError) => void): void;
 }
 
 /** Runs a timer at a time: armed again, the previous one is dropped. */
@@ -253,6 +261,7 @@ export function streamAnswer(parts: ForwardParts, up: IncomingMessage, deadline:
 export function forward(parts: ForwardParts): Promise<void> {
   return new Promise<void>((resolve) => {
     const state = createForwardState(parts, resolve);
+    parts.onAbort?.((error) => state.fail({ kind: 'bad_request', error }));
     watchRequest(parts.out, state, parts.deadlines);
     refuseUpgrades(parts.out, state);
     sendRequest(parts, state);

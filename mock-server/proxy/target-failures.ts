@@ -24,7 +24,7 @@ const DETAILS = {
 } as const;
 
 /** The error the agent gets for a failure, the journal's `fault` for it, and the finding it is. */
-export function failureAnswer(failure: Exclude<ForwardFailure, { kind: 'agent_gone' }>): {
+export function failureAnswer(failure: Exclude<ForwardFailure, { kind: 'agent_gone' | 'bad_request' }>): {
   error: GatewayError;
   fault: string;
   findings?: Finding[];

@@ -1,3 +1,6 @@
+import { PREFIX } from '../secrets/known-secrets.ts';
+import { createSecretScanner } from '../secrets/secrets.ts';
+
 /* The proxy's HTTP plumbing: which headers pass through, and how much of a body is kept to read. */
 
 /** Hop-by-hop headers (RFC 9110 section 7.6.1), never forwarded either way; plus Expect, which this hop answered. */
@@ -62,31 +65,43 @@ export function collector(max: number) {
 /** The first bytes of a body and the count of all of them. */
 export type Collector = ReturnType<typeof collector>;
 
+/** Whether a text (a header's name or value, a URL) carries the proxy's admin key, in any encoding. */
+export type CarriesAdminKey = (text: string) => boolean;
+
+/**
+ * The proxy's watch for its own admin key: the secret scan that knows only that key, so every spelling it
+ * reads is caught (as sent, in any case, percent-encoded once or more, base64 or base64url, inside a Basic
+ * credential `user:KEY`, hex, rot13). A key shorter than the scan's shortest literal (the library allows
+ * one) is looked for as sent and percent-decoded.
+ */
+export function adminKeyWatch(adminKey: string | undefined): CarriesAdminKey {
+  if (!adminKey) return () => false;
+  if (adminKey.length < PREFIX)
+    return (text) => text.includes(adminKey) || decodedOnce(text).includes(adminKey);
+  const scan = createSecretScanner({ version: () => 0, keys: () => [], canaries: [], adminKeys: [adminKey] });
+  return (text) => text.length >= PREFIX && scan(text, {}).kinds.includes('admin_key');
+}
+
+const decodedOnce = (text: string) => {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text;
+  }
+};
+
 /**
  * Header pairs without the proxy's admin credentials, so they never reach the target (nor the journal):
- * `X-Admin-Key`, and any header whose value carries the admin key (`Authorization: Bearer KEY`, a cookie),
- * as sent or percent-encoded. Without an admin key, the pairs are returned as they are.
+ * `X-Admin-Key`, and any header whose name or value carries the admin key in any encoding
+ * (`Authorization: Basic base64(user:KEY)`, a cookie, a header named after it).
  */
-export function withoutAdminKey(raw: readonly string[], adminKey: string | undefined): readonly string[] {
-  if (!adminKey) return raw;
-  const carries = (value: string) => carriesAdminKey(value, adminKey);
+export function withoutAdminKey(raw: readonly string[], carries: CarriesAdminKey): readonly string[] {
   const out: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i] as string;
     const value = raw[i + 1] as string;
-    if (name.toLowerCase() === 'x-admin-key' || carries(value)) continue;
+    if (name.toLowerCase() === 'x-admin-key' || carries(value) || carries(name)) continue;
     out.push(name, value);
   }
   return out;
-}
-
-/** Whether a text (a header value, a URL) carries the admin key, as sent or percent-encoded. */
-export function carriesAdminKey(text: string, adminKey: string): boolean {
-  if (text.includes(adminKey)) return true;
-  if (!text.includes('%')) return false;
-  try {
-    return decodeURIComponent(text.replace(/\+/g, ' ')).includes(adminKey);
-  } catch {
-    return false;
-  }
 }

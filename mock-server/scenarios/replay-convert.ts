@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { stringify } from 'yaml';
 import { ENDPOINTS, PROTECTED_ENDPOINTS, type ProtectedEndpointId } from '../../vocabulary/endpoints.ts';
 import { ConfigError, loadConfig, MAX_CONFIG_FILE_BYTES } from '../config/load-config.ts';
-import { captureBody, redactHeaderPairs } from '../journal/exchange-capture.ts';
+import { bodyStart, captureBody, capturedBytes, redactHeaderPairs } from '../journal/exchange-capture.ts';
 import { createSecretScanner } from '../secrets/secrets.ts';
 import { FRAMING_AND_REQUEST_ID } from './replay-headers.ts';
 import type { RecordedExchange } from './replay-recording.ts';
@@ -22,8 +22,32 @@ export const UNNAMED_AGENT = 'recorded-agent';
 // HTTP-date Retry-After against (the replay writes its own Date).
 const NOT_KEPT = new Set<string>([...FRAMING_AND_REQUEST_ID, 'set-cookie']);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
-// Whole bodies up to this size are redacted and kept (a recording's own cut is `journal.body_bytes`).
-const KEPT_BODY_BYTES = 1024 * 1024;
+// Whole bodies up to this size are redacted and kept (a recording's own cut is `journal.body_bytes`); of a
+// larger one, its start (the redaction reads only what it keeps, and a margin).
+export const KEPT_BODY_BYTES = 256 * 1024;
+/**
+ * A JSON answer body nested deeper than this is kept as its text, not as JSON in the scenario: YAML (and
+ * every reader of it) walks JSON recursively; the replay answers the same bytes either way.
+ */
+export const MAX_JSON_NESTING = 64;
+
+/** How deep the arrays and objects of a JSON text nest (strings skipped), counted up to `limit + 1`. */
+export function jsonNesting(text: string, limit = MAX_JSON_NESTING): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      // A string: to its closing quote, escapes skipped.
+      for (i++; i < text.length && text.charCodeAt(i) !== 34; i++) if (text.charCodeAt(i) === 92) i++;
+    } else if (c === 91 || c === 123) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+      if (deepest > limit) return deepest;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return deepest;
+}
 
 export interface ConvertOptions {
   /** The recording's file name, for the scenario's description and messages. */
@@ -67,7 +91,8 @@ const parsedJson = (text: string): { ok: true; value: unknown } | { ok: false } 
 };
 
 /** Whether a recorded body was cut: the recording says so, and what was kept is not whole JSON. */
-const wasCut = (e: RecordedExchange) => e.cut && e.body !== undefined && !parsedJson(e.body).ok;
+const wasCut = (e: RecordedExchange) =>
+  e.cut && e.body !== undefined && e.body.length <= KEPT_BODY_BYTES && !parsedJson(e.body).ok;
 
 /**
  * One recorded answer, its headers and body redacted as the journal redacts them (exchange-capture.ts): the
@@ -96,7 +121,14 @@ function answerOf(
     // A repeated header is one list, as a reader of the answer sees it.
     headers[lower] = headers[lower] === undefined ? value : `${headers[lower]}, ${value}`;
   }
-  const body = captureBody(e.body, KEPT_BODY_BYTES, redact);
+  // Only the start of a large body is read (and redacted): a body of hundreds of MB costs what it keeps.
+  const total = e.body === undefined ? 0 : Buffer.byteLength(e.body);
+  const taken = e.body === undefined ? undefined : bodyStart(e.body, capturedBytes(KEPT_BODY_BYTES));
+  const body = captureBody(taken, KEPT_BODY_BYTES, redact, undefined, total);
+  if (body !== undefined && total > Buffer.byteLength(body) && total > KEPT_BODY_BYTES)
+    warnings.push(
+      `the answer body of ${e.place} is ${total} bytes: the scenario keeps its first ${KEPT_BODY_BYTES} (the replay answers that part)`,
+    );
   const answer: RecordedAnswer = {
     operation: e.operation as ProtectedEndpointId,
     at_ms: Math.max(0, Math.round(e.at - start)),
@@ -104,6 +136,13 @@ function answerOf(
     headers,
   };
   if (body === undefined) return answer;
+  // A body nested too deep for YAML is kept as its text (the same bytes are answered).
+  if (jsonNesting(body) > MAX_JSON_NESTING) {
+    warnings.push(
+      `the answer body of ${e.place} nests deeper than ${MAX_JSON_NESTING} arrays or objects: kept as text, not as JSON`,
+    );
+    return { ...answer, body };
+  }
   // A whole JSON body parses (some tools write a HAR's content.size wrong); a cut one almost never does.
   const json = parsedJson(body);
   return json.ok ? { ...answer, json: json.value } : { ...answer, body };

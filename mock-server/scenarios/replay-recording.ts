@@ -111,7 +111,7 @@ function tokenOf(headers: readonly { name: string; value: string }[]): string | 
   return token ? tokenFingerprint(token) : false;
 }
 
-// Most a compressed body is inflated to (a recording file is read up to 512 MiB; no bomb past that).
+// Most a compressed body is inflated to (a recording file is read up to 256 MiB; no bomb past that).
 const MAX_INFLATED_BYTES = 64 * 1024 * 1024;
 const INFLATE = {
   gzip: gunzipSync,

@@ -16,31 +16,63 @@ const wordsOf = (name: string): string[] =>
 
 /**
  * A word that speaks of a credential. `auth` but not `author`/`authority`; `token` but not `tokenizer`;
- * `key` at a word's end (`apikey`, `privatekey`); `pass` alone (not `bypass`).
+ * `key` at a word's end (`apikey`, `privatekey`); `pass` and `pw` alone (not `bypass`).
  */
 const CREDENTIAL_WORD =
-  /auth(?!or(?!i[sz]))|token(?!i[sz])|secret|passw|passphrase|^pass$|pwd|session|^sid$|cookie|credential|^creds?$|keys?$|signature|^sig$|bearer|jwt|^otp$|^pin$|passcode|hmac|^mfa$|csrf|xsrf/;
+  /auth(?!or(?!i[sz]))|token(?!i[sz])|secret|passw|passphrase|^pass$|^pw$|pwd|session|^sid$|cookie|credential|^creds?$|keys?$|signature|^sig$|bearer|jwt|^otp$|^pin$|passcode|hmac|^mfa$|csrf|xsrf/;
 
-/** Words before `token(s)` that make it a count (`max_tokens`, `x-ratelimit-remaining-tokens`), not a token. */
-const COUNTED = new Set([
-  'max',
-  'min',
-  'total',
-  'num',
-  'prompt',
-  'completion',
-  'input',
-  'output',
-  'count',
-  'usage',
-  'cached',
-  'reasoning',
-  'remaining',
-  'limit',
-  'reset',
-]);
-/** Words before `key` that make it an identifier, not a secret (`idempotency-key`, `public_key`). */
-const NOT_SECRET_KEY = new Set(['idempotency', 'public', 'primary', 'foreign', 'sort', 'partition', 'cache']);
+/**
+ * The exceptions to the rule, in one place (docs/operators.md lists them): names that hold one of the
+ * words above and still hold no credential. Each is the word before the credential word, and what it makes
+ * of it. Everything else with a credential word is redacted, whatever its value looks like: a false
+ * redaction hides a value, a missed one publishes a secret. `primary_key`/`secondary_key` are secrets
+ * (Azure's keys go by these names); `reset_token` is one (a password-reset link's), `reset_tokens` a count.
+ */
+export const NOT_CREDENTIAL_NAMES = {
+  /** Before `tokens` (plural), a count or a duration of tokens (`max_tokens`, `x-ratelimit-reset-tokens`). */
+  countedTokens: [
+    'max',
+    'min',
+    'total',
+    'num',
+    'prompt',
+    'completion',
+    'input',
+    'output',
+    'count',
+    'usage',
+    'cached',
+    'reasoning',
+    'remaining',
+    'limit',
+    'reset',
+  ],
+  /** Before `token` or `tokens`, always a count (`max_token`, `total_token`): not `reset`, whose `reset_token` is a secret. */
+  countedToken: [
+    'max',
+    'min',
+    'total',
+    'num',
+    'prompt',
+    'completion',
+    'input',
+    'output',
+    'count',
+    'usage',
+    'cached',
+    'reasoning',
+    'remaining',
+    'limit',
+  ],
+  /** Before `key` or `keys`, an identifier rather than a secret (`idempotency-key`, `public_key`, `sort_key`). */
+  identifierKey: ['idempotency', 'public', 'foreign', 'sort', 'partition', 'cache'],
+  /** Whole names: CORS headers name credentials without holding one (`Access-Control-Allow-Credentials`). */
+  prefixes: ['access-control-'],
+} as const;
+
+const COUNTED_TOKENS = new Set<string>(NOT_CREDENTIAL_NAMES.countedTokens);
+const COUNTED_TOKEN = new Set<string>(NOT_CREDENTIAL_NAMES.countedToken);
+const NOT_SECRET_KEY = new Set<string>(NOT_CREDENTIAL_NAMES.identifierKey);
 
 // Names seen, and whether each speaks of a credential: the same few names recur in every body (bounded).
 const known = new Map<string, boolean>();
@@ -58,14 +90,15 @@ export function speaksOfCredential(name: string): boolean {
 }
 
 function judgeName(name: string): boolean {
-  // CORS headers name credentials without holding one (`Access-Control-Allow-Credentials: true`).
-  if (/^access-control-/i.test(name)) return false;
+  const lowered = name.toLowerCase();
+  if (NOT_CREDENTIAL_NAMES.prefixes.some((prefix) => lowered.startsWith(prefix))) return false;
   const words = wordsOf(name);
   for (let i = 0; i < words.length; i++) {
     const word = words[i] as string;
     if (!CREDENTIAL_WORD.test(word)) continue;
     const before = words[i - 1];
-    if (/^tokens?$/.test(word) && before !== undefined && COUNTED.has(before)) continue;
+    if (word === 'tokens' && before !== undefined && COUNTED_TOKENS.has(before)) continue;
+    if (word === 'token' && before !== undefined && COUNTED_TOKEN.has(before)) continue;
     if (/^keys?$/.test(word) && before !== undefined && NOT_SECRET_KEY.has(before)) continue;
     return true;
   }

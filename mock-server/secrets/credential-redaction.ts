@@ -4,9 +4,18 @@ import { type IsCredentialName, speaksOfCredential } from './credential-names.ts
  * Credentials by where they sit, whatever they look like (the secret scan finds them by shape): the value
  * under a credential's name in a header, a JSON document (at any depth, in arrays too, and in a document cut
  * short), a query string or form body (`api_key=...&password=...`), a multipart part, a cookie; a URL's
- * password (`https://user:pass@host`); and the credential after an HTTP authentication scheme
- * (`Bearer ...`) anywhere in a text. Each is replaced by `[REDACTED]`, the name and the scheme kept.
+ * password (`https://user:pass@host`); a command line's `-u user:PASS`; and the credential after an HTTP
+ * authentication scheme (`Bearer ...`) anywhere in a text. Each is replaced by `[REDACTED]`, the name and the
+ * scheme kept.
+ *
+ * A text quoted in another is read too, to a bounded depth (`MAX_NESTING`): JSON inside a JSON string (an
+ * answer echoing the request's body, as validation errors do), JSON inside prose or a log line, a multipart
+ * body inside either, and a value percent-encoded more than once. The journal, its NDJSON and HAR exports,
+ * the findings, the client report and `scenario from-har` all keep texts through `redactCredentials`.
  */
+
+/** How many texts deep a quoted or encoded text is read (JSON in a JSON string in a form value ...). */
+export const MAX_NESTING = 4;
 
 export const REDACTED = '[REDACTED]';
 
@@ -20,6 +29,9 @@ const SCHEME_VALUE = new RegExp(`^(\\s*${SCHEMES})\\s+\\S[\\s\\S]*$`, 'i');
 const SCHEME_IN_TEXT = new RegExp(`\\b(${SCHEMES})([ \\t]+|\\+|%20)([A-Za-z0-9._~+/=:%-]{6,})`, 'gi');
 // A URL's userinfo password: `scheme://user:PASSWORD@`.
 const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@?#]*:)([^@\s/?#]+)@/gi;
+// A command line's user and password (`curl -u user:PASS`, `--user=user:PASS`, `--proxy-user`): the user kept.
+const USER_OPTION =
+  /((?:^|[\s"'`])(?:-[uU][ \t]*|--(?:proxy-)?user(?:[ \t]+|=)))(["']?)([^\s:"']*):([^\s"']+)/g;
 // `name=value` in a query string, a form body, a cookie or prose; the name may be percent-encoded.
 const NAME_CHAR = /[A-Za-z0-9_.\-[\]%+]/;
 const VALUE_END = /[&;\s#"',<>]/;
@@ -37,11 +49,22 @@ const ESCAPED_PAIR = /(\\")([A-Za-z0-9_.\- ]{1,128})\\"(\s*:\s*)(\\")((?:(?!\\")
 const looksGenerated = (value: string) =>
   /\d|=$/.test(value) || (value.length >= 8 && /[a-z]/.test(value) && /[A-Z]/.test(value.slice(1)));
 
+/** A percent-encoded name read as meant, decoded while that changes it (`api%255Fkey` is `api_key`). */
 const decodeName = (name: string) => {
+  let decoded = name;
+  for (let round = 0; round < MAX_NESTING && decoded.includes('%'); round++) {
+    const next = decodeOnce(decoded);
+    if (next === decoded) break;
+    decoded = next;
+  }
+  return decoded === name ? decodeOnce(name) : decoded;
+};
+
+const decodeOnce = (text: string) => {
   try {
-    return decodeURIComponent(name.replace(/\+/g, ' '));
+    return decodeURIComponent(text.replace(/\+/g, ' '));
   } catch {
-    return name;
+    return text;
   }
 };
 
@@ -62,7 +85,7 @@ function redactPairs(text: string, isCredential: IsCredentialName, depth = 0): s
     if (value === '' || value === REDACTED) continue;
     let replaced: string | undefined;
     if (isCredential(decodeName(text.slice(start, at)))) replaced = REDACTED;
-    else if (depth < 2 && value.includes('%')) replaced = redactEncoded(value, isCredential, depth);
+    else if (depth < MAX_NESTING && value.includes('%')) replaced = redactEncoded(value, isCredential, depth);
     if (replaced === undefined) continue;
     out += `${text.slice(copied, at + 1)}${replaced}`;
     copied = end;
@@ -72,18 +95,19 @@ function redactPairs(text: string, isCredential: IsCredentialName, depth = 0): s
 }
 
 /**
- * A percent-encoded value (a form field holding JSON, a `redirect=` URL with its own `?access_token=`) read
- * decoded: when that holds a credential by place, the value redacted and encoded again; else undefined.
+ * A percent-encoded value (a form field holding JSON, a `redirect=` URL with its own `?access_token=`, the
+ * same encoded twice) read decoded: when that holds a credential, the value redacted and encoded again; else
+ * undefined.
  */
 function redactEncoded(value: string, isCredential: IsCredentialName, depth: number): string | undefined {
-  const decoded = decodeName(value);
+  const decoded = decodeOnce(value);
   if (decoded === value) return undefined;
-  let redacted = decoded.includes('=') ? redactPairs(decoded, isCredential, depth + 1) : decoded;
-  if (looksLikeJson(redacted)) redacted = redactJsonCredentials(redacted, isCredential);
-  if (redacted.includes(':'))
-    redacted = redactCredentialText(redacted, isCredential, looksLikeJson(redacted));
+  const redacted = redactCredentials(decoded, isCredential, depth + 1);
   return redacted === decoded ? undefined : encodeURIComponent(redacted);
 }
+
+// An escape of what structures a text (`=`, `"`, `{`, `:`, `%` itself): a whole text encoded, perhaps twice.
+const ENCODED_STRUCTURE = /%(?:3[dDaA]|22|7[bB]|25)/;
 
 /** A credential header's value redacted: the scheme kept (`Bearer [REDACTED]`), each cookie's name kept. */
 export function redactCredentialHeader(lowerName: string, value: string): string {
@@ -103,9 +127,10 @@ export function redactCredentialText(
   isCredential: IsCredentialName = speaksOfCredential,
   /** The text was read as JSON already (its quoted pairs are done). */
   json = false,
+  depth = 0,
 ): string {
   let out = text;
-  if (out.includes('=')) out = redactPairs(out, isCredential);
+  if (out.includes('=')) out = redactPairs(out, isCredential, depth);
   if (out.includes(':')) {
     // `"name": "value"` as it is, or escaped in a JSON string: the name kept, the value redacted.
     const quoted = (
@@ -129,6 +154,7 @@ export function redactCredentialText(
     );
     out = out.replace(URL_PASSWORD, `$1${REDACTED}@`);
   }
+  if (out.includes('-')) out = out.replace(USER_OPTION, `$1$2$3:${REDACTED}`);
   return out.replace(SCHEME_IN_TEXT, (whole, scheme: string, space: string, value: string) =>
     looksGenerated(value) ? `${scheme}${space}${REDACTED}` : whole,
   );
@@ -153,29 +179,57 @@ const jsonName = (raw: string) => {
   }
 };
 
-/**
- * The strings and numbers of a JSON document under a credential's name redacted, at any depth (an array of
- * bearer tokens under `tokens`, an object under `credentials`). Reads the text as a stream of tokens, so a
- * document cut short (at the capture limit) or not quite JSON is redacted as far as it goes: a credential
- * string left open at the end is redacted to the end.
+/*
+ * A JSON string whose text holds what the pass over the whole document cannot see through the string's
+ * escapes: JSON (`{\"password\":123}`), lines (`\n`: a `name: value` after a line break, a multipart
+ * body), or quotes: read decoded. Pairs, URLs and schemes in a string are seen by that pass already.
  */
-export function redactJsonCredentials(
+const HOLDS_TEXT = /[{[]|\\[nr"]/;
+
+/**
+ * A JSON string's content (as written, escapes and all) with the credentials of the text it holds redacted
+ * (`"{\"password\":123}"`: JSON echoed in a string), written back as a JSON string's content; undefined
+ * when nothing in it changes.
+ */
+function redactQuotedText(raw: string, isCredential: IsCredentialName, depth: number): string | undefined {
+  if (depth >= MAX_NESTING || !HOLDS_TEXT.test(raw)) return undefined;
+  let decoded: string;
+  try {
+    decoded = JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return undefined; // cut short at the capture limit: the escaped pairs of the text rule still apply
+  }
+  const redacted = redactCredentials(decoded, isCredential, depth + 1);
+  return redacted === decoded ? undefined : JSON.stringify(redacted).slice(1, -1);
+}
+
+/**
+ * The strings and numbers under a credential's name in the JSON starting at `from`, at any depth; every
+ * other string read for a text it holds (`redactQuotedText`). Reads the text as a stream of tokens, so a
+ * document cut short (at the capture limit) or not quite JSON is redacted as far as it goes: a credential
+ * string left open at the end is redacted to the end. With `embedded`, it stops where the value that starts
+ * at `from` closes (JSON inside prose); else it reads to the end (a document, or NDJSON).
+ */
+function redactJsonFrom(
   text: string,
-  isCredential: IsCredentialName = speaksOfCredential,
-): string {
+  from: number,
+  isCredential: IsCredentialName,
+  depth: number,
+  embedded: boolean,
+): { out: string; end: number } {
   const stack: Frame[] = [];
   let out = '';
-  let copied = 0;
+  let copied = from;
   const inCredential = () => {
     const top = stack.at(-1);
     if (!top) return false;
     return top.credential || (top.object && top.key !== undefined && isCredential(top.key));
   };
-  const replace = (start: number, end: number, quoted: boolean) => {
-    out += text.slice(copied, start) + (quoted ? REDACTED : `"${REDACTED}"`);
+  const replace = (start: number, end: number, by: string) => {
+    out += text.slice(copied, start) + by;
     copied = end;
   };
-  let i = 0;
+  let i = from;
   while (i < text.length) {
     const c = text[i] as string;
     if (c === '"') {
@@ -183,10 +237,16 @@ export function redactJsonCredentials(
       while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
       const end = Math.min(j, text.length);
       const top = stack.at(-1);
+      const raw = text.slice(i + 1, end);
       if (top?.object && top.expectKey) {
-        top.key = jsonName(text.slice(i + 1, end));
+        top.key = jsonName(raw);
         top.expectKey = false;
-      } else if (inCredential() && text.slice(i + 1, end) !== REDACTED) replace(i + 1, end, true);
+      } else if (inCredential()) {
+        if (raw !== REDACTED) replace(i + 1, end, REDACTED);
+      } else {
+        const inner = redactQuotedText(raw, isCredential, depth);
+        if (inner !== undefined) replace(i + 1, end, inner);
+      }
       i = j + 1;
     } else if (c === '{' || c === '[') {
       stack.push({ object: c === '{', credential: inCredential(), expectKey: c === '{' });
@@ -194,6 +254,7 @@ export function redactJsonCredentials(
     } else if (c === '}' || c === ']') {
       stack.pop();
       i++;
+      if (embedded && stack.length === 0) break;
     } else if (c === ',') {
       const top = stack.at(-1);
       if (top?.object) {
@@ -204,50 +265,105 @@ export function redactJsonCredentials(
     } else if (c === '-' || (c >= '0' && c <= '9')) {
       let j = i + 1;
       while (j < text.length && /[-+0-9.eE]/.test(text[j] as string)) j++;
-      if (inCredential()) replace(i, j, false);
+      if (inCredential()) replace(i, j, `"${REDACTED}"`);
       i = j;
     } else i++;
   }
-  return out + text.slice(copied);
+  const end = Math.min(i, text.length);
+  return { out: out + text.slice(copied, end), end };
 }
 
 /**
- * The parts of a multipart body (`multipart/form-data`) named as a credential, their content redacted. The
- * boundary is the body's first line; a part cut short at the end is redacted to the end.
+ * The strings and numbers of a JSON document under a credential's name redacted, at any depth (an array of
+ * bearer tokens under `tokens`, an object under `credentials`), and the texts its strings hold (JSON echoed
+ * in a string, a multipart body, a form). A document cut short is redacted as far as it goes.
  */
-export function redactMultipart(text: string, isCredential: IsCredentialName = speaksOfCredential): string {
-  const first = /^--([^\r\n]{1,200})\r?\n/.exec(text);
-  if (!first) return text;
-  const delimiter = `--${first[1]}`;
-  const parts = text.split(delimiter);
-  for (let p = 1; p < parts.length; p++) {
-    const part = parts[p] as string;
-    const blank = /\r?\n\r?\n/.exec(part);
-    if (!blank) continue;
-    const headers = part.slice(0, blank.index);
-    const name = /;\s*name\*?=(?:"((?:\\.|[^"\\])*)"|([^;\s]+))/i.exec(headers);
-    const named = name?.[1] ?? name?.[2];
-    const body = part.slice(blank.index + blank[0].length);
-    if (named === undefined || !isCredential(named)) {
-      // A JSON part (a file, a `payload_json` field): its fields as in a JSON body.
-      if (looksLikeJson(body)) parts[p] = `${headers}${blank[0]}${redactJsonCredentials(body, isCredential)}`;
-      continue;
-    }
-    const trailing = /\r?\n$/.exec(body)?.[0] ?? '';
-    if (body.length > trailing.length)
-      parts[p] = `${headers}${blank[0]}${REDACTED}${p < parts.length - 1 ? trailing : ''}`;
+export function redactJsonCredentials(
+  text: string,
+  isCredential: IsCredentialName = speaksOfCredential,
+  depth = 0,
+): string {
+  return redactJsonFrom(text, 0, isCredential, depth, false).out;
+}
+
+// Where JSON may start inside prose: an object with a quoted name, or an array of strings, objects or arrays.
+const JSON_START = /[{[]\s*["{[]/g;
+
+/** JSON inside a text that is not a JSON document (`Invalid body: {"password": 123}`), each value redacted. */
+function redactEmbeddedJson(text: string, isCredential: IsCredentialName, depth: number): string {
+  if (!text.includes('"')) return text;
+  let out = '';
+  let copied = 0;
+  JSON_START.lastIndex = 0;
+  for (let match = JSON_START.exec(text); match !== null; match = JSON_START.exec(text)) {
+    const { out: redacted, end } = redactJsonFrom(text, match.index, isCredential, depth, true);
+    out += text.slice(copied, match.index) + redacted;
+    copied = end;
+    JSON_START.lastIndex = Math.max(end, match.index + 1);
   }
-  return parts.join(delimiter);
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+// A multipart part's headers (its Content-Disposition naming it, any other header lines), then a blank line.
+const PART_HEADERS =
+  /Content-Disposition:[^\r\n]*?;[ \t]*name\*?=(?:"((?:\\.|[^"\\\r\n])*)"|([^;\s]+))[^\r\n]*(?:\r?\n[^\r\n]+)*?\r?\n\r?\n/gi;
+// Where a part's content ends: a line starting with the boundary's `--`.
+const PART_END = /\r?\n--/g;
+
+/**
+ * The parts of a multipart body (`multipart/form-data`) named as a credential, their content redacted;
+ * a JSON part's fields as in a JSON body. Parts are found by their headers, wherever they are (after a
+ * preamble, with bare line feeds, quoted inside another text), the boundary not needed; a part cut short at
+ * the end is redacted to the end.
+ */
+export function redactMultipart(
+  text: string,
+  isCredential: IsCredentialName = speaksOfCredential,
+  depth = 0,
+): string {
+  let out = '';
+  let copied = 0;
+  PART_HEADERS.lastIndex = 0;
+  for (let match = PART_HEADERS.exec(text); match !== null; match = PART_HEADERS.exec(text)) {
+    const start = match.index + match[0].length;
+    PART_END.lastIndex = start;
+    const next = PART_END.exec(text);
+    const end = next ? next.index : text.length;
+    const named = match[1] ?? match[2] ?? '';
+    const body = text.slice(start, end);
+    let redacted = body;
+    if (isCredential(named)) redacted = body === '' ? body : REDACTED;
+    else if (looksLikeJson(body)) redacted = redactJsonCredentials(body, isCredential, depth + 1);
+    if (redacted !== body) {
+      out += text.slice(copied, start) + redacted;
+      copied = end;
+    }
+    PART_HEADERS.lastIndex = end;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
 }
 
 /**
- * Every credential by where it sits in a body or a value: multipart parts, JSON fields (when the text reads
- * as JSON), then the pairs, URL passwords and schemes of any text.
+ * Every credential by where it sits in a body or a value: multipart parts, JSON fields (the text a JSON
+ * document, or JSON inside it), then the pairs, URL passwords, `-u` options and schemes of any text; and
+ * a text percent-encoded whole (`https%253A%252F%252F...%253Faccess_token%253D...`) read decoded.
  */
-export function redactCredentials(text: string, isCredential: IsCredentialName = speaksOfCredential): string {
+export function redactCredentials(
+  text: string,
+  isCredential: IsCredentialName = speaksOfCredential,
+  depth = 0,
+): string {
   let out = text;
-  if (out.startsWith('--')) out = redactMultipart(out, isCredential);
+  if (/content-disposition:/i.test(out)) out = redactMultipart(out, isCredential, depth);
   const json = looksLikeJson(out);
-  if (json) out = redactJsonCredentials(out, isCredential);
-  return redactCredentialText(out, isCredential, json);
+  out = json ? redactJsonCredentials(out, isCredential, depth) : redactEmbeddedJson(out, isCredential, depth);
+  out = redactCredentialText(out, isCredential, json, depth);
+  if (depth > 0 && depth < MAX_NESTING && ENCODED_STRUCTURE.test(out)) {
+    const decoded = decodeOnce(out);
+    if (decoded !== out) {
+      const redacted = redactCredentials(decoded, isCredential, depth + 1);
+      if (redacted !== decoded) return encodeURIComponent(redacted);
+    }
+  }
+  return out;
 }

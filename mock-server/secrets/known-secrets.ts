@@ -50,8 +50,11 @@ const FEW_LITERALS = 32;
 export function knownSecrets(
   apiKeys: Iterable<{ key: string; owner?: string }>,
   canaries: readonly string[],
+  adminKeys: readonly string[] = [],
 ): KnownSecrets {
   const literals: SecretLiteral[] = [];
+  for (const key of adminKeys)
+    if (key.length >= PREFIX) literals.push({ form: lower(key), kind: 'admin_key' });
   const keyOf = new Map<string, string>();
   for (const { key, owner } of apiKeys) {
     if (key.length >= PREFIX) literals.push({ form: lower(key), kind: 'api_key', owner });

@@ -10,6 +10,8 @@ export type SecretKind =
   | 'own_api_key'
   | 'api_key'
   | 'canary_secret'
+  /** The gateway's or the proxy's own admin key, in any encoding. */
+  | 'admin_key'
   | 'aws_access_key'
   | 'github_token'
   | 'openai_style_key'
@@ -42,12 +44,27 @@ const looksRandom = (match: string) =>
   (match.match(RANDOM_RUN) ?? []).some((run) => /[0-9]/.test(run) && /[A-Za-z]/.test(run));
 
 /**
+ * A JSON Web Token (JWS `header.payload.signature`, an unsecured one with an empty signature, or a JWE of
+ * five parts) whatever its header's spelling: the header is base64url of a JSON object, so it starts `ey`
+ * (`{"`, `{ "`: `eyJ`, `eyAi`) or `ew` (`{` and a line break or tab); it must decode to an object holding a
+ * quoted name. The whole token goes, payload and signature with the header.
+ */
+const JWT = /\be[wy][A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}/g;
+const isJwt = (match: string) => {
+  const [head = '', , signature = ''] = match.split('.');
+  const header = Buffer.from(head, 'base64url').toString('utf8');
+  if (!/^\{\s*"/.test(header) || isPlaceholder(match)) return false;
+  // An empty or short signature only for an unsecured token (`"alg": "none"`): else a sentence's full stop.
+  return signature.length >= 8 || /"alg"\s*:\s*"none"/i.test(header);
+};
+
+/**
  * Well-known secret shapes: a match is a secret whoever it belongs to. Where words can take the same
  * shape, a third element tells a secret from prose.
  */
 export const PATTERNS: [SecretKind, RegExp, ((match: string) => boolean)?][] = [
   // Before identity tokens: an HS256 JWT ends in `<payload>.<43-character signature>` too.
-  ['jwt', /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, (m) => !isPlaceholder(m)],
+  ['jwt', JWT, isJwt],
   ['identity_token', IDENTITY_TOKEN, (m) => !isPlaceholder(m)],
   // Documentation placeholders (AKIAIOSFODNN7EXAMPLE, jwt.io's sample, `ghp_xxxx…`) are not secrets.
   ['aws_access_key', /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, (m) => !isPlaceholder(m)],
@@ -68,4 +85,4 @@ export const PATTERNS: [SecretKind, RegExp, ((match: string) => boolean)?][] = [
 // Cheap pre-filter: text without any of these cannot match a pattern above (every identity token, with or
 // without its prefix, has a dot followed by 43 base64url characters).
 export const MAYBE_PATTERN =
-  /AKIA|ASIA|gh[pousr]_|sk-|xox|gl[a-z]{1,5}-|AIza|_live_|npm_|eyJ|-----BEGIN|\.[A-Za-z0-9_-]{43}/;
+  /AKIA|ASIA|gh[pousr]_|sk-|xox|gl[a-z]{1,5}-|AIza|_live_|npm_|\be[wy][A-Za-z0-9_-]{6,}\.|-----BEGIN|\.[A-Za-z0-9_-]{43}/;

@@ -131,6 +131,8 @@ export function createSecretScanner(source: {
   version(): number;
   keys(): Iterable<{ key: string; owner: string }>;
   canaries: readonly string[];
+  /** The admin key of the gateway or proxy doing the scan: found as `admin_key` in any encoding. */
+  adminKeys?: readonly string[];
   /**
    * Called when the known secrets changed after a `frozen()` scan of the previous ones was handed out:
    * the journal then settles, in the background, the entries still holding it, so that an old set is let
@@ -143,7 +145,7 @@ export function createSecretScanner(source: {
   let frozen: FrozenScan | undefined;
   const current = () => {
     if (builtFor !== source.version()) {
-      known = knownSecrets(source.keys(), source.canaries);
+      known = knownSecrets(source.keys(), source.canaries, source.adminKeys);
       builtFor = source.version();
       if (frozen !== undefined) source.onRetired?.();
       frozen = undefined;

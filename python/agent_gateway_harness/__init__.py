@@ -1,6 +1,7 @@
 """Test Python agents against the Agent Tool Gateway reference gateway, and grade them against the spec's
 client safety rules. The pytest plugin (fixture `agent_gateway`) is registered on install; see
-docs/any-language.md in the harness's repository.
+docs/any-language.md in the harness's repository. `Conformance` runs the conformance suite against a gateway
+as pytest items, one per check (docs/gateway-implementers.md).
 """
 
 import json
@@ -8,6 +9,7 @@ import os
 
 from ._process import GatewayProcess
 from .assertions import assert_follows_client_rules
+from .conformance import Conformance
 from .errors import AdminApiError, AgentGatewayError, NodeNotFoundError
 from .gateway import Gateway
 
@@ -25,6 +27,7 @@ __all__ = [
     "report_schema",
     "AdminApiError",
     "AgentGatewayError",
+    "Conformance",
     "Gateway",
     "GatewayProcess",
     "NodeNotFoundError",

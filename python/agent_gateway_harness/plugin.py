@@ -10,13 +10,51 @@ import os
 import pytest
 
 from ._process import GatewayProcess
+from .conformance import Conformance, ConformanceItems
 from .errors import AgentGatewayError, NodeNotFoundError
 from .gateway import Gateway
 
 MARK = "agent_gateway"
 
 
+def pytest_addoption(parser):
+    group = parser.getgroup("agent_gateway", "conformance suite as pytest items (agent_gateway_harness.conformance)")
+    group.addoption(
+        "--conformance-base-url",
+        dest="agent_gateway_conformance_base_url",
+        help="the gateway a Conformance() without a URL checks",
+    )
+    group.addoption(
+        "--conformance-option",
+        dest="agent_gateway_conformance_options",
+        action="append",
+        metavar="ARG",
+        help="one argument for `agent-gateway check`, passed as it is (repeatable): "
+        "--conformance-option=--strict --conformance-option=--token-command='mint verified'",
+    )
+    parser.addini("agent_gateway_conformance_base_url", "the gateway a Conformance() without a URL checks")
+    parser.addini(
+        "agent_gateway_conformance_args",
+        "arguments for `agent-gateway check` in every Conformance run (shell words)",
+        type="args",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector, name, obj):
+    """A Conformance object in a test module, under a test name (`test_*`), is collected as one item per check."""
+    if isinstance(obj, Conformance) and collector.funcnamefilter(name):
+        return ConformanceItems.from_parent(collector, name=name, suite=obj)
+    return None
+
+
 def pytest_configure(config):
+    for mark, text in (
+        ("must", "a conformance check of a MUST rule"),
+        ("should", "a conformance check of a SHOULD rule"),
+        ("conformance", "an item of the conformance suite (agent_gateway_harness.conformance.Conformance)"),
+    ):
+        config.addinivalue_line("markers", f"{mark}: {text}")
     config.addinivalue_line(
         "markers",
         f"{MARK}(scenario=None, config=None): what the agent_gateway fixture serves: a bundled scenario "

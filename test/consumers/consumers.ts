@@ -270,35 +270,38 @@ for (const major of NODES) {
     const runtime = () => ({ dir: nodeDirs.get(major) as string });
     const node = () => nodeOf(major);
 
-    for (const name of ['vitest4', 'vitest5'] as const)
+    // The three compilations are independent and depend on no timing: run together.
+    describe('(b) strict type checks against every entry', { concurrency: true }, () => {
+      for (const name of ['vitest4', 'vitest5'] as const)
+        it(
+          `(b) a strict TypeScript 5 project with ${name.replace('vitest', 'vitest ')} (NodeNext, skipLibCheck false) compiles against the types of every entry`,
+          step(async () => {
+            const dir = projectDir(name, major);
+            const tsc = join(dir, 'node_modules/typescript/bin/tsc');
+            const result = await run(node(), [tsc, '-p', '.'], { cwd: dir, timeoutMs: 3 * MINUTE });
+            expectSuccessIn(dir, `tsc (TypeScript 5, ${name} project, Node ${major})`, result);
+          }),
+        );
+
       it(
-        `(b) a strict TypeScript 5 project with ${name.replace('vitest', 'vitest ')} (NodeNext, skipLibCheck false) compiles against the types of every entry`,
+        '(b, d) a strict TypeScript 7 jest project compiles against the types of every entry without vitest installed',
         step(async () => {
-          const dir = projectDir(name, major);
+          const dir = projectDir('jest', major);
+          assert.equal(
+            existsSync(join(dir, 'node_modules/vitest')),
+            false,
+            'vitest is installed in the jest project',
+          );
           const tsc = join(dir, 'node_modules/typescript/bin/tsc');
           const result = await run(node(), [tsc, '-p', '.'], { cwd: dir, timeoutMs: 3 * MINUTE });
-          expectSuccessIn(dir, `tsc (TypeScript 5, ${name} project, Node ${major})`, result);
+          expectSuccessIn(dir, `tsc (TypeScript 7, jest project, Node ${major})`, result);
+          assert.ok(
+            readdirSync(join(dir, 'build')).includes('agent.test.js'),
+            'tsc wrote no build/agent.test.js',
+          );
         }),
       );
-
-    it(
-      '(b, d) a strict TypeScript 7 jest project compiles against the types of every entry without vitest installed',
-      step(async () => {
-        const dir = projectDir('jest', major);
-        assert.equal(
-          existsSync(join(dir, 'node_modules/vitest')),
-          false,
-          'vitest is installed in the jest project',
-        );
-        const tsc = join(dir, 'node_modules/typescript/bin/tsc');
-        const result = await run(node(), [tsc, '-p', '.'], { cwd: dir, timeoutMs: 3 * MINUTE });
-        expectSuccessIn(dir, `tsc (TypeScript 7, jest project, Node ${major})`, result);
-        assert.ok(
-          readdirSync(join(dir, 'build')).includes('agent.test.js'),
-          'tsc wrote no build/agent.test.js',
-        );
-      }),
-    );
+    });
 
     for (const name of ['vitest4', 'vitest5'] as const) {
       const { majors } = PROJECTS[name];

@@ -19,15 +19,26 @@ export const SNAPSHOT_PLAIN = `web.snapshot=${SNAPSHOT_PATH}=${SNAPSHOT_BODY}`;
 /**
  * The reference gateway with web.snapshot (an extra tool of its config, for the verified tier) behind a front
  * that refuses a repeat of a URL without the key its first served call carried; with `refuseKeyed`, with it too.
+ * With `holdMs`, a call is held that long before it is served, and a copy with the same key arriving
+ * meanwhile gets 409 idempotency_key_in_use (the IETF draft's answer for a key still in progress).
  */
-export function snapshotGateway(options: { refuseKeyed?: boolean; declaration?: string } = {}) {
+export function snapshotGateway(
+  options: { refuseKeyed?: boolean; declaration?: string; holdMs?: number } = {},
+) {
   return () => {
     // The first served call's key per URL ('' when it carried none).
     const firstKey = new Map<string, string>();
+    const inProgress = new Set<string>();
     return fronted(
       async (request, gateway) => {
         if (new URL(request.url).pathname !== SNAPSHOT_PATH) return gateway.fetch(request);
         const key = request.headers.get('idempotency-key') ?? '';
+        if (options.holdMs && key) {
+          if (inProgress.has(key)) return jsonError(409, 'idempotency_key_in_use');
+          inProgress.add(key);
+          await new Promise((resolve) => setTimeout(resolve, options.holdMs));
+          inProgress.delete(key);
+        }
         const url = await request
           .clone()
           .json()
@@ -46,7 +57,15 @@ export function snapshotGateway(options: { refuseKeyed?: boolean; declaration?: 
       },
       // Declared write-like in the config: its OpenAPI operation says x-write-like (check --openapi reads it).
       {
-        config: { tools: { 'web.snapshot': { path: SNAPSHOT_PATH, tiers: ['verified'], write_like: true } } },
+        config: {
+          tools: {
+            'web.snapshot': {
+              path: SNAPSHOT_PATH,
+              tiers: ['verified'],
+              write_like: true,
+            },
+          },
+        },
       },
       (gateway) => ({
         ...tokensOf(gateway),
@@ -63,6 +82,12 @@ export const WRITE_LIKE_VALID: ProofTarget[] = [
     description:
       'an extra write-like tool (web.snapshot, declared so) that refuses a repeat of a URL without the first call’s Idempotency-Key with 409',
     start: snapshotGateway(),
+  },
+  {
+    id: 'write-like-in-progress-409',
+    description:
+      'the same write-like tool holding each call 200 ms: a copy sent while its twin with the same Idempotency-Key is in progress gets 409 idempotency_key_in_use (the IETF draft), the same answer once sent again',
+    start: snapshotGateway({ holdMs: 200 }),
   },
 ];
 

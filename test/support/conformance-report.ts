@@ -36,6 +36,6 @@ export function runReport(
     ...over,
     allowedUnobserved: over.allowedUnobserved ?? [],
     checks,
-    summary: summariseResults(checks, over.allowedUnobserved),
+    summary: summariseResults(checks, over.allowedUnobserved, over.expectedResults),
   };
 }

@@ -116,6 +116,14 @@ export class NodeRequest implements GatewayRequest {
   abort(error: GatewayError): void {
     this.aborted = error;
     this.failReading?.(error);
+    for (const listener of this.abortListeners.splice(0)) listener(error);
+  }
+
+  private readonly abortListeners: ((error: GatewayError) => void)[] = [];
+
+  onAbort(listener: (error: GatewayError) => void): void {
+    if (this.aborted) listener(this.aborted);
+    else this.abortListeners.push(listener);
   }
 
   /** Whether the whole request, body included, has arrived. */
