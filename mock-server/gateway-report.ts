@@ -20,7 +20,12 @@ export function createReportReader(runtime: Runtime, corpus: Corpus) {
       throw new Error(
         'This gateway is on a shared store: its journal is in the store, read asynchronously. Use `await gateway.readClientReport(agent)` or `await expect(gateway).toFollowClientRules(agent)`.',
       );
-    return reportOf(agent, runtime.journal.list({ agent }), runtime.journal.dropped, reportOptions);
+    return reportOf(
+      agent,
+      runtime.journal.list({ agent: { agent, unnamed: true } }),
+      runtime.journal.dropped,
+      reportOptions,
+    );
   };
   /**
    * How many dropped entries the report mentions: with `since` (a test's mark), only when some of them came
@@ -38,7 +43,10 @@ export function createReportReader(runtime: Runtime, corpus: Corpus) {
     reportOptions?: Partial<ClientReportOptions>,
   ): Promise<ClientReport> => {
     // Every one of the agent's entries, read in bounded slices with the event loop free between them.
-    const { entries, dropped } = await runtime.state.journal.readInSlices({ agent });
+    // With the entries named for nobody: the report ties those its connections show to be the agent's.
+    const { entries, dropped } = await runtime.state.journal.readInSlices({
+      agent: { agent, unnamed: true },
+    });
     return reportOf(agent, entries, dropped, reportOptions);
   };
   /**
@@ -51,7 +59,7 @@ export function createReportReader(runtime: Runtime, corpus: Corpus) {
     dropped: number,
     reportOptions?: Partial<ClientReportOptions>,
   ): ClientReport => {
-    if (!runtime.registry.get(agent) && entries.length === 0) {
+    if (!runtime.registry.get(agent) && !entries.some((e) => e.agent === agent)) {
       const known = runtime.registry.list().map((a) => a.id);
       throw new GatewayError('not_found', {
         message: `No agent "${agent}" and no request from it in the journal. Agents: ${known.join(', ')}.`,

@@ -1,3 +1,5 @@
+import { fakedTicksMessage } from './fake-ticks.ts';
+
 /**
  * Runs an agent to its end on a test runner's fake timers, for tests of agents that sleep out Retry-After
  * and back off: each timer the agent sets fires at once, in order, while its promise is pending. It returns
@@ -42,6 +44,9 @@ export async function runOnFakeTime<T>(
     throw new TypeError(
       "runOnFakeTime needs the runner's fake timers: { timers: vi } (vitest) or { timers: jest } (jest, from '@jest/globals'), after useFakeTimers().",
     );
+  // Faked ticks hold every request before msw sees it: fail now, naming the fix, not after ENOTFOUND.
+  const faked = fakedTicksMessage();
+  if (faked) throw new Error(`runOnFakeTime: ${faked}`);
   if (!Number.isInteger(maxTimers) || maxTimers < 1)
     throw new TypeError(`runOnFakeTime: maxTimers must be a positive integer; got ${String(maxTimers)}.`);
   const running = typeof agent === 'function' ? (async () => agent())() : Promise.resolve(agent);

@@ -24,6 +24,7 @@ import {
 import { reportOptionsSchema } from './client-report/report-options.ts';
 import { TIMELINE_REQUESTS, timelineOf } from './client-report/timeline.ts';
 import type { ClientReportOptions } from './client-report/types.ts';
+import { fakedTicksMessage, OWN_SOCKETS_HINT } from './fake-ticks.ts';
 import type { Gateway } from './gateway.ts';
 import { isGateway } from './is-gateway.ts';
 import type { JournalEntry } from './journal/journal.ts';
@@ -96,7 +97,9 @@ function nothingToGradeBecause(agent: string, journal: readonly JournalEntry[], 
     others
       ? `${where} requests from: ${printable(others)}. Is ${agent} the agent whose token the agent under test sent?`
       : `${where} no request at all: none reached the gateway.`,
+    ...(fakedTicksMessage() === undefined ? [] : [fakedTicksMessage() as string]),
     "If the agent's requests failed (TypeError: fetch failed, getaddrinfo ENOTFOUND for the gateway's host), msw was not intercepting them: call server.listen() before the agent runs (beforeAll(() => server.listen())), and give the agent the base URL passed to gatewayHandlers (default http://gateway.test).",
+    OWN_SOCKETS_HINT,
     ...(scope.kind === 'unmarked' ? [PER_TEST_HINT] : []),
     'If this test expects the agent not to call the gateway at all, say so: { allowNoRequests: true }.',
   ].join('\n');

@@ -10,7 +10,7 @@ import { createProxy } from '../mock-server/proxy/proxy.ts';
 import { faultSpecSchema } from '../mock-server/scenarios/faults.ts';
 import type { ScenarioInput } from '../mock-server/scenarios/scenarios.ts';
 import { TOOL_NAMES } from '../vocabulary/tools.ts';
-import { adminCaller, search } from './support/call.ts';
+import { adminCaller, call, search } from './support/call.ts';
 import { EXTRACT_502_ONCE, extract } from './support/extra-tool.ts';
 
 /*
@@ -119,6 +119,27 @@ describe('a fault on an extra tool', () => {
     expect(() => add('web.extrakt')).toThrow(GatewayError);
     expect(() => add('web.extrakt')).toThrow(/match\.operation: this gateway has no endpoint or tool/);
     expect(gateway.faults.list()).toHaveLength(1);
+  });
+
+  it('faults.add fills the defaults the admin API and scenarios fill: a fault without `every` strikes', async () => {
+    const gateway = createGateway({ log: () => {} });
+    const token = gateway.mintToken('agent-verified');
+    const armed = gateway.faults.add({
+      match: { operation: 'web.fetch' },
+      kind: 'status',
+      status: 503,
+      count: 3,
+    });
+    expect(armed).toMatchObject({ every: 1, delay_ms: 1000, status: 503, count: 3 });
+    const fetchPage = () =>
+      call(gateway, 'POST', '/v1/web/fetch', { token, body: { url: 'https://example.com/' } });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await fetchPage()).status);
+    expect(statuses).toEqual([503, 503, 503, 200]);
+    expect(gateway.faults.list()).toEqual([]);
+    // A fault the schema refuses is refused by the library too, naming the field (never armed as NaN).
+    expect(() => gateway.faults.add({ kind: 'status', status: 503 })).toThrow(/^count: /);
+    expect(() => gateway.faults.add({ kind: 'status', count: 1, every: 0 })).toThrow(GatewayError);
   });
 
   it('strikes on the proxy, which answers it itself instead of forwarding', async () => {

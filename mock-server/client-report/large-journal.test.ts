@@ -170,7 +170,9 @@ function isReaction(entries: readonly JournalEntry[], e: JournalEntry, r: Journa
         hasConnection(x) &&
         x.connection !== r.connection &&
         x.real_ms >= r.real_ms - graceMs &&
-        x.real_ms <= r.real_ms,
+        x.real_ms <= r.real_ms &&
+        // Answered before `r` arrived, past the turn of that answer: `r` was sent after it, no wave.
+        !(answeredAt(x) <= r.real_ms && r.real_ms - answeredAt(x) > 1),
     );
     // The same request as `r`, read past the turn of its answer: its retry, whatever the batch.
     const retried = keyOf(e) !== undefined && keyOf(e) === keyOf(r) && e.real_ms - written > 1;

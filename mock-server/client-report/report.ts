@@ -3,6 +3,7 @@ import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
 import type { RateLimitRule } from '../config/schema.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { Corpus } from '../providers/corpus.ts';
+import { agentRequests, type Unattributed } from './attribution.ts';
 import { describe, type EpochView, epochSlices, epochViews, hasCausalFacts } from './journal-facts.ts';
 import { CLIENT_REPORT_SCHEMA_VERSION } from './report-version.ts';
 import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
@@ -86,6 +87,12 @@ export interface ClientReport {
    * as sent together.
    */
   without_connection?: number;
+  /**
+   * Requests of the journal (after `since`) that belong to no agent: neither their token, nor an agent's own
+   * API key they carried, nor the connection they came on names one. If some were this agent's, they were not
+   * judged: the report says so.
+   */
+  unattributed?: Unattributed;
   from?: string;
   to?: string;
   /**
@@ -151,9 +158,8 @@ export function createClientReport(input: {
   const given = Object.entries(input.options ?? {}).filter(([, value]) => value !== undefined);
   const options: ClientReportOptions = { ...DEFAULT_REPORT_OPTIONS, ...Object.fromEntries(given) };
   const since = options.since ?? 0;
-  const entries = input.entries
-    .filter((e) => e.agent === input.agent && e.seq > since)
-    .sort((a, b) => a.seq - b.seq);
+  // Its own requests, and those named for nobody that its connections tie to it (attribution.ts).
+  const { entries, unattributed, nobodys } = agentRequests(input.entries, input.agent, since);
   const ctx = {
     agent: input.agent,
     entries,
@@ -161,6 +167,7 @@ export function createClientReport(input: {
     corpus: input.corpus,
     options,
     ...(input.tools === undefined ? {} : { tools: input.tools }),
+    ...(nobodys.length > 0 ? { unattributed: nobodys } : {}),
   };
   const violations: Violation[] = [];
   // The clock moved back between epochs: each is judged apart (facts/epochs.ts).
@@ -195,6 +202,7 @@ export function createClientReport(input: {
     requests: entries.length,
     ...(input.dropped ? { journal_dropped: input.dropped } : {}),
     ...(withoutConnection > 0 ? { without_connection: withoutConnection } : {}),
+    ...(unattributed ? { unattributed } : {}),
     from: epochs.at(-1)?.from ?? entries[0]?.time,
     to: epochs.at(-1)?.to ?? entries.at(-1)?.time,
     ...(epochs.length > 0 ? { epochs } : {}),
@@ -226,6 +234,11 @@ export function formatClientReport(report: ClientReport): string {
         ? `Clock epoch ${e.epoch}: ${e.requests} request(s), ${e.from} to ${e.to}. The gateway clock was moved back since: requests of different epochs are never compared as reactions or waits.`
         : `Clock epoch ${e.epoch} began (the gateway clock was moved back) before #${e.first_seq}: ${e.requests} request(s), ${e.from} to ${e.to}.`,
     ),
+    ...(report.unattributed
+      ? [
+          `Not judged: ${report.unattributed.requests} request(s) of the journal belong to no agent (${report.unattributed.reasons.map((r) => `${r.requests} with ${r.reason}`).join('; ')}); if any were ${report.agent}'s, this report could not see them.`,
+        ]
+      : []),
     ...(report.without_connection
       ? [
           `Judged without connection or delivery facts for ${report.without_connection} of ${report.requests} requests (a journal written by hand, or an adapter that records neither): requests within ${report.options.graceMs} ms of a refusal's answer were taken as already in flight, and requests within 10 ms of each other as sent together.`,

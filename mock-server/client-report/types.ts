@@ -20,6 +20,12 @@ export interface RuleContext {
    * tools only.
    */
   tools?: readonly ReportedTool[];
+  /**
+   * Requests of the journal that belong to no agent (no token, key or connection names one): some may be
+   * this agent's, which a rule that needs them cannot see (`refresh-invalid-token`: a refused token no one
+   * named).
+   */
+  unattributed?: readonly JournalEntry[];
 }
 
 /** What the client report reads of a tool's definition. */

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { ResolvedConfig } from '../config/load-config.ts';
 import type { GatewayError } from '../errors.ts';
+import type { VerifyResult } from '../identity/identity-provider.ts';
 import type { JournalNote } from '../journal/journal.ts';
 import type { MaybePromise } from '../maybe-promise.ts';
 import type { FrozenScan, ScanCaller, ScanResult, SplitParts } from '../secrets/secrets.ts';
@@ -132,6 +133,10 @@ export interface CallServices {
     frozen?(): FrozenScan;
     outgoing?(text: string, own: ScanCaller): SplitParts | undefined;
   };
+  /** Whose a token is (`pipeline/attribute.ts`: a request no stage named); absent in bare stage tests. */
+  readonly verifier?: { verify(token: string): VerifyResult | Promise<VerifyResult> };
+  /** Whose an API key is (`pipeline/attribute.ts`). */
+  readonly registry?: { findByApiKey(apiKey: string): { readonly id: string } | undefined };
 }
 
 /** Per-request state the stages share. */

@@ -107,15 +107,21 @@ async function decodeBody(bytes: Uint8Array, codings: readonly string[], maxByte
  * counted as sent and again as decoded; 400 when cut short), and the body decoded (400 when it is not what
  * its Content-Encoding says). A body without Content-Encoding costs one header lookup more.
  */
-export function readBody(request: GatewayRequest, maxBytes: number): MaybePromise<Uint8Array> {
+export function readBody(
+  request: GatewayRequest,
+  maxBytes: number,
+  /** Handed the bytes as sent, before their codings are undone (what a refused body's reading needs). */
+  asSent?: (bytes: Uint8Array) => void,
+): MaybePromise<Uint8Array> {
   checkContentType(request.header('content-type'));
   const codings = contentCodings(request.header('content-encoding'));
   // Without a wait when the adapter has the whole body already (node:http, a small body).
   const arrived = request.arrivedBody?.(maxBytes);
   if (codings.length === 0) return arrived ?? request.body(maxBytes);
-  return (arrived ? Promise.resolve(arrived) : request.body(maxBytes)).then((bytes) =>
-    decodeBody(bytes, codings, maxBytes),
-  );
+  return (arrived ? Promise.resolve(arrived) : request.body(maxBytes)).then((bytes) => {
+    asSent?.(bytes);
+    return decodeBody(bytes, codings, maxBytes);
+  });
 }
 
 /** The body stage's second half: UTF-8 and JSON syntax (400), then the schema, naming the first bad field. */
@@ -164,12 +170,17 @@ export function parseJsonBodyAsSent<S extends z.ZodType>(
   }
   const result = schema.safeParse(value);
   if (result.success) return { raw: value, value: result.data };
-  const issues = result.error.issues.map((issue) => ({
+  throw invalidRequestOf(result.error);
+}
+
+/** 400 `invalid_request` for what failed a schema, naming the first bad field (`body` when none is named). */
+export function invalidRequestOf(error: z.ZodError): GatewayError {
+  const issues = error.issues.map((issue) => ({
     field: formatPath(issue.path) || 'body',
     message: issue.message,
   }));
   const first = issues[0] ?? { field: 'body', message: 'is invalid' };
-  throw new GatewayError('invalid_request', {
+  return new GatewayError('invalid_request', {
     message: `${first.field}: ${first.message}`,
     details: { field: first.field, issues },
   });

@@ -84,6 +84,8 @@ const FIELDS = [
   'findings',
   'target_request_id',
   'stalled_ms',
+  'body_unread',
+  'attributed_by',
 ] as const satisfies readonly (keyof JournalEntry)[];
 const FIELD_IDS = new Map<string, number>(FIELDS.map((name, k) => [name, k + 1]));
 const OTHER_FIELD = 255;

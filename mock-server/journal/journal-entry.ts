@@ -94,6 +94,11 @@ export interface JournalEntry {
   /** The error code answered: the reference gateway's own, or in proxy mode whatever code the target sent. */
   code?: ErrorCode | TargetErrorCode;
   agent?: string;
+  /**
+   * How a request the identify stage did not name was tied to `agent`: by the token it carried (the health
+   * check), by the agent's own API key it carried, or (set by the client report) by its connection.
+   */
+  attributed_by?: 'token' | 'api_key' | 'connection';
   /** A fingerprint of the identity token (never the token). */
   token?: string;
   /** This agent's requests in flight when this one was admitted, itself included. */
@@ -134,6 +139,12 @@ export interface JournalEntry {
    * header).
    */
   secrets_in?: string[];
+  /**
+   * Why the request's body could not be read (`http/sent-body.ts`: a content coding that does not decode, bytes
+   * not valid in their charset, a multipart body without its boundary): what it carried was not scanned
+   * (the client report's no-secrets-in-requests names it).
+   */
+  body_unread?: string;
   /**
    * Proxy mode: the agent's own API key was unknown to the proxy when this request was scanned, so a leak of
    * it could not be told as its own (the client report says its own-key check was not observed).

@@ -25,9 +25,25 @@ export const shown = (entry: JournalEntry): JournalEntry => {
   return entry;
 };
 
-/** Whether the i-th entry of a window is `agent`'s (any, without one), read without making the entry. */
-const matchesAgent = (agentAt: RingWindow['agentAt'], agent: string | undefined) => (i: number) =>
-  agent === undefined || agentAt(i) === agent;
+/**
+ * Which entries a read wants: any (undefined), one agent's (its id), or one agent's and every entry no agent
+ * was named for (`unnamed`: no agent, or only a token's fingerprint), for the client report to tie to the
+ * agent by the connection they came on (`client-report/attribution.ts`).
+ */
+export type AgentMatch = string | undefined | { readonly agent: string; readonly unnamed: true };
+
+/** An entry's agent that names nobody: none, or the fingerprint of a token no one named (`tok_1a2b3c4d`). */
+export const isUnnamedAgent = (agent: string | undefined) =>
+  agent === undefined || (agent.length === 12 && /^tok_[0-9a-f]{8}$/.test(agent));
+
+/** Whether an entry whose agent is `agent` is one a read wants. */
+export const agentMatches = (match: AgentMatch, agent: string | undefined) =>
+  match === undefined ||
+  (typeof match === 'string' ? agent === match : agent === match.agent || isUnnamedAgent(agent));
+
+/** Whether the i-th entry of a window is one a read wants, read without making the entry. */
+const matchesAgent = (agentAt: RingWindow['agentAt'], agent: AgentMatch) => (i: number) =>
+  agent === undefined || agentMatches(agent, agentAt(i));
 
 /**
  * At most `max` matching entries of a window after its start and up to `until`, looking at no more than
@@ -40,7 +56,7 @@ export function sliceOf(
   { size, start, at, seqAt, agentAt }: RingWindow,
   since: number,
   until: number,
-  agent: string | undefined,
+  agent: AgentMatch,
   max: number,
   budgetMs?: number,
 ) {
@@ -65,7 +81,7 @@ export function sliceOf(
 /** The newest `wanted` matching entries of a window, oldest first (`page` with a limit). */
 export function newestOf(
   { size, start, at, agentAt }: RingWindow,
-  agent: string | undefined,
+  agent: AgentMatch,
   wanted: number,
 ): JournalEntry[] {
   const matches = matchesAgent(agentAt, agent);
@@ -80,7 +96,7 @@ export function newestOf(
 export function sinceForNewest(
   { size, start, seqAt, agentAt }: RingWindow,
   since: number,
-  agent: string | undefined,
+  agent: AgentMatch,
   limit: number,
 ) {
   const matches = matchesAgent(agentAt, agent);
@@ -97,7 +113,7 @@ export function sinceForNewest(
  */
 export async function settlePageEntries(
   { size, start, at, agentAt }: RingWindow,
-  filter: { agent?: string; limit?: number },
+  filter: { agent?: AgentMatch; limit?: number },
   max: number,
 ) {
   const matches = matchesAgent(agentAt, filter.agent);
@@ -154,7 +170,7 @@ export function* slicesAfter(
   window: (since: number) => RingWindow,
   from: number,
   until: number,
-  agent: string | undefined,
+  agent: AgentMatch,
   sliceEntries: number,
   budgetMs: number,
 ): Generator<JournalEntry[], void, undefined> {
@@ -174,7 +190,7 @@ export function* slicesAfter(
 export function pageAfter(
   window: (since: number) => RingWindow,
   seq: number,
-  filter: { agent?: string; since?: number; limit?: number },
+  filter: { agent?: AgentMatch; since?: number; limit?: number },
   max: number,
 ): { entries: JournalEntry[]; more: boolean; next_since: number } {
   const since = filter.since ?? 0;
@@ -200,7 +216,7 @@ export function pageAfter(
 export async function readMatching(
   window: (since: number) => RingWindow,
   until: number,
-  agent: string | undefined,
+  agent: AgentMatch,
   sliceMax: number,
 ): Promise<JournalEntry[]> {
   const entries: JournalEntry[] = [];

@@ -3,6 +3,8 @@ import type { RecordedWork } from './entry-record.ts';
 import type { JournalExchange } from './exchange-capture.ts';
 import type { JournalEntry } from './journal-entry.ts';
 import {
+  type AgentMatch,
+  agentMatches,
   createRing,
   MAX_JOURNAL_SCAN,
   pageAfter,
@@ -30,7 +32,8 @@ export const MAX_JOURNAL_PAGE = 1000;
 
 /** What the journal API asks for: an agent's entries, those after `since`, the newest `limit` of them. */
 export interface JournalFilter {
-  agent?: string;
+  /** An agent's id; or, for the client report, an agent's id with every entry no agent was named for. */
+  agent?: AgentMatch;
   since?: number;
   limit?: number;
 }
@@ -141,10 +144,10 @@ export function createJournal(initialCapacity: number) {
     },
 
     /** Entries in recording order, oldest first; filter by agent, only after `since`, at most `limit` (newest). */
-    list(filter: { agent?: string; since?: number; limit?: number } = {}): JournalEntry[] {
+    list(filter: { agent?: AgentMatch; since?: number; limit?: number } = {}): JournalEntry[] {
       const out: JournalEntry[] = [];
       for (const entry of ring.all()) {
-        if (filter.agent !== undefined && entry.agent !== filter.agent) continue;
+        if (filter.agent !== undefined && !agentMatches(filter.agent, entry.agent)) continue;
         if (filter.since !== undefined && entry.seq <= filter.since) continue;
         out.push(shown(entry));
       }
@@ -181,7 +184,7 @@ export function createJournal(initialCapacity: number) {
      * between them (`writeSlices`), so no slice holds the event loop longer than its own entries take.
      */
     exportSlices(
-      filter: { agent?: string; since?: number } = {},
+      filter: { agent?: AgentMatch; since?: number } = {},
       sliceEntries = EXPORT_SLICE_ENTRIES,
       budgetMs = SLICE_BUDGET_MS,
     ): JournalExport {
@@ -194,7 +197,7 @@ export function createJournal(initialCapacity: number) {
      * With `limit`: only the newest `limit` matching entries (found once, at the start).
      */
     entrySlices(
-      filter: { agent?: string; since?: number; limit?: number } = {},
+      filter: { agent?: AgentMatch; since?: number; limit?: number } = {},
       sliceEntries = EXPORT_SLICE_ENTRIES,
       budgetMs = SLICE_BUDGET_MS,
     ): { until: number; dropped: number; slices: Generator<JournalEntry[], void, undefined> } {
@@ -210,7 +213,7 @@ export function createJournal(initialCapacity: number) {
      * MAX_JOURNAL_PAGE with a turn of the event loop between two, so a full journal of a million is never
      * one synchronous pass. As `page` gives them, oldest first.
      */
-    async readAll(filter: { agent?: string } = {}): Promise<JournalPageOf> {
+    async readAll(filter: { agent?: AgentMatch } = {}): Promise<JournalPageOf> {
       const until = seq;
       const entries = await readMatching(window, until, filter.agent, MAX_JOURNAL_PAGE);
       return {

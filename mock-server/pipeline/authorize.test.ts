@@ -2,11 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { identityOf, stageContext, stageWorld, thrown } from '../../test/support/stage-context.ts';
 import type { JournalNote } from '../journal/journal-entry.ts';
 import { createPolicy } from '../policy/policy.ts';
+import { webSearch } from '../tools/web-search.ts';
 import { authorize } from './authorize.ts';
 import { entryReadings } from './entry-readings.ts';
 import type { ToolSpec } from './tool-spec.ts';
 
-const search = { tool: 'web.search', path: '/v1/web/search', field: 'query' } as ToolSpec;
+const search = {
+  tool: 'web.search',
+  path: '/v1/web/search',
+  field: 'query',
+  schema: webSearch.request.schema,
+  meaning: webSearch,
+  run: () => undefined,
+} as ToolSpec;
 
 describe('authorize stage (spec sections 3 and 5.4)', () => {
   it('lets an identity within the tool tiers through at once, reading no body', () => {

@@ -1,4 +1,6 @@
+import type { z } from 'zod';
 import type { CallContext } from '../http/context.ts';
+import { readSentBody, type SentBody, type SentBodyLabels } from '../http/sent-body.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import type { JournalNote } from '../journal/journal-entry.ts';
 import { redactCredentials } from '../secrets/credential-redaction.ts';
@@ -123,31 +125,73 @@ export function addBodySecrets(
   walk(body, [], 0);
 }
 
+/** The Content-Type and Content-Encoding a call labelled its body with; `decoded`: the codings are undone already. */
+export const bodyLabels = (ctx: CallContext, decoded = false): SentBodyLabels => ({
+  contentType: ctx.request.header('content-type'),
+  contentEncoding: decoded ? undefined : ctx.request.header('content-encoding'),
+});
+
 /**
- * What a refused call tried to send (its query or URL), for the journal: an agent that leaks a secret into
- * a call it may not make, or a body that fails validation, leaked it all the same (client rule 2).
- * `bytes` when the body was read already; otherwise it is read now (the call is refused either way).
+ * What a refused call tried to send, for the journal: an agent that leaks a secret into a call it may not
+ * make, or into a body that is refused (not JSON: a form, text, multipart; compressed; failing validation),
+ * leaked it all the same (client rule 2). `sent` when the body was read already (`decoded`: its codings
+ * undone); otherwise it is read now (the call is refused either way).
  */
 export async function noteRefusedCall(
   ctx: CallContext,
   identity: Identity,
-  tool: { readonly field?: 'query' | 'url'; readonly meaning: MeaningOfCalls },
-  bytes?: Uint8Array,
+  tool: SentBodyTool,
+  sent?: { readonly bytes: Uint8Array; readonly decoded: boolean },
 ): Promise<void> {
-  const { field } = tool;
+  const max = ctx.runtime.config.server.max_body_bytes;
+  let bytes: Uint8Array;
   try {
-    const raw = bytes ?? (await ctx.request.body(ctx.runtime.config.server.max_body_bytes));
-    const body = JSON.parse(Buffer.from(raw).toString('utf8')) as Record<string, unknown>;
-    noteBodySecrets(ctx, body, field);
-    const value = field === undefined ? undefined : body?.[field];
-    if (field !== undefined && typeof value === 'string') {
-      noteOutgoingText(ctx, identity, field, value);
-      // Its meaning, for the rules that recognise a repeat of it; the fields it was refused for are unknown.
-      ctx.note.request_key = requestKey(tool.meaning, { [field]: value }, [ctx.at, Date.now()]);
-    } else if (field === undefined && typeof body === 'object' && body !== null && !Array.isArray(body))
-      // A tool without such a field (a config's extra tool): its meaning is in the body as a whole.
-      ctx.note.request_key = requestKey(tool.meaning, body, [ctx.at, Date.now()]);
+    bytes = sent?.bytes ?? (await ctx.request.body(max));
   } catch {
-    // Unreadable or not JSON: nothing was sent that the journal could show.
+    return; // Too large (413) or cut short (400): its answer says so; nothing was read.
   }
+  noteSentBody(ctx, identity, tool, readSentBody(bytes, bodyLabels(ctx, sent?.decoded), max), [
+    ctx.at,
+    Date.now(),
+  ]);
+}
+
+/**
+ * What the journal learns of a body as the one reader read it (`http/sent-body.ts`): a body that could not be
+ * read (`body_unread`, a finding of the client report), the secrets in every string it holds, and, when it
+ * is an object, the tool's query or URL and its meaning (for the rules that recognise a repeat of it).
+ */
+export function noteSentBody(
+  ctx: CallContext,
+  identity: Identity,
+  tool: SentBodyTool,
+  sent: SentBody,
+  near?: readonly number[],
+): void {
+  if (sent.unreadable !== undefined) ctx.note.body_unread = sent.unreadable;
+  const { value } = sent;
+  if (value === undefined) return;
+  const { field } = tool;
+  noteBodySecrets(ctx, value, field);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
+  // Its meaning as the tool's schema reads it (defaults filled in, as an accepted call's), else what it sent.
+  const parsed = tool.schema.safeParse(value);
+  const body = (parsed.success ? parsed.data : value) as Record<string, unknown>;
+  if (field === undefined) {
+    // A tool without such a field (a config's extra tool): its meaning is in the body as a whole.
+    ctx.note.request_key = requestKey(tool.meaning, body, near);
+    return;
+  }
+  const text = (value as Record<string, unknown>)[field];
+  if (typeof text !== 'string') return;
+  noteOutgoingText(ctx, identity, field, text);
+  // A body refused for another field: its meaning is its query or URL (the fields refused are unknown).
+  ctx.note.request_key = requestKey(tool.meaning, parsed.success ? body : { [field]: text }, near);
+}
+
+/** What `noteSentBody` needs of a tool: its outgoing field, its body's schema, its meaning. */
+export interface SentBodyTool {
+  readonly field?: 'query' | 'url' | undefined;
+  readonly schema: z.ZodType;
+  readonly meaning: MeaningOfCalls;
 }

@@ -22,9 +22,23 @@ export function readToolBody<T>(
   identity: Identity,
   spec: ToolSpec<T>,
 ): MaybePromise<ToolBody<T>> {
-  return andThen(readBody(ctx.request, ctx.runtime.config.server.max_body_bytes), (bytes) =>
-    toolBody(ctx, identity, spec, bytes),
-  );
+  let asSent: Uint8Array | undefined;
+  // Refused before it parsed (415: not JSON, a coding not decoded; 400: not what its coding says): what it
+  // carries is read all the same, by the one reader of sent bodies.
+  const refused = (error: unknown): Promise<never> =>
+    noteRefusedCall(ctx, identity, spec, asSent && { bytes: asSent, decoded: false }).then(() => {
+      throw error;
+    });
+  let read: MaybePromise<Uint8Array>;
+  try {
+    read = readBody(ctx.request, ctx.runtime.config.server.max_body_bytes, (bytes) => {
+      asSent = bytes;
+    });
+  } catch (error) {
+    return refused(error);
+  }
+  if (read instanceof Promise) read = read.catch(refused);
+  return andThen(read, (bytes) => toolBody(ctx, identity, spec, bytes));
 }
 
 /** The read bytes as the tool's body, noted for the journal; a refused body is noted, then thrown. */
@@ -39,7 +53,7 @@ function toolBody<T>(
   try {
     ({ value } = parseJsonBodyAsSent(bytes, spec.schema));
   } catch (error) {
-    return noteRefusedCall(ctx, identity, spec, bytes).then(() => {
+    return noteRefusedCall(ctx, identity, spec, { bytes, decoded: true }).then(() => {
       throw error;
     });
   }

@@ -5,6 +5,7 @@ import type { JournalEntry } from '../journal/journal.ts';
 import { CapturedExchange } from '../journal/packed-exchange.ts';
 import { redactCredentials } from '../secrets/credential-redaction.ts';
 import type { StatePort } from '../store/state-port.ts';
+import { attributeRequest } from './attribute.ts';
 import { entryReadings } from './entry-readings.ts';
 import { tokenOf } from './identify.ts';
 
@@ -32,6 +33,8 @@ export function recordCall(
   const { request, note } = ctx;
   const operation = note.operation ?? 'other';
   const connection = request.connection;
+  // Named before its readings: they scan for the agent's own token and key.
+  if (note.agent === undefined) attributeRequest(ctx);
   const readings = entryReadings(ctx);
   // seq and time first, as the journal lists them; the journal sets them.
   const entry: JournalEntry = {

@@ -1,10 +1,10 @@
 import { ENDPOINTS, type JournalOperation } from '../../vocabulary/endpoints.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { CallContext } from '../http/context.ts';
+import { readSentBody } from '../http/sent-body.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import { noteBodySecrets, noteOutgoingText } from '../pipeline/outgoing-text.ts';
+import { bodyLabels, noteSentBody } from '../pipeline/outgoing-text.ts';
 import { type AnyToolDefinition, BUILT_IN_TOOLS } from '../tools/index.ts';
-import { requestKey } from '../tools/request-meaning.ts';
 import type { Collector } from './wire.ts';
 
 /*
@@ -63,7 +63,10 @@ export const codeOf = (text: string | undefined): string | undefined => {
   }
 };
 
-/** What the journal learns of a request from its body: as the gateway's tool stages note it. */
+/**
+ * What the journal learns of a request from its body: as the gateway's tool stages note it, read by the one
+ * reader of sent bodies (any content type, charset and content coding: `http/sent-body.ts`).
+ */
 export function noteRequest(
   ctx: CallContext,
   operation: JournalOperation,
@@ -73,28 +76,13 @@ export function noteRequest(
   if (operation === 'whoami') ctx.note.request_fingerprint = journalFingerprint('whoami');
   const tool = toolNamed(tools, operation);
   if (!tool) return;
-  const field = tool.journalField;
-  const bytes = body.bytes();
-  ctx.note.request_fingerprint = body.whole
-    ? journalFingerprint(operation, bytes)
-    : journalFingerprint(operation);
-  if (!body.whole) return;
-  let value: unknown;
-  try {
-    value = JSON.parse(bytes.toString('utf8'));
-  } catch {
+  if (!body.whole) {
+    ctx.note.request_fingerprint = journalFingerprint(operation);
     return;
   }
-  if (typeof value !== 'object' || value === null) return;
-  // Every other string of the body leaves the agent too, as the gateway's body stage scans it.
-  noteBodySecrets(ctx, value, field);
-  if (field === undefined) {
-    // A tool without an outgoing field (a config's extra tool): its meaning is in the body as a whole.
-    ctx.note.request_key = requestKey(tool, value as Record<string, unknown>);
-    return;
-  }
-  const text = (value as Record<string, unknown>)[field];
-  if (typeof text !== 'string') return;
-  ctx.note.request_key = requestKey(tool, value as Record<string, unknown>);
-  noteOutgoingText(ctx, { agentId: ctx.note.agent } as Identity, field, text);
+  const sent = readSentBody(body.bytes(), bodyLabels(ctx), ANALYSED_BYTES);
+  // The fingerprint of the body as the gateway parses it: its codings undone.
+  ctx.note.request_fingerprint = journalFingerprint(operation, sent.decoded ?? body.bytes());
+  const spec = { field: tool.journalField, schema: tool.request.schema, meaning: tool };
+  noteSentBody(ctx, { agentId: ctx.note.agent } as Identity, spec, sent);
 }

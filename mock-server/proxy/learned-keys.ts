@@ -142,6 +142,9 @@ export function createLearnedKeys(
         const key = fieldOf(text as string | undefined, ['api_key', 'apiKey', 'key', 'client_secret']);
         const minted = fieldOf(exchange.answer, ['token', 'access_token', 'id_token']);
         const agent = fieldOf(exchange.answer, ['agent_id', 'agentId', 'agent', 'sub', 'client_id']);
+        // The exchange is its agent's, as the gateway's identity provider journals it.
+        const holder = agent ?? (key ? registry.findByApiKey(key)?.id : undefined);
+        if (holder !== undefined) ctx.note.agent ??= holder;
         if (key && agent) learn(agent, key);
         else if (key && minted) {
           if (keyOfToken.size >= MOST_PENDING_TOKENS)

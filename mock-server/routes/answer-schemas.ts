@@ -231,6 +231,11 @@ export const journalEntrySchema = z.looseObject({
     .optional()
     .describe("Spec rules this answer broke (proxy mode: the target's answers)."),
   target_request_id: z.string().optional().describe("Proxy mode: the target's X-Request-Id."),
+  attributed_by: z
+    .enum(['token', 'api_key', 'connection'])
+    .optional()
+    .describe('How an unnamed request was tied.'),
+  body_unread: z.string().optional().describe("Why the request's body could not be read."),
   own_key_unknown: z
     .literal(true)
     .optional()
@@ -329,6 +334,13 @@ export const clientReportSchema = z.looseObject({
     .describe(
       'Requests judged without connection facts (node:http) or delivery facts (in process: msw, fetch): told apart by time only.',
     ),
+  unattributed: z
+    .strictObject({
+      requests: z.number().int(),
+      reasons: z.array(z.strictObject({ reason: z.string(), requests: z.number().int() })),
+    })
+    .optional()
+    .describe('Requests of the journal no token, API key or connection ties to an agent, and why.'),
   from: isoTime.optional().describe('The first graded request (of the last clock epoch, with epochs).'),
   to: isoTime.optional().describe('The last graded request (of the last clock epoch, with epochs).'),
   epochs: z

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SPEC_ENDPOINT_IDS } from '../../vocabulary/endpoints.ts';
 import { TOOL_NAME_PATTERN } from '../../vocabulary/tools.ts';
 import { GatewayError } from '../errors.ts';
+import { invalidRequestOf } from '../http/read-body.ts';
 
 /** Where a fault can strike on every gateway: the health check, whoami and the spec's tools. */
 export const FAULT_TARGETS = SPEC_ENDPOINT_IDS;
@@ -109,7 +110,21 @@ export const faultSpecSchema = z
   });
 
 export type FaultSpec = z.output<typeof faultSpecSchema>;
+/** A fault as a caller writes it: what the schema defaults (`every`, `status`, `delay_ms`, `match`) may be left out. */
 export type FaultSpecInput = z.input<typeof faultSpecSchema>;
+
+/**
+ * A fault with the schema's defaults filled in, whoever wrote it (the library, the admin API, a scenario file,
+ * the CLI): 400 `invalid_request` naming the first bad field.
+ *
+ * @example
+ * parseFaultSpec({ match: { operation: 'web.fetch' }, kind: 'status', count: 3 }).every; // 1
+ */
+export function parseFaultSpec(input: FaultSpecInput): FaultSpec {
+  const result = faultSpecSchema.safeParse(input);
+  if (!result.success) throw invalidRequestOf(result.error);
+  return result.data;
+}
 
 export interface Fault extends FaultSpec {
   id: string;
@@ -129,7 +144,9 @@ export function createFaultInjector(options: { targets?: () => readonly string[]
   let nextId = 1;
 
   return {
-    add(spec: FaultSpec): Fault {
+    /** Arms a fault, its defaults filled in as the admin API and scenario files fill them (`parseFaultSpec`). */
+    add(input: FaultSpecInput): Fault {
+      const spec = parseFaultSpec(input);
       if (options.targets) assertFaultTarget(spec, options.targets());
       const fault: Fault = { ...spec, id: `fault-${nextId++}`, seen: 0, fired: 0 };
       faults.push(fault);

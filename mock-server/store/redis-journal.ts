@@ -11,6 +11,7 @@ import {
   MAX_JOURNAL_SCAN,
   ndjsonOf,
 } from '../journal/journal.ts';
+import { type AgentMatch, agentMatches } from '../journal/journal-ring.ts';
 import type { RedisConnection } from './redis-connection.ts';
 
 /** Appends entries (ARGV[2..]) with the next sequence numbers as their stream ids, capped at ARGV[1]. */
@@ -77,8 +78,7 @@ function entryOf([id, fields]: RawEntry): JournalEntry {
 
 const seqOf = (raw: RawEntry[], index: number) => Number.parseInt((raw[index] as RawEntry)[0], 10);
 
-const matcher = (agent: string | undefined) => (entry: JournalEntry) =>
-  agent === undefined || entry.agent === agent;
+const matcher = (agent: AgentMatch) => (entry: JournalEntry) => agentMatches(agent, entry.agent);
 
 /**
  * An instance's entries as the shared stream holds them. Real times are per process (performance.now()):
@@ -263,7 +263,7 @@ async function readForwards(
 async function readEntrySlices(
   journal: JournalStream,
   settled: Promise<unknown>,
-  filter: { agent?: string; since?: number; limit?: number },
+  filter: { agent?: AgentMatch; since?: number; limit?: number },
   sliceEntries: number,
 ) {
   const matches = matcher(filter.agent);
@@ -326,7 +326,7 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
      * the writer cuts the transfer.
      */
     async exportSlices(
-      filter: { agent?: string; since?: number } = {},
+      filter: { agent?: AgentMatch; since?: number } = {},
       sliceEntries = EXPORT_SLICE_ENTRIES,
     ): Promise<JournalExport> {
       const { until, slices } = await this.entrySlices(filter, sliceEntries);
@@ -338,7 +338,7 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
 
     /** The entries an export holds (see readEntrySlices). */
     entrySlices(
-      filter: { agent?: string; since?: number; limit?: number } = {},
+      filter: { agent?: AgentMatch; since?: number; limit?: number } = {},
       sliceEntries = EXPORT_SLICE_ENTRIES,
     ): Promise<{ until: number; dropped: number; slices: AsyncGenerator<JournalEntry[], void, undefined> }> {
       return readEntrySlices(journal, writer.settled(), filter, sliceEntries).catch(unavailable);
@@ -348,7 +348,7 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
      * Every matching entry (the client report of one agent), page by page: each page a few XRANGE slices,
      * the event loop free between them.
      */
-    async readAll(filter: { agent?: string } = {}): Promise<JournalPage> {
+    async readAll(filter: { agent?: AgentMatch } = {}): Promise<JournalPage> {
       let page = await this.page(filter);
       const entries = [...page.entries];
       while (page.more) {

@@ -106,7 +106,7 @@ export interface JournalPort {
    * Every entry of an agent (or of all), what the client report grades: read in bounded slices, the event
    * loop free between two (admin report, readClientReport).
    */
-  readInSlices(filter: { agent?: string }): Promise<JournalSlice>;
+  readInSlices(filter: Pick<JournalFilter, 'agent'>): Promise<JournalSlice>;
   /**
    * An NDJSON export of the entries up to now (GET /__admin/journal/export), made slice by slice as it is
    * written; on a shared store a store down fails here, before the first byte.

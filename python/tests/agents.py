@@ -120,3 +120,41 @@ def leaky_search_agent(base_url, api_key):
             f"{base_url}/v1/web/search", json={"query": f"why is my token {token} rejected"}, headers=headers
         )
         return response.status_code
+
+
+def form_key_requests_agent(base_url, api_key):
+    """requests.post(url, data=...): the search goes out form-encoded, its API key a field (refused 415: sent
+    all the same), then it is sent again as JSON without the key."""
+    with requests.Session() as session:
+        token = mint(session.post, base_url, api_key)
+        headers = {"X-Agent-Identity": token}
+        url = f"{base_url}/v1/web/search"
+        refused = session.post(url, data={"query": "weather in paris", "api_key": api_key}, headers=headers)
+        assert refused.status_code == 415, refused.status_code
+        session.post(url, json={"query": "weather in paris"}, headers=headers).raise_for_status()
+
+
+def deflate_key_aiohttp_agent(base_url, api_key):
+    """aiohttp with compress="deflate": its searches go out compressed, one with its API key in the query."""
+
+    async def run():
+        async with aiohttp.ClientSession() as session:
+            async with session.post(f"{base_url}/idp/token", json={"api_key": api_key}) as minted:
+                token = (await minted.json())["token"]
+            headers = {"X-Agent-Identity": token}
+            for query in ("weather in paris", f"weather {api_key}"):
+                async with session.post(
+                    f"{base_url}/v1/web/search", json={"query": query}, headers=headers, compress="deflate"
+                ) as response:
+                    assert response.status == 200, response.status
+
+    asyncio.run(run())
+
+
+def health_key_agent(base_url, api_key):
+    """An SDK that adds ?api_key=<own key> to every URL, its health probe (answered before identity) included."""
+    with requests.Session() as session:
+        token = mint(session.post, base_url, api_key)
+        headers = {"X-Agent-Identity": token}
+        session.get(f"{base_url}/v1/health", params={"api_key": api_key}, headers=headers).raise_for_status()
+        session.post(f"{base_url}/v1/web/search", json={"query": "weather"}, headers=headers).raise_for_status()

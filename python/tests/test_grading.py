@@ -111,3 +111,38 @@ def test_each_test_grades_only_its_own_requests_on_a_shared_process(pytester):
         "test_good_after_on_the_same_process"
     ].longreprtext
     assert reports["test_silent_after_a_busy_one"].passed
+
+
+def test_what_a_call_sends_is_read_whatever_its_body_and_whoever_answers(pytester):
+    """A form-encoded body refused 415, a deflate-compressed body (aiohttp) and a health probe carrying the
+    agent's own key: each leak is found, and belongs to the agent whose key it is."""
+    reports = run_inner(
+        pytester,
+        textwrap.dedent(
+            """
+            from agents import deflate_key_aiohttp_agent, form_key_requests_agent, health_key_agent
+            from agent_gateway_harness import assert_follows_client_rules
+
+            def test_form_key(agent_gateway):
+                form_key_requests_agent(agent_gateway.base_url, agent_gateway.api_key("agent-verified"))
+                assert_follows_client_rules(agent_gateway, "agent-verified")
+
+            def test_deflate_key(agent_gateway):
+                deflate_key_aiohttp_agent(agent_gateway.base_url, agent_gateway.api_key("agent-verified"))
+                assert_follows_client_rules(agent_gateway, "agent-verified")
+
+            def test_health_key(agent_gateway):
+                health_key_agent(agent_gateway.base_url, agent_gateway.api_key("agent-verified"))
+                assert_follows_client_rules(agent_gateway, "agent-verified")
+            """
+        ),
+    )
+    for name, place in [
+        ("test_form_key", "its body.api_key"),
+        ("test_deflate_key", "its query"),
+        ("test_health_key", "the call’s own URL"),
+    ]:
+        failure = failure_of(reports, name)
+        assert "FAIL  no-secrets-in-requests      §1 rule 2" in failure, failure
+        assert place in failure, failure
+        assert "own_api_key" in failure, failure

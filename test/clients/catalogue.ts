@@ -4,13 +4,16 @@ import { serve } from '../../mock-server/adapters/node-server.ts';
 import type { ClientReport } from '../../mock-server/client-report/report.ts';
 import { createGateway, type Gateway } from '../../mock-server/gateway.ts';
 import { faultSpecSchema } from '../../mock-server/scenarios/faults.ts';
+import { ATTRIBUTION } from './attribution.ts';
+import { BODIES } from './bodies.ts';
 import { FAILURE_CLASSES } from './failure-classes.ts';
 import { FAMILIES } from './families.ts';
 import { HAND_WRITTEN } from './hand-written.ts';
 import { HELD_OUT } from './held-out.ts';
 import { LIBRARIES } from './libraries.ts';
+import { REGRESSIONS } from './regressions.ts';
 import { STORMS } from './storms.ts';
-import type { ClientProgram, RuleId } from './types.ts';
+import type { ClientContext, ClientProgram, RuleId } from './types.ts';
 
 export type { ClientProgram, RuleId };
 
@@ -26,6 +29,9 @@ export const CLIENT_CATALOGUE: readonly ClientProgram[] = [
   ...HELD_OUT,
   ...FAILURE_CLASSES,
   ...STORMS,
+  ...BODIES,
+  ...ATTRIBUTION,
+  ...REGRESSIONS,
 ];
 
 /** The fixture agents' API keys (fixtures/config/default.yaml). */
@@ -59,6 +65,20 @@ export function scenarioGateway(program: ClientProgram): Gateway {
 }
 
 /**
+ * The tokens a program is given: one the gateway minted for its agent, and with `scenario.staleToken` one
+ * minted before it and revoked (the agent's tokens of an earlier generation).
+ */
+export function programTokens(
+  program: ClientProgram,
+  gateway: Gateway,
+): Pick<ClientContext, 'token' | 'staleToken'> {
+  if (!program.scenario?.staleToken) return { token: gateway.mintToken(program.agent) };
+  const staleToken = gateway.mintToken(program.agent);
+  gateway.runtime.registry.revokeTokens(program.agent);
+  return { token: gateway.mintToken(program.agent), staleToken };
+}
+
+/**
  * Runs a program against `baseUrl` with a token from `gateway`, over its own undici pool and keep-alive
  * node:http agent (both closed afterwards); resolves with the error it threw, if any.
  */
@@ -66,14 +86,18 @@ export async function runProgramAt(
   program: ClientProgram,
   gateway: Gateway,
   baseUrl: string,
+  /** How its token is minted instead (through a proxy: the proxy learns the key). */
+  mint?: (baseUrl: string, apiKey: string) => Promise<string>,
 ): Promise<string | undefined> {
   const pool = new Agent();
   const httpAgent = new HttpAgent({ keepAlive: true });
   try {
+    const tokens = programTokens(program, gateway);
     await program.run({
       baseUrl,
       apiKey: API_KEYS[program.agent],
-      token: gateway.mintToken(program.agent),
+      ...tokens,
+      ...(mint ? { token: await mint(baseUrl, API_KEYS[program.agent]) } : {}),
       fetch: (input, init) => undiciFetch(input, { ...init, dispatcher: pool }),
       httpAgent,
     });

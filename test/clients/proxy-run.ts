@@ -12,10 +12,11 @@ import {
 
 /**
  * What the proxy knows of the agents' own API keys: `declared` (both fixture agents' keys, in its options,
- * as a team declares its agents), or `none` (a gateway whose agents it does not know: it learns only a key
- * the agent posts to /idp/token through it).
+ * as a team declares its agents, as `--api-keys-file` gives them), `learned` (none declared: the agent's
+ * token is minted through the proxy, `POST /idp/token` with its key, so the proxy learns the key then), or
+ * `none` (a gateway whose agents it does not know, and a token minted elsewhere).
  */
-export type ProxyKeys = 'declared' | 'none';
+export type ProxyKeys = 'declared' | 'learned' | 'none';
 
 /**
  * Runs one program through the proxy: a reference gateway with the program's config is the target, the
@@ -40,13 +41,25 @@ export async function runProgramThroughProxy(
   const front = await serve(proxy, { port: 0, log: () => {} });
   let error: string | undefined;
   try {
-    error = await runProgramAt(program, gateway, front.url);
+    error = await runProgramAt(program, gateway, front.url, keys === 'learned' ? mintThrough : undefined);
   } finally {
     await front.close();
     proxy.close();
     await target.close();
   }
   return gradeOutcome(program, proxy.gateway, { error, ms: Math.round(performance.now() - started) });
+}
+
+/** A token minted through the proxy (`POST /idp/token` with the agent's key), which learns the key. */
+async function mintThrough(baseUrl: string, apiKey: string): Promise<string> {
+  const response = await fetch(`${baseUrl}/idp/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ api_key: apiKey }),
+  });
+  const { token } = (await response.json()) as { token?: string };
+  if (!token) throw new Error(`the proxy's /idp/token minted no token: ${response.status}`);
+  return token;
 }
 
 /** Runs programs through the proxy, at most `parallel` at a time (each has its own gateway and proxy). */

@@ -23,6 +23,8 @@ export interface ClientContext {
   apiKey: string;
   /** A token the gateway minted for the agent. */
   token: string;
+  /** With `scenario.staleToken`: a token of the agent's minted and then revoked (one cached from an earlier run). */
+  staleToken?: string;
   /** fetch over the program's own connection pool (an undici Agent, closed after the run). */
   fetch: typeof undiciFetch;
   /** A keep-alive node:http agent of its own, for got and axios (destroyed after the run). */
@@ -44,7 +46,7 @@ export interface ClientProgram {
   /** The fixture agent it runs as. */
   agent: 'agent-verified' | 'agent-early';
   /** The gateway's config for it, and faults armed before it starts. */
-  scenario?: { config?: GatewayConfigOverlay; faults?: FaultSpecInput[] };
+  scenario?: { config?: GatewayConfigOverlay; faults?: FaultSpecInput[]; staleToken?: true };
   /**
    * Rules the program is caught by only through the waits the gateway measured (backoff schedules, requests
    * sent together). Under load the waits carry scheduling noise; `timingHeld` says whether this run's waits

@@ -7,6 +7,7 @@ import {
   type ClientProgram,
   gradeOutcome,
   type ProgramOutcome,
+  programTokens,
   scenarioGateway,
 } from '../clients/catalogue.ts';
 import type { ClientContext } from '../clients/types.ts';
@@ -23,6 +24,8 @@ const API_KEYS: Record<ClientProgram['agent'], string> = {
 export const NOT_IN_PROCESS: Partial<Record<string, string>> = {
   'undici-retry-agent-defaults':
     "undici's request() with its own RetryAgent dispatcher: its sockets are undici's, which msw does not intercept",
+  'undici-pool-storm-after-429':
+    "undici's fetch with its own Pool dispatcher: its sockets are undici's, which msw does not intercept",
 };
 
 /**
@@ -36,7 +39,7 @@ export function prepareInProcess(program: ClientProgram, host: string) {
   const gateway = scenarioGateway(program);
   const baseUrl = `http://${host}`;
   const handlers = gatewayHandlers(gateway, { baseUrl });
-  const token = gateway.mintToken(program.agent);
+  const tokens = programTokens(program, gateway);
   let error: string | undefined;
   let ms = 0;
   return {
@@ -50,7 +53,7 @@ export function prepareInProcess(program: ClientProgram, host: string) {
         await program.run({
           baseUrl,
           apiKey: API_KEYS[program.agent],
-          token,
+          ...tokens,
           fetch: ((input: string, init?: RequestInit) =>
             fetch(input, init)) as unknown as ClientContext['fetch'],
           httpAgent,

@@ -269,7 +269,8 @@ function latestEndBefore({ starts, latestEnds }: TimeIndex, t: number): number {
 /** Whether a request of the agent was on its way at `t` (started before it, answered after it). */
 const onTheWireAt = (ix: TimeIndex, t: number) => latestEndBefore(ix, t) > t;
 
-/** Whether a request on another connection arrived within `graceMs` before `r` (a wave `r` came in). */
+// Whether a request on another connection arrived within `graceMs` before `r` (a wave `r` came in); not
+// one answered before `r` arrived, outside `r`'s turn: `r` was sent after it (a sequential client's pool).
 function cameInWave({ arrivalsWithFacts, byArrivalWithFacts }: TimeIndex, r: JournalEntry, graceMs: number) {
   for (
     let k = firstWhere(
@@ -280,7 +281,8 @@ function cameInWave({ arrivalsWithFacts, byArrivalWithFacts }: TimeIndex, r: Jou
     k++
   ) {
     const x = byArrivalWithFacts[k] as JournalEntry;
-    if (x !== r && x.connection !== r.connection) return true;
+    const sentAfter = r.real_ms >= answeredAt(x) && !inAnswerTurn(r, 'read', x);
+    if (x !== r && x.connection !== r.connection && !sentAfter) return true;
   }
   return false;
 }

@@ -61,24 +61,43 @@ export const noSecretsInRequests: ClientRule = {
       const behaviour = `${[...e.secrets].sort().join(',')} in ${placesOf(e)}${e.secrets_split ? ' split' : ''}`;
       addToGroup(groups, behaviour, e);
     }
-    return [...groups.values()].map((group): Finding => {
-      const e = group[0] as JournalEntry;
-      const shown = e.query ?? e.url;
-      return {
-        message:
-          `${group.length > 1 ? `${group.length} requests, first ` : ''}${describe(e)}${group.length > 1 ? ',' : ''} carried ${e.secrets?.join(', ')} in ${placesOf(e)}${shown !== undefined && (e.secrets_in ?? ['query', 'url']).some((p) => p === 'query' || p === 'url') ? `: ${shown}` : ''}` +
-          (e.secrets_split
-            ? ` (${e.secrets_split.join(', ')} split across it and the agent's previous query or URL)`
-            : ''),
-        requests: group,
-        count: group.length,
-        ...(e.secrets_split
-          ? {
-              inference: `a secret split across two requests: each held a part shorter than 16 characters, and together the whole ${e.secrets_split.join(', ')}`,
-            }
-          : {}),
-      };
-    });
+    return [...groups.values()].map(secretsFinding).concat(unreadBodies(entries));
   },
   unobserved: ({ entries }) => ownKeyUnobserved(entries),
 };
+
+/**
+ * Bodies that could not be read (a coding that does not decode, bytes not valid in their charset): whatever
+ * they carried left the agent unscanned. A finding, not a blind spot: one per reason, with its count.
+ */
+function unreadBodies(entries: readonly JournalEntry[]): Finding[] {
+  const groups = new Map<string, JournalEntry[]>();
+  for (const e of entries) if (e.body_unread !== undefined) addToGroup(groups, e.body_unread, e);
+  return [...groups].map(
+    ([reason, group]): Finding => ({
+      message: `${group.length > 1 ? `${group.length} requests, first ` : ''}${describe(group[0] as JournalEntry)}${group.length > 1 ? ',' : ''} sent a body that could not be read: ${reason}; what it carried left the agent unscanned (send it as the gateway reads it: JSON in UTF-8, plain or gzip/deflate/br)`,
+      requests: group,
+      count: group.length,
+    }),
+  );
+}
+
+/** One behaviour of carried secrets: the same kinds in the same places, with its count. */
+function secretsFinding(group: JournalEntry[]): Finding {
+  const e = group[0] as JournalEntry;
+  const shown = e.query ?? e.url;
+  return {
+    message:
+      `${group.length > 1 ? `${group.length} requests, first ` : ''}${describe(e)}${group.length > 1 ? ',' : ''} carried ${e.secrets?.join(', ')} in ${placesOf(e)}${shown !== undefined && (e.secrets_in ?? ['query', 'url']).some((p) => p === 'query' || p === 'url') ? `: ${shown}` : ''}` +
+      (e.secrets_split
+        ? ` (${e.secrets_split.join(', ')} split across it and the agent's previous query or URL)`
+        : ''),
+    requests: group,
+    count: group.length,
+    ...(e.secrets_split
+      ? {
+          inference: `a secret split across two requests: each held a part shorter than 16 characters, and together the whole ${e.secrets_split.join(', ')}`,
+        }
+      : {}),
+  };
+}

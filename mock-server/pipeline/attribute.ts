@@ -1,0 +1,65 @@
+import type { CallContext } from '../http/context.ts';
+import { tokenFingerprint } from '../identity/token-fingerprint.ts';
+import { tokenOf } from './identify.ts';
+
+/*
+ * Every request is somebody's (the client report grades an agent by its requests). Most are named by the
+ * identify stage; the rest here, when they are recorded: the health check (answered before identity), an
+ * unrouted path, a call refused before its token was read. Then, at read time, the client report ties a
+ * request to the agent its connection carried (`client-report/attribution.ts`).
+ */
+
+/** How a request the identify stage did not name was tied to its agent (the journal's `attributed_by`). */
+export type AttributedBy = 'token' | 'api_key' | 'connection';
+
+/**
+ * Names the agent of a request no stage named: the agent of the token it carries (accepted or refused but
+ * genuinely signed, as the identify stage names it; verified only when that needs no wait), else the agent
+ * whose own API key it carries in its query string or a header (the key names its agent).
+ */
+export function attributeRequest(ctx: CallContext): void {
+  const { runtime, note } = ctx;
+  const token = tokenOf(ctx);
+  if (token && runtime.verifier) {
+    const result = runtime.verifier.verify(token);
+    if (!(result instanceof Promise)) {
+      const agent = result.ok ? result.identity.agentId : result.agentId;
+      if (agent !== undefined) {
+        note.agent = agent;
+        note.token ??= tokenFingerprint(token);
+        note.attributed_by = 'token';
+        return;
+      }
+    }
+  }
+  const owner = keyOwner(ctx);
+  if (owner === undefined) return;
+  note.agent = owner;
+  note.attributed_by = 'api_key';
+}
+
+// Values shorter than this are no API key (the registry's keys are longer); longer ones are not looked up.
+const SHORTEST_KEY = 8;
+const LONGEST_KEY = 512;
+
+/** The agent whose API key a value of the request's query string or headers is (`Bearer <key>` too). */
+function keyOwner(ctx: CallContext): string | undefined {
+  const { registry } = ctx.runtime;
+  if (!registry) return undefined;
+  const ownerOf = (value: string) => {
+    const key = value.trim().replace(/^(?:bearer|token|apikey)\s+/i, '');
+    if (key.length < SHORTEST_KEY || key.length > LONGEST_KEY) return undefined;
+    return registry.findByApiKey(key)?.id;
+  };
+  const { query } = ctx.request;
+  if (query)
+    for (const [, value] of new URLSearchParams(query)) {
+      const owner = ownerOf(value);
+      if (owner !== undefined) return owner;
+    }
+  for (const [, value] of ctx.request.headers?.() ?? []) {
+    const owner = ownerOf(value);
+    if (owner !== undefined) return owner;
+  }
+  return undefined;
+}
