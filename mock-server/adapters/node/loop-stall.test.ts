@@ -5,7 +5,7 @@ import { stallClock } from './loop-stall.ts';
 
 /*
  * The stall clock moves while the event loop is held up, and only then. Only what holds under any load is
- * asserted: a loop held for 150 ms is late by at least 150 ms less a probe's period and slack, however slow
+ * asserted: a loop held for 150 ms is late by at least 150 ms less a probe's period and slack (30 ms), however slow
  * the machine (load only adds to it).
  */
 const holdLoop = (ms: number) => {
@@ -23,9 +23,9 @@ describe('the event loop’s stall clock', () => {
     const before = stallClock();
     holdLoop(150);
     // Read before the probe ran: the stall under way counts already.
-    expect(stallClock() - before).toBeGreaterThanOrEqual(150 - 12);
+    expect(stallClock() - before).toBeGreaterThanOrEqual(150 - 30);
     await tick(15);
-    expect(stallClock() - before).toBeGreaterThanOrEqual(150 - 12);
+    expect(stallClock() - before).toBeGreaterThanOrEqual(150 - 30);
   });
 
   it('never goes back', async () => {
@@ -54,6 +54,6 @@ describe('the stall clock in the journal (node:http)', () => {
     await whoami();
     const [first, second] = gateway.journal.list({ agent: 'agent-verified' });
     expect(first?.stalled_ms).toBeTypeOf('number');
-    expect((second?.stalled_ms as number) - (first?.stalled_ms as number)).toBeGreaterThanOrEqual(120 - 12);
+    expect((second?.stalled_ms as number) - (first?.stalled_ms as number)).toBeGreaterThanOrEqual(120 - 30);
   });
 });
