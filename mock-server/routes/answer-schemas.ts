@@ -5,7 +5,8 @@ import { configSchema } from '../config/schema.ts';
 import { ERROR_CODES } from '../errors.ts';
 import { faultSpecSchema } from '../scenarios/faults.ts';
 
-// The answers' shapes, for the OpenAPI document. Request bodies are described by the schemas that validate
+// The answers' shapes, for the OpenAPI document: one file on purpose, every answer of the API in one place,
+// as the document lists them. Request bodies are described by the schemas that validate
 // them (tools/, routes/), the tools' answers by their definitions (tools/). Answers are built in code, so these
 // are checked against real answers instead
 // (`openapi.test.ts` sends every documented request and parses each answer with its schema, strictly).

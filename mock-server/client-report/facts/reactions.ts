@@ -1,3 +1,5 @@
+// One file on purpose: what counts as a reaction to an answer (same turn, same connection, a wave, an idle
+// connection net of stalls) is one reading, used by every rule that judges reactions; split, its cases drift.
 import type { JournalEntry } from '../../journal/journal.ts';
 import {
   deliveryCompares,
