@@ -237,12 +237,21 @@ export function observeBurst(ctx: CheckContext): Promise<BurstObservation> {
     const share = Math.max(1, Math.floor(ctx.rateLimitBudget / targets.length));
     const state = createBurstState(ctx);
     const limited: LimitedEndpoint[] = [];
+    let lastWait = 0;
     for (const endpoint of targets) {
+      // The next endpoint is burst only while the budget leaves room to wait out a limit like the last one.
+      if (lastWait > 0 && ctx.now() + lastWait > ctx.client.deadline) {
+        ctx.log(
+          `  burst: no time left in the budget to wait out another limit of ${Math.ceil(lastWait / 1000)} s: ${endpoint.name} and the endpoints after it are not burst`,
+        );
+        break;
+      }
       const seen = await burstEndpoint(ctx, state, endpoint, share);
       if (seen.rateLimited.length > 0) {
         // Each limit is waited out before the next endpoint is burst (a client calls again only once the
         // wait asked has passed), and probed then: whether its Retry-After told the truth.
-        const { probe, waited } = await waitOutLimit(ctx, endpoint, seen.rateLimited);
+        const { probe, waited, waitMs } = await waitOutLimit(ctx, endpoint, seen.rateLimited);
+        lastWait = waitMs;
         limited.push({ endpoint, rateLimited: seen.rateLimited, ...(probe && { probe }) });
         if (!waited) {
           if (endpoint !== targets[targets.length - 1])

@@ -58,7 +58,7 @@ export async function waitOutLimit(
   ctx: CheckContext,
   endpoint: Endpoint,
   limited: readonly TimedExchange[],
-): Promise<{ probe?: RetryAfterProbe; waited: boolean }> {
+): Promise<{ probe?: RetryAfterProbe; waited: boolean; waitMs: number }> {
   const timed = limited
     .map((t) => ({
       t,
@@ -67,12 +67,12 @@ export async function waitOutLimit(
     .reduce((a, b) => (b.until > a.until ? b : a));
   const told = untilOf(timed.t) !== undefined;
   const refused = refusedWait(ctx, timed.until);
-  if (refused) return { ...(told && { probe: { latest: timed.t, refused } }), waited: false };
   const wait = Math.max(0, timed.until - ctx.now());
+  if (refused) return { ...(told && { probe: { latest: timed.t, refused } }), waited: false, waitMs: wait };
   ctx.log(`  waiting ${(wait / 1000).toFixed(1)} s as the 429s to ${endpoint.name} asked`);
   await ctx.sleep(wait + MARGIN_MS);
-  if (!told) return { waited: true };
+  if (!told) return { waited: true, waitMs: wait };
   // A 429 is the answer to judge; a transient 5xx is retried as anywhere else.
   const answer = await ctx.client.send(requestFor(endpoint, { token: VALID_TOKEN }), { observe429: true });
-  return { probe: { latest: timed.t, answer }, waited: true };
+  return { probe: { latest: timed.t, answer }, waited: true, waitMs: wait };
 }
