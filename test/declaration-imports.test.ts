@@ -38,6 +38,8 @@ describe('the declarations check of the packed package', () => {
       "declare module 'expect' {}",
       '/// <reference types="node" />',
       "import './side-effect.js';",
+      // a string constant that quotes an import is no import
+      'export declare const HINT = "use globalThis.fetch, not (import { fetch } from \'undici\')";',
     ].join('\n');
     expect(moduleNamesIn(text).sort()).toEqual(
       [

@@ -28,7 +28,8 @@ export const ALLOWED_BY_ENTRY: Readonly<Record<string, readonly string[]>> = {
 export function moduleNamesIn(text: string): string[] {
   const names = new Set<string>();
   const patterns = [
-    /^\s*(?:import|export)\s[^;]*?\sfrom\s+['"]([^'"]+)['"]/gm,
+    // an import clause holds no quote: `from '...'` inside a string constant's text is no import
+    /^\s*(?:import|export)\s[^;'"`]*?\sfrom\s+['"]([^'"]+)['"]/gm,
     /^\s*import\s+['"]([^'"]+)['"]/gm,
     /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
     /^\s*declare\s+module\s+['"]([^'"]+)['"]/gm,
