@@ -6,6 +6,7 @@ import { respondError } from './http/respond.ts';
 import type { MaybePromise } from './maybe-promise.ts';
 import { registerOpenApiRoute } from './openapi/openapi-route.ts';
 import { recordCall } from './pipeline/record.ts';
+import { noteTurns } from './pipeline/turn-facts.ts';
 import { type AdminControl, registerAdminRoutes, requireAdminKey } from './routes/admin-routes.ts';
 import { ADMIN_PREFIX, isAdminPath } from './routes/admin-schemas.ts';
 import { isDashboardAsset, registerDashboardRoutes } from './routes/dashboard-routes.ts';
@@ -41,20 +42,6 @@ const recorder =
     if (ctx.request.readTurn !== undefined) noteTurns(ctx, ctx.request.readTurn);
     recordCall(runtime, ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt, answer, encodedBody);
   };
-
-/**
- * The turn facts of a request whose adapter counts the turns of its event loop (node:http): the turn it
- * was read in, the one its connection was accepted in, and the one its answer was written in when that is
- * the turn it was read in (answered at once, in the loop's I/O phase; an answer written later, after a
- * timer or a store's reply, is left without: nothing says what the loop had read before it then); and the
- * loop's stall clock when it was read (`stalled_ms`).
- */
-function noteTurns({ request, note }: CallContext, readTurn: number): void {
-  note.read_turn = readTurn;
-  if (request.connection?.openedTurn !== undefined) note.opened_turn = request.connection.openedTurn;
-  if (request.currentTurn?.() === readTurn) note.written_turn = readTurn;
-  if (request.readStall !== undefined) note.stalled_ms = request.readStall;
-}
 
 /**
  * The request's id: the caller's `X-Request-Id` when it is plain and holds nothing the client report's

@@ -8,6 +8,7 @@ import { judgeAnswer } from '../journal/answer-findings.ts';
 import { bodyStart, capturedBytes, type ExchangePieces, redactText } from '../journal/exchange-capture.ts';
 import type { TargetErrorCode } from '../journal/journal.ts';
 import { recordCall } from '../pipeline/record.ts';
+import { noteTurns } from '../pipeline/turn-facts.ts';
 import type { IsCredentialName } from '../secrets/credential-names.ts';
 import type { createAgentNames } from './agent-names.ts';
 import { agentIdOf, codeOf, noteRequest } from './exchange-notes.ts';
@@ -136,6 +137,9 @@ export function createExchangeRecord(parts: ExchangeRecordParts) {
             isCredential,
           }
         : undefined;
+    // The same turn and stall facts as the gateway's entries: the client report decides "sent before that
+    // answer" and subtracts the loop's stalls alike on both paths.
+    if (request.readTurn !== undefined) noteTurns(ctx, request.readTurn);
     recordCall(runtime, ctx, status, answeredAt, writtenAt, pieces);
   };
 }
