@@ -21,6 +21,24 @@ const wordsOf = (name: string): string[] =>
 const CREDENTIAL_WORD =
   /auth(?!or(?!i[sz]))|token(?!i[sz])|secret|passw|passphrase|^pass$|^pw$|pwd|session|^sid$|cookie|credential|^creds?$|keys?$|signature|^sig$|bearer|jwt|^otp$|^pin$|passcode|hmac|^mfa$|csrf|xsrf/;
 
+/** Words before `token` or `tokens` that make the name a count (`max_token`, `prompt_tokens`). */
+const COUNT_WORDS = [
+  'max',
+  'min',
+  'total',
+  'num',
+  'prompt',
+  'completion',
+  'input',
+  'output',
+  'count',
+  'usage',
+  'cached',
+  'reasoning',
+  'remaining',
+  'limit',
+];
+
 /**
  * The exceptions to the rule, in one place (docs/operators.md lists them): names that hold one of the
  * words above and still hold no credential. Each is the word before the credential word, and what it makes
@@ -30,40 +48,9 @@ const CREDENTIAL_WORD =
  */
 export const NOT_CREDENTIAL_NAMES = {
   /** Before `tokens` (plural), a count or a duration of tokens (`max_tokens`, `x-ratelimit-reset-tokens`). */
-  countedTokens: [
-    'max',
-    'min',
-    'total',
-    'num',
-    'prompt',
-    'completion',
-    'input',
-    'output',
-    'count',
-    'usage',
-    'cached',
-    'reasoning',
-    'remaining',
-    'limit',
-    'reset',
-  ],
+  countedTokens: [...COUNT_WORDS, 'reset'],
   /** Before `token` or `tokens`, always a count (`max_token`, `total_token`): not `reset`, whose `reset_token` is a secret. */
-  countedToken: [
-    'max',
-    'min',
-    'total',
-    'num',
-    'prompt',
-    'completion',
-    'input',
-    'output',
-    'count',
-    'usage',
-    'cached',
-    'reasoning',
-    'remaining',
-    'limit',
-  ],
+  countedToken: COUNT_WORDS,
   /** Before `key` or `keys`, an identifier rather than a secret (`idempotency-key`, `public_key`, `sort_key`). */
   identifierKey: ['idempotency', 'public', 'foreign', 'sort', 'partition', 'cache'],
   /** Whole names: CORS headers name credentials without holding one (`Access-Control-Allow-Credentials`). */
