@@ -114,12 +114,8 @@ describe('agent-gateway proxy in front of agent-gateway serve (two processes)', 
       expect(e.connection).toBeTypeOf('number');
       expect(e.connection_seq).toBeGreaterThanOrEqual(1);
       expect(e.written_ms).toBeGreaterThanOrEqual(e.real_ms);
-      // the gateway's turn and stall facts too, so the report reads both paths alike
-      expect([typeof e.read_turn, typeof e.opened_turn, typeof e.stalled_ms]).toEqual([
-        'number',
-        'number',
-        'number',
-      ]);
+      // the gateway's stall clock too, so the report subtracts stalls from waits alike on both paths
+      expect(e.stalled_ms).toBeTypeOf('number');
     }
     const searches = journal.entries.filter((e) => e.operation === 'web.search');
     expect(searches.map((e) => e.query)).toEqual(['first', 'second']);

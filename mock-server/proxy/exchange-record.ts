@@ -8,7 +8,6 @@ import { judgeAnswer } from '../journal/answer-findings.ts';
 import { bodyStart, capturedBytes, type ExchangePieces, redactText } from '../journal/exchange-capture.ts';
 import type { TargetErrorCode } from '../journal/journal.ts';
 import { recordCall } from '../pipeline/record.ts';
-import { noteTurns } from '../pipeline/turn-facts.ts';
 import type { IsCredentialName } from '../secrets/credential-names.ts';
 import type { createAgentNames } from './agent-names.ts';
 import { agentIdOf, codeOf, noteRequest } from './exchange-notes.ts';
@@ -137,9 +136,11 @@ export function createExchangeRecord(parts: ExchangeRecordParts) {
             isCredential,
           }
         : undefined;
-    // The same turn and stall facts as the gateway's entries: the client report decides "sent before that
-    // answer" and subtracts the loop's stalls alike on both paths.
-    if (request.readTurn !== undefined) noteTurns(ctx, request.readTurn);
+    // The loop's stall clock, as the gateway's entries carry it, so the client report subtracts stalls from
+    // waits alike on both paths. Not the turn facts: the proxy writes its answers after the target's, never
+    // in the turn it read the request, so "read in that answer's turn" would say nothing here but that no
+    // other connection's request can be told a reaction; the report falls back to time, as before.
+    if (request.readStall !== undefined) ctx.note.stalled_ms = request.readStall;
     recordCall(runtime, ctx, status, answeredAt, writtenAt, pieces);
   };
 }
