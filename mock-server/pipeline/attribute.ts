@@ -22,7 +22,10 @@ export function attributeRequest(ctx: CallContext): void {
   const token = tokenOf(ctx);
   if (token && runtime.verifier) {
     const result = runtime.verifier.verify(token);
-    if (!(result instanceof Promise)) {
+    // A verifier that must wait (a remote identity provider) is not waited for here; its answer, or its
+    // failure (an unreachable provider), is let go, never left an unhandled rejection.
+    if (result instanceof Promise) result.catch(() => undefined);
+    else {
       const agent = result.ok ? result.identity.agentId : result.agentId;
       if (agent !== undefined) {
         note.agent = agent;
