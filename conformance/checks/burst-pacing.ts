@@ -1,5 +1,5 @@
 import { isSignalledShedding } from '../client-pacing.ts';
-import type { TimedExchange } from './burst.ts';
+import type { TimedExchange } from './timed-exchange.ts';
 
 /* How the rate-limit burst (burst.ts) paces itself when the gateway sheds load, and how it tells a limit
  * signalled as 503 from shedding. */

@@ -15,16 +15,9 @@ import { acceptsToken, refusesToken } from '../token-ledger.ts';
 import { createShedPacing, WAVE } from './burst-pacing.ts';
 import { type RetryAfterProbe, waitOutLimit } from './retry-after-probe.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
+import type { TimedExchange } from './timed-exchange.ts';
 
-export interface TimedExchange {
-  exchange: Exchange;
-  /** Local time the response arrived (ms). */
-  receivedAt: number;
-  /** The first answer was a 503 with a Retry-After: load shed as HTTP says to (RFC 9110 §15.6.4). */
-  signalled?: boolean;
-  /** Requests the suite had sent when this answer arrived: a later request was sent after it when more. */
-  sentBefore?: number;
-}
+export type { TimedExchange };
 
 /** An endpoint the burst met a 429 on, with those 429s (the latest last) and the probe after their wait. */
 export interface LimitedEndpoint {

@@ -2,8 +2,8 @@ import { parseRetryAfter, retryAfterDelayMs } from '../../vocabulary/retry-after
 import type { CheckContext, CheckOutcome, Endpoint } from '../check.ts';
 import { askedWaitOf } from '../client-pacing.ts';
 import type { Exchange } from '../suite-request.ts';
-import type { TimedExchange } from './burst.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
+import type { TimedExchange } from './timed-exchange.ts';
 
 /* The wait the burst (burst.ts) grants each limited endpoint before it bursts the next, and the probe sent
  * once it has passed: what ratelimit.retry-after-honoured judges. */
