@@ -72,19 +72,22 @@ export interface JournalEntry {
   delivery_instance?: number;
   /**
    * The turn of the gateway's event loop (node:http adapter; numbered per process) in which this request was
-   * read, in which its connection was accepted, and in which its answer was written when that was the turn
-   * it was read in. What was read or accepted in the turn an answer was written was sent before that answer
-   * (the client report's reading of "sent together": `client-report/facts/causality.ts`).
+   * read, in which its connection was accepted, and in which its answer was written when that is known to be
+   * in the loop's I/O phase (the gateway: answered in the turn it was read in; the proxy: written while it
+   * read the target's answer). What was read or accepted in the turn an answer was written was sent before
+   * that answer (the client report's reading of "sent together": `client-report/facts/causality.ts`).
    */
   read_turn?: number;
   opened_turn?: number;
   written_turn?: number;
   /**
-   * How long, in all, the gateway's event loop had been held up when it read this request (node:http
-   * adapter; per process, ms): a clock that moves only while the loop is late. Between two entries its
-   * difference bounds how much of the time between them a loaded machine took (adapters/node/loop-stall.ts).
+   * The event loop's longest stalls before it read this request (node:http adapter; per process): [ended, ms]
+   * pairs, `ended` on the same clock as `real_ms`, oldest first, each stall longer than every later one, so the
+   * longest single stall since any moment is the longest of the pairs that ended after it. Between an answer
+   * and a later request, it bounds how late a timer due meanwhile fired: that much of the time between them
+   * may have been the machine's (adapters/node/loop-stall.ts).
    */
-  stalled_ms?: number;
+  longest_stalls?: [number, number][];
   method: string;
   path: string;
   /** The endpoint called (vocabulary/endpoints.ts: health, whoami, web.search, web.fetch, idp.*, openapi), or other. */

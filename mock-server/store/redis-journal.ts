@@ -105,6 +105,8 @@ export function createEntrySharing(instance: number) {
     if (fields.answer_order !== undefined) fields.delivery_instance = instance;
     if (fields.connection_opened_ms !== undefined)
       fields.connection_opened_ms = shift(fields.connection_opened_ms);
+    if (fields.longest_stalls !== undefined)
+      fields.longest_stalls = fields.longest_stalls.map(([ended, ms]) => [shift(ended), ms]);
     return fields;
   };
 }

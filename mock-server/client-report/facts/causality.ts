@@ -129,13 +129,21 @@ export function inAnswerTurn(e: JournalEntry, moment: 'read' | 'opened', x: Jour
 }
 
 /**
- * How long the gateway's event loop was held up between reading `from` and reading `to` (their `stalled_ms`,
- * when one process read both over node:http; 0 otherwise). A timer of the client's due meanwhile (a client in
- * the gateway's process, or on the same loaded machine) fired up to that much late: that part of the time
- * between them was the machine's.
+ * The longest single stall of the gateway's event loop after `from` was answered and before `to` was read
+ * (`to`'s `longest_stalls`, only the part of a stall after that answer; when one process read both over
+ * node:http; 0 otherwise). A timer of the client's due meanwhile (a client in the gateway's process, or on
+ * the same loaded machine) fired up to that much late: that part of the time between them was the machine's.
+ * One stall, never the sum of several: a timer is late by the stall it fell in, and a long run's many small
+ * stalls cannot add up to excuse a real violation. From the answer, not the read: a proxy that waited on its
+ * target while the machine stalled answered late, and that stall lengthened no wait of its client's.
  */
 export function stallBetween(from: JournalEntry, to: JournalEntry): number {
-  if (from.stalled_ms === undefined || to.stalled_ms === undefined) return 0;
+  const stalls = to.longest_stalls;
+  if (stalls === undefined) return 0;
   if (!hasConnection(from) || !hasConnection(to) || instanceOf(from) !== instanceOf(to)) return 0;
-  return Math.max(0, to.stalled_ms - from.stalled_ms);
+  const since = answeredAt(from);
+  let longest = 0;
+  for (const [ended, ms] of stalls)
+    if (ended > since) longest = Math.max(longest, Math.min(ms, ended - since));
+  return longest;
 }
