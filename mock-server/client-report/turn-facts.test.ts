@@ -145,11 +145,11 @@ const PROXY_POOL_SEARCHES: Row[] = [
   [8, 2, 355.55, 7, 867.81, 28, 916.82, 33, 429],
   [2, 4, 55.5, 1, 878.66, 29, 924.96, 34, 429],
 ];
-const proxyPoolStorm = (turns: boolean, stalls: [number, number][]) =>
+const proxyPoolStorm = (turns: boolean, runs: [number, number, number, number][]) =>
   [
     ...fromRows(PROXY_POOL_WHOAMIS, '/v1/whoami', turns),
     ...fromRows(PROXY_POOL_SEARCHES, '/v1/web/search', turns).map((e) =>
-      e.real_ms > 850 ? { ...e, longest_stalls: stalls } : e,
+      e.real_ms > 850 ? { ...e, stall_runs: runs } : e,
     ),
   ]
     .sort((a, b) => a.real_ms - b.real_ms)
@@ -157,16 +157,16 @@ const proxyPoolStorm = (turns: boolean, stalls: [number, number][]) =>
 
 describe('turn facts: what was read in the turn an answer was written, whatever the load', () => {
   it('through the proxy: a storm over a warmed pool after a 429 is caught; a stall before the answer excuses nothing', () => {
-    const stalledWhileTargetAnswered: [number, number][] = [
-      [520, 150],
-      [835, 76],
+    const stalledWhileTargetAnswered: [number, number, number, number][] = [
+      [370, 520, 150, 150],
+      [759, 835, 76, 76],
     ];
     const entries = proxyPoolStorm(true, stalledWhileTargetAnswered);
     expect(judge(honorRetryAfter, entries)).toHaveLength(1);
     expect(judge(noParallelStorm, entries)[0]?.message).toMatch(/requests were in flight at once/);
     // A stall after the answer, covering the time to the storm: the storm may have been on its way (the
     // limit the guide names), never a false flag.
-    const stalledAfter = proxyPoolStorm(true, [[868, 40]]);
+    const stalledAfter = proxyPoolStorm(true, [[828, 868, 40, 40]]);
     expect(judge(noParallelStorm, stalledAfter)).toEqual([]);
   });
 

@@ -81,13 +81,14 @@ export interface JournalEntry {
   opened_turn?: number;
   written_turn?: number;
   /**
-   * The event loop's longest stalls before it read this request (node:http adapter; per process): [ended, ms]
-   * pairs, `ended` on the same clock as `real_ms`, oldest first, each stall longer than every later one, so the
-   * longest single stall since any moment is the longest of the pairs that ended after it. Between an answer
-   * and a later request, it bounds how late a timer due meanwhile fired: that much of the time between them
-   * may have been the machine's (adapters/node/loop-stall.ts).
+   * The event loop's runs of stalls before it read this request (node:http adapter; per process):
+   * [from, to, stalled, longest], `from` and `to` on the same clock as `real_ms`, oldest first; a run is the
+   * stalls with no probe on time between them (the loop never caught up meanwhile), `stalled` the time they
+   * lost in all and `longest` the longest one. Between an answer and a later request, they bound how much of
+   * the time between them the machine may have added to the client's steps (adapters/node/loop-stall.ts;
+   * client-report/facts/causality.ts `stallBetween`).
    */
-  longest_stalls?: [number, number][];
+  stall_runs?: [number, number, number, number][];
   method: string;
   path: string;
   /** The endpoint called (vocabulary/endpoints.ts: health, whoami, web.search, web.fetch, idp.*, openapi), or other. */

@@ -16,12 +16,11 @@ export const turnIfAnsweredAtOnce = (request: GatewayRequest): number | undefine
  * read in, the one its connection was accepted in, and the one its answer was written in when that is known
  * to be in the loop's I/O phase (`writtenTurn`: the gateway's `turnIfAnsweredAtOnce`; the proxy's,
  * the turn it read the target's end in), so that whatever the loop read in that turn was on its way
- * before the answer; and the loop's longest stalls before it was read (`longest_stalls`).
+ * before the answer; and the loop's runs of stalls before it was read (`stall_runs`).
  */
 export function noteTurns({ request, note }: CallContext, writtenTurn: number | undefined): void {
   if (request.readTurn !== undefined) note.read_turn = request.readTurn;
   if (request.connection?.openedTurn !== undefined) note.opened_turn = request.connection.openedTurn;
   if (writtenTurn !== undefined) note.written_turn = writtenTurn;
-  if (request.readStalls !== undefined && request.readStalls.length > 0)
-    note.longest_stalls = request.readStalls;
+  if (request.readStalls !== undefined && request.readStalls.length > 0) note.stall_runs = request.readStalls;
 }

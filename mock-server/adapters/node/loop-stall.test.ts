@@ -3,12 +3,12 @@ import { stallBetween } from '../../client-report/facts/causality.ts';
 import { createGateway } from '../../gateway.ts';
 import type { JournalEntry } from '../../journal/journal.ts';
 import { serve } from '../node-server.ts';
-import { longestStalls } from './loop-stall.ts';
+import { stallRuns } from './loop-stall.ts';
 
 /*
- * The loop's longest stalls: a loop held up shows as one stall, the one under way included. Only what holds
+ * The loop's runs of stalls: a loop held up shows as a stall, the one under way included. Only what holds
  * under any load is asserted: a loop held for 150 ms is late by at least 150 ms less a probe's period and slack
- * (30 ms), however slow the machine (load only adds to it); the staircase's shape holds whatever else stalled.
+ * (30 ms), however slow the machine (load only adds to it); the runs' shape holds whatever else stalled.
  */
 const holdLoop = (ms: number) => {
   const until = performance.now() + ms;
@@ -17,12 +17,13 @@ const holdLoop = (ms: number) => {
   }
 };
 const tick = (ms: number) => new Promise((done) => setTimeout(done, ms));
+/** The longest single stall of the runs that ended after `since`. */
 const longestSince = (since: number) =>
-  Math.max(0, ...longestStalls().map(([ended, ms]) => (ended > since ? Math.min(ms, ended - since) : 0)));
+  Math.max(0, ...stallRuns().map(([, to, , longest]) => (to > since ? longest : 0)));
 
-describe('the event loop’s longest stalls', () => {
+describe('the event loop’s runs of stalls', () => {
   it('show a loop held up as one stall, the one under way included', async () => {
-    longestStalls();
+    stallRuns();
     await tick(15);
     const before = performance.now();
     holdLoop(150);
@@ -32,29 +33,29 @@ describe('the event loop’s longest stalls', () => {
     expect(longestSince(before)).toBeGreaterThanOrEqual(150 - 30);
   });
 
-  it('are a staircase: oldest first, each longer than every later one, none in the future', async () => {
-    longestStalls();
+  it('are in order, each within its span: the time lost at most its length, its longest stall at most that', async () => {
+    stallRuns();
     for (const ms of [120, 60, 90]) {
       await tick(15);
       holdLoop(ms);
     }
     await tick(15);
     const now = performance.now();
-    const staircase = longestStalls();
-    expect(staircase.length).toBeGreaterThan(0);
-    staircase.forEach(([ended, ms], k) => {
-      expect(ended).toBeLessThanOrEqual(now + 1);
-      expect(ms).toBeGreaterThan(0);
-      const next = staircase[k + 1];
-      if (next) {
-        expect(next[0]).toBeGreaterThan(ended);
-        expect(next[1]).toBeLessThanOrEqual(ms);
-      }
+    const runs = stallRuns();
+    expect(runs.length).toBeGreaterThan(0);
+    runs.forEach(([from, to, stalled, longest], k) => {
+      expect(to).toBeLessThanOrEqual(now + 1);
+      expect(from).toBeLessThanOrEqual(to);
+      expect(stalled).toBeLessThanOrEqual(to - from + 0.02);
+      expect(longest).toBeGreaterThan(0);
+      expect(longest).toBeLessThanOrEqual(stalled);
+      const next = runs[k + 1];
+      if (next) expect(next[0]).toBeGreaterThanOrEqual(to);
     });
   });
 });
 
-describe('the longest stalls in the journal (node:http)', () => {
+describe('the runs of stalls in the journal (node:http)', () => {
   const gateway = createGateway({ config: {}, log: () => {} });
   const served = serve(gateway, { port: 0, log: () => {} });
   afterAll(async () => (await served).close());
@@ -68,7 +69,7 @@ describe('the longest stalls in the journal (node:http)', () => {
     holdLoop(120);
     await whoami();
     const [first, second] = gateway.journal.list({ agent: 'agent-verified' }) as [JournalEntry, JournalEntry];
-    expect(second.longest_stalls?.length).toBeGreaterThan(0);
+    expect(second.stall_runs?.length).toBeGreaterThan(0);
     expect(stallBetween(first, second)).toBeGreaterThanOrEqual(120 - 30);
   });
 });

@@ -1,51 +1,61 @@
 /**
  * When, and for how long, this process's event loop was held up (a loaded machine that does not schedule the
- * process, a long synchronous job, a garbage collection). The journal notes, when a request is read, the
- * loop's longest stalls before it (`longest_stalls`): a staircase of [ended, ms] pairs on the real clock, each
- * stall longer than every one after it, so that the longest single stall since any moment is the first pair
- * that ended after it. Between an answer and a later request, that bounds how late a timer of the client's
- * (in this process, or on the same loaded machine) due meanwhile fired: a timer is late by the one stall it
- * fell in, never by the sum of several. The client report reads a retry's wait net of it
- * (client-report/facts/retries.ts `waitNetOfStalls`), so a backoff whose waits load lengthened is not read as
- * a schedule that never grew, while a long run's many small stalls cannot add up to excuse a real violation.
+ * process, a long synchronous job, a garbage collection), as runs of stalls: a run is the stalls with no
+ * prompt probe between them (the loop never caught up meanwhile). The journal notes, when a request is read,
+ * the runs before it (`stall_runs`: [from, to, stalled, longest] on the real clock). Between an answer and a
+ * later request, what the machine may have added to the time between them is what delays a client's steps:
+ * the run under way when the answer was written (the client reading it), the longest single stall in between
+ * (the one its timer fell in: a timer is late by one stall, never by the sum of several), and the run under
+ * way when the request was read (the client sending it). A loop that caught up in between ran the client's
+ * steps on time then, so a long run's many small stalls, each followed by a prompt probe, cannot add up to
+ * excuse a real violation, while a loop that never caught up (a saturated process) excuses all it lost.
+ * The client report reads a retry's wait net of it (client-report/facts/causality.ts `stallBetween`).
  * Measured by a probe timer every PROBE_MS while requests come (armed for ARMED_MS after each one, so an idle
- * process runs nothing): its lateness past SLACK_MS is a stall. The slack leaves out the steady lateness of a
- * busy machine (a few ms per timer): only stalls count.
+ * process runs nothing): its lateness past SLACK_MS is a stall, a probe on time within it ends a run. The
+ * slack leaves out the steady lateness of a busy machine (a few ms per timer): only stalls count.
  */
 const PROBE_MS = 10;
 const SLACK_MS = 20;
 const ARMED_MS = 60_000;
-/** How far back the staircase reaches (a wait longer than this is not lengthened much by one stall). */
+/** How far back the runs reach (a wait longer than this is not lengthened much by the machine). */
 const LOOKBACK_MS = ARMED_MS;
-/** At most this many steps are kept (the oldest, longest, dropped first). */
-const MOST_STEPS = 32;
+/** At most this many runs are kept (the oldest dropped first). */
+const MOST_RUNS = 64;
 
-/** A stall: when it ended (performance.now(), ms) and how long it was (ms). */
-export type Stall = [ended: number, ms: number];
+/** A run of stalls: from when, to when (performance.now(), ms), the time lost in all and the longest stall. */
+export type StallRun = [from: number, to: number, stalled: number, longest: number];
 
-// The staircase: oldest first, each longer than every later one.
-const steps: Stall[] = [];
+const runs: StallRun[] = [];
+// Whether the last run is still under way: no probe on time since its last stall.
+let open = false;
 let due: number | undefined;
 let armedUntil = 0;
 // Taken when the module loads: a test that fakes timers afterwards would otherwise freeze the probe.
 const schedule = globalThis.setTimeout;
 
-/** `stall` added at the staircase's end: the shorter-or-equal ones before it are no step any more. */
-function stepOn(staircase: Stall[], stall: Stall): void {
-  while (staircase.length > 0 && (staircase.at(-1) as Stall)[1] <= stall[1]) staircase.pop();
-  staircase.push(stall);
+/** `late` ms lost up to `now`, added to the run under way (`open`) of `list`, or as a run of its own. */
+function addStall(list: StallRun[], isOpen: boolean, now: number, late: number): void {
+  const last = list.at(-1);
+  if (isOpen && last) {
+    last[1] = now;
+    last[2] += late;
+    last[3] = Math.max(last[3], late);
+  } else list.push([now - late, now, late, late]);
 }
 
 function probe(): void {
   const now = performance.now();
   const late = now - (due as number) - SLACK_MS;
   if (late > 0) {
-    stepOn(steps, [now, late]);
-    while (steps.length > MOST_STEPS || (steps.length > 0 && (steps[0] as Stall)[0] < now - LOOKBACK_MS))
-      steps.shift();
-  }
+    addStall(runs, open, now, late);
+    open = true;
+    while (runs.length > MOST_RUNS || (runs[0] as StallRun)[1] < now - LOOKBACK_MS) runs.shift();
+  } else open = false;
   if (now < armedUntil) arm(now);
-  else due = undefined;
+  else {
+    due = undefined;
+    open = false;
+  }
 }
 
 function arm(now: number): void {
@@ -56,14 +66,21 @@ function arm(now: number): void {
 const rounded = (ms: number) => Math.round(ms * 100) / 100;
 
 /**
- * The loop's longest stalls up to now, the one under way (a probe overdue) included, as the staircase above
- * (oldest first, rounded to 0.01 ms); arms the probe.
+ * The loop's runs of stalls up to now (oldest first, rounded to 0.01 ms), the stall under way (a probe
+ * overdue) included in the run it belongs to; arms the probe.
  */
-export function longestStalls(): Stall[] {
+export function stallRuns(): StallRun[] {
   const now = performance.now();
   armedUntil = now + ARMED_MS;
-  const staircase = steps.filter(([ended]) => ended >= now - LOOKBACK_MS);
+  const list = runs
+    .filter(([, to]) => to >= now - LOOKBACK_MS)
+    .map((run): StallRun => [run[0], run[1], run[2], run[3]]);
   if (due === undefined) arm(now);
-  else if (now - due - SLACK_MS > 0) stepOn(staircase, [now, now - due - SLACK_MS]);
-  return staircase.map(([ended, ms]) => [rounded(ended), rounded(ms)]);
+  else if (now - due - SLACK_MS > 0) addStall(list, open, now, now - due - SLACK_MS);
+  return list.map(([from, to, stalled, longest]) => [
+    rounded(from),
+    rounded(to),
+    rounded(stalled),
+    rounded(longest),
+  ]);
 }
