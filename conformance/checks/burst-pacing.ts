@@ -1,4 +1,4 @@
-import { isSignalledShedding } from '../client-pacing.ts';
+import { isSignalledShedding } from '../client/client-pacing.ts';
 import type { TimedExchange } from './timed-exchange.ts';
 
 /* How the rate-limit burst (burst.ts) paces itself when the gateway sheds load, and how it tells a limit

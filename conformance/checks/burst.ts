@@ -1,18 +1,18 @@
-import type { CheckContext, CheckOutcome, Endpoint } from '../check.ts';
-import { codeOf, isRepeatRefusal } from '../check.ts';
 import {
   backoffMs,
   isSignalledShedding,
   isTransient,
   MAX_TRANSIENT_RETRIES,
   retryAfterOf,
-} from '../client-pacing.ts';
-import { retryWaitMs } from '../client-waits.ts';
-import { curlFor } from '../curl.ts';
-import { reproductionOf } from '../exchange-record.ts';
-import type { Exchange } from '../suite-request.ts';
-import { acceptsToken, refusesToken } from '../token-ledger.ts';
+} from '../client/client-pacing.ts';
+import { retryWaitMs } from '../client/client-waits.ts';
+import { curlFor } from '../http/curl.ts';
+import { reproductionOf } from '../http/recorded-exchange.ts';
+import type { Exchange } from '../suite/suite-request.ts';
+import { acceptsToken, refusesToken } from '../tokens/token-ledger.ts';
 import { createShedPacing, WAVE } from './burst-pacing.ts';
+import type { CheckContext, CheckOutcome, Endpoint } from './check-contract.ts';
+import { codeOf, isRepeatRefusal } from './check-contract.ts';
 import { type RetryAfterProbe, waitOutLimit } from './retry-after-probe.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 import type { TimedExchange } from './timed-exchange.ts';

@@ -1,4 +1,3 @@
-import { type Check, CheckFailure, type CheckOutcome, describeResponse, failureMessage } from '../check.ts';
 import {
   type BurstObservation,
   burstFailure,
@@ -7,6 +6,13 @@ import {
   shedWithServerErrors,
   type TimedExchange,
 } from './burst.ts';
+import {
+  type Check,
+  CheckFailure,
+  type CheckOutcome,
+  describeResponse,
+  failureMessage,
+} from './check-contract.ts';
 import { expectError } from './support.ts';
 
 /**

@@ -1,7 +1,7 @@
-import { type Check, type CheckOutcome, describeCall, describeResponse } from '../check.ts';
-import { reproductionOf } from '../exchange-record.ts';
-import type { ShortWait } from '../short-waits.ts';
+import type { ShortWait } from '../client/short-waits.ts';
+import { reproductionOf } from '../http/recorded-exchange.ts';
 import { noRateLimitSeen, observeBurst } from './burst.ts';
+import { type Check, type CheckOutcome, describeCall, describeResponse } from './check-contract.ts';
 
 const FIX =
   "compute Retry-After from the limit's real state (time until a request would be admitted), rounded up, for every limit (each tool's own too)";

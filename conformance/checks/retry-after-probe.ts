@@ -1,7 +1,7 @@
 import { parseRetryAfter, retryAfterDelayMs } from '../../vocabulary/retry-after.ts';
-import type { CheckContext, CheckOutcome, Endpoint } from '../check.ts';
-import { askedWaitOf } from '../client-pacing.ts';
-import type { Exchange } from '../suite-request.ts';
+import { askedWaitOf } from '../client/client-pacing.ts';
+import type { Exchange } from '../suite/suite-request.ts';
+import type { CheckContext, CheckOutcome, Endpoint } from './check-contract.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 import type { TimedExchange } from './timed-exchange.ts';
 
