@@ -4,8 +4,8 @@ import { recordedEntry } from '../../../test/support/synthetic-journal.ts';
 import { loadConfig } from '../../config/load-config.ts';
 import type { JournalEntry } from '../../journal/journal.ts';
 import { loadCorpus } from '../../providers/corpus.ts';
+import { backoffWithJitter } from '../rules/backoff-with-jitter.ts';
 import { DEFAULT_REPORT_OPTIONS } from '../types.ts';
-import { backoffWithJitter } from './backoff-with-jitter.ts';
 import { chanceOfFlat, flatSchedule } from './schedule-growth.ts';
 
 /*
