@@ -9,7 +9,13 @@
 export { parseRetryAfter, retryAfterDelayMs } from '../vocabulary/retry-after.ts';
 // A check's and a result's `specRef` is data: `formatSpecRef` prints it as the reports do (`§5 rule 3, §7`).
 export { formatSpecRef, type SpecCitation, type SpecRef, type SpecSection } from '../vocabulary/spec-ref.ts';
-export type { Check, CheckContext, CheckOutcome, Endpoint, ToolName } from './checks/check-contract.ts';
+export type {
+  Check,
+  CheckContext,
+  CheckedToolName,
+  CheckOutcome,
+  Endpoint,
+} from './checks/check-contract.ts';
 export { CheckFailure, Inconclusive } from './checks/check-contract.ts';
 export { CHECKS } from './checks/index.ts';
 export type { SuiteClock } from './client/client-pacing.ts';

@@ -34,9 +34,9 @@ export interface CheckContext {
    */
   servedEndpoints: readonly Endpoint[];
   /** The tools the valid token may call (--allowed-tools; default every tool checked). */
-  allowedTools: readonly ToolName[];
+  allowedTools: readonly CheckedToolName[];
   /** The tool the denied token may not call (one of `tools`). */
-  deniedTool: ToolName;
+  deniedTool: CheckedToolName;
   /** The tiers whoami must show for the valid and the denied token (--tier, --denied-tier), when given. */
   tier?: string;
   deniedTier?: string;
@@ -81,10 +81,11 @@ export interface CheckContext {
 }
 
 /**
- * A tool's name, as the suite names it: the spec's (section 1: web.search, web.fetch) or one a gateway
- * declares (`--tool NAME=PATH`).
+ * The name of a tool the suite checks: one of the spec's (section 1: web.search, web.fetch) or any one a
+ * gateway declares (`--tool NAME=PATH`), so any string. Not `ToolName` (vocabulary/tools.ts), which names
+ * only the tools this project's vocabulary declares.
  */
-export type ToolName = string;
+export type CheckedToolName = string;
 
 export type CheckOutcome = {
   verdict: Verdict;

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { type MalformedBodyKind, malformedBodies } from '../arbitraries/malformed-body.ts';
+import { type MalformedBodyKind, malformedBodies } from '../arbitraries/malformed-bodies.ts';
 import type { Exchange } from '../suite/suite-request.ts';
 import { checkEach } from './check-cases.ts';
 import { type Check, CheckFailure, codeOf, describeResponse, observed } from './check-contract.ts';

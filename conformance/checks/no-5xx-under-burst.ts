@@ -1,5 +1,5 @@
 import { reproductionOf } from '../http/recorded-exchange.ts';
-import { beyondSporadic, burstFailure, burstScript, observeBurst, SPORADIC } from './burst.ts';
+import { beyondSporadic, burstFailure, burstScript, observeBurst, SPORADIC } from './burst-observation.ts';
 import { type Check, CheckFailure, describeResponse, failureMessage } from './check-contract.ts';
 
 const FIX =

@@ -5,7 +5,7 @@ import {
   observeBurst,
   shedWithServerErrors,
   type TimedExchange,
-} from './burst.ts';
+} from './burst-observation.ts';
 import {
   type Check,
   CheckFailure,

@@ -1,6 +1,6 @@
 import { parseRetryAfter } from '../../vocabulary/retry-after.ts';
 import { reproductionOf } from '../http/recorded-exchange.ts';
-import { noRateLimitSeen, observeBurst } from './burst.ts';
+import { noRateLimitSeen, observeBurst } from './burst-observation.ts';
 import { type Check, describeResponse } from './check-contract.ts';
 
 export const retryAfterFormat: Check = {

@@ -8,7 +8,7 @@ import {
   markdownToText,
   truncate,
   UNTRUSTED_NOTICE,
-} from './web-fetch.ts';
+} from './fetch-provider.ts';
 
 const corpus = loadCorpus(loadConfig().corpus);
 const provider = createFixtureFetchProvider(corpus, 1);

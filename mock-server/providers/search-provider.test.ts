@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fc, test } from '../../test/support/property.ts';
 import { loadConfig } from '../config/load-config.ts';
 import { loadCorpus } from './corpus.ts';
-import { createFixtureSearchProvider, searchRequestSchema } from './web-search.ts';
+import { createFixtureSearchProvider, searchRequestSchema } from './search-provider.ts';
 
 const corpus = loadCorpus(loadConfig().corpus);
 const provider = createFixtureSearchProvider(corpus, 1);

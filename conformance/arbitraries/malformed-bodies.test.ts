@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { fc, test } from '../../test/support/property.ts';
-import { malformedBodies } from './malformed-body.ts';
+import { malformedBodies } from './malformed-bodies.ts';
 
 const configured = fc
   .dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.oneof(fc.string(), fc.integer(), fc.boolean()), {
