@@ -9,11 +9,21 @@
  *
  * Every script takes KEYS = {generations, limits epoch} and ARGV = {channel, admin key prefix, the highest
  * stamp the caller has seen, ...its own arguments}. Every change ends the same way: the admin version goes
- * up by one and is published, so every instance knows there is something to read. A change refuses with
+ * up by one, the version's own stamp (`head`) goes into the history, and the version is published, so every instance
+ * knows there is something to read. A change refuses with
  * NOT_REBUILT (-9) while the store holds no admin state at all (emptied, not yet merged back): nothing is
  * decided on a store that may have lost the entity. Values of entity fields are JSON text, so scripts copy
  * them without decoding.
  */
+
+/**
+ * How many versions back the store remembers which change made each one (`history`: version -> a stamp
+ * drawn for it). An instance checks that the version it read last is still the one it read: a store
+ * restarted from a snapshot older than that version, then changed again, has reached and passed it with
+ * other changes (docs/operators.md, "The rule for admin changes"). An instance further behind merges its
+ * copy (harmless: newest value wins).
+ */
+const HISTORY = 1024;
 
 /** What every script starts with: names, the stamp, the end of a change. */
 const PRELUDE = `
@@ -31,6 +41,10 @@ local function stamp()
 end
 local function bump()
   local v = redis.call('INCR', P .. 'version')
+  local head = fmt(stamp())
+  redis.call('SET', P .. 'head', head)
+  redis.call('HSET', P .. 'history', v, head)
+  redis.call('HDEL', P .. 'history', v - ${HISTORY})
   redis.call('PUBLISH', ARGV[1], v)
   return v
 end
@@ -159,9 +173,10 @@ if frozenAt then redis.call('HSET', C, 'frozenAt', fmt(frozenAt)) end
 return {bump(), s}`;
 
 /**
- * The whole admin state at one version. ARGV: tool names. Returns {version, seed, scenario, epoch, clock
- * fields, fault fields, {id, agent fields}..., {tool, tool fields}..., replaced, faults cleared, stamp}
- * (stamps included, as `~` fields).
+ * The whole admin state at one version. ARGV: a version the caller read before ('' for none), tool names.
+ * Returns {version, seed, scenario, epoch, clock fields, fault fields, {id, agent fields}..., {tool, tool
+ * fields}..., replaced, faults cleared, stamp, the version's stamp in the history, the earlier version's}
+ * (stamps included, as `~` fields; '' where the history holds none).
  */
 export const READ_ALL = `${PRELUDE}
 local agents = {}
@@ -169,11 +184,15 @@ for _, id in ipairs(redis.call('SMEMBERS', P .. 'agents')) do
   agents[#agents + 1] = {id, redis.call('HGETALL', P .. 'agent:' .. id)}
 end
 local tools = {}
-for i = 4, #ARGV do tools[#tools + 1] = {ARGV[i], redis.call('HGETALL', P .. 'tool:' .. ARGV[i])} end
-return {redis.call('GET', P .. 'version') or '0', redis.call('GET', P .. 'seed') or '',
+for i = 5, #ARGV do tools[#tools + 1] = {ARGV[i], redis.call('HGETALL', P .. 'tool:' .. ARGV[i])} end
+local version = redis.call('GET', P .. 'version') or '0'
+local before = ''
+if ARGV[4] ~= '' then before = redis.call('HGET', P .. 'history', ARGV[4]) or '' end
+return {version, redis.call('GET', P .. 'seed') or '',
   redis.call('GET', P .. 'scenario') or '', redis.call('GET', EPOCH) or '0', redis.call('HGETALL', P .. 'clock'),
   redis.call('HGETALL', P .. 'faults'), agents, tools, redis.call('GET', P .. 'replaced') or '-1',
-  redis.call('GET', P .. 'faults_cleared') or '-1', redis.call('GET', P .. 'stamp') or '0'}`;
+  redis.call('GET', P .. 'faults_cleared') or '-1', redis.call('GET', P .. 'stamp') or '0',
+  redis.call('HGET', P .. 'history', version) or '', before}`;
 
 /**
  * Writes one agent of a state (JSON: id, apiKey, generation, order, born, fields = {name, value, stamp}...)

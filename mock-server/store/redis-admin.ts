@@ -40,6 +40,10 @@ export interface AdminStamps {
 export interface StoredAdminState extends AdminState {
   version: number;
   seed: string;
+  /** The stamp the store's history holds for this version: which change made it ('' where none is kept). */
+  head: string;
+  /** The history's stamp for the version the read asked about ('' where none is kept, or none asked). */
+  askedHead: string;
   /** The limits' epoch: counts start over when it moves (reset, scenario). */
   epoch: number;
   stamps: AdminStamps;
@@ -123,11 +127,27 @@ type ReadAllReply = [
   string,
   string,
   string,
+  string,
+  string,
 ];
 
 /** The admin state READ_ALL returned, as every instance holds it. */
 function storedStateOf(reply: ReadAllReply): StoredAdminState {
-  const [version, seed, scenario, epoch, clock, faults, agentHashes, tools, replaced, cleared, top] = reply;
+  const [
+    version,
+    seed,
+    scenario,
+    epoch,
+    clock,
+    faults,
+    agentHashes,
+    tools,
+    replaced,
+    cleared,
+    top,
+    head,
+    asked,
+  ] = reply;
   const { values: clockFields, stamps: clockStamp } = splitHash(clock);
   const faultHash = splitHash(faults);
   const agents = agentHashes
@@ -137,6 +157,8 @@ function storedStateOf(reply: ReadAllReply): StoredAdminState {
   return {
     version: Number(version),
     seed,
+    head,
+    askedHead: asked,
     epoch: Number(epoch),
     scenario: scenario === '' ? null : JSON.parse(scenario),
     clock: {
@@ -247,6 +269,7 @@ export function createRedisAdmin(connection: RedisConnection, floor: () => numbe
   const keys = {
     version: `${prefix}version`,
     seed: `${prefix}seed`,
+    head: `${prefix}head`,
     generations: connection.key('generations'),
     epoch: connection.key('epoch'),
   };
@@ -317,9 +340,13 @@ export function createRedisAdmin(connection: RedisConnection, floor: () => numbe
         MAX_CLOCK_MS,
       ),
 
-    /** The whole state at one version (version 0 and no seed: the store holds none). */
-    async read(toolNames: readonly string[] = TOOL_NAMES): Promise<StoredAdminState> {
-      return storedStateOf((await run('READ_ALL', ...toolNames)) as ReadAllReply);
+    /**
+     * The whole state at one version (version 0 and no seed: the store holds none), with the history's
+     * stamp of version `asked` (a version read before), to tell whether the store still holds it.
+     */
+    async read(toolNames: readonly string[] = TOOL_NAMES, asked?: number): Promise<StoredAdminState> {
+      const reply = await run('READ_ALL', asked === undefined ? '' : String(asked), ...toolNames);
+      return storedStateOf(reply as ReadAllReply);
     },
 
     /** Merges a copy of the state into the store, per value the newest winning; its version and seed after. */

@@ -74,7 +74,8 @@ const namedFields = (patch: object) =>
  */
 function createAdminFollower(admin: RedisAdmin, hooks: ControlHooks) {
   let held: StoredAdminState | undefined;
-  let applied = { seed: '', version: -1 };
+  /** The store's life, version and that version's stamp in its history, as last read. */
+  let applied = { seed: '', version: -1, head: '' };
 
   /** This instance's copy: the last state read, or (nothing read yet) its config, stamped older than any change. */
   const copy = (): { state: AdminState; stamps: AdminStamps } => {
@@ -82,22 +83,31 @@ function createAdminFollower(admin: RedisAdmin, hooks: ControlHooks) {
     const state = hooks.snapshot();
     return { state, stamps: configStamps(state) };
   };
+  /**
+   * Whether the store lost what this instance read last: emptied (no seed, another seed), behind (a lower
+   * version), or past it by other changes (its history holds another stamp for the version read: restarted
+   * from an older snapshot, then changed). A history trimmed past it also counts: a merge is harmless.
+   */
   const lostSinceRead = (state: StoredAdminState) =>
-    state.seed === '' || state.seed !== applied.seed || state.version < applied.version;
+    state.seed === '' ||
+    state.seed !== applied.seed ||
+    state.version < applied.version ||
+    (applied.version > 0 && state.askedHead !== applied.head);
+  const read = () => admin.read(hooks.tools?.(), applied.version > 0 ? applied.version : undefined);
   const readAndApply = async () => {
-    let state = await admin.read(hooks.tools?.());
+    let state = await read();
     let merged = false;
     for (let round = 0; lostSinceRead(state); round++) {
       if (round === 3) throw new Error('the store lost its state again while it was being rebuilt');
       const { state: mine, stamps } = copy();
       const after = await admin.merge(mine, stamps, randomUUID());
-      state = await admin.read(hooks.tools?.());
+      state = await read();
       merged = state.seed === after.seed && state.version >= after.version;
       if (merged) break;
     }
     if (!merged && state.seed === applied.seed && state.version <= applied.version) return;
     held = state;
-    applied = { seed: state.seed, version: state.version };
+    applied = { seed: state.seed, version: state.version, head: state.head };
     hooks.apply(state);
   };
   // One read at a time, each after the previous; calls meanwhile share the next one (which starts after
@@ -120,11 +130,16 @@ function createAdminFollower(admin: RedisAdmin, hooks: ControlHooks) {
     reload,
     /** The last state read (undefined before the first). */
     held: () => held,
-    /** Whether the store's version and seed differ from what was read last (something to read). */
-    behind: (seed: string, version: number) => seed !== applied.seed || version !== applied.version,
+    /**
+     * Whether the store's seed or version differ from what was read last, or its version is the same but
+     * made by another change (`head`: a store restarted from an older snapshot and changed since): something
+     * to read.
+     */
+    behind: (seed: string, version: number, head: string) =>
+      seed !== applied.seed || version !== applied.version || head !== applied.head,
     /** Forgets the version read, so the next read takes over whatever the store holds. */
     forgetVersion() {
-      applied = { seed: applied.seed, version: -1 };
+      applied = { seed: applied.seed, version: -1, head: '' };
     },
   };
 }
@@ -290,8 +305,10 @@ export function createSharedControl(store: SharedStore, hooks: ControlHooks) {
   /** Asks the store for its admin version (a message may have been missed) and reads it if it moved. */
   const poll = async () => {
     if (redis.status !== 'ready') return;
-    const [version, seedId] = await connection.bounded(redis.mget(admin.keys.version, admin.keys.seed));
-    if (follower.behind(seedId ?? '', Number(version ?? 0))) await reload();
+    const [version, seedId, head] = await connection.bounded(
+      redis.mget(admin.keys.version, admin.keys.seed, admin.keys.head),
+    );
+    if (follower.behind(seedId ?? '', Number(version ?? 0), head ?? '')) await reload();
   };
   const subscriber = connection.subscriber();
   let started = false;
