@@ -48,6 +48,15 @@ local function bump()
   redis.call('PUBLISH', ARGV[1], v)
   return v
 end
+-- A value's stamp (\`~name\` beside it, \`valueField\` the value; default \`name\`). A value without one was
+-- written by a version before stamps: it counts as stamped 0, as old as a config (so a config merged in
+-- does not overwrite it, and any change does).
+local function stampOf(key, name, valueField)
+  local st = redis.call('HGET', key, '~' .. name)
+  if st then return tonumber(st) end
+  if redis.call('HEXISTS', key, valueField or name) == 1 then return 0 end
+  return -1
+end
 local function unkey(key, id)
   local json = redis.call('HGET', key, 'api_key')
   if json and redis.call('HGET', P .. 'api_keys', cjson.decode(json)) == id then
@@ -272,7 +281,7 @@ if LR > R then
   -- The store lost a reset this copy saw: what the store holds from before it goes.
   for _, id in ipairs(redis.call('SMEMBERS', P .. 'agents')) do
     local key = P .. 'agent:' .. id
-    if num(redis.call('HGET', key, '~born')) < LR then
+    if stampOf(key, 'born', 'api_key') < LR then
       unkey(key, id)
       redis.call('DEL', key)
       redis.call('SREM', P .. 'agents', id)
@@ -287,7 +296,7 @@ if LR > R then
       end
     end
   end
-  if num(redis.call('HGET', P .. 'clock', '~')) < LR then redis.call('DEL', P .. 'clock') end
+  if stampOf(P .. 'clock', '', 'offset') < LR then redis.call('DEL', P .. 'clock') end
   redis.call('DEL', P .. 'scenario')
   if s.scenario ~= '' then redis.call('SET', P .. 'scenario', s.scenario) end
   redis.call('SET', P .. 'replaced', s.replaced)
@@ -308,7 +317,7 @@ if num(redis.call('GET', P .. 'faults_cleared')) < cleared then
 end
 for _, f in ipairs(s.faults) do
   local st = tonumber(f[3])
-  if st > cleared and st > num(redis.call('HGET', P .. 'faults', '~' .. f[1])) then
+  if st > cleared and st > stampOf(P .. 'faults', f[1]) then
     redis.call('HSET', P .. 'faults', f[1], f[2], '~' .. f[1], f[3])
     changed = true
   end
@@ -320,7 +329,7 @@ end
 for _, a in ipairs(s.agents) do
   local key = P .. 'agent:' .. a.id
   local born = tonumber(a.born)
-  local held = num(redis.call('HGET', key, '~born'))
+  local held = stampOf(key, 'born', 'api_key')
   if born >= R and held < born then
     local holder = redis.call('HGET', P .. 'api_keys', a.apiKey)
     if not holder or holder == a.id then
@@ -330,7 +339,7 @@ for _, a in ipairs(s.agents) do
     end
   elseif born == held then
     for _, f in ipairs(a.fields) do
-      if tonumber(f[3]) > num(redis.call('HGET', key, '~' .. f[1])) then
+      if tonumber(f[3]) > stampOf(key, f[1]) then
         redis.call('HSET', key, f[1], f[2], '~' .. f[1], f[3])
         changed = true
       end
@@ -350,7 +359,7 @@ for _, t in ipairs(s.tools) do
   local key = P .. 'tool:' .. t.name
   for _, f in ipairs(t.fields) do
     local st = tonumber(f[3])
-    if st >= R and st > num(redis.call('HGET', key, '~' .. f[1])) then
+    if st >= R and st > stampOf(key, f[1]) then
       redis.call('HSET', key, f[1], f[2], '~' .. f[1], f[3])
       changed = true
     end
@@ -358,7 +367,7 @@ for _, t in ipairs(s.tools) do
 end
 -- The clock, whole.
 local cs = tonumber(s.clock.stamp)
-if cs >= R and cs > num(redis.call('HGET', P .. 'clock', '~')) then
+if cs >= R and cs > stampOf(P .. 'clock', '', 'offset') then
   redis.call('DEL', P .. 'clock')
   redis.call('HSET', P .. 'clock', 'offset', s.clock.offset, 'epoch', s.clock.epoch, '~', s.clock.stamp)
   if s.clock.frozenAt ~= '' then redis.call('HSET', P .. 'clock', 'frozenAt', s.clock.frozenAt) end

@@ -83,8 +83,11 @@ const pairsOf = (fields: Record<string, unknown>): string[] =>
     .filter(([, value]) => value !== undefined)
     .flatMap(([name, value]) => [name, JSON.stringify(value)]);
 
-/** A hash's values and their stamps (the `~` fields) apart. */
-const splitHash = (flat: string[]) => {
+/**
+ * A hash's values and their stamps (the `~` fields) apart. `stamped`: the values that carry a stamp; one
+ * without it was written by a version before stamps, stamped 0, as old as a config (as MERGE counts it).
+ */
+const splitHash = (flat: string[], stamped?: readonly string[]) => {
   const values: Record<string, string> = {};
   const stamps: Record<string, number> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) {
@@ -92,11 +95,12 @@ const splitHash = (flat: string[]) => {
     if (name.startsWith('~')) stamps[name.slice(1)] = Number(flat[i + 1]);
     else values[name] = flat[i + 1] as string;
   }
+  for (const name of stamped ?? Object.keys(values)) if (name in values) stamps[name] ??= 0;
   return { values, stamps };
 };
 
 const agentOf = (id: string, flat: string[]) => {
-  const { values: f, stamps } = splitHash(flat);
+  const { values: f, stamps } = splitHash(flat, AGENT_FIELDS);
   const json = (name: string) => JSON.parse(f[name] as string);
   const agent: Agent = {
     id,
@@ -108,7 +112,7 @@ const agentOf = (id: string, flat: string[]) => {
     tokenGeneration: Number(f.generation ?? 0),
     incarnation: f.incarnation === undefined ? 'c0' : json('incarnation'),
   };
-  const { born = -1, ...fields } = stamps;
+  const { born = 0, ...fields } = stamps;
   return { agent, stamps: { born, order: Number(f.order ?? 0), fields } };
 };
 
@@ -148,7 +152,7 @@ function storedStateOf(reply: ReadAllReply): StoredAdminState {
     head,
     asked,
   ] = reply;
-  const { values: clockFields, stamps: clockStamp } = splitHash(clock);
+  const { values: clockFields, stamps: clockStamp } = splitHash(clock, []);
   const faultHash = splitHash(faults);
   const agents = agentHashes
     .map(([id, flat]) => agentOf(id, flat))
@@ -184,7 +188,7 @@ function storedStateOf(reply: ReadAllReply): StoredAdminState {
       agents: Object.fromEntries(agents.map((a) => [a.agent.id, a.stamps])),
       tools: Object.fromEntries(toolHashes.map(([tool, { stamps }]) => [tool, stamps])),
       faults: Object.entries(faultHash.values).map(([id, spec]) => [id, spec, faultHash.stamps[id] ?? 0]),
-      clock: clockStamp[''] ?? -1,
+      clock: clockStamp[''] ?? (clockFields.offset === undefined ? -1 : 0),
     },
   };
 }
