@@ -67,9 +67,10 @@ const namedFields = (patch: object) =>
  * This instance's copy of the store's admin state: reads it (one read at a time), merges its copy back
  * into a store that lost its state, and puts what it read in force (`hooks.apply`).
  *
- * A store in another life than the one read last (another seed: emptied and rebuilt), or behind it (a
- * lower version: a restart that lost the last writes), gets this instance's copy (newest per value wins),
- * then is read again; a store lost again meanwhile: again. What is read after a merge holds every value of
+ * A store in another life than the one read last (another seed: emptied and rebuilt), behind it (a lower
+ * version: a restart that lost the last writes), or past it by other changes (its history names another
+ * change for the version read: restarted from an older snapshot, then changed) gets this instance's copy
+ * (newest per value wins), then is read again; a store lost again meanwhile: again. What is read after a merge holds every value of
  * this copy or a newer one: it is taken over.
  */
 function createAdminFollower(admin: RedisAdmin, hooks: ControlHooks) {
