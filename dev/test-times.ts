@@ -7,6 +7,7 @@
  *
  *   npm run test:times                   every stage; the 25 slowest vitest files
  *   npm run test:times -- vitest --all   the vitest stage; every file
+ *   npm run test:times -- --serial       the stages one after another (npm test -- --serial)
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,7 +87,9 @@ if (isScript(import.meta.url)) {
   const runner = npmRunner((stage) =>
     stage.name === 'vitest' ? ['--reporter=default', '--reporter=json', `--outputFile.json=${report}`] : [],
   );
-  const results = await runStages(chosen, runner);
+  const started = performance.now();
+  const results = await runStages(chosen.stages, runner, undefined, { serial: chosen.serial });
+  const wall = (performance.now() - started) / 1000;
   clearInterval(sampler);
   samples.push({ at: Date.now(), load: sampleLoad() });
   const loads = samples.map((s) => s.load);
@@ -96,7 +99,7 @@ if (isScript(import.meta.url)) {
     ...(Math.max(...loads) >= LOADED_AT
       ? ['LOADED run: the times compare stages and files within this run; a quiet machine is faster.']
       : []),
-    summary(results),
+    summary(results, wall),
   ];
   if (existsSync(report))
     lines.push(
