@@ -4,8 +4,8 @@ import { formatCheckLine, formatSummary, painter } from '../../conformance/repor
 import { toJsonReport } from '../../conformance/reporters/json.ts';
 import { toJunitXml } from '../../conformance/reporters/junit.ts';
 import { toMarkdownSummary } from '../../conformance/reporters/markdown.ts';
-import type { ConformanceReport } from '../../conformance/reporters/report-summary.ts';
 import type { CheckResult, Reproduction } from '../../conformance/run/check-result.ts';
+import type { ConformanceReport } from '../../conformance/run/report-summary.ts';
 import type { SuiteOptions, SuiteOptionsInput } from '../../conformance/suite/suite-options.ts';
 import { WRITE_LIKE_MARK } from '../../conformance/suite/suite-tools.ts';
 import { commandToken, staticToken, type TokenSource } from '../../conformance/tokens/token-source.ts';
