@@ -1,3 +1,5 @@
+// One file on purpose: its passes (JSON, multipart, pairs, an encoded text) read the texts quoted in each other
+// through redactCredentials, so split they would import each other in a circle; each pass is its own unit.
 import { type IsCredentialName, speaksOfCredential } from './credential-names.ts';
 
 /*
