@@ -1,6 +1,6 @@
 import { printable } from '../../vocabulary/redact.ts';
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
-import type { CheckResult } from '../run/check-result.ts';
+import type { CheckResult } from '../model/check-result.ts';
 import type { ConformanceReport } from '../run/runner.ts';
 import { unobservedCheck, unobservedRemedy } from '../run/unobserved.ts';
 import { asExpected } from '../suite/expected-results.ts';

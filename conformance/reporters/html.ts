@@ -1,6 +1,6 @@
 import { printable } from '../../vocabulary/redact.ts';
 import { formatSpecRef, primarySection, SPEC_SECTIONS, type SpecSection } from '../../vocabulary/spec-ref.ts';
-import type { CheckResult, ExchangeRecord } from '../run/check-result.ts';
+import type { CheckResult, ExchangeRecord } from '../model/check-result.ts';
 import type { ConformanceReport } from '../run/runner.ts';
 import { unobservedCheck, unobservedRemedy } from '../run/unobserved.ts';
 import { costOf } from './console.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CheckResult } from '../run/check-result.ts';
+import type { CheckResult } from '../model/check-result.ts';
 import { type ConformanceReport, summariseResults } from '../run/report-summary.ts';
 import { toJsonReport } from './json.ts';
 

@@ -1,4 +1,4 @@
-import type { Unobserved } from '../run/check-result.ts';
+import type { Unobserved } from '../model/check-result.ts';
 import type { ConformanceReport } from '../run/report-summary.ts';
 
 /** Why a check could not observe its rule, as reports say it. */

@@ -1,10 +1,10 @@
+import type { CheckResult, Unobserved } from '../model/check-result.ts';
 import {
   asExpected,
   type ExpectedResults,
   type StaleExpectation,
   staleExpectations,
 } from '../suite/expected-results.ts';
-import type { CheckResult, Unobserved } from './check-result.ts';
 import { blockingUnobserved } from './unobserved.ts';
 
 export interface ConformanceReport {
