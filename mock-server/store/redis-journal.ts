@@ -1,4 +1,5 @@
 import { createBoundedMap } from '../bounded-map.ts';
+import type { JournalExchange } from '../journal/exchange-capture.ts';
 import {
   CONNECTION_IDS_PER_INSTANCE,
   CONNECTIONS_COUNTED,
@@ -12,14 +13,29 @@ import {
   ndjsonOf,
 } from '../journal/journal.ts';
 import { type AgentMatch, agentMatches } from '../journal/journal-ring.ts';
+import type { ExchangeScan } from '../journal/packed-exchange.ts';
+import type { ExchangeWork } from '../journal/record-ring.ts';
 import type { RedisConnection } from './redis-connection.ts';
+import { type ExchangeSeal, SEAL_HEAD } from './redis-journal-exchange.ts';
 
-/** Appends entries (ARGV[2..]) with the next sequence numbers as their stream ids, capped at ARGV[1]. */
+/** Exchanges an instance keeps once it opened and redacted them (a page read again is not redacted again). */
+const OPENED_KEPT = 2000;
+
+/**
+ * Appends entries with the next sequence numbers as their stream ids, capped at ARGV[1]: ARGV[2..] in
+ * pairs, an entry's JSON and its sealed exchange ('' for none: redis-journal-exchange.ts).
+ */
 const RECORD_SCRIPT = `
-local seq = 0
-for i = 2, #ARGV do
-  seq = redis.call('INCR', KEYS[2])
-  redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], seq .. '-0', 'e', ARGV[i])
+local n = (#ARGV - 1) / 2
+local seq = redis.call('INCRBY', KEYS[2], n) - n
+for i = 1, n do
+  seq = seq + 1
+  local sealed = ARGV[2 * i + 1]
+  if sealed == '' then
+    redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], seq .. '-0', 'e', ARGV[2 * i])
+  else
+    redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], seq .. '-0', 'e', ARGV[2 * i], 'x', sealed)
+  end
 end
 return seq
 `;
@@ -44,11 +60,16 @@ interface JournalStream {
   clearedKey: string;
   record(capacity: number, entries: string[]): Promise<number>;
   clear(): Promise<number>;
+  /** The entry's exchange opened and redacted, if it came sealed (see `sealedExchanges`). */
+  reveal(entry: JournalEntry): JournalEntry;
 }
 
 type RawEntry = [string, string[]];
 
-function journalStream(connection: RedisConnection): JournalStream {
+function journalStream(
+  connection: RedisConnection,
+  reveal: (entry: JournalEntry) => JournalEntry,
+): JournalStream {
   const { redis } = connection;
   const stream = connection.key('journal');
   const seqKey = connection.key('journal:seq');
@@ -66,13 +87,22 @@ function journalStream(connection: RedisConnection): JournalStream {
     clearedKey,
     record: (capacity, entries) => cmd.agwRecord(stream, seqKey, capacity, ...entries),
     clear: () => cmd.agwClear(stream, seqKey, clearedKey),
+    reveal,
   };
 }
 
-/** A stream entry as the journal gives it: its seq from the stream id, `time` from `at`. */
+/** Where an entry read from the stream holds its sealed exchange until it is revealed (not in its JSON). */
+const SEALED = Symbol('sealed exchange');
+type ReadEntry = JournalEntry & { [SEALED]?: string };
+
+/**
+ * A stream entry as the journal gives it: its seq from the stream id (`time` from `at` and its exchange
+ * opened once it is kept: `finished`).
+ */
 function entryOf([id, fields]: RawEntry): JournalEntry {
-  const entry = JSON.parse(fields[1] as string) as JournalEntry;
+  const entry = JSON.parse(fields[1] as string) as ReadEntry;
   entry.seq = Number.parseInt(id, 10);
+  if (fields[2] === 'x') entry[SEALED] = fields[3] as string;
   return entry;
 }
 
@@ -138,10 +168,11 @@ function createStreamWriter(journal: JournalStream, capacity: () => number) {
       });
   };
   return {
-    append(text: string) {
+    /** An entry's JSON and its sealed exchange ('' for none). */
+    append(text: string, sealed: string) {
       if (batch.length === 0) process.nextTick(flush);
-      batch.push(text);
-      if (batch.length >= 500) flush();
+      batch.push(text, sealed);
+      if (batch.length >= 1000) flush();
     },
     /** This instance's entries written (another instance's are written within a tick). */
     settled(): Promise<unknown> {
@@ -205,22 +236,23 @@ async function readPage(
     if (wanted > 0)
       await readBackwards(journal, '+', since, (raw) => {
         const entry = entryOf(raw);
-        if (matches(entry)) entries.push(withTime(entry));
+        if (matches(entry)) entries.push(finished(journal, entry));
         return entries.length >= wanted;
       });
     entries.reverse();
     return { ...base, entries, more: false, next_since: Math.max(last, since) };
   }
   const { more, lastLooked } = await readForwards(journal, since, last, (entry) => {
-    if (matches(entry)) entries.push(withTime(entry));
+    if (matches(entry)) entries.push(finished(journal, entry));
     return entries.length >= max;
   });
   return { ...base, entries, more, next_since: more ? lastLooked : Math.max(last, since) };
 }
 
-const withTime = (entry: JournalEntry) => {
+/** An entry a reader keeps: its time, and its exchange redacted (the work left on it, done once read). */
+const finished = (journal: JournalStream, entry: JournalEntry) => {
   entry.time = new Date(entry.at).toISOString();
-  return entry;
+  return journal.reveal(entry);
 };
 
 /**
@@ -285,7 +317,10 @@ async function readEntrySlices(
       const raw = (await connection.bounded(
         connection.redis.xrange(stream, `${since + 1}-0`, `${until}-0`, 'COUNT', sliceEntries),
       )) as RawEntry[];
-      const entries = raw.map(entryOf).filter(matches).map(withTime);
+      const entries = raw
+        .map(entryOf)
+        .filter(matches)
+        .map((entry) => finished(journal, entry));
       if (entries.length > 0) yield entries;
       if (raw.length < sliceEntries) return;
       since = seqOf(raw, raw.length - 1);
@@ -300,8 +335,30 @@ async function readEntrySlices(
  * Recording does not wait (the answer is already written). Reads reject with the store's 503 when Redis
  * fails, within one store.timeout_ms per slice.
  */
-export function createRedisJournal(connection: RedisConnection, initialCapacity: number, instance: number) {
-  const journal = journalStream(connection);
+export function createRedisJournal(
+  connection: RedisConnection,
+  initialCapacity: number,
+  instance: number,
+  seal?: ExchangeSeal,
+) {
+  // The scan a reader redacts sealed exchanges with: the secrets this instance knows (`useScan`).
+  let scan: (() => ExchangeScan) | undefined;
+  // Exchanges opened here, by their seal's head (its nonce: unique, whatever happens to the seqs).
+  const opened = createBoundedMap<string, JournalExchange | undefined>(OPENED_KEPT);
+  const reveal = (entry: JournalEntry) => {
+    const sealed = (entry as ReadEntry)[SEALED];
+    if (sealed === undefined) return entry;
+    delete (entry as ReadEntry)[SEALED];
+    const head = sealed.slice(0, SEAL_HEAD);
+    let exchange = opened.get(head);
+    if (exchange === undefined && seal && scan) {
+      exchange = seal.open(sealed, scan());
+      opened.set(head, exchange);
+    }
+    if (exchange) entry.exchange = exchange;
+    return entry;
+  };
+  const journal = journalStream(connection, reveal);
   let capacity = initialCapacity;
   const share = createEntrySharing(instance);
   const writer = createStreamWriter(journal, () => capacity);
@@ -310,8 +367,19 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
   };
 
   return {
-    record(fields: Omit<JournalEntry, 'seq' | 'time'>): void {
-      writer.append(JSON.stringify(share(fields)));
+    /**
+     * Records a finished request. Its exchange goes sealed, redacted by its first reader (as in memory);
+     * one whose redaction cannot travel is redacted now.
+     */
+    record(fields: Omit<JournalEntry, 'seq' | 'time'>, exchange?: ExchangeWork): void {
+      const sealed = exchange && seal?.seal(exchange);
+      if (exchange && sealed === undefined) (fields as JournalEntry).exchange = exchange.build();
+      writer.append(JSON.stringify(share(fields)), sealed ?? '');
+    },
+
+    /** The scan sealed exchanges are redacted with when read here (the gateway's secret scanner). */
+    useScan(next: () => ExchangeScan) {
+      scan = next;
     },
 
     /** A page of the journal, at most `max` entries (see readPage). */
@@ -359,6 +427,7 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
     },
 
     async clear(): Promise<void> {
+      opened.clear();
       await connection.bounded(journal.clear()).catch(unavailable);
     },
 

@@ -4,6 +4,7 @@ import { connectRedis, type RedisConnection } from './redis-connection.ts';
 import { createRedisFaults, type RedisFaults } from './redis-faults.ts';
 import { createRedisIdempotency, type RedisIdempotency } from './redis-idempotency.ts';
 import { createRedisJournal, type RedisJournal } from './redis-journal.ts';
+import { createExchangeSeal } from './redis-journal-exchange.ts';
 import { createRedisLimits, type RedisLimits } from './redis-limits.ts';
 import { type StoreGuard, type StoreGuardOptions, startStoreGuard } from './store-guard.ts';
 
@@ -79,6 +80,8 @@ export async function connectSharedStore(
         connection,
         config.journal.capacity,
         await redis.incr(connection.key('instances')),
+        // The secret every instance signs with (the guard holds a placeholder for a configured one).
+        createExchangeSeal(() => config.identity?.signing_secret ?? guard.secret),
       ),
       faults: createRedisFaults(connection),
       get signingSecret() {
