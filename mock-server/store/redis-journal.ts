@@ -22,20 +22,27 @@ import { type ExchangeSeal, SEAL_HEAD } from './redis-journal-exchange.ts';
 const OPENED_KEPT = 2000;
 
 /**
- * Appends entries with the next sequence numbers as their stream ids, capped at ARGV[1]: ARGV[2..] in
- * pairs, an entry's JSON and its sealed exchange ('' for none: redis-journal-exchange.ts).
+ * What one tick of an instance leaves in the store, in one script call: its journal entries and the
+ * concurrency leases its finished requests give back (redis-limits.ts). Entries get the next sequence
+ * numbers as their stream ids, capped at ARGV[1]; ARGV[2] is how many entries, then each entry's JSON and
+ * its sealed exchange ('' for none: redis-journal-exchange.ts), then each lease given back: its set's key
+ * and its id (one Redis, not a Cluster: the lease sets are named here, as every admin script names its keys).
  */
 const RECORD_SCRIPT = `
-local n = (#ARGV - 1) / 2
-local seq = redis.call('INCRBY', KEYS[2], n) - n
+local n = tonumber(ARGV[2])
+local seq = 0
+if n > 0 then seq = redis.call('INCRBY', KEYS[2], n) - n end
 for i = 1, n do
   seq = seq + 1
-  local sealed = ARGV[2 * i + 1]
+  local sealed = ARGV[2 * i + 2]
   if sealed == '' then
-    redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], seq .. '-0', 'e', ARGV[2 * i])
+    redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], seq .. '-0', 'e', ARGV[2 * i + 1])
   else
-    redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], seq .. '-0', 'e', ARGV[2 * i], 'x', sealed)
+    redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], seq .. '-0', 'e', ARGV[2 * i + 1], 'x', sealed)
   end
+end
+for i = 2 * n + 3, #ARGV, 2 do
+  redis.call('ZREM', ARGV[i], ARGV[i + 1])
 end
 return seq
 `;
@@ -58,7 +65,8 @@ interface JournalStream {
   stream: string;
   seqKey: string;
   clearedKey: string;
-  record(capacity: number, entries: string[]): Promise<number>;
+  /** Entries (JSON and seal, in turn) and leases given back (set key and id, in turn), in one call. */
+  record(capacity: number, entries: string[], released: string[]): Promise<number>;
   clear(): Promise<number>;
   /** The entry's exchange opened and redacted, if it came sealed (see `sealedExchanges`). */
   reveal(entry: JournalEntry): JournalEntry;
@@ -85,7 +93,8 @@ function journalStream(
     stream,
     seqKey,
     clearedKey,
-    record: (capacity, entries) => cmd.agwRecord(stream, seqKey, capacity, ...entries),
+    record: (capacity, entries, released) =>
+      cmd.agwRecord(stream, seqKey, capacity, entries.length / 2, ...entries, ...released),
     clear: () => cmd.agwClear(stream, seqKey, clearedKey),
     reveal,
   };
@@ -148,14 +157,17 @@ export function createEntrySharing(instance: number) {
  */
 function createStreamWriter(journal: JournalStream, capacity: () => number) {
   let batch: string[] = [];
+  let released: string[] = [];
   let written: Promise<unknown> = Promise.resolve();
   let failing = false;
   const flush = () => {
-    if (batch.length === 0) return;
+    if (batch.length === 0 && released.length === 0) return;
     const entries = batch;
+    const leases = released;
     batch = [];
+    released = [];
     written = journal
-      .record(capacity(), entries)
+      .record(capacity(), entries, leases)
       .then(() => {
         failing = false;
       })
@@ -170,9 +182,15 @@ function createStreamWriter(journal: JournalStream, capacity: () => number) {
   return {
     /** An entry's JSON and its sealed exchange ('' for none). */
     append(text: string, sealed: string) {
-      if (batch.length === 0) process.nextTick(flush);
+      if (batch.length === 0 && released.length === 0) process.nextTick(flush);
       batch.push(text, sealed);
       if (batch.length >= 1000) flush();
+    },
+    /** A concurrency lease given back (its set's key and id): sent with the tick's entries. */
+    release(key: string, lease: string) {
+      if (batch.length === 0 && released.length === 0) process.nextTick(flush);
+      released.push(key, lease);
+      if (released.length >= 1000) flush();
     },
     /** This instance's entries written (another instance's are written within a tick). */
     settled(): Promise<unknown> {
@@ -375,6 +393,14 @@ export function createRedisJournal(
       const sealed = exchange && seal?.seal(exchange);
       if (exchange && sealed === undefined) (fields as JournalEntry).exchange = exchange.build();
       writer.append(JSON.stringify(share(fields)), sealed ?? '');
+    },
+
+    /**
+     * Gives a concurrency lease back with this tick's entries, in their one script call (redis-limits.ts
+     * sends its releases here: a request's round trips are its admission, and a share of one per tick).
+     */
+    release(key: string, lease: string): void {
+      writer.release(key, lease);
     },
 
     /** The scan sealed exchanges are redacted with when read here (the gateway's secret scanner). */

@@ -173,6 +173,10 @@ export function createRedisLimits(
   const epochKey = connection.key('epoch');
   const rulePrefix = connection.key('rl:');
   let epoch = 0;
+  // Where a lease is given back: its own command, or the journal's tick script (`sendReleasesWith`).
+  let giveBack = (key: string, lease: string) => {
+    redis.zrem(key, lease).catch(() => {});
+  };
   // The leases of requests in flight on this instance, renewed every third of the lease time.
   const held = new Map<string, string>();
   const renew = async () => {
@@ -273,7 +277,12 @@ export function createRedisLimits(
     /** Gives a lease back; if Redis is away meanwhile, the lease expires on its own. */
     release(agentId: string, lease: string): void {
       held.delete(lease);
-      redis.zrem(connection.key(`lease:${agentId}`), lease).catch(() => {});
+      giveBack(connection.key(`lease:${agentId}`), lease);
+    },
+
+    /** Sends the releases with another tick's write (the journal's: one script call per tick for both). */
+    sendReleasesWith(send: (key: string, lease: string) => void): void {
+      giveBack = send;
     },
 
     /** Raises an agent's token generation in the store: its tokens are refused on every instance. */

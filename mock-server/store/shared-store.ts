@@ -68,6 +68,15 @@ export async function connectSharedStore(
     const leaseMs = Math.round(store.lease_seconds * 1000);
     const limits = createRedisLimits(connection, { leaseMs });
     await limits.loadEpoch();
+    const journal = createRedisJournal(
+      connection,
+      config.journal.capacity,
+      await redis.incr(connection.key('instances')),
+      // The secret every instance signs with (the guard holds a placeholder for a configured one).
+      createExchangeSeal(() => config.identity?.signing_secret ?? guard.secret),
+    );
+    // A request's leases go back with its tick's journal entries: one script call per tick for both.
+    limits.sendReleasesWith(journal.release);
     return {
       url: store.url,
       connection,
@@ -76,13 +85,7 @@ export async function connectSharedStore(
         ttlSeconds: config.idempotency.ttl_seconds,
         leaseMs,
       }),
-      journal: createRedisJournal(
-        connection,
-        config.journal.capacity,
-        await redis.incr(connection.key('instances')),
-        // The secret every instance signs with (the guard holds a placeholder for a configured one).
-        createExchangeSeal(() => config.identity?.signing_secret ?? guard.secret),
-      ),
+      journal,
       faults: createRedisFaults(connection),
       get signingSecret() {
         return guard.secret;
