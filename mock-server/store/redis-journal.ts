@@ -192,6 +192,10 @@ function createStreamWriter(journal: JournalStream, capacity: () => number) {
       released.push(key, lease);
       if (released.length >= 1000) flush();
     },
+    /** Sends what waits now if it gives leases back (an admission must see them given back). */
+    sendReleases(): void {
+      if (released.length > 0) flush();
+    },
     /** This instance's entries written (another instance's are written within a tick). */
     settled(): Promise<unknown> {
       flush();
@@ -401,6 +405,13 @@ export function createRedisJournal(
      */
     release(key: string, lease: string): void {
       writer.release(key, lease);
+    },
+    /**
+     * Sends the leases given back so far at once (with the entries waiting), before an admission this tick
+     * (redis-limits.ts): a slot given back is free for the next request, as in memory.
+     */
+    sendReleases(): void {
+      writer.sendReleases();
     },
 
     /** The scan sealed exchanges are redacted with when read here (the gateway's secret scanner). */

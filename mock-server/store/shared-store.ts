@@ -76,7 +76,7 @@ export async function connectSharedStore(
       createExchangeSeal(() => config.identity?.signing_secret ?? guard.secret),
     );
     // A request's leases go back with its tick's journal entries: one script call per tick for both.
-    limits.sendReleasesWith(journal.release);
+    limits.sendReleasesWith(journal.release, journal.sendReleases);
     return {
       url: store.url,
       connection,
