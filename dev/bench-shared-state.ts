@@ -32,7 +32,18 @@ export interface SharedStateOptions {
  * Redis's (its process, from /proc), Redis's commands per request (INFO commandstats around each round) and
  * the load average before each round; then the round trip of one admission script on its own.
  */
-export async function sharedStateBenchmark(url: string, options: SharedStateOptions) {
+export async function sharedStateBenchmark(store: string, options: SharedStateOptions) {
+  // `--store auto`: a redis-server of the run's own (loopback, no persistence), as the tests start theirs.
+  const own = store === 'auto' ? await (await import('../test/support/redis.ts')).startRedis() : undefined;
+  try {
+    await measureShared(own?.url ?? store, options);
+  } finally {
+    await own?.stop();
+    own?.cleanup();
+  }
+}
+
+async function measureShared(url: string, options: SharedStateOptions) {
   const { Redis } = await import('ioredis');
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
   try {
