@@ -35,7 +35,7 @@ const HEAVY = ['fast-check', '@faker-js', 'msw', 'hono', '@hono', 'vitest'];
 const isHeavy = (module: string) =>
   HEAVY.includes(module) ||
   module.includes('/conformance/checks/') ||
-  module.endsWith('/conformance/runner.ts') ||
+  module.endsWith('/conformance/run/runner.ts') ||
   module.endsWith('/mock-server/gateway.ts');
 
 describe('CLI start', () => {
@@ -68,7 +68,9 @@ describe('CLI start', () => {
     const serve = readFileSync(resolve(here, 'commands/serve.ts'), 'utf8');
     // check.ts declares the flags; its action (check-run.ts) is loaded when it runs, and loads the runner.
     expect([...check.matchAll(DYNAMIC_IMPORT)].map((m) => m[1])).toContain('./check-run.ts');
-    expect([...checkRun.matchAll(DYNAMIC_IMPORT)].map((m) => m[1])).toContain('../../conformance/runner.ts');
+    expect([...checkRun.matchAll(DYNAMIC_IMPORT)].map((m) => m[1])).toContain(
+      '../../conformance/run/runner.ts',
+    );
     expect([...serve.matchAll(DYNAMIC_IMPORT)].map((m) => m[1])).toContain('../../mock-server/gateway.ts');
   });
 });

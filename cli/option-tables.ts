@@ -68,7 +68,7 @@ export const REPORT_OPTION_ROWS: readonly OptionRow[] = [
   },
 ];
 
-/** From conformance/suite-options.ts (suiteOptionsSchema, without the library-only options). */
+/** From conformance/suite/suite-options.ts (suiteOptionsSchema, without the library-only options). */
 export const SUITE_OPTION_ROWS: readonly OptionRow[] = [
   {
     key: 'tools',

@@ -9,16 +9,30 @@
 export { parseRetryAfter, retryAfterDelayMs } from '../vocabulary/retry-after.ts';
 // A check's and a result's `specRef` is data: `formatSpecRef` prints it as the reports do (`§5 rule 3, §7`).
 export { formatSpecRef, type SpecCitation, type SpecRef, type SpecSection } from '../vocabulary/spec-ref.ts';
-export type { Check, CheckContext, CheckOutcome, Endpoint, ToolName } from './check.ts';
-export { CheckFailure, Inconclusive } from './check.ts';
+export type {
+  Check,
+  CheckContext,
+  CheckedToolName,
+  CheckOutcome,
+  Endpoint,
+} from './checks/check-contract.ts';
+export { CheckFailure, Inconclusive } from './checks/check-contract.ts';
 export { CHECKS } from './checks/index.ts';
-export type { SuiteClock } from './client-pacing.ts';
-export { exhaustedWaitMs, rateLimitHint } from './rate-limit-headers.ts';
+export type { SuiteClock } from './client/client-pacing.ts';
+export { exhaustedWaitMs, rateLimitHint } from './client/rate-limit-headers.ts';
 export { formatCheckLine, formatSummary } from './reporters/console.ts';
 export { escapeHtml, toHtmlReport } from './reporters/html.ts';
 export { toJsonReport } from './reporters/json.ts';
 export { toJunitXml } from './reporters/junit.ts';
 export { toMarkdownSummary } from './reporters/markdown.ts';
+export type {
+  CheckResult,
+  ExchangeRecord,
+  Level,
+  Reproduction,
+  Unobserved,
+  Verdict,
+} from './run/check-result.ts';
 export {
   CannotRunError,
   type ConformanceOptions,
@@ -27,15 +41,19 @@ export {
   type RunInputs,
   runConformance,
   selectChecks,
-} from './runner.ts';
+} from './run/runner.ts';
+export { blockingUnobserved, remedyOf, UNOBSERVED_REMEDY } from './run/unobserved.ts';
 export {
   parseSuiteOptions,
   SUITE_DEFAULTS,
   type SuiteOptions,
   type SuiteOptionsInput,
   suiteOptionsSchema,
-} from './suite-options.ts';
-export { parseToolDeclaration, type SuiteTool, suiteTools, type ToolDeclaration } from './suite-tools.ts';
-export { commandToken, staticToken, type TokenSource } from './token-source.ts';
-export type { CheckResult, ExchangeRecord, Level, Reproduction, Unobserved, Verdict } from './types.ts';
-export { blockingUnobserved, remedyOf, UNOBSERVED_REMEDY } from './unobserved.ts';
+} from './suite/suite-options.ts';
+export {
+  parseToolDeclaration,
+  type SuiteTool,
+  suiteTools,
+  type ToolDeclaration,
+} from './suite/suite-tools.ts';
+export { commandToken, staticToken, type TokenSource } from './tokens/token-source.ts';

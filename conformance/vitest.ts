@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { formatSpecRef } from '../vocabulary/spec-ref.ts';
-import type { Check } from './check.ts';
+import type { Check } from './checks/check-contract.ts';
 import { formatSummary } from './reporters/console.ts';
+import type { CheckResult } from './run/check-result.ts';
 import {
   type ConformanceOptions,
   type ConformanceReport,
   exitCodeFor,
   runConformance,
   selectChecks,
-} from './runner.ts';
-import type { CheckResult } from './types.ts';
-import { remedyOf } from './unobserved.ts';
+} from './run/runner.ts';
+import { remedyOf } from './run/unobserved.ts';
 
 export interface VitestConformanceOptions extends Omit<ConformanceOptions, 'onResult' | 'only'> {
   /** Check ids to register (default: all). */

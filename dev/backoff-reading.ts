@@ -1,6 +1,6 @@
 /**
  * `npx tsx dev/backoff-reading.ts`: how often the backoff-with-jitter readings of capped schedules (the low
- * ceiling and the flat schedule, mock-server/client-report/rules/schedule-growth.ts) give the wrong verdict
+ * ceiling and the flat schedule, mock-server/client-report/rule-readings/schedule-growth.ts) give the wrong verdict
  * over HTTP on a loaded machine (issue 33). Runs the client catalogue's backoff programs, jittered and not,
  * capped and not, each `--runs` times, `--parallel` at once (the runs load the machine as CI does), against
  * the reference gateway on loopback, and prints per program: runs, right verdicts, wrong ones (a missed

@@ -3,7 +3,9 @@
  * prints each program's verdict and the confusion matrix: bad programs caught (exactly their rules), good
  * programs passed (no rule at all). Options: `--only <name,...>`, `--parallel <n>` (default 6), `--json`,
  * `--runs <n>` (each program n times, interleaved: how often a verdict is wrong under load), `--save <dir>`
- * (the journal and violations of each wrong run, as JSON in dir, to replay the readings on).
+ * (the journal and violations of each wrong run, as JSON in dir, to replay the readings on), `--path <http|proxy|
+ * proxy-learned>` (how the agents reach the gateway: over HTTP, default, or through `agent-gateway proxy` with
+ * the agents' keys declared, or learned from the tokens they mint through it).
  * Exit 0 when every program got its verdict, 1 otherwise.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -15,6 +17,7 @@ import {
   type ProgramOutcome,
   runClientProgramWithGateway,
 } from '../test/clients/catalogue.ts';
+import { runProgramThroughProxyWithGateway } from '../test/clients/proxy-run.ts';
 
 const { values } = parseArgs({
   options: {
@@ -23,12 +26,13 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
     runs: { type: 'string', default: '1' },
     save: { type: 'string' },
+    path: { type: 'string', default: 'http' },
     help: { type: 'boolean', default: false },
   },
 });
 if (values.help) {
   process.stdout.write(
-    'npm run client-matrix -- [--only name,name] [--parallel 6] [--json] [--runs 1] [--save DIR]\n' +
+    'npm run client-matrix -- [--only name,name] [--parallel 6] [--json] [--runs 1] [--save DIR] [--path http|proxy|proxy-learned]\n' +
       `Programs: ${CLIENT_CATALOGUE.map((p) => p.name).join(', ')}\n`,
   );
   process.exit(0);
@@ -50,6 +54,12 @@ if (!Number.isInteger(runs) || runs < 1 || runs > 500) {
   process.stderr.write('--runs must be an integer from 1 to 500.\n');
   process.exit(2);
 }
+const PATHS = ['http', 'proxy', 'proxy-learned'] as const;
+const path = PATHS.find((p) => p === values.path);
+if (!path) {
+  process.stderr.write(`--path must be one of ${PATHS.join(', ')}.\n`);
+  process.exit(2);
+}
 if (values.save) mkdirSync(values.save, { recursive: true });
 
 const wrong = (o: ProgramOutcome) =>
@@ -60,7 +70,10 @@ const wrong = (o: ProgramOutcome) =>
 
 /** One run over HTTP; a wrong verdict's journal and violations are saved when asked. */
 async function runOnce(program: ClientProgram, k: number): Promise<ProgramOutcome> {
-  const { outcome, gateway } = await runClientProgramWithGateway(program);
+  const { outcome, gateway } =
+    path === 'http'
+      ? await runClientProgramWithGateway(program)
+      : await runProgramThroughProxyWithGateway(program, path === 'proxy' ? 'declared' : 'learned');
   if (values.save && wrong(outcome))
     writeFileSync(
       `${values.save}/${program.name}-${Date.now()}-${k}.json`,

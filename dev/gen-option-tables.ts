@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LIBRARY_ONLY_OPTIONS, suiteOptionsSchema } from '../conformance/suite-options.ts';
+import { LIBRARY_ONLY_OPTIONS, suiteOptionsSchema } from '../conformance/suite/suite-options.ts';
 import { reportOptionsSchema } from '../mock-server/client-report/report-options.ts';
 import { optionTableOf } from '../mock-server/options/option-schema.ts';
 import { proxyOptionsSchema } from '../mock-server/proxy/proxy-options.ts';
@@ -33,7 +33,8 @@ const TARGET = fileURLToPath(new URL('../cli/option-tables.ts', import.meta.url)
 function render(): string {
   const sources = {
     REPORT_OPTION_ROWS: 'mock-server/client-report/report-options.ts (reportOptionsSchema)',
-    SUITE_OPTION_ROWS: 'conformance/suite-options.ts (suiteOptionsSchema, without the library-only options)',
+    SUITE_OPTION_ROWS:
+      'conformance/suite/suite-options.ts (suiteOptionsSchema, without the library-only options)',
     FAULT_OPTION_ROWS: 'mock-server/scenarios/faults.ts (faultSpecSchema)',
     PROXY_OPTION_ROWS: 'mock-server/proxy/proxy-options.ts (proxyOptionsSchema)',
   };

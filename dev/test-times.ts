@@ -1,18 +1,20 @@
 /**
  * `npm run test:times`: `npm test`'s stages (all, or those named: `npm run test:times -- vitest`) run as
- * `npm test` runs them, then what each took: every stage's wall time, and every vitest file's (the time its
- * tests ran, from vitest's JSON report), each with the machine's 1-minute load average beside it, sampled
- * every 5 s through the run. A figure taken on a loaded machine compares files within the run; it says
+ * `npm test` runs them, then what each took: every stage's wall and CPU time, and every vitest file's (from
+ * its start to its end, hooks included: dev/file-times-reporter.ts), each with the machine's
+ * 1-minute load average beside it, sampled every 5 s through the run. A figure taken on a loaded machine compares files within the run; it says
  * nothing of a quiet machine's time (the label says LOADED at a load average of 1 or more).
  *
  *   npm run test:times                   every stage; the 25 slowest vitest files
  *   npm run test:times -- vitest --all   the vitest stage; every file
+ *   npm run test:times -- --serial       the stages one after another (npm test -- --serial)
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LOADED_AT, loadLabel, machineLine, sampleLoad } from './bench-report.ts';
+import type { FileSpan } from './file-times-reporter.ts';
 import { chosenStages, isScript, npmRunner, runStages, summary } from './run-stages.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -38,16 +40,17 @@ export function loadsDuring(samples: readonly Sample[], from: number, to: number
   return [...(before ? [before] : []), ...inside].map((s) => s.load);
 }
 
-/** Each vitest file's time from vitest's JSON report, slowest first, with the load while it ran. */
+/**
+ * Each vitest file's time from the file-times reporter (dev/file-times-reporter.ts: from its start to its
+ * end, hooks included), slowest first, with the load while it ran.
+ */
 export function fileTimes(report: string, samples: readonly Sample[]): FileTime[] {
-  const { testResults } = JSON.parse(report) as {
-    testResults: { name: string; startTime: number; endTime: number; status: string }[];
-  };
-  return testResults
+  const spans = JSON.parse(report) as FileSpan[];
+  return spans
     .map((r) => ({
-      file: relative(ROOT, r.name),
+      file: relative(ROOT, r.file),
       seconds: (r.endTime - r.startTime) / 1000,
-      status: r.status,
+      status: r.state,
       loads: loadsDuring(samples, r.startTime, r.endTime),
     }))
     .sort((a, b) => b.seconds - a.seconds);
@@ -60,7 +63,7 @@ export function fileTable(files: readonly FileTime[], shown: number): string {
   const total = files.reduce((sum, f) => sum + f.seconds, 0);
   const width = Math.max(...files.slice(0, shown).map((f) => f.file.length), 4);
   return [
-    `Vitest files (${files.length}; the time their tests ran, ${total.toFixed(0)} s in all, files in parallel):`,
+    `Vitest files (${files.length}; each from its start to its end, hooks included, ${total.toFixed(0)} s in all, files in parallel):`,
     ...files
       .slice(0, shown)
       .map(
@@ -79,14 +82,17 @@ if (isScript(import.meta.url)) {
     process.exit(2);
   }
   const work = mkdtempSync(join(tmpdir(), 'agent-gateway-test-times-'));
-  const report = join(work, 'vitest.json');
+  const report = join(work, 'file-times.json');
+  process.env.AGENT_GATEWAY_FILE_TIMES = report;
   const samples: Sample[] = [{ at: Date.now(), load: sampleLoad() }];
   const sampler = setInterval(() => samples.push({ at: Date.now(), load: sampleLoad() }), SAMPLE_EVERY_MS);
-  // The vitest stage with a JSON report beside its usual output; every other stage as npm test runs it.
+  // The vitest stage with the file-times reporter beside its usual output; every other stage as npm test runs it.
   const runner = npmRunner((stage) =>
-    stage.name === 'vitest' ? ['--reporter=default', '--reporter=json', `--outputFile.json=${report}`] : [],
+    stage.name === 'vitest' ? ['--reporter=default', '--reporter=./dev/file-times-reporter.ts'] : [],
   );
-  const results = await runStages(chosen, runner);
+  const started = performance.now();
+  const results = await runStages(chosen.stages, runner, undefined, { serial: chosen.serial });
+  const wall = (performance.now() - started) / 1000;
   clearInterval(sampler);
   samples.push({ at: Date.now(), load: sampleLoad() });
   const loads = samples.map((s) => s.load);
@@ -96,7 +102,7 @@ if (isScript(import.meta.url)) {
     ...(Math.max(...loads) >= LOADED_AT
       ? ['LOADED run: the times compare stages and files within this run; a quiet machine is faster.']
       : []),
-    summary(results),
+    summary(results, wall),
   ];
   if (existsSync(report))
     lines.push(

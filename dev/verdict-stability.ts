@@ -10,7 +10,7 @@
  */
 import { Command } from 'commander';
 import { intOption } from '../cli/cli-options.ts';
-import { exitCodeFor } from '../conformance/runner.ts';
+import { exitCodeFor } from '../conformance/run/runner.ts';
 import { FAULTY_GATEWAYS } from '../test/gateways/faulty-gateways.ts';
 import {
   PACED_BEYOND,

@@ -6,7 +6,7 @@ import { respondError } from './http/respond.ts';
 import type { MaybePromise } from './maybe-promise.ts';
 import { registerOpenApiRoute } from './openapi/openapi-route.ts';
 import { recordCall } from './pipeline/record.ts';
-import { noteTurns } from './pipeline/turn-facts.ts';
+import { noteTurns, turnIfAnsweredAtOnce } from './pipeline/turn-facts.ts';
 import { type AdminControl, registerAdminRoutes, requireAdminKey } from './routes/admin-routes.ts';
 import { ADMIN_PREFIX, isAdminPath } from './routes/admin-schemas.ts';
 import { isDashboardAsset, registerDashboardRoutes } from './routes/dashboard-routes.ts';
@@ -39,7 +39,7 @@ export interface GatewayCore {
 const recorder =
   (runtime: Runtime, ctx: CallContext, answer: Answer, answeredAt: number) =>
   (writtenAt: number, encodedBody?: Uint8Array) => {
-    if (ctx.request.readTurn !== undefined) noteTurns(ctx, ctx.request.readTurn);
+    if (ctx.request.readTurn !== undefined) noteTurns(ctx, turnIfAnsweredAtOnce(ctx.request));
     recordCall(runtime, ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt, answer, encodedBody);
   };
 

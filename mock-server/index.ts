@@ -22,8 +22,8 @@ export { createLocalVerifier, createRemoteVerifier, type IdentityVerifier } from
 export { ANSWER_RULES, findingsOf, judgeAnswer } from './journal/answer-findings.ts';
 export { type Har, harOf } from './journal/har.ts';
 export { IDENTITY_HEADER } from './pipeline/identify.ts';
-export type { FetchProvider, FetchRequest, FetchResponse } from './providers/web-fetch.ts';
-export type { SearchProvider, SearchRequest, SearchResponse } from './providers/web-search.ts';
+export type { FetchProvider, FetchRequest, FetchResponse } from './providers/fetch-provider.ts';
+export type { SearchProvider, SearchRequest, SearchResponse } from './providers/search-provider.ts';
 export { createProxy, type Proxy, type ProxyOptions } from './proxy/proxy.ts';
 export {
   type AnyToolDefinition,

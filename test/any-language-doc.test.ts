@@ -15,6 +15,9 @@ const read = (path: string) => readFileSync(new URL(path, root), 'utf8');
 const guide = read('docs/any-language.md');
 const ADMIN_KEY = 'any-language-admin-key';
 const run = promisify(execFile);
+// A served gateway may take up to 120 s to start on a loaded machine and the shell up to 240 s: the tests that
+// start one wait for those bounds rather than vitest's default 20 s.
+const PROCESS_TEST_MS = 400_000;
 
 const running: ServeProcess[] = [];
 afterEach(() => Promise.all(running.splice(0).map((s) => s.stop())));
@@ -32,7 +35,7 @@ const bash = (script: string, env: Record<string, string>) =>
     timeout: 240_000,
   });
 
-describe('docs/any-language.md', () => {
+describe('docs/any-language.md', { timeout: PROCESS_TEST_MS }, () => {
   it('is linked from the README guide table', () => {
     expect(read('README.md')).toMatch(/^\| \[docs\/any-language\.md\]\(docs\/any-language\.md\) \|/m);
   });

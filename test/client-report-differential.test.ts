@@ -51,20 +51,6 @@ const compared = (flagged: readonly RuleId[], http: ProgramOutcome, msw: Program
     .filter((rule) => !((http.timingDisturbed || msw.timingDisturbed) && http.program.timing?.includes(rule)))
     .sort();
 
-/**
- * Known gap, kept visible: through the proxy a request on another connection already open, read a few ms
- * after a 429, is told from the tail of a wave by time alone (the proxy writes its answers after the
- * target's, so the turn facts that decide it over HTTP say nothing there), and the grace lets a storm over
- * a warmed pool through. These programs' rules below are not compared through the proxy until that is
- * built; everything else about them is.
- */
-const PROXY_GAPS: Readonly<Record<string, readonly RuleId[]>> = {
-  'undici-pool-storm-after-429': ['honor-retry-after', 'no-parallel-storm'],
-  'extra-tool-identical-after-429': ['honor-retry-after', 'no-parallel-storm'],
-};
-const outsideGap = (name: string, rules: readonly RuleId[]) =>
-  rules.filter((rule) => !PROXY_GAPS[name]?.includes(rule));
-
 describe('one verdict over HTTP, in process (msw) and through the proxy', () => {
   for (const program of inProcess) {
     it(`${program.name}: the same rules either way`, (ctx) => {
@@ -99,12 +85,9 @@ describe('one verdict over HTTP, in process (msw) and through the proxy', () => 
         const shown = `${account(http, proxy).replace('In process (msw)', `Through the proxy (keys ${keys})`)}`;
         expect(proxy.error, shown).toBeUndefined();
         expect(proxy.report.requests, shown).toBeGreaterThan(0);
-        const name = program.name;
-        expect(outsideGap(name, compared(proxy.flagged, http, proxy)), shown).toEqual(
-          outsideGap(name, compared(http.flagged, http, proxy)),
-        );
+        expect(compared(proxy.flagged, http, proxy), shown).toEqual(compared(http.flagged, http, proxy));
         expect(proxy.falseFlags, shown).toEqual([]);
-        expect(outsideGap(name, proxy.missed), shown).toEqual([]);
+        expect(proxy.missed, shown).toEqual([]);
         expect(unobservedRules(proxy.report), shown).toEqual([]);
         for (const o of [http, proxy])
           if (o.timingDisturbed)

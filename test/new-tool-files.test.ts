@@ -42,10 +42,11 @@ const EXPECTED: Record<string, string> = {
   'cli/commands/admin.ts': 'a help example (admin faults arm --operation web.search)',
   'cli/commands/check.ts': "its help names the spec's tools in its examples",
   'cli/option-tables.ts': 'generated from the suite and fault schemas (npm run gen:options)',
-  'conformance/runner.ts':
+  'conformance/run/runner.ts':
     "the spec tools' own body options (--search-body, --fetch-body) and the spec's default denied tool",
   'conformance/checks/allowed-calls-served.ts': "names the spec tools' own body flags in its advice",
-  'conformance/suite-options.ts': "the suite's option schema: the spec tools' body options and defaults",
+  'conformance/suite/suite-options.ts':
+    "the suite's option schema: the spec tools' body options and defaults",
 };
 
 /** Source files (tests, test support and generated bundles aside) of the folders that ship. */

@@ -114,8 +114,11 @@ describe('agent-gateway proxy in front of agent-gateway serve (two processes)', 
       expect(e.connection).toBeTypeOf('number');
       expect(e.connection_seq).toBeGreaterThanOrEqual(1);
       expect(e.written_ms).toBeGreaterThanOrEqual(e.real_ms);
-      // the gateway's stall clock too, so the report subtracts stalls from waits alike on both paths
-      expect(e.stalled_ms).toBeTypeOf('number');
+      // The gateway's turn facts too, so the report tells a reaction from a request on its way alike on both
+      // paths: the proxy wrote each answer while it read the target's, a turn after it read the request.
+      expect(e.read_turn).toBeTypeOf('number');
+      expect(e.opened_turn).toBeTypeOf('number');
+      expect(e.written_turn).toBeGreaterThan(e.read_turn as number);
     }
     const searches = journal.entries.filter((e) => e.operation === 'web.search');
     expect(searches.map((e) => e.query)).toEqual(['first', 'second']);

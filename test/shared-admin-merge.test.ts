@@ -122,4 +122,45 @@ describeWithRedis('the shared admin state is rebuilt from the copies, newest val
     const a = (await admin.read(tools)).agents.find((x) => x.id === 'a');
     expect(a?.tokenGeneration).toBe(second.kind === 'done' ? second.extra : -1);
   });
+
+  it('a store written before stamps keeps its values against a config merged in, and any change wins over them', async () => {
+    const admin = await fresh();
+    expect((await admin.updateAgent('a', { disabled: true, allowlist: ['web.fetch'] })).kind).toBe('done');
+    expect((await admin.updateTool('web.search', { enabled: false })).kind).toBe('done');
+    const created = { ...agent('made'), incarnation: 'c1' };
+    expect((await admin.createAgent(created)).kind).toBe('done');
+    // The store as a version before stamps left it: no stamps, no seed, no history.
+    const adminPrefix = admin.keys.seed.replace(/seed$/, '');
+    await connection.redis.eval(
+      `for _, k in ipairs(redis.call('KEYS', ARGV[1] .. '*')) do
+        if redis.call('TYPE', k).ok == 'hash' then
+          for _, f in ipairs(redis.call('HKEYS', k)) do
+            if string.sub(f, 1, 1) == '~' then redis.call('HDEL', k, f) end
+          end
+        end
+      end
+      for _, n in ipairs({'seed', 'stamp', 'replaced', 'faults_cleared', 'head', 'history'}) do
+        redis.call('DEL', ARGV[1] .. n)
+      end
+      return 1`,
+      0,
+      adminPrefix,
+    );
+    const old = await admin.read(tools);
+    expect(old.seed).toBe('');
+    expect(old.stamps.agents.a?.fields.disabled).toBe(0);
+    // An upgraded instance starts on it and merges its config: the store's values stay.
+    await admin.merge(CONFIG, configStamps(CONFIG), 'life-upgraded');
+    const upgraded = await admin.read(tools);
+    expect(upgraded.agents.find((x) => x.id === 'a')).toMatchObject({
+      disabled: true,
+      allowlist: ['web.fetch'],
+    });
+    expect(upgraded.agents.map((x) => x.id)).toContain('made');
+    expect(upgraded.tools['web.search']).toMatchObject({ enabled: false });
+    // A change made now wins, and a config merged again does not undo it.
+    expect((await admin.updateAgent('a', { disabled: false })).kind).toBe('done');
+    await admin.merge(CONFIG, configStamps(CONFIG), 'ignored');
+    expect((await admin.read(tools)).agents.find((x) => x.id === 'a')?.disabled).toBe(false);
+  });
 });

@@ -4,7 +4,7 @@ import { createClock } from '../mock-server/clock.ts';
 import type { GatewayConfigOverlay, RateLimitRule } from '../mock-server/config/schema.ts';
 import { createSharedGateway } from '../mock-server/gateway.ts';
 import { createRateLimiter } from '../mock-server/limits/rate-limiter.ts';
-import type { SearchProvider, SearchResponse } from '../mock-server/providers/web-search.ts';
+import type { SearchProvider, SearchResponse } from '../mock-server/providers/search-provider.ts';
 import { connectRedis } from '../mock-server/store/redis-connection.ts';
 import { createRedisLimits } from '../mock-server/store/redis-limits.ts';
 import { fc } from './support/property.ts';

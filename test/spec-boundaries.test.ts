@@ -68,6 +68,6 @@ describe('the spec vocabulary is the only code the suite and the gateway share',
   it('resolves import lines as the tests above need', () => {
     const file = join(root, 'conformance/checks/support.ts');
     expect(importsOf(file)).toContain('vocabulary/endpoints.ts');
-    expect(importsOf(file)).toContain('conformance/check.ts');
+    expect(importsOf(file)).toContain('conformance/checks/check-contract.ts');
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../conformance/checks/index.ts';
-import { exitCodeFor } from '../conformance/runner.ts';
+import { exitCodeFor } from '../conformance/run/runner.ts';
 import { HELD_OUT_FAULTY, HELD_OUT_VALID } from './gateways/held-out-families.ts';
 import { PACED_UNTRUTHFUL } from './gateways/paced-gateways.ts';
 import { proveAgainst } from './gateways/prove.ts';

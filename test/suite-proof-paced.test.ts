@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../conformance/checks/index.ts';
-import { exitCodeFor } from '../conformance/runner.ts';
-import { blockingUnobserved, remedyOf } from '../conformance/unobserved.ts';
+import { exitCodeFor } from '../conformance/run/runner.ts';
+import { blockingUnobserved, remedyOf } from '../conformance/run/unobserved.ts';
 import { PACED_BEYOND, PACED_FAULTY, PACED_VALID } from './gateways/paced-gateways.ts';
 import { proveAgainst } from './gateways/prove.ts';
 import { PROOF_RUNS, PROOF_SEED } from './support/proof.ts';

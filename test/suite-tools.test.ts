@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toJsonReport } from '../conformance/reporters/json.ts';
-import { exitCodeFor, runConformance } from '../conformance/runner.ts';
+import { exitCodeFor, runConformance } from '../conformance/run/runner.ts';
 import { serve } from '../mock-server/adapters/node-server.ts';
 import { createGateway, type Gateway } from '../mock-server/gateway.ts';
 import { jsonError, PROOF_CONFIG } from './gateways/proof-target.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { suiteTools } from '../conformance/suite-tools.ts';
+import { suiteTools } from '../conformance/suite/suite-tools.ts';
 import { type AnyToolDefinition, BUILT_IN_TOOLS, builtInTool } from '../mock-server/tools/index.ts';
 import { webSearch } from '../mock-server/tools/web-search.ts';
 import { SPEC_TOOL_NAMES, specToolNames, TOOL_NAMES, TOOLS, type ToolName } from '../vocabulary/tools.ts';

@@ -11,7 +11,7 @@ import {
   TOOLS,
 } from './index.ts';
 
-const folder = new URL('./', import.meta.url);
+const folder = new URL('.//', import.meta.url);
 const sources = readdirSync(folder).filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'));
 
 /** Every module specifier a source names: `from '…'`, `import '…'`, `import('…')`, `export … from '…'`. */

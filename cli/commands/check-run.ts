@@ -1,15 +1,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { ConformanceReport } from '../../conformance/report-summary.ts';
 import { formatCheckLine, formatSummary, painter } from '../../conformance/reporters/console.ts';
 import { toJsonReport } from '../../conformance/reporters/json.ts';
 import { toJunitXml } from '../../conformance/reporters/junit.ts';
 import { toMarkdownSummary } from '../../conformance/reporters/markdown.ts';
-import type { SuiteOptions, SuiteOptionsInput } from '../../conformance/suite-options.ts';
-import { WRITE_LIKE_MARK } from '../../conformance/suite-tools.ts';
-import { commandToken, staticToken, type TokenSource } from '../../conformance/token-source.ts';
-import { shellQuote } from '../../conformance/token-value.ts';
-import type { CheckResult, Reproduction } from '../../conformance/types.ts';
+import type { ConformanceReport } from '../../conformance/reporters/report-summary.ts';
+import type { CheckResult, Reproduction } from '../../conformance/run/check-result.ts';
+import type { SuiteOptions, SuiteOptionsInput } from '../../conformance/suite/suite-options.ts';
+import { WRITE_LIKE_MARK } from '../../conformance/suite/suite-tools.ts';
+import { commandToken, staticToken, type TokenSource } from '../../conformance/tokens/token-source.ts';
+import { shellQuote } from '../../conformance/tokens/token-value.ts';
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
 import { SPEC_TOOL_NAMES } from '../../vocabulary/tools.ts';
 import { TOKEN_ROLES, type TokenRole } from '../check-token-options.ts';
@@ -188,7 +188,7 @@ async function explainExit(report: ConformanceReport, exitCode: number, strict: 
   if (report.summary.executed === 0)
     process.stderr.write('agent-gateway: no check could run (see the reasons above).\n');
   else if (exitCode === 2) {
-    const { blockingUnobserved, unobservedRemedy } = await import('../../conformance/unobserved.ts');
+    const { blockingUnobserved, unobservedRemedy } = await import('../../conformance/run/unobserved.ts');
     for (const c of blockingUnobserved(
       report.checks,
       strict,
@@ -231,9 +231,9 @@ export async function runCheck(options: CheckOptions) {
     return;
   }
   const { CannotRunError, exitCodeFor, runConformance, selectChecks } = await import(
-    '../../conformance/runner.ts'
+    '../../conformance/run/runner.ts'
   );
-  const { parseSuiteOptions } = await import('../../conformance/suite-options.ts');
+  const { parseSuiteOptions } = await import('../../conformance/suite/suite-options.ts');
   const given = suiteOptionsOf(options as unknown as Record<string, unknown>);
   let suite: ReturnType<typeof parseSuiteOptions>;
   try {

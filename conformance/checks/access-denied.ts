@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { variedBody } from '../arbitraries/varied-body.ts';
-import { type Check, observed } from '../check.ts';
-import { checkEach } from '../check-cases.ts';
+import { checkEach } from './check-cases.ts';
+import { type Check, observed } from './check-contract.ts';
 import { DENIED_TOKEN, deniedEndpoint, expectError, requestFor } from './support.ts';
 
 export const accessDenied: Check = {

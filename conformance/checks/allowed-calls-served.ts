@@ -1,6 +1,12 @@
-import { type Check, type CheckContext, CheckFailure, describeResponse, type Endpoint } from '../check.ts';
-import { checkOnce } from '../check-cases.ts';
-import type { Exchange } from '../suite-request.ts';
+import type { Exchange } from '../suite/suite-request.ts';
+import { checkOnce } from './check-cases.ts';
+import {
+  type Check,
+  type CheckContext,
+  CheckFailure,
+  describeResponse,
+  type Endpoint,
+} from './check-contract.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 
 /** Without a Retry-After, the one long wait lasts this long (a minute covers most rate-limit windows). */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { type Check, observed } from '../check.ts';
-import { checkProperty } from '../check-cases.ts';
-import type { TokenTransform, TokenValue } from '../token-value.ts';
+import type { TokenTransform, TokenValue } from '../tokens/token-value.ts';
+import { checkProperty } from './check-cases.ts';
+import { type Check, observed } from './check-contract.ts';
 import { deniedEndpoint, expectError, requestFor } from './support.ts';
 
 /** Ways to spoil a real token while keeping its claims readable to a gateway that does not verify first. */

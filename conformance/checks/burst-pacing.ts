@@ -1,7 +1,7 @@
-import { isSignalledShedding } from '../client-pacing.ts';
+import { isSignalledShedding } from '../client/client-pacing.ts';
 import type { TimedExchange } from './timed-exchange.ts';
 
-/* How the rate-limit burst (burst.ts) paces itself when the gateway sheds load, and how it tells a limit
+/* How the rate-limit burst (burst-observation.ts) paces itself when the gateway sheds load, and how it tells a limit
  * signalled as 503 from shedding. */
 
 /** Requests a wave of the burst sends at most, at once. */

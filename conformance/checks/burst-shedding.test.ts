@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { CheckContext, Endpoint } from '../check.ts';
-import type { Exchange, SuiteRequest } from '../suite-request.ts';
-import { LIMIT_AS_503, observeBurst } from './burst.ts';
+import type { Exchange, SuiteRequest } from '../suite/suite-request.ts';
+import { LIMIT_AS_503, observeBurst } from './burst-observation.ts';
+import type { CheckContext, Endpoint } from './check-contract.ts';
 import { rateLimitBurst } from './rate-limit-burst.ts';
 
 const WHOAMI: Endpoint = { name: 'whoami', method: 'GET', path: '/v1/whoami' };

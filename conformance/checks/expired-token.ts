@@ -1,6 +1,6 @@
-import { type Check, observed } from '../check.ts';
-import { checkOnce } from '../check-cases.ts';
-import type { TokenValue } from '../token-value.ts';
+import type { TokenValue } from '../tokens/token-value.ts';
+import { checkOnce } from './check-cases.ts';
+import { type Check, observed } from './check-contract.ts';
 import {
   EXPIRED_TOKEN,
   expectError,

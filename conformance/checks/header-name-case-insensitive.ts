@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { headerNameCasing } from '../arbitraries/header-name-casing.ts';
-import { type Check, CheckFailure, describeResponse, observed } from '../check.ts';
-import { checkEach } from '../check-cases.ts';
+import { checkEach } from './check-cases.ts';
+import { type Check, CheckFailure, describeResponse, observed } from './check-contract.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 
 export const headerNameCaseInsensitive: Check = {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { type Check, CheckFailure, describeResponse, observed } from '../check.ts';
-import { checkEach } from '../check-cases.ts';
+import { checkEach } from './check-cases.ts';
+import { type Check, CheckFailure, describeResponse, observed } from './check-contract.ts';
 import { DENIED_TOKEN, HEALTH_PATH, VALID_TOKEN } from './support.ts';
 
 export const healthWithValidToken: Check = {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { type Check, CheckFailure, describeResponse, observed } from '../check.ts';
-import { checkProperty } from '../check-cases.ts';
+import { checkProperty } from './check-cases.ts';
+import { type Check, CheckFailure, describeResponse, observed } from './check-contract.ts';
 import { HEALTH_PATH } from './support.ts';
 
 export const healthWithoutToken: Check = {

@@ -1,7 +1,7 @@
-import type { Check } from '../check.ts';
 import { accessDenied } from './access-denied.ts';
 import { allowedCallsServed } from './allowed-calls-served.ts';
 import { authBeforeAuthorization } from './auth-before-authorization.ts';
+import type { Check } from './check-contract.ts';
 import { errorBodyShape } from './error-body-shape.ts';
 import { expiredToken, revokedToken } from './expired-token.ts';
 import { headerNameCaseInsensitive } from './header-name-case-insensitive.ts';

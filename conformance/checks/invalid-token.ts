@@ -2,6 +2,9 @@ import { type BadTokenKind, badTokenKinds } from '../arbitraries/bad-token.ts';
 import { longTokenBoundaries } from '../arbitraries/long-token.ts';
 import { SPECIAL_TOKENS } from '../arbitraries/special-token.ts';
 import { TRUNCATED_BOUNDARIES } from '../arbitraries/truncated-token.ts';
+import type { Exchange } from '../suite/suite-request.ts';
+import type { TokenValue } from '../tokens/token-value.ts';
+import { checkEach, checkOnce } from './check-cases.ts';
 import {
   type Check,
   type CheckContext,
@@ -9,10 +12,7 @@ import {
   type CheckOutcome,
   describeResponse,
   observed,
-} from '../check.ts';
-import { checkEach, checkOnce } from '../check-cases.ts';
-import type { Exchange } from '../suite-request.ts';
-import type { TokenValue } from '../token-value.ts';
+} from './check-contract.ts';
 import {
   expectError,
   expectNoServerError,

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { type MalformedBodyKind, malformedBodies } from '../arbitraries/malformed-body.ts';
-import { type Check, CheckFailure, codeOf, describeResponse, observed } from '../check.ts';
-import { checkEach } from '../check-cases.ts';
-import type { Exchange } from '../suite-request.ts';
+import { type MalformedBodyKind, malformedBodies } from '../arbitraries/malformed-bodies.ts';
+import type { Exchange } from '../suite/suite-request.ts';
+import { checkEach } from './check-cases.ts';
+import { type Check, CheckFailure, codeOf, describeResponse, observed } from './check-contract.ts';
 import { isJsonContentType, VALID_TOKEN } from './support.ts';
 
 const FIX =

@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { type RequestBody, requestBody } from '../arbitraries/request-body.ts';
-import { type Check, CheckFailure, codeOf, describeResponse, type Endpoint, observed } from '../check.ts';
-import { checkEach } from '../check-cases.ts';
+import { checkEach } from './check-cases.ts';
+import {
+  type Check,
+  CheckFailure,
+  codeOf,
+  describeResponse,
+  type Endpoint,
+  observed,
+} from './check-contract.ts';
 import { expectError, isJsonContentType, protectedEndpoints } from './support.ts';
 
 // Statuses a gateway may give a malformed body before it looks for the token: the spec does not order

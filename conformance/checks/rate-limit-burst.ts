@@ -1,4 +1,3 @@
-import { type Check, CheckFailure, type CheckOutcome, describeResponse, failureMessage } from '../check.ts';
 import {
   type BurstObservation,
   burstFailure,
@@ -6,7 +5,14 @@ import {
   observeBurst,
   shedWithServerErrors,
   type TimedExchange,
-} from './burst.ts';
+} from './burst-observation.ts';
+import {
+  type Check,
+  CheckFailure,
+  type CheckOutcome,
+  describeResponse,
+  failureMessage,
+} from './check-contract.ts';
 import { expectError } from './support.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { parseRetryAfter } from '../../vocabulary/retry-after.ts';
-import { type Check, describeResponse } from '../check.ts';
-import { reproductionOf } from '../exchange-record.ts';
-import { noRateLimitSeen, observeBurst } from './burst.ts';
+import { reproductionOf } from '../http/recorded-exchange.ts';
+import { noRateLimitSeen, observeBurst } from './burst-observation.ts';
+import { type Check, describeResponse } from './check-contract.ts';
 
 export const retryAfterFormat: Check = {
   id: 'ratelimit.retry-after-format',

@@ -1,7 +1,7 @@
-import { type Check, type CheckOutcome, describeCall, describeResponse } from '../check.ts';
-import { reproductionOf } from '../exchange-record.ts';
-import type { ShortWait } from '../short-waits.ts';
-import { noRateLimitSeen, observeBurst } from './burst.ts';
+import type { ShortWait } from '../client/short-waits.ts';
+import { reproductionOf } from '../http/recorded-exchange.ts';
+import { noRateLimitSeen, observeBurst } from './burst-observation.ts';
+import { type Check, type CheckOutcome, describeCall, describeResponse } from './check-contract.ts';
 
 const FIX =
   "compute Retry-After from the limit's real state (time until a request would be admitted), rounded up, for every limit (each tool's own too)";
@@ -21,7 +21,7 @@ function shortWaitFailure(short: ShortWait): CheckOutcome {
 /**
  * A request sent once Retry-After has elapsed is admitted (spec §7 "429 remedy", §8), judged on every
  * endpoint the burst met a 429 on (each tool's own limit may lie where whoami's tells the truth): the burst
- * waits out each limit and probes it, alone, before it bursts the next endpoint (burst.ts). Never passed
+ * waits out each limit and probes it, alone, before it bursts the next endpoint (burst-observation.ts). Never passed
  * beside the suite's own evidence of a wait that proved too short (its client waited what a 429 asked and
  * met a 429 again, no admitted call to explain it).
  */

@@ -1,11 +1,11 @@
 import { parseRetryAfter, retryAfterDelayMs } from '../../vocabulary/retry-after.ts';
-import type { CheckContext, CheckOutcome, Endpoint } from '../check.ts';
-import { askedWaitOf } from '../client-pacing.ts';
-import type { Exchange } from '../suite-request.ts';
+import { askedWaitOf } from '../client/client-pacing.ts';
+import type { Exchange } from '../suite/suite-request.ts';
+import type { CheckContext, CheckOutcome, Endpoint } from './check-contract.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 import type { TimedExchange } from './timed-exchange.ts';
 
-/* The wait the burst (burst.ts) grants each limited endpoint before it bursts the next, and the probe sent
+/* The wait the burst (burst-observation.ts) grants each limited endpoint before it bursts the next, and the probe sent
  * once it has passed: what ratelimit.retry-after-honoured judges. */
 
 // Added to the wait: covers network and scheduling jitter, not clock skew (dates are read against Date).

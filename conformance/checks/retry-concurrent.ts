@@ -1,5 +1,5 @@
-import { type Check, describeResponse, isRepeatRefusal, observed } from '../check.ts';
-import type { Exchange } from '../suite-request.ts';
+import type { Exchange } from '../suite/suite-request.ts';
+import { type Check, describeResponse, isRepeatRefusal, observed } from './check-contract.ts';
 import { checkRepeats, expectSameOutcome } from './retry-sequential.ts';
 
 /**

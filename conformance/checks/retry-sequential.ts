@@ -1,4 +1,6 @@
 import fc from 'fast-check';
+import type { Exchange } from '../suite/suite-request.ts';
+import { checkProperty } from './check-cases.ts';
 import {
   type Check,
   type CheckContext,
@@ -9,9 +11,7 @@ import {
   observed,
   repeatRefusedFix,
   SPEC_RETRY_SAFE,
-} from '../check.ts';
-import { checkProperty } from '../check-cases.ts';
-import type { Exchange } from '../suite-request.ts';
+} from './check-contract.ts';
 import { expectNoServerError, requestFor, VALID_TOKEN } from './support.ts';
 
 /**

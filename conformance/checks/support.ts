@@ -1,9 +1,15 @@
 import fc from 'fast-check';
 import { SPEC_ENDPOINTS } from '../../vocabulary/endpoints.ts';
 import { SPEC_ERROR_STATUSES, type SpecErrorCode } from '../../vocabulary/error-codes.ts';
-import { type CheckContext, CheckFailure, codeOf, describeResponse, type Endpoint } from '../check.ts';
-import type { Exchange, SuiteRequest } from '../suite-request.ts';
-import type { TokenValue } from '../token-value.ts';
+import type { Exchange, SuiteRequest } from '../suite/suite-request.ts';
+import type { TokenValue } from '../tokens/token-value.ts';
+import {
+  type CheckContext,
+  CheckFailure,
+  codeOf,
+  describeResponse,
+  type Endpoint,
+} from './check-contract.ts';
 
 /** The token the suite was given, unaltered. */
 export const VALID_TOKEN: TokenValue = { kind: 'derived', from: 'valid', transform: { op: 'none' } };

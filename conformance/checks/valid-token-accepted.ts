@@ -1,7 +1,7 @@
-import { type Check, type CheckContext, describeCall, describeResponse } from '../check.ts';
-import { curlFor } from '../curl.ts';
-import { reproductionOf } from '../exchange-record.ts';
-import type { TokenContradiction, TokenSighting } from '../token-ledger.ts';
+import { curlFor } from '../http/curl.ts';
+import { reproductionOf } from '../http/recorded-exchange.ts';
+import type { TokenContradiction, TokenSighting } from '../tokens/token-ledger.ts';
+import { type Check, type CheckContext, describeCall, describeResponse } from './check-contract.ts';
 import { DENIED_TOKEN, requestFor, VALID_TOKEN } from './support.ts';
 
 /** Rounds of the check's own probe: each served endpoint, in turn, sequentially (12 calls with both tools). */

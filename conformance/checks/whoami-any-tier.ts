@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { type Check, CheckFailure, describeResponse, observed } from '../check.ts';
-import { checkProperty } from '../check-cases.ts';
+import { checkProperty } from './check-cases.ts';
+import { type Check, CheckFailure, describeResponse, observed } from './check-contract.ts';
 import { DENIED_TOKEN, requestFor, VALID_TOKEN } from './support.ts';
 
 export const whoamiAnyTier: Check = {

@@ -1,8 +1,8 @@
-import { type Check, CheckFailure, describeResponse, observed } from '../check.ts';
-import { checkOnce } from '../check-cases.ts';
-import type { Exchange } from '../suite-request.ts';
-import { tellsCallersApart } from '../whoami-volatile.ts';
+import type { Exchange } from '../suite/suite-request.ts';
+import { checkOnce } from './check-cases.ts';
+import { type Check, CheckFailure, describeResponse, observed } from './check-contract.ts';
 import { DENIED_TOKEN, requestFor, VALID_TOKEN } from './support.ts';
+import { tellsCallersApart } from './whoami-volatile.ts';
 
 const FIX = "return the caller's identity and its policy tier from whoami, as a JSON object (spec §4, §2)";
 

@@ -1,5 +1,5 @@
-import { type Check, CheckFailure, describeResponse, observed } from '../check.ts';
-import { checkOnce } from '../check-cases.ts';
+import { checkOnce } from './check-cases.ts';
+import { type Check, CheckFailure, describeResponse, observed } from './check-contract.ts';
 import { DENIED_TOKEN, requestFor, VALID_TOKEN } from './support.ts';
 
 /** Every string and number in a JSON value (whoami's shape is "not shown": the tier may be anywhere). */

@@ -1,9 +1,9 @@
 import { printable } from '../../vocabulary/redact.ts';
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
-import { asExpected } from '../expected-results.ts';
-import type { ConformanceReport } from '../runner.ts';
-import type { CheckResult, Unobserved } from '../types.ts';
-import { unobservedCheck, unobservedRemedy } from '../unobserved.ts';
+import type { CheckResult, Unobserved } from '../run/check-result.ts';
+import type { ConformanceReport } from '../run/runner.ts';
+import { unobservedCheck, unobservedRemedy } from '../run/unobserved.ts';
+import { asExpected } from '../suite/expected-results.ts';
 
 const LABEL: Record<CheckResult['verdict'], string> = {
   pass: 'PASS',

@@ -1,8 +1,8 @@
 import { printable } from '../../vocabulary/redact.ts';
 import { formatSpecRef, primarySection, SPEC_SECTIONS, type SpecSection } from '../../vocabulary/spec-ref.ts';
-import type { ConformanceReport } from '../runner.ts';
-import type { CheckResult, ExchangeRecord, Unobserved } from '../types.ts';
-import { unobservedCheck, unobservedRemedy } from '../unobserved.ts';
+import type { CheckResult, ExchangeRecord, Unobserved } from '../run/check-result.ts';
+import type { ConformanceReport } from '../run/runner.ts';
+import { unobservedCheck, unobservedRemedy } from '../run/unobserved.ts';
 import { costOf, UNOBSERVED_LABEL } from './console.ts';
 
 const VERDICT_LABEL: Record<CheckResult['verdict'], string> = {

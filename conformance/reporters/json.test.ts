@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type ConformanceReport, summariseResults } from '../report-summary.ts';
-import type { CheckResult } from '../types.ts';
+import type { CheckResult } from '../run/check-result.ts';
 import { toJsonReport } from './json.ts';
+import { type ConformanceReport, summariseResults } from './report-summary.ts';
 
 const result = (id: string, level: CheckResult['level'], verdict: CheckResult['verdict']): CheckResult => ({
   id,

@@ -1,6 +1,6 @@
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
-import type { ConformanceReport } from '../runner.ts';
-import { blockingUnobserved, unobservedCheck, unobservedRemedy } from '../unobserved.ts';
+import type { ConformanceReport } from '../run/runner.ts';
+import { blockingUnobserved, unobservedCheck, unobservedRemedy } from '../run/unobserved.ts';
 
 /**
  * The JSON report (a CI contract): the tools checked (`tools: [{ name, path, write_like }]`), `checks: [{ id, title,

@@ -1,6 +1,6 @@
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
-import type { ConformanceReport } from '../runner.ts';
-import { blockingUnobserved, unobservedRemedy } from '../unobserved.ts';
+import type { ConformanceReport } from '../run/runner.ts';
+import { blockingUnobserved, unobservedRemedy } from '../run/unobserved.ts';
 
 // XML 1.0 allows no control characters but tab, newline and carriage return.
 const escapeXml = (text: string) =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkResult, runReport } from '../../test/support/conformance-report.ts';
-import type { ConformanceReport } from '../runner.ts';
+import type { ConformanceReport } from '../run/runner.ts';
 import { codeBlock, inlineCode, toMarkdownSummary } from './markdown.ts';
 
 const check = checkResult;

@@ -5,10 +5,10 @@ import { loadConfig } from '../config/load-config.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import { loadCorpus } from '../providers/corpus.ts';
 import { createClientReport, formatClientReport, reportPasses } from './report.ts';
+import { lowCeiling } from './rule-readings/schedule-growth.ts';
+import { chanceOfRange, fixedTail } from './rule-readings/schedule-shape.ts';
 import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
 import { retryCap } from './rules/retry-cap.ts';
-import { lowCeiling } from './rules/schedule-growth.ts';
-import { chanceOfRange, fixedTail } from './rules/schedule-shape.ts';
 import { untrustedContent } from './rules/untrusted-content.ts';
 import { type ClientRule, DEFAULT_REPORT_OPTIONS } from './types.ts';
 

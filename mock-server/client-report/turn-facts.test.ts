@@ -114,7 +114,62 @@ const BATCH_AFTER_WARM_UP: Row[] = [
   [4, 1, 21.03, 6, 22.66, 7, 22.8, 7, 429],
 ];
 
+/**
+ * `undici-pool-storm-after-429` through `agent-gateway proxy`, missed there under load before the proxy
+ * journaled its turn facts and the stalls read from an answer: eight whoamis at once warm a pool of eight
+ * connections, searches one by one on two of them until a 429, then eight searches at once over the pool.
+ * The proxy writes each answer a turn or more after it read the request (it waits on the target); the
+ * machine stalled 76 ms while the target handled the refused search, before its answer was written.
+ */
+const PROXY_POOL_WHOAMIS: Row[] = [
+  [1, 1, 0.0, 0, 92.94, 1, 202.48, 4, 200],
+  [2, 1, 55.5, 1, 103.2, 2, 318.4, 6, 200],
+  [3, 1, 97.57, 2, 109.45, 3, 503.79, 7, 200],
+  [4, 1, 108.23, 3, 205.01, 4, 573.98, 8, 200],
+  [5, 1, 158.5, 4, 268.05, 5, 611.29, 9, 200],
+  [6, 1, 212.96, 5, 330.92, 6, 543.22, 8, 200],
+  [7, 1, 280.91, 6, 520.04, 7, 600.09, 9, 200],
+  [8, 1, 355.55, 7, 583.21, 8, 617.03, 10, 200],
+];
+const PROXY_POOL_SEARCHES: Row[] = [
+  [1, 2, 0.0, 0, 627.97, 12, 637.63, 14, 200],
+  [2, 2, 55.5, 1, 653.65, 16, 669.02, 18, 200],
+  [1, 3, 0.0, 0, 687.12, 20, 711.66, 22, 200],
+  [2, 3, 55.5, 1, 732.44, 24, 842.31, 26, 429],
+  [1, 4, 0.0, 0, 865.09, 28, 888.25, 30, 429],
+  [3, 2, 97.57, 2, 865.34, 28, 888.66, 30, 429],
+  [4, 2, 108.23, 3, 865.63, 28, 889.03, 30, 429],
+  [5, 2, 158.5, 4, 865.94, 28, 889.39, 30, 429],
+  [6, 2, 212.96, 5, 866.16, 28, 902.16, 31, 429],
+  [7, 2, 280.91, 6, 867.38, 28, 910.6, 32, 429],
+  [8, 2, 355.55, 7, 867.81, 28, 916.82, 33, 429],
+  [2, 4, 55.5, 1, 878.66, 29, 924.96, 34, 429],
+];
+const proxyPoolStorm = (turns: boolean, runs: [number, number, number, number][]) =>
+  [
+    ...fromRows(PROXY_POOL_WHOAMIS, '/v1/whoami', turns),
+    ...fromRows(PROXY_POOL_SEARCHES, '/v1/web/search', turns).map((e) =>
+      e.real_ms > 850 ? { ...e, stall_runs: runs } : e,
+    ),
+  ]
+    .sort((a, b) => a.real_ms - b.real_ms)
+    .map((e, k) => ({ ...e, seq: k + 1 }));
+
 describe('turn facts: what was read in the turn an answer was written, whatever the load', () => {
+  it('through the proxy: a storm over a warmed pool after a 429 is caught; a stall before the answer excuses nothing', () => {
+    const stalledWhileTargetAnswered: [number, number, number, number][] = [
+      [370, 520, 150, 150],
+      [759, 835, 76, 76],
+    ];
+    const entries = proxyPoolStorm(true, stalledWhileTargetAnswered);
+    expect(judge(honorRetryAfter, entries)).toHaveLength(1);
+    expect(judge(noParallelStorm, entries)[0]?.message).toMatch(/requests were in flight at once/);
+    // A stall after the answer, covering the time to the storm: the storm may have been on its way (the
+    // limit the guide names), never a false flag.
+    const stalledAfter = proxyPoolStorm(true, [[828, 868, 40, 40]]);
+    expect(judge(noParallelStorm, stalledAfter)).toEqual([]);
+  });
+
   it('a batch’s next connection accepted in the turn of the 429’s answer, past a millisecond: its tail', () => {
     expect(judge(honorRetryAfter, fromRows(BATCH_AFTER_WARM_UP))).toEqual([]);
     expect(judge(noParallelStorm, fromRows(BATCH_AFTER_WARM_UP))).toEqual([]);

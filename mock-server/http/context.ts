@@ -57,12 +57,12 @@ export interface GatewayRequest {
    */
   readonly readTurn?: number;
   currentTurn?(): number;
-  /** node:http: the loop's stall clock when the request was read (adapters/node/loop-stall.ts). */
-  readonly readStall?: number;
+  /** node:http: the loop's runs of stalls before the request was read (adapters/node/loop-stall.ts). */
+  readonly readStalls?: [number, number, number, number][];
 }
 
 /** The turn facts a request's entry carries (`JournalEntry.read_turn` and the rest). */
-export type TurnFacts = Pick<JournalNote, 'read_turn' | 'opened_turn' | 'written_turn' | 'stalled_ms'>;
+export type TurnFacts = Pick<JournalNote, 'read_turn' | 'opened_turn' | 'written_turn' | 'stall_runs'>;
 
 /**
  * The in-process adapter's causality facts, the counterpart of a connection's: answers are numbered in the

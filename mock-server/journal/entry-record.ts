@@ -83,7 +83,7 @@ const FIELDS = [
   'exchange',
   'findings',
   'target_request_id',
-  'stalled_ms',
+  'stall_runs',
   'body_unread',
   'attributed_by',
 ] as const satisfies readonly (keyof JournalEntry)[];

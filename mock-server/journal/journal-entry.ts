@@ -72,19 +72,23 @@ export interface JournalEntry {
   delivery_instance?: number;
   /**
    * The turn of the gateway's event loop (node:http adapter; numbered per process) in which this request was
-   * read, in which its connection was accepted, and in which its answer was written when that was the turn
-   * it was read in. What was read or accepted in the turn an answer was written was sent before that answer
-   * (the client report's reading of "sent together": `client-report/facts/causality.ts`).
+   * read, in which its connection was accepted, and in which its answer was written when that is known to be
+   * in the loop's I/O phase (the gateway: answered in the turn it was read in; the proxy: written while it
+   * read the target's answer). What was read or accepted in the turn an answer was written was sent before
+   * that answer (the client report's reading of "sent together": `client-report/facts/causality.ts`).
    */
   read_turn?: number;
   opened_turn?: number;
   written_turn?: number;
   /**
-   * How long, in all, the gateway's event loop had been held up when it read this request (node:http
-   * adapter; per process, ms): a clock that moves only while the loop is late. Between two entries its
-   * difference bounds how much of the time between them a loaded machine took (adapters/node/loop-stall.ts).
+   * The event loop's runs of stalls before it read this request (node:http adapter; per process):
+   * [from, to, stalled, longest], `from` and `to` on the same clock as `real_ms`, oldest first; a run is the
+   * stalls with no probe on time between them (the loop never caught up meanwhile), `stalled` the time they
+   * lost in all and `longest` the longest one. Between an answer and a later request, they bound how much of
+   * the time between them the machine may have added to the client's steps (adapters/node/loop-stall.ts;
+   * client-report/facts/causality.ts `stallBetween`).
    */
-  stalled_ms?: number;
+  stall_runs?: [number, number, number, number][];
   method: string;
   path: string;
   /** The endpoint called (vocabulary/endpoints.ts: health, whoami, web.search, web.fetch, idp.*, openapi), or other. */

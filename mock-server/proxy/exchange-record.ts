@@ -8,6 +8,7 @@ import { judgeAnswer } from '../journal/answer-findings.ts';
 import { bodyStart, capturedBytes, type ExchangePieces, redactText } from '../journal/exchange-capture.ts';
 import type { TargetErrorCode } from '../journal/journal.ts';
 import { recordCall } from '../pipeline/record.ts';
+import { noteTurns } from '../pipeline/turn-facts.ts';
 import type { IsCredentialName } from '../secrets/credential-names.ts';
 import type { createAgentNames } from './agent-names.ts';
 import { agentIdOf, codeOf, noteRequest } from './exchange-notes.ts';
@@ -51,6 +52,7 @@ export function createExchangeRecord(parts: ExchangeRecordParts) {
     answeredAt: number,
     answer: { raw: readonly string[]; body?: Collector; text?: string },
     writtenAt = performance.now(),
+    writtenTurn?: number,
   ) => {
     const { note } = ctx;
     const responseText =
@@ -136,11 +138,11 @@ export function createExchangeRecord(parts: ExchangeRecordParts) {
             isCredential,
           }
         : undefined;
-    // The loop's stall clock, as the gateway's entries carry it, so the client report subtracts stalls from
-    // waits alike on both paths. Not the turn facts: the proxy writes its answers after the target's, never
-    // in the turn it read the request, so "read in that answer's turn" would say nothing here but that no
-    // other connection's request can be told a reaction; the report falls back to time, as before.
-    if (request.readStall !== undefined) ctx.note.stalled_ms = request.readStall;
+    // The turn facts and the loop's stalls, as the gateway's entries carry them, so the client report reads
+    // them alike on both paths: the proxy writes its agent's answers itself, so the turn it wrote one in
+    // (`writtenTurn`, when in the loop's I/O phase) says which of its agents' requests read in that turn were
+    // on their way before it.
+    noteTurns(ctx, writtenTurn);
     recordCall(runtime, ctx, status, answeredAt, writtenAt, pieces);
   };
 }

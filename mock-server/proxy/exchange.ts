@@ -153,12 +153,13 @@ export function forwardToTarget(
     requestBody: exchange.requestBody,
     answerCapacity,
     onAbort: request.onAbort?.bind(request),
-    answered: ({ status, answeredAt, raw, body, writtenAt, cutOff }) => {
+    currentTurn: request.currentTurn?.bind(request),
+    answered: ({ status, answeredAt, raw, body, writtenAt, writtenTurn, cutOff }) => {
       if (cutOff) {
         ctx.note.fault = `proxy:${cutOff.kind}`;
         ctx.note.findings = [cutOffFinding(cutOff)];
       }
-      record(status, answeredAt, { raw, body }, writtenAt);
+      record(status, answeredAt, { raw, body }, writtenAt, writtenTurn);
     },
     failed: async (failure) => {
       // The agent hung up first: nothing to answer, the exchange is journaled as dropped.

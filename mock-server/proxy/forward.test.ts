@@ -1,11 +1,13 @@
 import { EventEmitter } from 'node:events';
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import { PassThrough, Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   createForwardState,
   type ForwardFailure,
   type ForwardParts,
   refuseUpgrades,
+  streamAnswer,
   takeAnswer,
   watchRequest,
 } from './forward.ts';
@@ -147,5 +149,41 @@ describe('a forwarded exchange', () => {
     const fresh = createForwardState(standIns().parts, () => {});
     expect(takeAnswer(answer(200), fresh)).toBe(true);
     expect(fresh.decided).toBe(true);
+  });
+
+  it('notes the turn it wrote the answer in when it wrote it while reading the target’s end, none once it waited for a drain', async () => {
+    vi.useRealTimers();
+    /** The target's answer (`chunks`) into an agent's socket that takes `takes` bytes before a drain. */
+    const written = async (chunks: Buffer[], takes: number) => {
+      const { parts } = standIns();
+      const up = Object.assign(new PassThrough(), { statusCode: 200, statusMessage: 'OK', rawHeaders: [] });
+      const res = Object.assign(
+        new Writable({
+          highWaterMark: takes,
+          // The socket takes a chunk later (a slow agent): past highWaterMark, the pipe waits for a drain.
+          write: (_chunk, _encoding, done) => setTimeout(done, 1),
+        }),
+        { writeHead: vi.fn(), headersSent: false },
+      );
+      const answered = vi.fn();
+      let turn = 0;
+      streamAnswer(
+        { ...parts, res: res as unknown as ServerResponse, answered, currentTurn: () => ++turn },
+        up as unknown as IncomingMessage,
+        createForwardState(parts, () => {}).deadline,
+        () => {},
+      );
+      for (const chunk of chunks) up.write(chunk);
+      up.end();
+      await new Promise((done) => res.once('finish', done));
+      return answered.mock.calls[0]?.[0] as { status: number; writtenTurn?: number };
+    };
+    const small = await written([Buffer.from('{"ok":true}')], 1024);
+    expect(small).toMatchObject({ status: 200, writtenTurn: 1 });
+    // The first chunk fills the agent's socket: the pipe pauses, the rest waits in the target's answer and its
+    // end is read from the drain's callback, which may run outside the loop's I/O phase.
+    const large = await written([Buffer.alloc(64 * 1024), Buffer.from('the rest')], 1024);
+    expect(large.status).toBe(200);
+    expect(large.writtenTurn).toBeUndefined();
   });
 });

@@ -32,6 +32,12 @@ export interface ForwardedAnswer {
   raw: readonly string[];
   body: Collector;
   writtenAt?: number;
+  /**
+   * The turn of the proxy's event loop in which the last of the answer was handed to the agent's socket, when
+   * that was in the loop's I/O phase (while it read the target's answer, no wait for the agent's socket to
+   * drain in between): what the proxy read from its agents in that turn was sent before this answer.
+   */
+  writtenTurn?: number;
   /** Set when the answer was cut off by the idle deadline (then `status` is 0: the agent got no whole answer). */
   cutOff?: { kind: 'idle_timeout'; ms: number; bytes: number; targetStatus: number };
 }
@@ -51,6 +57,8 @@ export interface ForwardParts {
   failed(failure: ForwardFailure): Promise<void>;
   /** Tells when the rest of the agent's request will never arrive (`GatewayRequest.onAbort`). */
   onAbort?(listener: (error: GatewayError) => void): void;
+  /** The current turn of the event loop (node:http adapter: `GatewayRequest.currentTurn`), for `writtenTurn`. */
+  currentTurn?(): number;
 }
 
 /** Runs a timer at a time: armed again, the previous one is dropped. */
@@ -230,11 +238,19 @@ export function streamAnswer(parts: ForwardParts, up: IncomingMessage, deadline:
   up.pipe(res);
   // When the last of the answer was handed to the client's socket (pipe ends the response on the target's
   // end, before this listener): as the gateway records it. 'finish' comes a turn later, after the client may
-  // already have sent its next request.
+  // already have sent its next request. The target's end is read in the loop's I/O phase, so the turn then
+  // is one whose reads were all waiting before the answer was written; not so once the pipe waited for the
+  // agent's socket to drain (the rest may then be written from a write's callback, outside that phase).
   let writtenAt: number | undefined;
+  let writtenTurn: number | undefined;
+  let waitedForDrain = false;
+  res.once('drain', () => {
+    waitedForDrain = true;
+  });
   up.once('end', () => {
     deadline.clear();
     writtenAt = performance.now();
+    if (!waitedForDrain) writtenTurn = parts.currentTurn?.();
   });
   let finished = false;
   const finish = (written: boolean) => {
@@ -247,6 +263,7 @@ export function streamAnswer(parts: ForwardParts, up: IncomingMessage, deadline:
       raw: up.rawHeaders,
       body,
       writtenAt,
+      ...(written && writtenTurn !== undefined ? { writtenTurn } : {}),
       ...(cutOff ? { cutOff } : {}),
     });
     done();

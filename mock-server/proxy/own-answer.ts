@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Answer, GatewayResponse } from '../http/context.ts';
+import type { Answer, GatewayRequest, GatewayResponse } from '../http/context.ts';
 import { writeSlices } from '../journal/write-slices.ts';
+import { turnIfAnsweredAtOnce } from '../pipeline/turn-facts.ts';
 import type { createExchangeRecord } from './exchange-record.ts';
 import type { Collector } from './wire.ts';
 
@@ -62,6 +63,8 @@ export interface OwnExchange {
   res: ServerResponse;
   requestBody: Collector;
   record: ReturnType<typeof createExchangeRecord>;
+  /** The request as the adapter read it (its turn facts), when known. */
+  ctx?: { request: GatewayRequest };
 }
 
 /**
@@ -75,12 +78,16 @@ export async function answerOwn(exchange: OwnExchange, answer: Answer): Promise<
   if (!req.listeners('data').length) req.on('data', (chunk: Buffer) => requestBody.add(chunk));
   req.resume();
   const answeredAt = performance.now();
-  const writtenAt = await writeOwn(res, answer);
+  const writing = writeOwn(res, answer);
+  // Written at once (writeOwn writes in its call), in the turn the request was read in or later.
+  const writtenTurn = exchange.ctx && turnIfAnsweredAtOnce(exchange.ctx.request);
+  const writtenAt = await writing;
   if (ended) await ended;
   record(
     answer.drop ? 0 : answer.status,
     answeredAt,
     { raw: Object.entries(answer.headers).flat(), text: answer.body },
     writtenAt,
+    writtenTurn,
   );
 }

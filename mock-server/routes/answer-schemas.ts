@@ -154,14 +154,13 @@ export const journalEntrySchema = z.looseObject({
     .int()
     .optional()
     .describe(
-      'Node adapter: the event-loop turn its answer was written in, when that was the turn it was read in.',
+      "Node adapter: the event-loop turn its answer was written in, when known to be in the loop's I/O phase (the gateway: the turn it was read in; the proxy: the turn it read the target's answer in).",
     ),
-  stalled_ms: z
-    .number()
-    .min(0)
+  stall_runs: z
+    .array(z.tuple([z.number(), z.number(), z.number().min(0), z.number().min(0)]))
     .optional()
     .describe(
-      "Node adapter: how long, in all, the gateway's event loop had been held up when it read this request (ms, per process); between two entries, how much of the time between them was the machine's.",
+      "Node adapter: the gateway's event loop's runs of stalls before it read this request, [from, to (real clock, ms), time lost, longest stall (ms)], oldest first; a run is the stalls with no probe on time between them. Between an answer and a later request, they bound how much of the time between them was the machine's.",
     ),
   method: z.string(),
   path: z.string(),

@@ -9,11 +9,21 @@
  *
  * Every script takes KEYS = {generations, limits epoch} and ARGV = {channel, admin key prefix, the highest
  * stamp the caller has seen, ...its own arguments}. Every change ends the same way: the admin version goes
- * up by one and is published, so every instance knows there is something to read. A change refuses with
+ * up by one, the version's own stamp (`head`) goes into the history, and the version is published, so every instance
+ * knows there is something to read. A change refuses with
  * NOT_REBUILT (-9) while the store holds no admin state at all (emptied, not yet merged back): nothing is
  * decided on a store that may have lost the entity. Values of entity fields are JSON text, so scripts copy
  * them without decoding.
  */
+
+/**
+ * How many versions back the store remembers which change made each one (`history`: version -> a stamp
+ * drawn for it). An instance checks that the version it read last is still the one it read: a store
+ * restarted from a snapshot older than that version, then changed again, has reached and passed it with
+ * other changes (docs/operators.md, "The rule for admin changes"). An instance further behind merges its
+ * copy (harmless: newest value wins).
+ */
+const HISTORY = 1024;
 
 /** What every script starts with: names, the stamp, the end of a change. */
 const PRELUDE = `
@@ -31,8 +41,21 @@ local function stamp()
 end
 local function bump()
   local v = redis.call('INCR', P .. 'version')
+  local head = fmt(stamp())
+  redis.call('SET', P .. 'head', head)
+  redis.call('HSET', P .. 'history', v, head)
+  redis.call('HDEL', P .. 'history', v - ${HISTORY})
   redis.call('PUBLISH', ARGV[1], v)
   return v
+end
+-- A value's stamp (\`~name\` beside it, \`valueField\` the value; default \`name\`). A value without one was
+-- written by a version before stamps: it counts as stamped 0, as old as a config (so a config merged in
+-- does not overwrite it, and any change does).
+local function stampOf(key, name, valueField)
+  local st = redis.call('HGET', key, '~' .. name)
+  if st then return tonumber(st) end
+  if redis.call('HEXISTS', key, valueField or name) == 1 then return 0 end
+  return -1
 end
 local function unkey(key, id)
   local json = redis.call('HGET', key, 'api_key')
@@ -159,9 +182,10 @@ if frozenAt then redis.call('HSET', C, 'frozenAt', fmt(frozenAt)) end
 return {bump(), s}`;
 
 /**
- * The whole admin state at one version. ARGV: tool names. Returns {version, seed, scenario, epoch, clock
- * fields, fault fields, {id, agent fields}..., {tool, tool fields}..., replaced, faults cleared, stamp}
- * (stamps included, as `~` fields).
+ * The whole admin state at one version. ARGV: a version the caller read before ('' for none), tool names.
+ * Returns {version, seed, scenario, epoch, clock fields, fault fields, {id, agent fields}..., {tool, tool
+ * fields}..., replaced, faults cleared, stamp, the version's stamp in the history, the earlier version's}
+ * (stamps included, as `~` fields; '' where the history holds none).
  */
 export const READ_ALL = `${PRELUDE}
 local agents = {}
@@ -169,11 +193,15 @@ for _, id in ipairs(redis.call('SMEMBERS', P .. 'agents')) do
   agents[#agents + 1] = {id, redis.call('HGETALL', P .. 'agent:' .. id)}
 end
 local tools = {}
-for i = 4, #ARGV do tools[#tools + 1] = {ARGV[i], redis.call('HGETALL', P .. 'tool:' .. ARGV[i])} end
-return {redis.call('GET', P .. 'version') or '0', redis.call('GET', P .. 'seed') or '',
+for i = 5, #ARGV do tools[#tools + 1] = {ARGV[i], redis.call('HGETALL', P .. 'tool:' .. ARGV[i])} end
+local version = redis.call('GET', P .. 'version') or '0'
+local before = ''
+if ARGV[4] ~= '' then before = redis.call('HGET', P .. 'history', ARGV[4]) or '' end
+return {version, redis.call('GET', P .. 'seed') or '',
   redis.call('GET', P .. 'scenario') or '', redis.call('GET', EPOCH) or '0', redis.call('HGETALL', P .. 'clock'),
   redis.call('HGETALL', P .. 'faults'), agents, tools, redis.call('GET', P .. 'replaced') or '-1',
-  redis.call('GET', P .. 'faults_cleared') or '-1', redis.call('GET', P .. 'stamp') or '0'}`;
+  redis.call('GET', P .. 'faults_cleared') or '-1', redis.call('GET', P .. 'stamp') or '0',
+  redis.call('HGET', P .. 'history', version) or '', before}`;
 
 /**
  * Writes one agent of a state (JSON: id, apiKey, generation, order, born, fields = {name, value, stamp}...)
@@ -253,7 +281,7 @@ if LR > R then
   -- The store lost a reset this copy saw: what the store holds from before it goes.
   for _, id in ipairs(redis.call('SMEMBERS', P .. 'agents')) do
     local key = P .. 'agent:' .. id
-    if num(redis.call('HGET', key, '~born')) < LR then
+    if stampOf(key, 'born', 'api_key') < LR then
       unkey(key, id)
       redis.call('DEL', key)
       redis.call('SREM', P .. 'agents', id)
@@ -268,7 +296,7 @@ if LR > R then
       end
     end
   end
-  if num(redis.call('HGET', P .. 'clock', '~')) < LR then redis.call('DEL', P .. 'clock') end
+  if stampOf(P .. 'clock', '', 'offset') < LR then redis.call('DEL', P .. 'clock') end
   redis.call('DEL', P .. 'scenario')
   if s.scenario ~= '' then redis.call('SET', P .. 'scenario', s.scenario) end
   redis.call('SET', P .. 'replaced', s.replaced)
@@ -289,7 +317,7 @@ if num(redis.call('GET', P .. 'faults_cleared')) < cleared then
 end
 for _, f in ipairs(s.faults) do
   local st = tonumber(f[3])
-  if st > cleared and st > num(redis.call('HGET', P .. 'faults', '~' .. f[1])) then
+  if st > cleared and st > stampOf(P .. 'faults', f[1]) then
     redis.call('HSET', P .. 'faults', f[1], f[2], '~' .. f[1], f[3])
     changed = true
   end
@@ -301,7 +329,7 @@ end
 for _, a in ipairs(s.agents) do
   local key = P .. 'agent:' .. a.id
   local born = tonumber(a.born)
-  local held = num(redis.call('HGET', key, '~born'))
+  local held = stampOf(key, 'born', 'api_key')
   if born >= R and held < born then
     local holder = redis.call('HGET', P .. 'api_keys', a.apiKey)
     if not holder or holder == a.id then
@@ -311,7 +339,7 @@ for _, a in ipairs(s.agents) do
     end
   elseif born == held then
     for _, f in ipairs(a.fields) do
-      if tonumber(f[3]) > num(redis.call('HGET', key, '~' .. f[1])) then
+      if tonumber(f[3]) > stampOf(key, f[1]) then
         redis.call('HSET', key, f[1], f[2], '~' .. f[1], f[3])
         changed = true
       end
@@ -331,7 +359,7 @@ for _, t in ipairs(s.tools) do
   local key = P .. 'tool:' .. t.name
   for _, f in ipairs(t.fields) do
     local st = tonumber(f[3])
-    if st >= R and st > num(redis.call('HGET', key, '~' .. f[1])) then
+    if st >= R and st > stampOf(key, f[1]) then
       redis.call('HSET', key, f[1], f[2], '~' .. f[1], f[3])
       changed = true
     end
@@ -339,7 +367,7 @@ for _, t in ipairs(s.tools) do
 end
 -- The clock, whole.
 local cs = tonumber(s.clock.stamp)
-if cs >= R and cs > num(redis.call('HGET', P .. 'clock', '~')) then
+if cs >= R and cs > stampOf(P .. 'clock', '', 'offset') then
   redis.call('DEL', P .. 'clock')
   redis.call('HSET', P .. 'clock', 'offset', s.clock.offset, 'epoch', s.clock.epoch, '~', s.clock.stamp)
   if s.clock.frozenAt ~= '' then redis.call('HSET', P .. 'clock', 'frozenAt', s.clock.frozenAt) end

@@ -40,6 +40,10 @@ export interface AdminStamps {
 export interface StoredAdminState extends AdminState {
   version: number;
   seed: string;
+  /** The stamp the store's history holds for this version: which change made it ('' where none is kept). */
+  head: string;
+  /** The history's stamp for the version the read asked about ('' where none is kept, or none asked). */
+  askedHead: string;
   /** The limits' epoch: counts start over when it moves (reset, scenario). */
   epoch: number;
   stamps: AdminStamps;
@@ -79,8 +83,11 @@ const pairsOf = (fields: Record<string, unknown>): string[] =>
     .filter(([, value]) => value !== undefined)
     .flatMap(([name, value]) => [name, JSON.stringify(value)]);
 
-/** A hash's values and their stamps (the `~` fields) apart. */
-const splitHash = (flat: string[]) => {
+/**
+ * A hash's values and their stamps (the `~` fields) apart. `stamped`: the values that carry a stamp; one
+ * without it was written by a version before stamps, stamped 0, as old as a config (as MERGE counts it).
+ */
+const splitHash = (flat: string[], stamped?: readonly string[]) => {
   const values: Record<string, string> = {};
   const stamps: Record<string, number> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) {
@@ -88,11 +95,12 @@ const splitHash = (flat: string[]) => {
     if (name.startsWith('~')) stamps[name.slice(1)] = Number(flat[i + 1]);
     else values[name] = flat[i + 1] as string;
   }
+  for (const name of stamped ?? Object.keys(values)) if (name in values) stamps[name] ??= 0;
   return { values, stamps };
 };
 
 const agentOf = (id: string, flat: string[]) => {
-  const { values: f, stamps } = splitHash(flat);
+  const { values: f, stamps } = splitHash(flat, AGENT_FIELDS);
   const json = (name: string) => JSON.parse(f[name] as string);
   const agent: Agent = {
     id,
@@ -104,7 +112,7 @@ const agentOf = (id: string, flat: string[]) => {
     tokenGeneration: Number(f.generation ?? 0),
     incarnation: f.incarnation === undefined ? 'c0' : json('incarnation'),
   };
-  const { born = -1, ...fields } = stamps;
+  const { born = 0, ...fields } = stamps;
   return { agent, stamps: { born, order: Number(f.order ?? 0), fields } };
 };
 
@@ -123,12 +131,28 @@ type ReadAllReply = [
   string,
   string,
   string,
+  string,
+  string,
 ];
 
 /** The admin state READ_ALL returned, as every instance holds it. */
 function storedStateOf(reply: ReadAllReply): StoredAdminState {
-  const [version, seed, scenario, epoch, clock, faults, agentHashes, tools, replaced, cleared, top] = reply;
-  const { values: clockFields, stamps: clockStamp } = splitHash(clock);
+  const [
+    version,
+    seed,
+    scenario,
+    epoch,
+    clock,
+    faults,
+    agentHashes,
+    tools,
+    replaced,
+    cleared,
+    top,
+    head,
+    asked,
+  ] = reply;
+  const { values: clockFields, stamps: clockStamp } = splitHash(clock, []);
   const faultHash = splitHash(faults);
   const agents = agentHashes
     .map(([id, flat]) => agentOf(id, flat))
@@ -137,6 +161,8 @@ function storedStateOf(reply: ReadAllReply): StoredAdminState {
   return {
     version: Number(version),
     seed,
+    head,
+    askedHead: asked,
     epoch: Number(epoch),
     scenario: scenario === '' ? null : JSON.parse(scenario),
     clock: {
@@ -162,7 +188,7 @@ function storedStateOf(reply: ReadAllReply): StoredAdminState {
       agents: Object.fromEntries(agents.map((a) => [a.agent.id, a.stamps])),
       tools: Object.fromEntries(toolHashes.map(([tool, { stamps }]) => [tool, stamps])),
       faults: Object.entries(faultHash.values).map(([id, spec]) => [id, spec, faultHash.stamps[id] ?? 0]),
-      clock: clockStamp[''] ?? -1,
+      clock: clockStamp[''] ?? (clockFields.offset === undefined ? -1 : 0),
     },
   };
 }
@@ -247,6 +273,7 @@ export function createRedisAdmin(connection: RedisConnection, floor: () => numbe
   const keys = {
     version: `${prefix}version`,
     seed: `${prefix}seed`,
+    head: `${prefix}head`,
     generations: connection.key('generations'),
     epoch: connection.key('epoch'),
   };
@@ -317,9 +344,13 @@ export function createRedisAdmin(connection: RedisConnection, floor: () => numbe
         MAX_CLOCK_MS,
       ),
 
-    /** The whole state at one version (version 0 and no seed: the store holds none). */
-    async read(toolNames: readonly string[] = TOOL_NAMES): Promise<StoredAdminState> {
-      return storedStateOf((await run('READ_ALL', ...toolNames)) as ReadAllReply);
+    /**
+     * The whole state at one version (version 0 and no seed: the store holds none), with the history's
+     * stamp of version `asked` (a version read before), to tell whether the store still holds it.
+     */
+    async read(toolNames: readonly string[] = TOOL_NAMES, asked?: number): Promise<StoredAdminState> {
+      const reply = await run('READ_ALL', asked === undefined ? '' : String(asked), ...toolNames);
+      return storedStateOf(reply as ReadAllReply);
     },
 
     /** Merges a copy of the state into the store, per value the newest winning; its version and seed after. */

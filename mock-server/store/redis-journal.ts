@@ -144,6 +144,13 @@ export function createEntrySharing(instance: number) {
     if (fields.answer_order !== undefined) fields.delivery_instance = instance;
     if (fields.connection_opened_ms !== undefined)
       fields.connection_opened_ms = shift(fields.connection_opened_ms);
+    if (fields.stall_runs !== undefined)
+      fields.stall_runs = fields.stall_runs.map(([start, end, stalled, longest]) => [
+        shift(start),
+        shift(end),
+        stalled,
+        longest,
+      ]);
     return fields;
   };
 }

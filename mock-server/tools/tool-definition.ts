@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { ToolVocabulary } from '../../vocabulary/tools.ts';
 import type { Corpus } from '../providers/corpus.ts';
-import type { FetchProvider } from '../providers/web-fetch.ts';
-import type { SearchProvider } from '../providers/web-search.ts';
+import type { FetchProvider } from '../providers/fetch-provider.ts';
+import type { SearchProvider } from '../providers/search-provider.ts';
 
 /** What a tool's provider may draw on: the runtime's pluggable providers, the corpus and its seed. */
 export interface ToolProviders {

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { TOOLS } from '../../vocabulary/tools.ts';
-import { fetchRequestSchema, fetchResponseSchema } from '../providers/web-fetch.ts';
+import { fetchRequestSchema, fetchResponseSchema } from '../providers/fetch-provider.ts';
 import { meaningOfUrl } from './request-meaning.ts';
 import type { ToolDefinition } from './tool-definition.ts';
 import { toolRouteId } from './tool-route-id.ts';

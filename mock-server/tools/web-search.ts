@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { TOOLS } from '../../vocabulary/tools.ts';
-import { searchRequestSchema, searchResponseSchema } from '../providers/web-search.ts';
+import { searchRequestSchema, searchResponseSchema } from '../providers/search-provider.ts';
 import { meaningOfQuery } from './request-meaning.ts';
 import type { ToolDefinition } from './tool-definition.ts';
 import { toolRouteId } from './tool-route-id.ts';

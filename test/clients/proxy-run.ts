@@ -1,5 +1,5 @@
 import { serve } from '../../mock-server/adapters/node-server.ts';
-import { createGateway } from '../../mock-server/gateway.ts';
+import { createGateway, type Gateway } from '../../mock-server/gateway.ts';
 import { createProxy } from '../../mock-server/proxy/proxy.ts';
 import { faultSpecSchema } from '../../mock-server/scenarios/faults.ts';
 import {
@@ -28,6 +28,14 @@ export async function runProgramThroughProxy(
   program: ClientProgram,
   keys: ProxyKeys = 'declared',
 ): Promise<ProgramOutcome> {
+  return (await runProgramThroughProxyWithGateway(program, keys)).outcome;
+}
+
+/** `runProgramThroughProxy`, with the proxy's own gateway (its journal) beside the outcome. */
+export async function runProgramThroughProxyWithGateway(
+  program: ClientProgram,
+  keys: ProxyKeys = 'declared',
+): Promise<{ outcome: ProgramOutcome; gateway: Gateway }> {
   const started = performance.now();
   const gateway = createGateway({ config: program.scenario?.config ?? {}, log: () => {} });
   const target = await serve(gateway, { port: 0, log: () => {} });
@@ -47,7 +55,8 @@ export async function runProgramThroughProxy(
     proxy.close();
     await target.close();
   }
-  return gradeOutcome(program, proxy.gateway, { error, ms: Math.round(performance.now() - started) });
+  const ms = Math.round(performance.now() - started);
+  return { outcome: gradeOutcome(program, proxy.gateway, { error, ms }), gateway: proxy.gateway };
 }
 
 /** A token minted through the proxy (`POST /idp/token` with the agent's key), which learns the key. */

@@ -1,4 +1,4 @@
-import type { TokenSource } from '../../conformance/token-source.ts';
+import type { TokenSource } from '../../conformance/tokens/token-source.ts';
 import type { Gateway } from '../../mock-server/gateway.ts';
 import { fronted, jsonError, onNodeServer, type ProofTarget, withJson } from './proof-target.ts';
 

@@ -1,6 +1,6 @@
-import type { ConformanceReport } from '../../conformance/runner.ts';
-import { summariseResults } from '../../conformance/runner.ts';
-import type { CheckResult } from '../../conformance/types.ts';
+import type { CheckResult } from '../../conformance/run/check-result.ts';
+import type { ConformanceReport } from '../../conformance/run/runner.ts';
+import { summariseResults } from '../../conformance/run/runner.ts';
 
 /** Test support for the reporter tests: a check result with defaults for what a test does not care about. */
 export const checkResult = (

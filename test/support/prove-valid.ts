@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../../conformance/checks/index.ts';
-import { exitCodeFor } from '../../conformance/runner.ts';
+import { exitCodeFor } from '../../conformance/run/runner.ts';
 import type { ProofTarget } from '../gateways/proof-target.ts';
 import { proveAgainst } from './proof.ts';
 

@@ -1,12 +1,14 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { stallBetween } from '../../client-report/facts/causality.ts';
 import { createGateway } from '../../gateway.ts';
+import type { JournalEntry } from '../../journal/journal.ts';
 import { serve } from '../node-server.ts';
-import { stallClock } from './loop-stall.ts';
+import { stallRuns } from './loop-stall.ts';
 
 /*
- * The stall clock moves while the event loop is held up, and only then. Only what holds under any load is
- * asserted: a loop held for 150 ms is late by at least 150 ms less a probe's period and slack (30 ms), however slow
- * the machine (load only adds to it).
+ * The loop's runs of stalls: a loop held up shows as a stall, the one under way included. Only what holds
+ * under any load is asserted: a loop held for 150 ms is late by at least 150 ms less a probe's period and slack
+ * (30 ms), however slow the machine (load only adds to it); the runs' shape holds whatever else stalled.
  */
 const holdLoop = (ms: number) => {
   const until = performance.now() + ms;
@@ -15,36 +17,50 @@ const holdLoop = (ms: number) => {
   }
 };
 const tick = (ms: number) => new Promise((done) => setTimeout(done, ms));
+/** The longest single stall of the runs that ended after `since`. */
+const longestSince = (since: number) =>
+  Math.max(0, ...stallRuns().map(([, to, , longest]) => (to > since ? longest : 0)));
 
-describe('the event loop’s stall clock', () => {
-  it('moves by the time the loop was held up, the stall under way included', async () => {
-    stallClock();
+describe('the event loop’s runs of stalls', () => {
+  it('show a loop held up as one stall, the one under way included', async () => {
+    stallRuns();
     await tick(15);
-    const before = stallClock();
+    const before = performance.now();
     holdLoop(150);
     // Read before the probe ran: the stall under way counts already.
-    expect(stallClock() - before).toBeGreaterThanOrEqual(150 - 30);
+    expect(longestSince(before)).toBeGreaterThanOrEqual(150 - 30);
     await tick(15);
-    expect(stallClock() - before).toBeGreaterThanOrEqual(150 - 30);
+    expect(longestSince(before)).toBeGreaterThanOrEqual(150 - 30);
   });
 
-  it('never goes back', async () => {
-    let last = stallClock();
-    for (let k = 0; k < 5; k++) {
-      await tick(3);
-      const now = stallClock();
-      expect(now).toBeGreaterThanOrEqual(last);
-      last = now;
+  it('are in order, each within its span: the time lost at most its length, its longest stall at most that', async () => {
+    stallRuns();
+    for (const ms of [120, 60, 90]) {
+      await tick(15);
+      holdLoop(ms);
     }
+    await tick(15);
+    const now = performance.now();
+    const runs = stallRuns();
+    expect(runs.length).toBeGreaterThan(0);
+    runs.forEach(([from, to, stalled, longest], k) => {
+      expect(to).toBeLessThanOrEqual(now + 1);
+      expect(from).toBeLessThanOrEqual(to);
+      expect(stalled).toBeLessThanOrEqual(to - from + 0.02);
+      expect(longest).toBeGreaterThan(0);
+      expect(longest).toBeLessThanOrEqual(stalled);
+      const next = runs[k + 1];
+      if (next) expect(next[0]).toBeGreaterThanOrEqual(to);
+    });
   });
 });
 
-describe('the stall clock in the journal (node:http)', () => {
+describe('the runs of stalls in the journal (node:http)', () => {
   const gateway = createGateway({ config: {}, log: () => {} });
   const served = serve(gateway, { port: 0, log: () => {} });
   afterAll(async () => (await served).close());
 
-  it('each request read over node:http notes it; a stall between two requests shows in their difference', async () => {
+  it('each request read over node:http notes them; a stall after an answer shows between it and the next request', async () => {
     const token = gateway.mintToken('agent-verified');
     const whoami = async () =>
       (await fetch(`${(await served).url}/v1/whoami`, { headers: { 'x-agent-identity': token } })).text();
@@ -52,8 +68,8 @@ describe('the stall clock in the journal (node:http)', () => {
     await tick(15);
     holdLoop(120);
     await whoami();
-    const [first, second] = gateway.journal.list({ agent: 'agent-verified' });
-    expect(first?.stalled_ms).toBeTypeOf('number');
-    expect((second?.stalled_ms as number) - (first?.stalled_ms as number)).toBeGreaterThanOrEqual(120 - 30);
+    const [first, second] = gateway.journal.list({ agent: 'agent-verified' }) as [JournalEntry, JournalEntry];
+    expect(second.stall_runs?.length).toBeGreaterThan(0);
+    expect(stallBetween(first, second)).toBeGreaterThanOrEqual(120 - 30);
   });
 });

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GatewayError } from '../../errors.ts';
 import type { ConnectionFacts, GatewayRequest } from '../../http/context.ts';
 import { incompleteBody, payloadTooLarge } from '../../http/read-body.ts';
-import { stallClock } from './loop-stall.ts';
+import { stallRuns } from './loop-stall.ts';
 import { currentTurn } from './loop-turn.ts';
 
 // A Host header is echoed into links (token instructions): only a plain host[:port] is trusted.
@@ -28,7 +28,7 @@ export class NodeRequest implements GatewayRequest {
   readonly query: string;
   readonly connection: ConnectionFacts | undefined;
   readonly readTurn = currentTurn();
-  readonly readStall = Math.round(stallClock() * 100) / 100;
+  readonly readStalls = stallRuns();
   /** Undefined for a CONNECT, which Node hands over with the bare socket. */
   readonly res: ServerResponse | undefined;
   private readonly req: IncomingMessage;

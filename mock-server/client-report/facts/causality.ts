@@ -129,13 +129,43 @@ export function inAnswerTurn(e: JournalEntry, moment: 'read' | 'opened', x: Jour
 }
 
 /**
- * How long the gateway's event loop was held up between reading `from` and reading `to` (their `stalled_ms`,
- * when one process read both over node:http; 0 otherwise). A timer of the client's due meanwhile (a client in
- * the gateway's process, or on the same loaded machine) fired up to that much late: that part of the time
- * between them was the machine's.
+ * A run of stalls that ended this close before a moment may still have been under way then: the loop's probe
+ * (adapters/node/loop-stall.ts) fires every 10 ms and counts as on time within 20 ms, so no probe on time
+ * can have shown the loop caught up sooner.
+ */
+const CAUGHT_UP_MS = 30;
+
+type StallRun = NonNullable<JournalEntry['stall_runs']>[number];
+
+/**
+ * How much of the time between `from`'s answer and `to`'s read the machine may have added to a client's
+ * steps (`to`'s `stall_runs`, when one process read both over node:http; 0 otherwise): the part after the
+ * answer of the run of stalls under way when it was written or begun before the loop caught up (the client
+ * reading the answer), the run under way when `to` was read (the client sending it), and between them the
+ * longest single stall (the one a timer of the client's fell in: a timer is late by the stall it fell in,
+ * not by every stall of its wait). A loop that caught up in between ran the client's steps on time then, so
+ * a long run's many small stalls cannot add up to excuse a real violation; a loop that never caught up over
+ * the whole time (a saturated process) excuses all it lost. From the answer, not the read: a proxy that
+ * waited on its target while the machine stalled answered late, and that stall lengthened no wait.
  */
 export function stallBetween(from: JournalEntry, to: JournalEntry): number {
-  if (from.stalled_ms === undefined || to.stalled_ms === undefined) return 0;
+  const runs = to.stall_runs;
+  if (runs === undefined) return 0;
   if (!hasConnection(from) || !hasConnection(to) || instanceOf(from) !== instanceOf(to)) return 0;
-  return Math.max(0, to.stalled_ms - from.stalled_ms);
+  const since = answeredAt(from);
+  const until = to.real_ms;
+  if (!(until > since)) return 0;
+  const within = runs.filter(([start, end]) => end > since && start < until);
+  const first = within[0];
+  const last = within.at(-1);
+  if (first === undefined || last === undefined) return 0;
+  const head = first[0] <= since + CAUGHT_UP_MS ? first : undefined;
+  const tail = until - last[1] <= CAUGHT_UP_MS ? last : undefined;
+  if (head && head === tail) return Math.min(head[2], until - since);
+  const middle = within.filter((run) => run !== head && run !== tail);
+  const lost =
+    (head ? Math.min(head[2], head[1] - since) : 0) +
+    (tail ? Math.min(tail[2], until - tail[0]) : 0) +
+    Math.max(0, ...middle.map((run: StallRun) => run[3]));
+  return Math.min(lost, until - since);
 }

@@ -75,7 +75,7 @@ export const intervalsOf = (chain: readonly JournalEntry[]) =>
 
 /**
  * The least each wait of a chain may have been as the client meant it: its interval (`intervalsOf`) less the
- * stalls of the gateway's loop meanwhile (`stallBetween`). Load only lengthens waits; a reading that a longer
+ * time the gateway's loop stalls may have added meanwhile (`stallBetween`). Load only lengthens waits; a reading that a longer
  * first wait would make suspect (a schedule that never grew) reads the first waits so, never longer than
  * the client may have meant them, whatever the machine's speed.
  */

@@ -7,9 +7,9 @@ import { loadCorpus } from '../../providers/corpus.ts';
 import { isFailure, keyOf } from '../facts/entry.ts';
 import { createReactionFacts } from '../facts/reactions.ts';
 import { retryChains } from '../facts/retries.ts';
+import { failureClassOf } from '../rule-readings/failure-class.ts';
 import { type ClientRule, DEFAULT_REPORT_OPTIONS } from '../types.ts';
 import { backoffWithJitter } from './backoff-with-jitter.ts';
-import { failureClassOf } from './failure-class.ts';
 
 /*
  * What section 7's table asks of each failure class, judged from synthetic journals (no timing: every wait

@@ -53,10 +53,14 @@
  */
 import type { JournalEntry } from '../../journal/journal.ts';
 import { describe, firstWhere, intervalsOf, isFailure, retryChains, waitFloorsOf } from '../journal-facts.ts';
-import type { ClientRule, Finding } from '../types.ts';
-import { type FailureClass, failureClassOf, JUDGED_AS, judgedAs } from './failure-class.ts';
-import { chanceOfQuickRetriesAnywhere, FIRST_STEP_MS, NO_WAIT_CHANCE, NO_WAIT_MS } from './quick-retries.ts';
-import { EARLY_SPIKES, flatSchedule, lowCeiling } from './schedule-growth.ts';
+import { type FailureClass, failureClassOf, JUDGED_AS, judgedAs } from '../rule-readings/failure-class.ts';
+import {
+  chanceOfQuickRetriesAnywhere,
+  FIRST_STEP_MS,
+  NO_WAIT_CHANCE,
+  NO_WAIT_MS,
+} from '../rule-readings/quick-retries.ts';
+import { EARLY_SPIKES, flatSchedule, lowCeiling } from '../rule-readings/schedule-growth.ts';
 import {
   chanceOfSpread,
   chanceText,
@@ -65,7 +69,8 @@ import {
   leastJitter,
   NO_JITTER_CHANCE,
   spreadOf,
-} from './schedule-shape.ts';
+} from '../rule-readings/schedule-shape.ts';
+import type { ClientRule, Finding } from '../types.ts';
 
 // Retries after a failure the gateway gave no Retry-After for: the client's own backoff is judged.
 // Health is polled, not retried (see above): its requests make no chain.

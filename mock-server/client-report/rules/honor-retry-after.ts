@@ -24,8 +24,8 @@ import {
   scopeOf,
   TOLERANCE_MS,
 } from '../journal-facts.ts';
+import { seconds, whyReaction } from '../rule-readings/reaction-why.ts';
 import type { ClientRule, Finding } from '../types.ts';
-import { seconds, whyReaction } from './reaction-why.ts';
 
 /** Early requests after refusals of one kind, as found per refusal. */
 export interface Early {
