@@ -61,11 +61,14 @@ try {
     );
   }
 } finally {
-  // The keys this run wrote (its own prefix), then the connection.
-  const store = redis as unknown as
-    | { keys(pattern: string): Promise<string[]>; del(...keys: string[]): Promise<number> }
-    | undefined;
-  const keys = store ? await store.keys(`${config.store.key_prefix}:*`) : [];
-  if (store && keys.length > 0) await store.del(...keys);
   await gateway.close();
+  // The keys this run wrote (its own prefix), once the gateway is gone (deleted under it, they would be a
+  // wipe it repairs).
+  if (redisPid) {
+    const { Redis } = await import('ioredis');
+    const probe = new Redis(options.store);
+    const keys = await probe.keys(`${config.store.key_prefix}:*`);
+    if (keys.length > 0) await probe.del(...keys);
+    probe.disconnect();
+  }
 }
