@@ -14,8 +14,9 @@ import { stallsDecided } from '../rule-readings/stall-decided.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 /**
- * The most reactions on open, idle connections (reused from a pool) that arrived within TOGETHER_MS of each
- * other on distinct connections: sent at once. A client sends one request at a time per connection, and a
+ * The most reactions sent at once: read in one turn of the event loop on distinct connections (`oneTurnBurst`),
+ * or on open, idle connections (reused from a pool) arriving within TOGETHER_MS of each other on distinct
+ * connections. A client sends one request at a time per connection, and a
  * sequential one reuses the connection just freed (undici's pool takes its first idle connection, Node's
  * agent and urllib3 the last freed), so distinct connections within a few milliseconds are a batch, however
  * a loaded machine staggers when the gateway reads them.
@@ -37,6 +38,28 @@ export function idleBurst(reactions: readonly JournalEntry[]): { count: number; 
     }
     if (inWindow.size > best.count) best = { count: inWindow.size, at: e };
   });
+  const together = oneTurnBurst(reactions);
+  return together.count > best.count ? together : best;
+}
+
+/**
+ * The most reactions on distinct connections read in one turn of the event loop (`read_turn`), new or reused:
+ * all were on their way before any answer written in that turn, so none waited for another's answer; they
+ * were in flight at once, however long the turn (a loaded machine reads a batch in fewer, longer turns, not
+ * more). A client one request at a time sends its next after an answer, read a turn later at the earliest.
+ */
+function oneTurnBurst(reactions: readonly JournalEntry[]): { count: number; at?: JournalEntry } {
+  const byTurn = new Map<number, { connections: Set<number>; last: JournalEntry }>();
+  for (const e of reactions) {
+    if (e.read_turn === undefined || !hasConnection(e)) continue;
+    const turn = byTurn.get(e.read_turn) ?? { connections: new Set<number>(), last: e };
+    turn.connections.add(e.connection as number);
+    if (e.seq > turn.last.seq) turn.last = e;
+    byTurn.set(e.read_turn, turn);
+  }
+  let best: { count: number; at?: JournalEntry } = { count: 0 };
+  for (const { connections, last } of byTurn.values())
+    if (connections.size > best.count) best = { count: connections.size, at: last };
   return best;
 }
 
@@ -78,7 +101,7 @@ export function stormFindings(found: readonly Storm[], most: number): Finding[] 
       requests,
       count: group.length,
       inference:
-        'taken as sent at once: on the wire together, or arriving within 10 ms of each other on distinct connections; and as reactions to the 429 (sent with it in hand, by the connection facts)',
+        'taken as sent at once: on the wire together, read in one turn of the event loop on distinct connections, or arriving within 10 ms of each other on distinct idle connections; and as reactions to the 429 (sent with it in hand, by the connection facts)',
     };
   });
 }
