@@ -157,7 +157,7 @@ if (values.json) {
       `bad  (${String(matrix.bad).padStart(2)})        ${String(matrix.badCaught).padStart(3)}       ${String(matrix.bad - matrix.badCaught).padStart(3)}`,
       `good (${String(matrix.good).padStart(2)})        ${String(matrix.good - matrix.goodPassed).padStart(3)}       ${String(matrix.goodPassed).padStart(3)}`,
       '',
-      `Bad caught (exactly their rules): ${matrix.badCaught}/${matrix.bad} (${pct(matrix.badCaught, matrix.bad)}); good passed: ${matrix.goodPassed}/${matrix.good} (${pct(matrix.goodPassed, matrix.good)}); false flags: ${matrix.falseFlags}; timing disturbed by load: ${matrix.disturbed}; a rule not observed (no pass): ${outcomes.filter((o) => o.unobserved.length > 0).length}. ${programs.length} programs in ${seconds} s.`,
+      `Bad caught (exactly their rules): ${matrix.badCaught}/${matrix.bad} (${pct(matrix.badCaught, matrix.bad)}); good passed: ${matrix.goodPassed}/${matrix.good} (${pct(matrix.goodPassed, matrix.good)}); false flags: ${matrix.falseFlags}; timing disturbed by load: ${matrix.disturbed}; a rule NOT OBSERVED (neither a pass nor a catch; counted above as not escaped or not flagged): ${outcomes.filter((o) => o.unobserved.length > 0).length}. ${programs.length} programs in ${seconds} s.`,
       '',
     ].join('\n'),
   );
