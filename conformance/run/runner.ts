@@ -1,5 +1,5 @@
 import { SPEC_ENDPOINTS } from '../../vocabulary/endpoints.ts';
-import type { Check, CheckContext } from '../checks/check-contract.ts';
+import type { Check, CheckContext } from '../check-kit/check-contract.ts';
 import { CHECKS } from '../checks/index.ts';
 import { REAL_CLOCK, type SuiteClock } from '../client/client-pacing.ts';
 import { createSuiteClient, type SuiteClient } from '../client/http-client.ts';

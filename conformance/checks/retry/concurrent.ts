@@ -1,6 +1,6 @@
-import type { Exchange } from '../model/suite-request.ts';
-import { type Check, describeResponse, isRepeatRefusal, observed } from './check-contract.ts';
-import { checkRepeats, expectSameOutcome } from './retry-sequential.ts';
+import { type Check, describeResponse, isRepeatRefusal, observed } from '../../check-kit/check-contract.ts';
+import { checkRepeats, expectSameOutcome } from '../../check-kit/repeated-calls.ts';
+import type { Exchange } from '../../model/suite-request.ts';
 
 /**
  * retry.concurrent (spec §4 rule 4, "safe to retry"): copies of one whoami, search or fetch sent at the same

@@ -1,6 +1,6 @@
-import { checkOnce } from './check-cases.ts';
-import { type Check, CheckFailure, describeResponse, observed } from './check-contract.ts';
-import { DENIED_TOKEN, requestFor, VALID_TOKEN } from './support.ts';
+import { checkOnce } from '../../check-kit/check-cases.ts';
+import { type Check, CheckFailure, describeResponse, observed } from '../../check-kit/check-contract.ts';
+import { DENIED_TOKEN, requestFor, VALID_TOKEN } from '../../check-kit/support.ts';
 
 /** Every string and number in a JSON value (whoami's shape is "not shown": the tier may be anywhere). */
 function valuesOf(value: unknown): string[] {

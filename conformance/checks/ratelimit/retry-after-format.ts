@@ -1,7 +1,7 @@
-import { parseRetryAfter } from '../../vocabulary/retry-after.ts';
-import { reproductionOf } from '../client/recorded-exchange.ts';
-import { noRateLimitSeen, observeBurst } from './burst-observation.ts';
-import { type Check, describeResponse } from './check-contract.ts';
+import { parseRetryAfter } from '../../../vocabulary/retry-after.ts';
+import { noRateLimitSeen, observeBurst } from '../../check-kit/burst-observation.ts';
+import { type Check, describeResponse } from '../../check-kit/check-contract.ts';
+import { reproductionOf } from '../../client/recorded-exchange.ts';
 
 export const retryAfterFormat: Check = {
   id: 'ratelimit.retry-after-format',

@@ -1,10 +1,21 @@
 import fc from 'fast-check';
-import { garbageToken } from '../arbitraries/garbage-token.ts';
-import { SPECIAL_TOKENS } from '../arbitraries/special-token.ts';
-import type { SuiteRequest } from '../model/suite-request.ts';
-import { checkProperty } from './check-cases.ts';
-import { type Check, CheckFailure, codeOf, describeResponse, observed } from './check-contract.ts';
-import { isJsonContentType, protectedEndpoint, requestFor, SPEC_STATUS_OF_CODE } from './support.ts';
+import { garbageToken } from '../../arbitraries/garbage-token.ts';
+import { SPECIAL_TOKENS } from '../../arbitraries/special-token.ts';
+import { checkProperty } from '../../check-kit/check-cases.ts';
+import {
+  type Check,
+  CheckFailure,
+  codeOf,
+  describeResponse,
+  observed,
+} from '../../check-kit/check-contract.ts';
+import {
+  isJsonContentType,
+  protectedEndpoint,
+  requestFor,
+  SPEC_STATUS_OF_CODE,
+} from '../../check-kit/support.ts';
+import type { SuiteRequest } from '../../model/suite-request.ts';
 
 export const errorBodyShape: Check = {
   id: 'errors.json-body',

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { checkEach } from './check-cases.ts';
-import { type Check, CheckFailure, describeResponse, observed } from './check-contract.ts';
-import { DENIED_TOKEN, HEALTH_PATH, VALID_TOKEN } from './support.ts';
+import { checkEach } from '../../check-kit/check-cases.ts';
+import { type Check, CheckFailure, describeResponse, observed } from '../../check-kit/check-contract.ts';
+import { DENIED_TOKEN, HEALTH_PATH, VALID_TOKEN } from '../../check-kit/support.ts';
 
 export const healthWithValidToken: Check = {
   id: 'health.with-valid-token',

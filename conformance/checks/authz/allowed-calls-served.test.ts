@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runConformance } from '../run/runner.ts';
+import { runConformance } from '../../run/runner.ts';
 
 type Reply = { status: number; headers?: Record<string, string>; body?: unknown };
 const servers: ReturnType<typeof createServer>[] = [];

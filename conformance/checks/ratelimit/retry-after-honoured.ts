@@ -1,7 +1,12 @@
-import { reproductionOf } from '../client/recorded-exchange.ts';
-import type { ShortWait } from '../client/short-waits.ts';
-import { noRateLimitSeen, observeBurst } from './burst-observation.ts';
-import { type Check, type CheckOutcome, describeCall, describeResponse } from './check-contract.ts';
+import { noRateLimitSeen, observeBurst } from '../../check-kit/burst-observation.ts';
+import {
+  type Check,
+  type CheckOutcome,
+  describeCall,
+  describeResponse,
+} from '../../check-kit/check-contract.ts';
+import { reproductionOf } from '../../client/recorded-exchange.ts';
+import type { ShortWait } from '../../client/short-waits.ts';
 
 const FIX =
   "compute Retry-After from the limit's real state (time until a request would be admitted), rounded up, for every limit (each tool's own too)";

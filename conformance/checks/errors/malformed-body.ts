@@ -1,9 +1,15 @@
 import fc from 'fast-check';
-import { type MalformedBodyKind, malformedBodies } from '../arbitraries/malformed-bodies.ts';
-import type { Exchange } from '../model/suite-request.ts';
-import { checkEach } from './check-cases.ts';
-import { type Check, CheckFailure, codeOf, describeResponse, observed } from './check-contract.ts';
-import { isJsonContentType, VALID_TOKEN } from './support.ts';
+import { type MalformedBodyKind, malformedBodies } from '../../arbitraries/malformed-bodies.ts';
+import { checkEach } from '../../check-kit/check-cases.ts';
+import {
+  type Check,
+  CheckFailure,
+  codeOf,
+  describeResponse,
+  observed,
+} from '../../check-kit/check-contract.ts';
+import { isJsonContentType, VALID_TOKEN } from '../../check-kit/support.ts';
+import type { Exchange } from '../../model/suite-request.ts';
 
 const FIX =
   'answer a client mistake with a 4xx JSON error with a stable "code" (e.g. 400 {"code":"invalid_request"}): catch body-parser errors in a JSON error handler and validate fields before using them';

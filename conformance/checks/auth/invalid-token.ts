@@ -1,10 +1,8 @@
-import { type BadTokenKind, badTokenKinds } from '../arbitraries/bad-token.ts';
-import { longTokenBoundaries } from '../arbitraries/long-token.ts';
-import { SPECIAL_TOKENS } from '../arbitraries/special-token.ts';
-import { TRUNCATED_BOUNDARIES } from '../arbitraries/truncated-token.ts';
-import type { Exchange } from '../model/suite-request.ts';
-import type { TokenValue } from '../model/token-value.ts';
-import { checkEach, checkOnce } from './check-cases.ts';
+import { type BadTokenKind, badTokenKinds } from '../../arbitraries/bad-token.ts';
+import { longTokenBoundaries } from '../../arbitraries/long-token.ts';
+import { SPECIAL_TOKENS } from '../../arbitraries/special-token.ts';
+import { TRUNCATED_BOUNDARIES } from '../../arbitraries/truncated-token.ts';
+import { checkEach, checkOnce } from '../../check-kit/check-cases.ts';
 import {
   type Check,
   type CheckContext,
@@ -12,14 +10,16 @@ import {
   type CheckOutcome,
   describeResponse,
   observed,
-} from './check-contract.ts';
+} from '../../check-kit/check-contract.ts';
 import {
   expectError,
   expectNoServerError,
   protectedEndpoints,
   refusedByServer,
   requestFor,
-} from './support.ts';
+} from '../../check-kit/support.ts';
+import type { Exchange } from '../../model/suite-request.ts';
+import type { TokenValue } from '../../model/token-value.ts';
 
 const FIX =
   'verify the token (signature, expiry, revocation) and answer 401 {"code":"invalid_identity_token"} for anything not accepted';

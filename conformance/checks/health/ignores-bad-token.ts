@@ -1,12 +1,12 @@
 import fc from 'fast-check';
-import { garbageToken } from '../arbitraries/garbage-token.ts';
-import { longToken, tokenOfLength } from '../arbitraries/long-token.ts';
-import { unicodeToken } from '../arbitraries/unicode-token.ts';
-import { innerWhitespaceToken } from '../arbitraries/whitespace-token.ts';
-import type { TokenValue } from '../model/token-value.ts';
-import { checkProperty } from './check-cases.ts';
-import { type Check, CheckFailure, describeResponse, observed } from './check-contract.ts';
-import { HEALTH_PATH, refusedByServer } from './support.ts';
+import { garbageToken } from '../../arbitraries/garbage-token.ts';
+import { longToken, tokenOfLength } from '../../arbitraries/long-token.ts';
+import { unicodeToken } from '../../arbitraries/unicode-token.ts';
+import { innerWhitespaceToken } from '../../arbitraries/whitespace-token.ts';
+import { checkProperty } from '../../check-kit/check-cases.ts';
+import { type Check, CheckFailure, describeResponse, observed } from '../../check-kit/check-contract.ts';
+import { HEALTH_PATH, refusedByServer } from '../../check-kit/support.ts';
+import type { TokenValue } from '../../model/token-value.ts';
 
 /** The kinds of bad token health is sent, each with its arbitrary. */
 const KINDS: [string, fc.Arbitrary<TokenValue>][] = [

@@ -1,13 +1,13 @@
-import type { Exchange } from '../model/suite-request.ts';
-import { checkOnce } from './check-cases.ts';
+import { checkOnce } from '../../check-kit/check-cases.ts';
 import {
   type Check,
   type CheckContext,
   CheckFailure,
   describeResponse,
   type Endpoint,
-} from './check-contract.ts';
-import { requestFor, VALID_TOKEN } from './support.ts';
+} from '../../check-kit/check-contract.ts';
+import { requestFor, VALID_TOKEN } from '../../check-kit/support.ts';
+import type { Exchange } from '../../model/suite-request.ts';
 
 /** Without a Retry-After, the one long wait lasts this long (a minute covers most rate-limit windows). */
 const LONG_WAIT_WITHOUT_RETRY_AFTER_MS = 60_000;

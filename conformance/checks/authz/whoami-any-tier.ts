@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { checkProperty } from './check-cases.ts';
-import { type Check, CheckFailure, describeResponse, observed } from './check-contract.ts';
-import { DENIED_TOKEN, requestFor, VALID_TOKEN } from './support.ts';
+import { checkProperty } from '../../check-kit/check-cases.ts';
+import { type Check, CheckFailure, describeResponse, observed } from '../../check-kit/check-contract.ts';
+import { DENIED_TOKEN, requestFor, VALID_TOKEN } from '../../check-kit/support.ts';
 
 export const whoamiAnyTier: Check = {
   id: 'authz.whoami-any-tier',

@@ -1,8 +1,8 @@
-import type { Exchange } from '../model/suite-request.ts';
-import { checkOnce } from './check-cases.ts';
-import { type Check, CheckFailure, describeResponse, observed } from './check-contract.ts';
-import { DENIED_TOKEN, requestFor, VALID_TOKEN } from './support.ts';
-import { tellsCallersApart } from './whoami-volatile.ts';
+import { checkOnce } from '../../check-kit/check-cases.ts';
+import { type Check, CheckFailure, describeResponse, observed } from '../../check-kit/check-contract.ts';
+import { DENIED_TOKEN, requestFor, VALID_TOKEN } from '../../check-kit/support.ts';
+import { tellsCallersApart } from '../../check-kit/whoami-volatile.ts';
+import type { Exchange } from '../../model/suite-request.ts';
 
 const FIX = "return the caller's identity and its policy tier from whoami, as a JSON object (spec §4, §2)";
 

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { variedBody } from '../arbitraries/varied-body.ts';
-import { checkEach } from './check-cases.ts';
-import { type Check, observed } from './check-contract.ts';
-import { DENIED_TOKEN, deniedEndpoint, expectError, requestFor } from './support.ts';
+import { variedBody } from '../../arbitraries/varied-body.ts';
+import { checkEach } from '../../check-kit/check-cases.ts';
+import { type Check, observed } from '../../check-kit/check-contract.ts';
+import { DENIED_TOKEN, deniedEndpoint, expectError, requestFor } from '../../check-kit/support.ts';
 
 export const accessDenied: Check = {
   id: 'authz.access-denied',

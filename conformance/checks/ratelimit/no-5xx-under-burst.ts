@@ -1,6 +1,17 @@
-import { reproductionOf } from '../client/recorded-exchange.ts';
-import { beyondSporadic, burstFailure, burstScript, observeBurst, SPORADIC } from './burst-observation.ts';
-import { type Check, CheckFailure, describeResponse, failureMessage } from './check-contract.ts';
+import {
+  beyondSporadic,
+  burstFailure,
+  burstScript,
+  observeBurst,
+  SPORADIC,
+} from '../../check-kit/burst-observation.ts';
+import {
+  type Check,
+  CheckFailure,
+  describeResponse,
+  failureMessage,
+} from '../../check-kit/check-contract.ts';
+import { reproductionOf } from '../../client/recorded-exchange.ts';
 
 const FIX =
   'shed load with 429 rate_limited (section 8), or with 503 and a Retry-After that a retry after it clears; never with a bare 5xx, a 5xx that persists, or a dropped connection';

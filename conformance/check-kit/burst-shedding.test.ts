@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { rateLimitBurst } from '../checks/ratelimit/burst-429.ts';
 import type { Exchange, SuiteRequest } from '../model/suite-request.ts';
 import { LIMIT_AS_503, observeBurst } from './burst-observation.ts';
 import type { CheckContext, Endpoint } from './check-contract.ts';
-import { rateLimitBurst } from './rate-limit-burst.ts';
 
 const WHOAMI: Endpoint = { name: 'whoami', method: 'GET', path: '/v1/whoami' };
 const SEARCH: Endpoint = {

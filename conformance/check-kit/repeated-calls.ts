@@ -2,17 +2,20 @@ import fc from 'fast-check';
 import type { Exchange } from '../model/suite-request.ts';
 import { checkProperty } from './check-cases.ts';
 import {
-  type Check,
   type CheckContext,
   CheckFailure,
   codeOf,
   describeResponse,
   type Endpoint,
-  observed,
   repeatRefusedFix,
   SPEC_RETRY_SAFE,
 } from './check-contract.ts';
 import { expectNoServerError, requestFor, VALID_TOKEN } from './support.ts';
+
+/*
+ * What retry.sequential and retry.concurrent share: what a repeat must not change, and the property over
+ * repeats of one valid call both run.
+ */
 
 /**
  * What a retry must not change: the status, and for an error its code. A 2xx body is a result, whatever
@@ -99,30 +102,3 @@ export const checkRepeats = (
       ),
     },
   );
-
-export const retrySequential: Check = {
-  id: 'retry.sequential',
-  title:
-    'Repeating whoami, search and fetch one after another gives the same outcome, with no side effect (a write-like tool: with its idempotency key)',
-  specRef: [{ section: 4, rules: [4] }, { section: 7 }],
-  level: 'MUST',
-  needs: ['token'],
-  run: (ctx) =>
-    checkRepeats(ctx, 4, async (endpoint, times, send) => {
-      const whoami = requestFor(ctx.endpoints.whoami, { token: VALID_TOKEN });
-      const before = observed(await ctx.client.send(whoami));
-      const repeats: Exchange[] = [];
-      for (let i = 0; i < times; i++) repeats.push(observed(await send()));
-      expectSameOutcome(repeats, `${endpoint.method} ${endpoint.path}`, endpoint);
-      const after = observed(await ctx.client.send(whoami));
-      if (outcomeOf(after) !== outcomeOf(before)) {
-        throw new CheckFailure({
-          expected: `whoami to answer as before the repeats (${outcomeOf(before)})`,
-          actual: describeResponse(after),
-          fix: 'repeated tool calls must have no observable side effect on the caller',
-          exchange: after,
-          aboutRepeats: true,
-        });
-      }
-    }),
-};

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { checkProperty } from './check-cases.ts';
-import { type Check, CheckFailure, describeResponse, observed } from './check-contract.ts';
-import { HEALTH_PATH } from './support.ts';
+import { checkProperty } from '../../check-kit/check-cases.ts';
+import { type Check, CheckFailure, describeResponse, observed } from '../../check-kit/check-contract.ts';
+import { HEALTH_PATH } from '../../check-kit/support.ts';
 
 export const healthWithoutToken: Check = {
   id: 'health.without-token',

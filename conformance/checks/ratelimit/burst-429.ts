@@ -5,15 +5,15 @@ import {
   observeBurst,
   shedWithServerErrors,
   type TimedExchange,
-} from './burst-observation.ts';
+} from '../../check-kit/burst-observation.ts';
 import {
   type Check,
   CheckFailure,
   type CheckOutcome,
   describeResponse,
   failureMessage,
-} from './check-contract.ts';
-import { expectError } from './support.ts';
+} from '../../check-kit/check-contract.ts';
+import { expectError } from '../../check-kit/support.ts';
 
 /**
  * A bounded burst of allowed calls meets the rate limit as 429 {"code":"rate_limited"} (spec §8, §7).

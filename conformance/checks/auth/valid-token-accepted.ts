@@ -1,8 +1,13 @@
-import { curlFor } from '../client/curl.ts';
-import { reproductionOf } from '../client/recorded-exchange.ts';
-import type { TokenContradiction, TokenSighting } from '../tokens/token-ledger.ts';
-import { type Check, type CheckContext, describeCall, describeResponse } from './check-contract.ts';
-import { DENIED_TOKEN, requestFor, VALID_TOKEN } from './support.ts';
+import {
+  type Check,
+  type CheckContext,
+  describeCall,
+  describeResponse,
+} from '../../check-kit/check-contract.ts';
+import { DENIED_TOKEN, requestFor, VALID_TOKEN } from '../../check-kit/support.ts';
+import { curlFor } from '../../client/curl.ts';
+import { reproductionOf } from '../../client/recorded-exchange.ts';
+import type { TokenContradiction, TokenSighting } from '../../tokens/token-ledger.ts';
 
 /** Rounds of the check's own probe: each served endpoint, in turn, sequentially (12 calls with both tools). */
 const PROBE_ROUNDS = 4;

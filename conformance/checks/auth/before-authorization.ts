@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import type { TokenTransform, TokenValue } from '../model/token-value.ts';
-import { checkProperty } from './check-cases.ts';
-import { type Check, observed } from './check-contract.ts';
-import { deniedEndpoint, expectError, requestFor } from './support.ts';
+import { checkProperty } from '../../check-kit/check-cases.ts';
+import { type Check, observed } from '../../check-kit/check-contract.ts';
+import { deniedEndpoint, expectError, requestFor } from '../../check-kit/support.ts';
+import type { TokenTransform, TokenValue } from '../../model/token-value.ts';
 
 /** Ways to spoil a real token while keeping its claims readable to a gateway that does not verify first. */
 const spoil = (): fc.Arbitrary<TokenTransform> =>

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { type RequestBody, requestBody } from '../arbitraries/request-body.ts';
-import { checkEach } from './check-cases.ts';
+import { type RequestBody, requestBody } from '../../arbitraries/request-body.ts';
+import { checkEach } from '../../check-kit/check-cases.ts';
 import {
   type Check,
   CheckFailure,
@@ -8,8 +8,8 @@ import {
   describeResponse,
   type Endpoint,
   observed,
-} from './check-contract.ts';
-import { expectError, isJsonContentType, protectedEndpoints } from './support.ts';
+} from '../../check-kit/check-contract.ts';
+import { expectError, isJsonContentType, protectedEndpoints } from '../../check-kit/support.ts';
 
 // Statuses a gateway may give a malformed body before it looks for the token: the spec does not order
 // the identity check against body validation, so answering the body first is allowed.

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { headerNameCasing } from '../arbitraries/header-name-casing.ts';
-import { checkEach } from './check-cases.ts';
-import { type Check, CheckFailure, describeResponse, observed } from './check-contract.ts';
-import { requestFor, VALID_TOKEN } from './support.ts';
+import { headerNameCasing } from '../../arbitraries/header-name-casing.ts';
+import { checkEach } from '../../check-kit/check-cases.ts';
+import { type Check, CheckFailure, describeResponse, observed } from '../../check-kit/check-contract.ts';
+import { requestFor, VALID_TOKEN } from '../../check-kit/support.ts';
 
 export const headerNameCaseInsensitive: Check = {
   id: 'auth.header-name-case-insensitive',

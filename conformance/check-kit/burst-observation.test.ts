@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { rateLimitBurst } from '../checks/ratelimit/burst-429.ts';
+import { no5xxUnderBurst } from '../checks/ratelimit/no-5xx-under-burst.ts';
 import type { Exchange } from '../model/suite-request.ts';
 import { type BurstObservation, burstScript, noRateLimitSeen, retryTransient } from './burst-observation.ts';
 import type { CheckContext } from './check-contract.ts';
-import { no5xxUnderBurst } from './no-5xx-under-burst.ts';
-import { rateLimitBurst } from './rate-limit-burst.ts';
 
 /** A burst of `counts[path]` answered requests per path, as observeBurst records them. */
 function burstOf(counts: Record<string, number>): BurstObservation {
