@@ -20,7 +20,7 @@ import type { TimedExchange } from './timed-exchange.ts';
 export type { TimedExchange };
 
 /** An endpoint the burst met a 429 on, with those 429s (the latest last) and the probe after their wait. */
-export interface LimitedEndpoint {
+interface LimitedEndpoint {
   endpoint: Endpoint;
   rateLimited: TimedExchange[];
   /** The request sent once the latest 429's Retry-After had passed (none without a Retry-After). */

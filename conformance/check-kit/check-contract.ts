@@ -155,7 +155,7 @@ export class CheckFailure extends Error {
 }
 
 /** What a failure says when the gateway's answer was a server error, whatever the check is about. */
-export const SERVER_ERROR_FIX =
+const SERVER_ERROR_FIX =
   "the gateway failed on its side, so this says nothing yet about the rule checked here: find the request in the gateway's logs (the reproduction sends it again) and make it succeed; the suite retries any 5xx up to 3 times with backoff (spec section 7 calls every 5xx transient) before judging it";
 
 /** The operations section 4 rule 4 names safe to retry: whoami and the spec's tools. */
@@ -192,7 +192,7 @@ export function repeatRefusedFix(call: {
 }
 
 /** What a failure says when the answer refused a repeated call as a duplicate, whatever the check is about. */
-export function repeatRefusedMessage(exchange: Exchange): string {
+function repeatRefusedMessage(exchange: Exchange): string {
   const call = {
     method: exchange.request.method,
     path: exchange.request.path,
@@ -215,7 +215,7 @@ export function repeatRefusalOf(failure: CheckFailure): Exchange | undefined {
 }
 
 /** Whether an answer is a server error or no answer at all. */
-export const isServerError = (status: number) => status === 0 || status >= 500;
+const isServerError = (status: number) => status === 0 || status >= 500;
 
 /**
  * The message of a failure: "Expected ...; got ...  Fix: ...". When the answer was a 5xx or a dropped

@@ -22,7 +22,7 @@ export interface RetryAfterProbe {
 }
 
 /** When a 429 said a request would be admitted again (ms on the suite's clock), if its Retry-After said. */
-export function untilOf(t: TimedExchange): number | undefined {
+function untilOf(t: TimedExchange): number | undefined {
   const header = t.exchange.response.headers['retry-after'];
   const parsed = header === undefined ? undefined : parseRetryAfter(header);
   return parsed
@@ -31,7 +31,7 @@ export function untilOf(t: TimedExchange): number | undefined {
 }
 
 /** Why a wait until `until` cannot be granted (beyond --max-wait-seconds or the time budget), if it cannot. */
-export function refusedWait(ctx: CheckContext, until: number): CheckOutcome | undefined {
+function refusedWait(ctx: CheckContext, until: number): CheckOutcome | undefined {
   const wait = until - ctx.now();
   if (wait > ctx.maxWaitSeconds * 1000)
     return {

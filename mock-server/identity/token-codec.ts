@@ -18,8 +18,8 @@ export interface TokenClaims {
   inc?: string;
 }
 
-export type DecodeFailure = 'malformed' | 'bad_signature';
-export type DecodeResult = { ok: true; claims: TokenClaims } | { ok: false; reason: DecodeFailure };
+type DecodeFailure = 'malformed' | 'bad_signature';
+type DecodeResult = { ok: true; claims: TokenClaims } | { ok: false; reason: DecodeFailure };
 
 const PREFIX = 'agt1';
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
@@ -65,8 +65,6 @@ export function createTokenCodec(secret: string) {
     },
   };
 }
-
-export type TokenCodec = ReturnType<typeof createTokenCodec>;
 
 function parseClaims(payload: string): TokenClaims | undefined {
   let value: unknown;
