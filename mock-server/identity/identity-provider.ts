@@ -64,7 +64,7 @@ export type VerifyResult =
   | { ok: false; reason: InvalidTokenReason; agentId?: string };
 
 /** A freshly minted token, as the token endpoint returns it. */
-interface MintedToken {
+export interface MintedToken {
   token: string;
   agentId: string;
   issuedAt: number;
