@@ -21,14 +21,14 @@ import { SUITE_OPTION_ROWS } from './option-tables.ts';
 const CLI = fileURLToPath(new URL('./agent-gateway.mjs', import.meta.url));
 
 /** The suite's options (suiteOptionsSchema) the action has an input for, as rows: every one. */
-export const PASSED_ROWS = SUITE_OPTION_ROWS;
+const PASSED_ROWS = SUITE_OPTION_ROWS;
 
 /**
  * The token roles' inputs (TOKEN_ROLES): a static token (a secret) is passed in its role's environment
  * variable, never on the command line; a command as the flag of the same name. The valid and denied token
  * commands are the action's own inputs (an API key may stand for them).
  */
-export const TOKEN_INPUTS: Readonly<Record<string, { env: string } | 'command'>> = Object.fromEntries(
+const TOKEN_INPUTS: Readonly<Record<string, { env: string } | 'command'>> = Object.fromEntries(
   TOKEN_ROLES.flatMap((role) => [
     [role.flag, { env: role.env }],
     ...(role.key === 'token' || role.key === 'deniedToken' ? [] : [[`${role.flag}-command`, 'command']]),
@@ -88,10 +88,10 @@ export const OWN_INPUTS = [
   'args',
 ] as const;
 
-export type PassedInput = string;
+type PassedInput = string;
 
 /** The action's inputs, as action.yml passes them (empty means not given). */
-export interface ActionInputs {
+interface ActionInputs {
   baseUrl: string;
   tokenCommand: string;
   apiKey: string;
@@ -188,13 +188,13 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
 }
 
 /** A problem with the inputs: reported like the CLI's own (exit 2), in the log and the summary. */
-export class InputError extends Error {}
+class InputError extends Error {}
 
 /**
  * The environment variables the token commands read: the API keys (never on a command line: process
  * lists, logs, the replay commands in the reports) and the harness's CLI, wherever the action runs from.
  */
-export const ACTION_VARIABLES = {
+const ACTION_VARIABLES = {
   validKey: 'AGENT_GATEWAY_API_KEY',
   deniedKey: 'AGENT_GATEWAY_DENIED_API_KEY',
   cli: 'AGENT_GATEWAY_CLI',
@@ -302,7 +302,7 @@ function couldNotRun(reason: string): string {
 }
 
 /** Runs the action: the CLI's exit code, the summary appended, the outputs set. */
-export async function runAction(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+async function runAction(env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let inputs: ActionInputs;
   try {
     inputs = readInputs(env);

@@ -59,7 +59,7 @@ const numberChoice = (row: OptionRow) => (value: string) => {
  * @example
  * command.addOption(optionOf(row)); // --retry-cap <n>  most consecutive ... (default 6)
  */
-export function optionOf(row: OptionRow, settings: FlagSettings = {}): Option {
+function optionOf(row: OptionRow, settings: FlagSettings = {}): Option {
   const takesValue = row.type !== 'boolean';
   const showDefault = row.default !== undefined && row.type !== 'boolean' && settings.defaultInHelpOnly;
   const description = showDefault ? `${row.description} (default ${row.default})` : row.description;

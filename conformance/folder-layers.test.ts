@@ -8,7 +8,18 @@ import { describe, expect, it } from 'vitest';
  * shares (a request and its exchange, a token as a check describes it, a check's result, the error of a run
  * that cannot work); the root holds the package's entry points (index.ts, vitest.ts).
  */
-const LAYERS = ['model', 'tokens', 'arbitraries', 'client', 'suite', 'checks', 'run', 'reporters', '.'];
+const LAYERS = [
+  'model',
+  'tokens',
+  'arbitraries',
+  'client',
+  'suite',
+  'check-kit',
+  'checks',
+  'run',
+  'reporters',
+  '.',
+];
 const root = import.meta.dirname;
 const IMPORT = /^(?:import|export)\s+(?:type\s+)?[^'";]*?\sfrom\s+'(\.[^']+)'/gm;
 

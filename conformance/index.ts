@@ -15,8 +15,8 @@ export type {
   CheckedToolName,
   CheckOutcome,
   Endpoint,
-} from './checks/check-contract.ts';
-export { CheckFailure, Inconclusive } from './checks/check-contract.ts';
+} from './check-kit/check-contract.ts';
+export { CheckFailure, Inconclusive } from './check-kit/check-contract.ts';
 export { CHECKS } from './checks/index.ts';
 export type { SuiteClock } from './client/client-pacing.ts';
 export { exhaustedWaitMs, rateLimitHint } from './client/rate-limit-headers.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { formatSpecRef } from '../vocabulary/spec-ref.ts';
-import type { Check } from './checks/check-contract.ts';
+import type { Check } from './check-kit/check-contract.ts';
 import type { CheckResult } from './model/check-result.ts';
 import { formatSummary } from './reporters/console.ts';
 import {

@@ -43,7 +43,7 @@ async function load(url: string, token: string, seconds: number, connections: nu
 }
 
 /** What the proxy benchmark is run with: the load, JSON output, the proxy's journal body bytes. */
-export interface ProxyBenchOptions extends LoadOptions {
+interface ProxyBenchOptions extends LoadOptions {
   json?: boolean;
   journalBodyBytes?: number;
 }

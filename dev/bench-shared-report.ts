@@ -32,11 +32,11 @@ export interface SharedRound extends Measurement {
 }
 
 /** Calls of the scripts (EVALSHA, EVAL): the round trips a request makes, as scripts. */
-export const scriptCalls = (rows: [string, number][]) =>
+const scriptCalls = (rows: [string, number][]) =>
   rows.filter(([c]) => c === 'evalsha' || c === 'eval').reduce((sum, [, n]) => sum + n, 0);
 
 /** What a request costs in CPU, all processes counted: the server's (workers included) and Redis's. */
-export const totalCpu = (m: Measurement) => m.cpuMicros + (m.sidecarCpuMicros ?? 0);
+const totalCpu = (m: Measurement) => m.cpuMicros + (m.sidecarCpuMicros ?? 0);
 
 export interface SharedNames {
   bare: string;

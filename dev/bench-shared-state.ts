@@ -16,7 +16,7 @@ import {
 import { BENCH_CONFIG, mintOne, startBare, startGateway, type Target } from './bench-targets.ts';
 
 /** The options of `npm run bench` the shared-state run reads. */
-export interface SharedStateOptions {
+interface SharedStateOptions {
   connections: number;
   duration: number;
   rounds: number;

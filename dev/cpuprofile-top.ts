@@ -22,7 +22,7 @@ interface Profile {
   endTime: number;
 }
 
-export interface FrameCost {
+interface FrameCost {
   frame: string;
   /** Self time, microseconds. */
   selfMicros: number;
@@ -31,7 +31,7 @@ export interface FrameCost {
 }
 
 /** Where a frame's code lives, for the grouped view. */
-export function areaOf(url: string, functionName: string): string {
+function areaOf(url: string, functionName: string): string {
   if (functionName === '(garbage collector)') return 'garbage collector';
   if (functionName === '(program)') return 'V8/native (program)';
   if (url.startsWith('node:_http') || url.startsWith('node:internal/http') || url === 'node:http')
@@ -56,7 +56,7 @@ function shortUrl(url: string): string {
 }
 
 /** Self time per frame (function + location) and per area, idle excluded. */
-export function profileCosts(
+function profileCosts(
   file: string,
   skipMs = 0,
 ): { frames: FrameCost[]; areas: FrameCost[]; busyMicros: number } {
@@ -98,7 +98,7 @@ export function profileCosts(
  * of its stack, from the leaf up, named in a stage below; samples under none of them are the answer itself
  * (the gateway's answering code and the node:http, socket and kernel work it needs), the collector its own.
  */
-export const STAGES: readonly (readonly [string, readonly string[]])[] = [
+const STAGES: readonly (readonly [string, readonly string[]])[] = [
   [
     'analysis (secret readings, request meaning, fingerprints)',
     [
@@ -121,7 +121,7 @@ export const STAGES: readonly (readonly [string, readonly string[]])[] = [
  * Self time per stage of STAGES, the rest as `answer` and `garbage collector`, idle excluded; with each
  * stage's top frames (self time) in `frames`.
  */
-export function stageCosts(file: string, skipMs = 0): (FrameCost & { frames: FrameCost[] })[] {
+function stageCosts(file: string, skipMs = 0): (FrameCost & { frames: FrameCost[] })[] {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const parent = new Map<number, ProfileNode>();
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));

@@ -21,7 +21,7 @@ export const withSeedOption = (command: Command, help: string): Command =>
 export const seedOf = (given: number | undefined): number => given ?? Math.floor(Math.random() * MAX_SEED);
 
 /** A running target; `stop()` ends the process and removes its config. */
-export interface FuzzTarget {
+interface FuzzTarget {
   url: string;
   pid: number;
   port: number;
@@ -34,14 +34,14 @@ export interface FuzzTarget {
 }
 
 /** Server timeouts of the target's config, in milliseconds. */
-export interface TargetTimeouts {
+interface TargetTimeouts {
   headers_timeout_ms: number;
   request_timeout_ms: number;
   idle_timeout_ms: number;
 }
 
 /** Starts a target named `name` (its temporary folder's prefix) with these timeouts and tokens for `apiKeys`. */
-export async function startFuzzTarget(
+async function startFuzzTarget(
   name: string,
   timeouts: TargetTimeouts,
   apiKeys: readonly string[],

@@ -34,7 +34,7 @@ export function clientReportJsonSchema(): Record<string, unknown> {
 }
 
 /** The file's text. */
-export const renderReportSchema = () => `${JSON.stringify(clientReportJsonSchema(), null, 2)}\n`;
+const renderReportSchema = () => `${JSON.stringify(clientReportJsonSchema(), null, 2)}\n`;
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   writeFileSync(REPORT_SCHEMA_FILE, renderReportSchema());

@@ -30,7 +30,7 @@ import { pathToFileURL } from 'node:url';
  * not overlap each other; neither touches what the `checks` lane reads (vitest bundles its own CLI into
  * node_modules/.cache; tsc and biome leave dist/ and the Python package alone).
  */
-export type Lane = 'checks' | 'package';
+type Lane = 'checks' | 'package';
 
 export interface Stage {
   name: string;
@@ -48,7 +48,7 @@ export const STAGES: readonly Stage[] = [
   { name: 'python', script: 'test:python', lane: 'package' },
 ];
 
-export interface StageResult {
+interface StageResult {
   name: string;
   script: string;
   lane: Lane;
@@ -72,7 +72,7 @@ export interface RunOutcome {
  * Runs one stage. `output` is where its output goes: `undefined` for the terminal, or a function that
  * receives it (a stage running beside another, whose output is held until it ends).
  */
-export type Runner = (stage: Stage, output?: (chunk: string) => void) => Promise<RunOutcome>;
+type Runner = (stage: Stage, output?: (chunk: string) => void) => Promise<RunOutcome>;
 
 /**
  * The CPU time of a POSIX shell's children, from the second line of its `times` builtin
@@ -224,7 +224,7 @@ export function summary(results: readonly StageResult[], wallSeconds?: number): 
 }
 
 /** The options `npm test` takes beside stage names. */
-export const FLAGS = ['--serial'] as const;
+const FLAGS = ['--serial'] as const;
 
 /**
  * The stages named on the command line (all of them when none is) and whether to run them one after

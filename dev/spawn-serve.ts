@@ -9,7 +9,7 @@ export const SOURCES_CLI_ENTRY = fileURLToPath(new URL('../cli/agent-gateway.mjs
  */
 export const CLI_ENTRY = process.env.AGENT_GATEWAY_TEST_CLI || SOURCES_CLI_ENTRY;
 /** How long `stop()` waits after SIGTERM before SIGKILL: inside vitest's 20 s hook timeout. */
-export const STOP_GRACE_MS = 10_000;
+const STOP_GRACE_MS = 10_000;
 /** The built CLI (`npm run build`), as the installed package runs it. */
 export const BUILT_CLI_ENTRY = fileURLToPath(new URL('../dist/cli/agent-gateway.js', import.meta.url));
 

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 /** Past this many lines a source file is split by job, or says why not. */
 export const LONG_FILE_LINES = 400;
 /** The folders of source code (tests, fixtures and generated files aside). */
-export const SOURCE_FOLDERS = ['vocabulary', 'mock-server', 'conformance', 'cli', 'dev'];
+const SOURCE_FOLDERS = ['vocabulary', 'mock-server', 'conformance', 'cli', 'dev'];
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -43,11 +43,11 @@ export const longFiles = (files: SourceFile[]) =>
   files.filter((f) => f.lines > LONG_FILE_LINES).sort((a, b) => b.lines - a.lines);
 
 /** Names more than one source file may carry, each with why a reader cannot confuse them. */
-export const SHARED_NAMES: Readonly<Record<string, string>> = {
+const SHARED_NAMES: Readonly<Record<string, string>> = {
   'index.ts': "a folder's entry point: the folder is its name",
 };
 /** Folders whose files are named after something outside the code, which a reader knows them by. */
-export const NAMED_FROM_OUTSIDE: Readonly<Record<string, string>> = {
+const NAMED_FROM_OUTSIDE: Readonly<Record<string, string>> = {
   'cli/commands': 'one file per CLI command, named after the command (`agent-gateway report`, `proxy`)',
 };
 

@@ -42,7 +42,7 @@ export const SLOW_FIRST: readonly RegExp[] = [
 ];
 
 /** Where a file goes: its index in SLOW_FIRST, or after all of them. */
-export const slowRank = (file: string) => {
+const slowRank = (file: string) => {
   const rank = SLOW_FIRST.findIndex((pattern) => pattern.test(file));
   return rank === -1 ? SLOW_FIRST.length : rank;
 };

@@ -87,7 +87,7 @@ export type { ErrorCode };
 export { ERROR_CODES };
 
 /** Extra JSON fields an error carries next to `code` and `message`. */
-export type ErrorDetails = Record<string, unknown>;
+type ErrorDetails = Record<string, unknown>;
 
 /**
  * The one HTTP error type of the gateway.

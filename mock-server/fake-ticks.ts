@@ -9,7 +9,7 @@ const realNextTick = process.nextTick;
 const realQueueMicrotask = globalThis.queueMicrotask;
 
 /** Which of `process.nextTick` and `queueMicrotask` a runner's fake timers replaced (none: []). */
-export function fakedTicks(): string[] {
+function fakedTicks(): string[] {
   return [
     ...(process.nextTick !== realNextTick ? ['process.nextTick'] : []),
     ...(globalThis.queueMicrotask !== realQueueMicrotask ? ['queueMicrotask'] : []),

@@ -22,7 +22,7 @@ export const scenarioClockChanges = ({ frozen, start }: NonNullable<Scenario['cl
 ];
 
 /** What a gateway's scenarios are laid over and act on. */
-export interface ScenarioControlParts {
+interface ScenarioControlParts {
   runtime: Runtime;
   /** The caller's file and overlay (or resolved config), which a scenario's config is laid over. */
   base: { file?: string; config?: GatewayConfigOverlay };
@@ -117,5 +117,3 @@ export function createScenarioControl({ runtime, base, baseConfig, clock, initia
     },
   };
 }
-
-export type ScenarioControl = ReturnType<typeof createScenarioControl>;

@@ -18,7 +18,7 @@ export const fingerprint = (prefix: string, ...parts: readonly (string | number)
     .padStart(8, '0')}`;
 
 /** FNV-1a, 32 bit, over bytes (a request body as received: no decoding, no re-serialising). */
-export function fnv1a32Bytes(seed: string, bytes: Uint8Array): number {
+function fnv1a32Bytes(seed: string, bytes: Uint8Array): number {
   let hash = fnv1a32(seed);
   for (let i = 0; i < bytes.length; i++) {
     hash ^= bytes[i] as number;

@@ -84,7 +84,7 @@ export function trackGateway(gateway: Gateway, from: 'now' | 'start' = 'now'): v
 }
 
 /** The test now running, as one key (file, name, start count), or undefined when none is (or none is known). */
-export function currentTest(): string | undefined {
+function currentTest(): string | undefined {
   const test = state.running();
   if (!test?.name) return undefined;
   return `${test.path ?? ''}\u0000${test.name}\u0000${state.started}`;

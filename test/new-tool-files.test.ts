@@ -44,7 +44,7 @@ const EXPECTED: Record<string, string> = {
   'cli/option-tables.ts': 'generated from the suite and fault schemas (npm run gen:options)',
   'conformance/run/runner.ts':
     "the spec tools' own body options (--search-body, --fetch-body) and the spec's default denied tool",
-  'conformance/checks/allowed-calls-served.ts': "names the spec tools' own body flags in its advice",
+  'conformance/checks/authz/allowed-calls-served.ts': "names the spec tools' own body flags in its advice",
   'conformance/suite/suite-options.ts':
     "the suite's option schema: the spec tools' body options and defaults",
 };

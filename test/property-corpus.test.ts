@@ -42,7 +42,7 @@ describe('property tests are deterministic by default', () => {
     const direct = testFiles.filter((f) =>
       /^import .* from '(@fast-check\/vitest|fast-check)';/m.test(readFileSync(f, 'utf8')),
     );
-    // conformance/checks/check-contract.test.ts drives the conformance suite's own runner, which takes its seed explicitly.
-    expect(direct).toEqual(['conformance/checks/check-contract.test.ts']);
+    // conformance/check-kit/check-contract.test.ts drives the conformance suite's own runner, which takes its seed explicitly.
+    expect(direct).toEqual(['conformance/check-kit/check-contract.test.ts']);
   });
 });

@@ -66,8 +66,8 @@ describe('the spec vocabulary is the only code the suite and the gateway share',
   });
 
   it('resolves import lines as the tests above need', () => {
-    const file = join(root, 'conformance/checks/support.ts');
+    const file = join(root, 'conformance/check-kit/support.ts');
     expect(importsOf(file)).toContain('vocabulary/endpoints.ts');
-    expect(importsOf(file)).toContain('conformance/checks/check-contract.ts');
+    expect(importsOf(file)).toContain('conformance/check-kit/check-contract.ts');
   });
 });

@@ -33,7 +33,7 @@ const PROFILE_TOOL_ENDPOINTS = Object.fromEntries(
 };
 
 /** The reference profile's endpoints outside section 4 (never required of other gateways). */
-export const PROFILE_ENDPOINTS = {
+const PROFILE_ENDPOINTS = {
   ...PROFILE_TOOL_ENDPOINTS,
   'idp.token': { method: 'POST', path: '/idp/token', auth: 'api-key' },
   'idp.verify': { method: 'POST', path: '/idp/verify', auth: 'none' },

@@ -14,7 +14,7 @@ const IMF_FIXDATE = new RegExp(`^${DAY}, \\d{2} ${MONTH} \\d{4} ${TIME} GMT$`);
 const RFC850_DATE = new RegExp(`^${LONG_DAY}, \\d{2}-${MONTH}-\\d{2} ${TIME} GMT$`);
 const ASCTIME_DATE = new RegExp(`^${DAY} ${MONTH} [ \\d]\\d ${TIME} \\d{4}$`);
 
-export type RetryAfter = { kind: 'seconds'; seconds: number } | { kind: 'date'; date: number };
+type RetryAfter = { kind: 'seconds'; seconds: number } | { kind: 'date'; date: number };
 
 /** Parses a Retry-After value; undefined when it is neither form. */
 export function parseRetryAfter(value: string): RetryAfter | undefined {

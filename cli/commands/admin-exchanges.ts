@@ -12,7 +12,7 @@ interface FindingsAnswer {
 }
 
 /** The findings answer as text: per rule, its exchanges (most recent last). */
-export function describeFindings(answer: FindingsAnswer): string {
+function describeFindings(answer: FindingsAnswer): string {
   const dropped = answer.dropped > 0 ? ` (${answer.dropped} older exchanges dropped from the journal)` : '';
   if (answer.rules.length === 0)
     return `No finding in ${answer.judged} judged answer(s)${dropped}. Not a verdict: only what this traffic met was judged; \`agent-gateway check\` provokes every rule.`;

@@ -21,7 +21,7 @@ import { SUITE_OPTION_ROWS } from '../option-tables.ts';
  * lines, the run, the unobserved checks' remedies and the report files, each a step of `runCheck`. */
 
 /** The flags of `check` that are not the suite's options: the target, tokens, reports, listing. */
-export interface CheckInputs {
+interface CheckInputs {
   baseUrl?: string;
   token?: string;
   tokenCommand?: string;

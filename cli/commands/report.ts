@@ -6,7 +6,7 @@ import { REPORT_OPTION_ROWS } from '../option-tables.ts';
 import { type ConnectionOptions, connected } from './admin-connection.ts';
 
 /** What the report is asked with: where, the key, the agent, JSON or text, and the rules' thresholds. */
-export interface ReportOptions {
+interface ReportOptions {
   baseUrl: string;
   adminKey?: string;
   agent: string;
@@ -16,7 +16,7 @@ export interface ReportOptions {
 }
 
 /** The flags of the client rules' thresholds (reportOptionsSchema), on `report` and `admin report`. */
-export const withThresholds = (command: Command) =>
+const withThresholds = (command: Command) =>
   addOptionFlags(command, REPORT_OPTION_ROWS, {}, { defaultInHelpOnly: true });
 
 /**

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { baseUrlOption, CliError, envConfigOverrides } from '../cli-options.ts';
 
 /** Where `npm start` (and `agent-gateway serve` without options) listens. */
-export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8787';
+const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8787';
 
 interface TokenOptions {
   baseUrl?: string;

@@ -18,9 +18,9 @@ import type { TokenValue } from '../model/token-value.ts';
  */
 
 /** The boundaries real servers have (1, 2, 4 KiB), one below, at, and one above each. */
-export const LONG_TOKEN_BOUNDARIES = [1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097] as const;
+const LONG_TOKEN_BOUNDARIES = [1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097] as const;
 /** Around 8 KiB, the common header-line limit (nginx, Apache, gunicorn), and past it. */
-export const OVERSIZED_TOKEN_BOUNDARIES = [8191, 8192, 8193] as const;
+const OVERSIZED_TOKEN_BOUNDARIES = [8191, 8192, 8193] as const;
 
 /** A token of exactly `length` URL-safe characters, repeating `unit`. */
 export const tokenOfLength = (length: number, unit = 'Ab3_x-9Z'): TokenValue => ({

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { BASE64URL_ALPHABET, type TokenValue } from '../model/token-value.ts';
 
 /** Where in the token the character is changed: a verifier may look at only part of it. */
-export type MutatedPosition = 'first' | 'middle' | 'last';
+type MutatedPosition = 'first' | 'middle' | 'last';
 
 /**
  * The valid token with one character changed, at the first position, somewhere in the middle, or at the

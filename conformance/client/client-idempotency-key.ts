@@ -17,7 +17,7 @@ export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
  * @example
  * idempotencyKeyOf('POST', '/v1/web/snapshot', '{"url":"https://example.com/"}'); // 'agc-…' (36 characters)
  */
-export function idempotencyKeyOf(method: string, path: string, body: string | undefined): string {
+function idempotencyKeyOf(method: string, path: string, body: string | undefined): string {
   const digest = createHash('sha256')
     .update(`${method} ${path}\n${body ?? ''}`)
     .digest('base64url');

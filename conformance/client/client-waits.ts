@@ -3,7 +3,7 @@ import { backoffMs, flooredWaitMs, type SuiteClock } from './client-pacing.ts';
 /* The suite client's waits (http-client.ts): pausing on the suite's clock, the gates a 429 or an exhausted
  * rate limit put on a scope, and the wait planned before a retry. */
 
-export interface WaitSettings {
+interface WaitSettings {
   clock: SuiteClock;
   /** When the run's time budget ends, on `clock` (ms). */
   deadline: number;
@@ -15,7 +15,7 @@ export interface WaitSettings {
 }
 
 /** A planned wait before a retry (ms), or why there is none. */
-export type PlannedWait = { wait: number } | { refused: 'max-wait' | 'time-budget' };
+type PlannedWait = { wait: number } | { refused: 'max-wait' | 'time-budget' };
 
 /**
  * The suite's one formula for the wait before retry `attempt` (ms): the wait asked (Retry-After, compared

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { observed } from '../checks/check-contract.ts';
+import { observed } from '../check-kit/check-contract.ts';
 import { commandToken, staticToken, type TokenSource } from '../tokens/token-source.ts';
 import { backoffMs } from './client-pacing.ts';
 import { decodeBody } from './decode-body.ts';

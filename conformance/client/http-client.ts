@@ -12,7 +12,7 @@ import { createShortWaits, type ShortWait } from './short-waits.ts';
  * and client-waits.ts, one request's attempts and retry decisions in client-send.ts, tokens in
  * client-token.ts, the wire in http-transport.ts, tokens seen in token-ledger.ts. */
 
-export interface ClientOptions {
+interface ClientOptions {
   baseUrl: string;
   tokens: { valid?: TokenSource; denied?: TokenSource; expired?: TokenSource; revoked?: TokenSource };
   /** Longest Retry-After the client waits; beyond it the request is reported as rate-limit exhausted. */

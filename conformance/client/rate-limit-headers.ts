@@ -6,7 +6,7 @@
  * `X-RateLimit-Reset-After`. Only a remaining count of 0 (or a 429) makes a reset a wait.
  */
 
-export interface RateLimitHint {
+interface RateLimitHint {
   /** Requests left in the window, when the headers say. */
   remaining?: number;
   /** Milliseconds until the window resets, when the headers say. */

@@ -3,13 +3,13 @@ import type { Exchange } from '../model/suite-request.ts';
 import { curlFor } from './curl.ts';
 
 /** Longest response body a report keeps: enough to read an error, not a 5 MB page. */
-export const MAX_RECORDED_BODY = 4000;
+const MAX_RECORDED_BODY = 4000;
 
 /**
  * An exchange as reports show it: the request as sent (token header redacted by the client), the answer
  * as received, a long body cut at MAX_RECORDED_BODY characters.
  */
-export function exchangeRecord(exchange: Exchange): ExchangeRecord {
+function exchangeRecord(exchange: Exchange): ExchangeRecord {
   const { request, response } = exchange;
   const cut = response.text.length > MAX_RECORDED_BODY;
   return {

@@ -4,19 +4,22 @@ import { createShortWaits } from './short-waits.ts';
 
 const limited = { response: { status: 429, headers: { 'retry-after': '5' } } } as unknown as Exchange;
 
+/** A retry sent by call `sentBy` after the 429 answered `after` asked 5 s, met with a 429 again as answer `answerNo`. */
+const metAgain = (after: number, sentBy: number, answerNo: number) => ({
+  asked: limited,
+  askedMs: 5000,
+  again: limited,
+  after,
+  sentBy,
+  answerNo,
+});
+
 describe('the client evidence of a Retry-After that proved too short', () => {
   it('a retry alone after the wait, answered 429 again, is evidence', () => {
     const waits = createShortWaits();
     const first = waits.answered(1, 429);
     const again = waits.answered(2, 429);
-    const candidate = {
-      asked: limited,
-      askedMs: 5000,
-      again: limited,
-      after: first,
-      sentBy: 2,
-      answerNo: again,
-    };
+    const candidate = metAgain(first, 2, again);
     expect(waits.metAgain(candidate)).toBe(true);
     expect(waits.proven()).toHaveLength(1);
   });
@@ -27,14 +30,7 @@ describe('the client evidence of a Retry-After that proved too short', () => {
     const first = waits.answered(1, 429);
     waits.answered(2, 429);
     const again = waits.answered(4, 429);
-    const candidate = {
-      asked: limited,
-      askedMs: 5000,
-      again: limited,
-      after: first,
-      sentBy: 4,
-      answerNo: again,
-    };
+    const candidate = metAgain(first, 4, again);
     expect(waits.metAgain(candidate)).toBe(true);
     // The sibling's 200 arrives after the 429: it explains it, so the evidence is withdrawn.
     waits.answered(3, 200);
@@ -45,14 +41,7 @@ describe('the client evidence of a Retry-After that proved too short', () => {
     const waits = createShortWaits();
     const first = waits.answered(1, 429);
     const again = waits.answered(2, 429);
-    const candidate = {
-      asked: limited,
-      askedMs: 5000,
-      again: limited,
-      after: first,
-      sentBy: 2,
-      answerNo: again,
-    };
+    const candidate = metAgain(first, 2, again);
     waits.metAgain(candidate);
     waits.answered(3, 200);
     expect(waits.proven()).toHaveLength(1);
@@ -63,16 +52,7 @@ describe('the client evidence of a Retry-After that proved too short', () => {
     const first = waits.answered(1, 429);
     waits.answered(2, 200);
     const again = waits.answered(3, 429);
-    expect(
-      waits.metAgain({
-        asked: limited,
-        askedMs: 5000,
-        again: limited,
-        after: first,
-        sentBy: 3,
-        answerNo: again,
-      }),
-    ).toBe(false);
+    expect(waits.metAgain(metAgain(first, 3, again))).toBe(false);
     expect(waits.proven()).toEqual([]);
   });
 });

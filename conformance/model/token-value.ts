@@ -29,13 +29,13 @@ export type ResolvedTransform =
 /** The base64url alphabet, the characters of most tokens. */
 export const BASE64URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 /** The standard base64 alphabet (RFC 4648 section 4). */
-export const BASE64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const BASE64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
 /** Hex tokens (and UUIDs): every bit of every digit is used, and many gateways compare them case-insensitively. */
 const HEX_TOKEN = /^[0-9a-fA-F-]+$/;
 
 /** The index of the last character that carries data: trailing `=` is base64 padding. */
-export function lastSignificantIndex(token: string): number {
+function lastSignificantIndex(token: string): number {
   let last = token.length - 1;
   while (last > 0 && token[last] === '=') last--;
   return last;
@@ -48,7 +48,7 @@ export function lastSignificantIndex(token: string): number {
  * 6-bit value is flipped (A<->g, ...), which every position uses; in a hex token the top bit of the digit
  * (0<->8, ...), keeping the token hex. `random` (a base64url character) supplies the other bits.
  */
-export function changedChar(token: string, index: number, random: string): string {
+function changedChar(token: string, index: number, random: string): string {
   const original = token[index] ?? '';
   const r = Math.max(0, BASE64URL_ALPHABET.indexOf(random));
   if (HEX_TOKEN.test(token)) {

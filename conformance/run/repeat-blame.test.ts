@@ -158,7 +158,7 @@ describe('a copy retry.concurrent resent after a 429 and saw refused is a repeat
 
 describe('a limit signalled as 403 during repeats', () => {
   it('is blamed on the limit (spec §8), not on retry safety', async () => {
-    const { limitSignalled } = await import('../checks/retry-sequential.ts');
+    const { limitSignalled } = await import('../check-kit/repeated-calls.ts');
     const exchange = (status: number, headers: Record<string, string>) =>
       ({ response: { status, headers } }) as unknown as Parameters<typeof limitSignalled>[0];
     expect(limitSignalled(exchange(403, { 'retry-after': '15', 'ratelimit-remaining': '0' }))).toBe(true);

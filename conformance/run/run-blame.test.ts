@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Check } from '../checks/check-contract.ts';
+import type { Check } from '../check-kit/check-contract.ts';
 import type { CheckResult } from '../model/check-result.ts';
 import type { Exchange } from '../model/suite-request.ts';
 import { createCrossCheckBlame, TOKEN_RULE } from './run-blame.ts';

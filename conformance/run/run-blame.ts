@@ -1,4 +1,4 @@
-import type { Check } from '../checks/check-contract.ts';
+import type { Check } from '../check-kit/check-contract.ts';
 import type { CheckResult } from '../model/check-result.ts';
 import type { Exchange } from '../model/suite-request.ts';
 import type { TokenSource } from '../tokens/token-source.ts';

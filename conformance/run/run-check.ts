@@ -6,7 +6,7 @@ import {
   describeCall,
   describeResponse,
   repeatRefusedFix,
-} from '../checks/check-contract.ts';
+} from '../check-kit/check-contract.ts';
 import { carriedIdempotencyKey } from '../client/client-idempotency-key.ts';
 import { reproductionOf } from '../client/recorded-exchange.ts';
 import { CannotRunError } from '../model/cannot-run-error.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Check } from '../checks/check-contract.ts';
+import type { Check } from '../check-kit/check-contract.ts';
 import type { SuiteClock } from '../client/client-pacing.ts';
 import type { SuiteClient } from '../client/http-client.ts';
 import { CannotRunError } from '../model/cannot-run-error.ts';

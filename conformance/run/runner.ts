@@ -1,17 +1,12 @@
 import { SPEC_ENDPOINTS } from '../../vocabulary/endpoints.ts';
-import type { Check, CheckContext } from '../checks/check-contract.ts';
+import type { Check, CheckContext } from '../check-kit/check-contract.ts';
 import { CHECKS } from '../checks/index.ts';
 import { REAL_CLOCK, type SuiteClock } from '../client/client-pacing.ts';
 import { createSuiteClient, type SuiteClient } from '../client/http-client.ts';
 import { CannotRunError } from '../model/cannot-run-error.ts';
 import type { CheckResult, Reproduction } from '../model/check-result.ts';
 import { readExpectedResults } from '../suite/expected-results.ts';
-import {
-  parseSuiteOptions,
-  SUITE_DEFAULTS,
-  type SuiteOptions,
-  type SuiteOptionsInput,
-} from '../suite/suite-options.ts';
+import { parseSuiteOptions, type SuiteOptions, type SuiteOptionsInput } from '../suite/suite-options.ts';
 import {
   parseToolDeclaration,
   type SuiteTool,
@@ -27,11 +22,6 @@ import { createSharedMemo, preflight, type RunTokens, runClock } from './run-ste
 export { CannotRunError } from '../model/cannot-run-error.ts';
 export { DEFAULT_FETCH_BODY, DEFAULT_SEARCH_BODY } from '../suite/suite-options.ts';
 export { type ConformanceReport, exitCodeFor, summariseResults } from './report-summary.ts';
-
-/** Longest single wait granted a 429 by default (s): a 15 s block or a minute's window is waited out. */
-export const DEFAULT_MAX_WAIT_SECONDS = SUITE_DEFAULTS.maxWaitSeconds;
-/** The run's time budget by default (s), waits included. */
-export const DEFAULT_TIME_BUDGET_SECONDS = SUITE_DEFAULTS.timeBudgetSeconds;
 
 /**
  * What a run is given besides the suite's tunable options: the target, its tokens, the clock and callbacks.
@@ -257,9 +247,9 @@ function checkContext(run: {
  * each kind, the boundary examples). A gateway with tight limits is judged by every check, with fewer
  * probes, and the run ends well inside its budget instead of spending it all on waits.
  */
-export const WAIT_SHARE = 0.2;
+const WAIT_SHARE = 0.2;
 /** A limit whose 429 asks a wait this long (ms) or longer has a slow window: its endpoint gets fewer calls. */
-export const SLOW_WINDOW_MS = 30_000;
+const SLOW_WINDOW_MS = 30_000;
 
 /** Runs the checks in order, each with its share of the budget left; blame across checks settled as they end. */
 async function runChecks(
@@ -312,7 +302,7 @@ async function runChecks(
  * the denied token may not (`deniedTool`, default web.search, or the first tool declared without it). A
  * tool named that the gateway was not said to declare is the run's mistake (exit 2).
  */
-export function toolRoles(
+function toolRoles(
   tools: readonly SuiteTool[],
   suite: Pick<SuiteOptions, 'allowedTools' | 'deniedTool'>,
 ): { allowedTools: string[]; deniedTool: string } {

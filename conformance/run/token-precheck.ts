@@ -9,7 +9,7 @@ import type { TokenSource } from '../tokens/token-source.ts';
  * Whoami requests the pre-check sends before it calls a token refused: one more than it takes to pass a
  * refusing instance behind a round-robin balancer of two, three or four.
  */
-export const PRECHECK_ATTEMPTS = 4;
+const PRECHECK_ATTEMPTS = 4;
 
 /**
  * Before the checks: whoami must accept the token (spec §4 rule 2). A token refused on every one of

@@ -17,8 +17,8 @@ import type { CheckResult } from '../model/check-result.ts';
  * retry.sequential: fail           # known issue, fixed in the next release
  * ```
  */
-export const EXPECTED_VERDICTS = ['fail', 'skipped', 'inconclusive'] as const;
-export type ExpectedVerdict = (typeof EXPECTED_VERDICTS)[number];
+const EXPECTED_VERDICTS = ['fail', 'skipped', 'inconclusive'] as const;
+type ExpectedVerdict = (typeof EXPECTED_VERDICTS)[number];
 export type ExpectedResults = Readonly<Record<string, ExpectedVerdict>>;
 
 const fileSchema = z.record(

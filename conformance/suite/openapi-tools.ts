@@ -34,7 +34,7 @@ import type { ToolDeclaration } from './suite-tools.ts';
 type Json = Record<string, unknown>;
 
 /** What the document says: the tools, and one line naming what it lacks or what the suite read otherwise. */
-export interface OpenApiTools {
+interface OpenApiTools {
   tools: ToolDeclaration[];
   /** One message per finding (missing spec endpoints; operations the suite cannot call). */
   notes: string[];
@@ -157,7 +157,7 @@ function isWriteLike(doc: Json, pathItem: Json, operation: Json): boolean {
 const SAMPLE_TEXT = 'agent tool gateway conformance';
 
 /** A value a schema accepts: its example, default, first enum value, or a plain value of its type. */
-export function sampleOf(doc: Json, raw: unknown, depth = 0): unknown {
+function sampleOf(doc: Json, raw: unknown, depth = 0): unknown {
   const schema = resolve(doc, raw);
   if (!isObject(schema) || depth > 8) return {};
   if (schema.example !== undefined) return schema.example;

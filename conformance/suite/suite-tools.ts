@@ -75,7 +75,7 @@ function bodyOf(name: string, body: string): string {
 }
 
 /** A body the suite may send: JSON, and an object (the request's fields). */
-export function checkJsonBody(label: string, body: string): void {
+function checkJsonBody(label: string, body: string): void {
   let value: unknown;
   try {
     value = JSON.parse(body);

@@ -123,5 +123,3 @@ export function createTokenLedger() {
     },
   };
 }
-
-export type TokenLedger = ReturnType<typeof createTokenLedger>;

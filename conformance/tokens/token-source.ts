@@ -24,7 +24,7 @@ export function staticToken(token: string, variable: string): TokenSource {
 }
 
 /** Runs `command` in a shell; the token is the last non-empty line of its standard output. */
-export function runTokenCommand(command: string, timeoutMs = 30_000): Promise<string> {
+function runTokenCommand(command: string, timeoutMs = 30_000): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, { shell: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

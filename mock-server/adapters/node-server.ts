@@ -32,7 +32,7 @@ export interface RunningServer {
  * of a thousand connections from a busy process would otherwise wait on SYN retransmits. Linux caps it at
  * net.core.somaxconn (4096 by default since 5.4).
  */
-export const LISTEN_BACKLOG = 4096;
+const LISTEN_BACKLOG = 4096;
 
 /** Node checks its header and request timeouts on an interval: a tenth of the shorter, within 50 ms to 1 s. */
 const checkingInterval = (settings: ServerSettings) =>

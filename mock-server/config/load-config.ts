@@ -52,7 +52,7 @@ export function describeIssues(error: z.ZodError): { path: string; message: stri
 /** The largest config or scenario file read (the bundled ones are a few kilobytes). */
 export const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
 /** Aliases a YAML file may expand (`*name`): enough for any config, far too few for an alias bomb. */
-export const MAX_YAML_ALIASES = 100;
+const MAX_YAML_ALIASES = 100;
 
 /**
  * The text of a config-like file: only a regular file under MAX_CONFIG_FILE_BYTES is read. A device

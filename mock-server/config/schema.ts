@@ -1,18 +1,16 @@
 import { z } from 'zod';
-import { PROTECTED_ENDPOINTS, type ProtectedEndpointId } from '../../vocabulary/endpoints.ts';
+import type { ProtectedEndpointId } from '../../vocabulary/endpoints.ts';
 import { TOOL_NAME_PATTERN, TOOL_NAMES, type ToolName } from '../../vocabulary/tools.ts';
 import { checkToolDeclarations, toolEntrySchema } from './tool-entries.ts';
 
 /** The tools the reference gateway implements (the spec's); the config decides who may call them. */
 export { TOOL_NAMES, type ToolName };
 
-/** What rate limits count by default: the endpoints that need a token (whoami and the built-in tools). */
-export const OPERATIONS = PROTECTED_ENDPOINTS;
 /** An operation a rate-limit rule counts: whoami or a tool (a built-in one, or one the config declares). */
 export type Operation = ProtectedEndpointId | (string & {});
 
 /** An agent, tier or rule id: 1-64 letters, digits, '.', '_' or '-', starting alphanumeric. */
-export const identifier = z
+const identifier = z
   .string()
   .regex(
     /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
@@ -35,7 +33,7 @@ export const agentFields = {
   disabled: z.boolean(),
 };
 
-export const agentSchema = z.strictObject({
+const agentSchema = z.strictObject({
   ...agentFields,
   name: agentFields.name.optional(),
   allowlist: agentFields.allowlist.default([]),
@@ -49,7 +47,7 @@ const MAX_SLIDING_LIMIT = 100_000;
 /** Most tools a config declares, built-in ones included (docs/reference.md). */
 export const MAX_TOOLS = 100;
 
-export const rateLimitRuleSchema = z
+const rateLimitRuleSchema = z
   .strictObject({
     /** Names the rule in 429 bodies and RateLimit headers. */
     name: identifier,
@@ -100,7 +98,7 @@ const rateLimitsSchema = z.strictObject({
  * The HTTP server's limits (the Node server; msw and in-process calls have no connections). Timeouts are
  * real milliseconds: a client that stalls is answered 408 and disconnected, whatever the gateway clock does.
  */
-export const serverSchema = z
+const serverSchema = z
   .strictObject({
     max_body_bytes: z
       .number()

@@ -63,7 +63,7 @@ export const toolEntrySchema = z.strictObject({
   write_like: z.boolean().optional(),
 });
 
-export type ToolEntry = z.output<typeof toolEntrySchema>;
+type ToolEntry = z.output<typeof toolEntrySchema>;
 
 /** Names that are endpoints of the gateway, not tools (the journal's operations). */
 const RESERVED = new Set(['health', 'whoami', 'other', 'openapi']);

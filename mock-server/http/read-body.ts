@@ -10,7 +10,7 @@ import type { GatewayRequest } from './context.ts';
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i;
 
 /** 415 unless the Content-Type is JSON (application/json or application/*+json) in UTF-8. */
-export function checkContentType(contentType: string | undefined): void {
+function checkContentType(contentType: string | undefined): void {
   if (contentType === 'application/json') return;
   const [mediaType = '', ...params] = (contentType ?? '').split(';').map((part) => part.trim());
   const charset = params
@@ -51,7 +51,7 @@ const DECODERS: Readonly<Record<string, Decoder>> = {
   br: promisify(brotliDecompress),
 };
 /** What a 415 names as accepted, and the Accept-Encoding it sends (RFC 9110 section 12.5.3). */
-export const ACCEPTED_ENCODINGS = ['gzip', 'deflate', 'br', 'identity'] as const;
+const ACCEPTED_ENCODINGS = ['gzip', 'deflate', 'br', 'identity'] as const;
 // Each layer decodes at most max_body_bytes, so layers multiply the work: "gzip, br" is as far as it goes.
 const MAX_CODINGS = 2;
 
@@ -59,7 +59,7 @@ const MAX_CODINGS = 2;
  * The content codings of a body, in the order they were applied, without `identity`; 415 for one the gateway
  * cannot decode, naming those it can (and saying so in Accept-Encoding).
  */
-export function contentCodings(header: string | undefined): string[] {
+function contentCodings(header: string | undefined): string[] {
   if (header === undefined) return [];
   const codings = header
     .split(',')

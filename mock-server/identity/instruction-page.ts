@@ -3,7 +3,7 @@ import { IDENTITY_HEADER } from '../../vocabulary/identity-header.ts';
 import { GatewayError } from '../errors.ts';
 
 /** The three query parameters of the instruction page (spec section 4, "Token instruction page"). */
-export interface InstructionParams {
+interface InstructionParams {
   app: string;
   endpoint: string;
   header: string;

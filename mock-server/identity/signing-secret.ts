@@ -11,7 +11,7 @@ export const PUBLIC_SIGNING_SECRETS: readonly string[] = ['dev-only-signing-secr
  * Shorter secrets are accepted (the config needs 16 characters) but warned about: HMAC-SHA256 wants a key of
  * at least its output size, 32 bytes (RFC 2104 section 3, RFC 7518 section 3.2).
  */
-export const RECOMMENDED_SECRET_LENGTH = 32;
+const RECOMMENDED_SECRET_LENGTH = 32;
 
 let processSecret: string | undefined;
 
@@ -26,7 +26,7 @@ export function processSigningSecret(): string {
 }
 
 /** What is wrong with a configured signing secret, if anything. */
-export type SecretProblem = 'public' | 'short';
+type SecretProblem = 'public' | 'short';
 
 /**
  * Judges a configured signing secret (undefined: none configured, the random per-process one is used, which

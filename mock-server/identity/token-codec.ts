@@ -18,8 +18,8 @@ export interface TokenClaims {
   inc?: string;
 }
 
-export type DecodeFailure = 'malformed' | 'bad_signature';
-export type DecodeResult = { ok: true; claims: TokenClaims } | { ok: false; reason: DecodeFailure };
+type DecodeFailure = 'malformed' | 'bad_signature';
+type DecodeResult = { ok: true; claims: TokenClaims } | { ok: false; reason: DecodeFailure };
 
 const PREFIX = 'agt1';
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
@@ -66,8 +66,6 @@ export function createTokenCodec(secret: string) {
   };
 }
 
-export type TokenCodec = ReturnType<typeof createTokenCodec>;
-
 /**
  * The agent a token in this gateway's format says it was minted for, without checking its signature: for
  * attribution only (whose request a refused token was: one cached from an earlier run, signed with another
@@ -75,7 +73,8 @@ export type TokenCodec = ReturnType<typeof createTokenCodec>;
  */
 export function claimedAgent(token: string): string | undefined {
   const [prefix, payload, signature, ...rest] = token.split('.');
-  if (prefix !== PREFIX || payload === undefined || signature === undefined || rest.length > 0) return undefined;
+  if (prefix !== PREFIX || payload === undefined || signature === undefined || rest.length > 0)
+    return undefined;
   if (!SEGMENT.test(payload)) return undefined;
   return parseClaims(payload)?.sub;
 }

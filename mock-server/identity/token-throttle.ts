@@ -2,7 +2,7 @@ import { createBoundedMap } from '../bounded-map.ts';
 import { GatewayError } from '../errors.ts';
 
 /** Client addresses whose failed attempts are remembered (the oldest are forgotten beyond it). */
-export const THROTTLED_CLIENTS = 10_000;
+const THROTTLED_CLIENTS = 10_000;
 
 /**
  * Guessing API keys at /idp/token, per client address: a token bucket of `perMinute` failed attempts
@@ -59,5 +59,3 @@ export function createTokenThrottle(options: { perMinute: number | null; now?: (
     },
   };
 }
-
-export type TokenThrottle = ReturnType<typeof createTokenThrottle>;

@@ -38,7 +38,7 @@ export const verifyResponseSchema = z.union([
     agent_id: z.string().optional(),
   }),
 ]);
-export type VerifyResponse = z.infer<typeof verifyResponseSchema>;
+type VerifyResponse = z.infer<typeof verifyResponseSchema>;
 
 /** Serialises a verify result for the wire. */
 export function toVerifyResponse(result: VerifyResult): VerifyResponse {

@@ -11,7 +11,7 @@ import type { JournalEntry } from './journal.ts';
  * an answer that cannot show a rule says nothing about it (no finding is not a pass). The rule ids are the
  * conformance suite's where a check judges the same thing, so a finding here and a failure there read alike.
  */
-export interface AnswerRule {
+interface AnswerRule {
   id: string;
   /** The spec sections and rules it enforces (the answers print it with `formatSpecRef`). */
   specRef: SpecRef;
@@ -80,7 +80,7 @@ export const ANSWER_RULES = [
   },
 ] as const satisfies readonly AnswerRule[];
 
-export type AnswerRuleId = (typeof ANSWER_RULES)[number]['id'];
+type AnswerRuleId = (typeof ANSWER_RULES)[number]['id'];
 
 /** The codes the spec pairs with a status (section 7); other codes are the gateway's own. */
 const SPEC_CODES = [
@@ -98,11 +98,11 @@ const TOOL_FIELD: Readonly<Record<string, string>> = Object.fromEntries(
 );
 
 /** application/json, or any application/*+json (e.g. application/problem+json). */
-export const isJsonContentType = (value: string | undefined) =>
+const isJsonContentType = (value: string | undefined) =>
   /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(value ?? '');
 
 /** One answer as the judge sees it. */
-export interface JudgedAnswer {
+interface JudgedAnswer {
   /** health, whoami, web.search, web.fetch (anything else is not judged). */
   operation: string;
   method: string;

@@ -51,7 +51,7 @@ export const CREDENTIAL_HEADERS = new Set([
 // Shorter values cannot hold a secret the scan knows (tokens, API keys and their 16-character pieces).
 const SCANNED_FROM = 16;
 
-export type Redact = (text: string) => string;
+type Redact = (text: string) => string;
 
 /**
  * The one redaction of a text anything keeps (the journal and its exports, findings, logs, a converted
@@ -99,7 +99,7 @@ export function redactHeaderPairs(
  * split (a JSON string, a key of a known shape) is found whole first. A credential value still open where
  * even these end is redacted to the end.
  */
-export const REDACTION_MARGIN = 1024;
+const REDACTION_MARGIN = 1024;
 
 /** How many bytes of a body to take for a journal that keeps `keep` of them (0 keeps none). */
 export const capturedBytes = (keep: number) => (keep > 0 ? keep + REDACTION_MARGIN : 0);

@@ -21,7 +21,7 @@ interface NameValue {
   value: string;
 }
 
-export interface HarEntry {
+interface HarEntry {
   startedDateTime: string;
   time: number;
   request: {
@@ -90,7 +90,7 @@ const parametersOf = (query: string | undefined): NameValue[] =>
 const round = (ms: number) => Math.max(0, Math.round(ms * 100) / 100);
 
 /** One journal entry as a HAR entry; `origin` (e.g. `http://127.0.0.1:8787`) when the entry has no Host. */
-export function harEntryOf(entry: JournalEntry, origin: string): HarEntry {
+function harEntryOf(entry: JournalEntry, origin: string): HarEntry {
   const x = entry.exchange;
   const host = headerIn(x?.request_headers, 'host');
   const url = `${host ? `http://${host}` : origin}${entry.path}${x?.query ? `?${x.query}` : ''}`;

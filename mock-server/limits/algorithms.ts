@@ -35,7 +35,7 @@ export type Algorithm = 'token_bucket' | 'fixed_window' | 'sliding_window';
  * rounding can make a truthful Retry-After fall short (floats did, at real epoch timestamps).
  * `limit * windowMs` must stay below 2^53 (the config schema checks it).
  */
-export function createTokenBucket(limit: number, windowMs: number): LimitState {
+function createTokenBucket(limit: number, windowMs: number): LimitState {
   const capacity = limit * windowMs;
   let units = capacity;
   let last: number | undefined;
@@ -77,7 +77,7 @@ export function createTokenBucket(limit: number, windowMs: number): LimitState {
 }
 
 /** Fixed window: at most `limit` requests per aligned window of `windowMs` (windows start at multiples of it). */
-export function createFixedWindow(limit: number, windowMs: number): LimitState {
+function createFixedWindow(limit: number, windowMs: number): LimitState {
   let windowStart = Number.NEGATIVE_INFINITY;
   let count = 0;
   const startOf = (now: number) => Math.floor(now / windowMs) * windowMs;
@@ -106,7 +106,7 @@ export function createFixedWindow(limit: number, windowMs: number): LimitState {
  * Sliding window log: at most `limit` requests in any interval of `windowMs`. Exact (it keeps the times of
  * admitted requests, at most `limit` of them), so the schema caps `limit` for this algorithm.
  */
-export function createSlidingWindow(limit: number, windowMs: number): LimitState {
+function createSlidingWindow(limit: number, windowMs: number): LimitState {
   // A ring of admission times; `times[head]` is the oldest once the ring is full.
   const times = new Float64Array(limit);
   let head = 0;

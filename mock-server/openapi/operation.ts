@@ -22,7 +22,7 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
   return rest;
 }
 
-export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 const REQUEST_ID = {
   description: 'The request id: yours when plain (up to 128 of A-Z a-z 0-9 . _ : -), else a fresh UUID.',

@@ -12,7 +12,7 @@ export interface SearchHit {
 }
 
 /** A fixture page for `POST /v1/web/fetch`; hostile pages carry canaries the client report looks for. */
-export interface FixturePage {
+interface FixturePage {
   url: string;
   title: string;
   content: string;

@@ -2,7 +2,7 @@ import { base, en, Faker, type Randomizer } from '@faker-js/faker';
 import { fnv1a32 } from '../hash.ts';
 
 /** A stable seed from any mix of strings and numbers. */
-export const seedFrom = fnv1a32;
+const seedFrom = fnv1a32;
 
 /**
  * mulberry32: reseeding is one assignment. Faker's default Mersenne Twister costs ~20 us per seed, which
@@ -40,5 +40,3 @@ export function createSeededFaker() {
     reseed: (...parts: readonly (string | number)[]) => faker.seed(seedFrom(...parts)),
   };
 }
-
-export type SeededFaker = ReturnType<typeof createSeededFaker>;

@@ -5,7 +5,7 @@ import * as answers from './answer-schemas.ts';
 import { ADMIN, BODY, json, type NamedSchema, type RouteDeclaration } from './route-declaration.ts';
 
 /** Where the dashboard is served: the page, and its files beside it. */
-export const DASHBOARD_PATH = `${schemas.ADMIN_PREFIX}/ui`;
+const DASHBOARD_PATH = `${schemas.ADMIN_PREFIX}/ui`;
 
 interface AdminExtras {
   body?: NamedSchema;

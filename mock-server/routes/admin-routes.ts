@@ -19,7 +19,7 @@ const sameKey = (given: string, expected: string) => {
 };
 
 /** The admin key a request sends: `X-Admin-Key: KEY` or `Authorization: Bearer KEY`, nothing else. */
-export function adminKeyOf(ctx: CallContext): string | undefined {
+function adminKeyOf(ctx: CallContext): string | undefined {
   const direct = ctx.request.header('x-admin-key');
   if (direct) return direct;
   const bearer = /^Bearer[ \t]+(\S.*)$/i.exec(ctx.request.header('authorization') ?? '');

@@ -14,7 +14,7 @@ const CANDIDATES = ['../dashboard/assets/', '../mock-server/dashboard/assets/'].
 );
 
 /** The dashboard's folder: found from the sources, the built library and the CLI bundle alike. */
-export const ASSETS_DIR: string =
+const ASSETS_DIR: string =
   CANDIDATES.find((dir) => existsSync(join(dir, 'index.html'))) ??
   // Neither: keep the first, so the error that follows names a real place to look.
   (CANDIDATES[0] as string);
@@ -53,7 +53,7 @@ export function isDashboardAsset(method: string, path: string): boolean {
 }
 
 /** The dashboard's files by route id, read once (they are small, and the package ships them). */
-export function loadDashboardAssets(dir: string = ASSETS_DIR): Map<string, { body: string; type: string }> {
+function loadDashboardAssets(dir: string = ASSETS_DIR): Map<string, { body: string; type: string }> {
   const loaded = new Map<string, { body: string; type: string }>();
   for (const route of DASHBOARD_ROUTES) {
     const file = FILES[route.id] as string;

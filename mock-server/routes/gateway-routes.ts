@@ -20,7 +20,7 @@ import type { AnyToolDefinition } from '../tools/index.ts';
 import type { Routes } from './route-declaration.ts';
 
 /** A call with a token on its way through a route's stages: what each stage learnt, for the stages after it. */
-export interface Caller {
+interface Caller {
   readonly runtime: Runtime;
   readonly ctx: CallContext;
   identity?: Identity;
@@ -31,7 +31,7 @@ export interface Caller {
 }
 
 /** A tool call: a caller, the tool, and its body once read. */
-export interface Call extends Caller {
+interface Call extends Caller {
   readonly spec: ToolSpec;
   body?: ToolBody<unknown>;
 }
@@ -130,7 +130,7 @@ export const TOOL_STAGES: readonly Stage<Call, Answer>[] = [
 const toolStages = compose(TOOL_STAGES, settleCall);
 
 /** The handler of one tool's route. */
-export function toolCall(runtime: Runtime, spec: ToolSpec): Handler {
+function toolCall(runtime: Runtime, spec: ToolSpec): Handler {
   const fingerprint = journalFingerprint(spec.tool);
   return (ctx) => {
     ctx.note.operation = spec.tool;

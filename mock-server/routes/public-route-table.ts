@@ -7,7 +7,7 @@ import { AGENT_AUTH, BODY, FAULTS, json, type RouteDeclaration, STORE } from './
 import { toolRoute } from './tool-routes.ts';
 
 /** Where the gateway serves its OpenAPI document, without a key (it describes, it discloses nothing). */
-export const OPENAPI_PATH = ENDPOINTS.openapi.path;
+const OPENAPI_PATH = ENDPOINTS.openapi.path;
 
 /** Where an endpoint of the vocabulary is called (vocabulary/endpoints.ts): a route's method and path. */
 const endpoint = (id: EndpointId) => ({ method: ENDPOINTS[id].method, path: ENDPOINTS[id].path });

@@ -3,16 +3,16 @@ import type { ErrorCode } from '../errors.ts';
 import type { RouteBinder } from './router.ts';
 
 /** The methods the gateway's routes use (`GET` answers `HEAD` too). */
-export type RouteMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type RouteMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** Who may call a route: no credential, an agent's identity token, or the admin key. */
-export type RouteSecurity = 'agent' | 'admin' | 'none';
+type RouteSecurity = 'agent' | 'admin' | 'none';
 
 /**
  * Which part of the gateway a route belongs to; the core serves `identity provider` only when it verifies
  * tokens itself and `admin` and `dashboard` only with an admin key.
  */
-export type RouteGroup = 'spec' | 'identity provider' | 'admin' | 'dashboard' | 'reference profile';
+type RouteGroup = 'spec' | 'identity provider' | 'admin' | 'dashboard' | 'reference profile';
 
 /** A schema with the name its OpenAPI component takes. */
 export interface NamedSchema {

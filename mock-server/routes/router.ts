@@ -2,7 +2,7 @@ import { GatewayError } from '../errors.ts';
 import type { Handler } from '../http/context.ts';
 
 /** What a path and method resolve to: a handler with its path parameters, or the methods the path allows. */
-export type RouteMatch =
+type RouteMatch =
   | { handler: Handler; params: Record<string, string> }
   | { handler?: undefined; allow: string[] }
   | undefined;
@@ -88,10 +88,10 @@ export function createRouter() {
   };
 }
 
-export type Router = ReturnType<typeof createRouter>;
+type Router = ReturnType<typeof createRouter>;
 
 /** A route as the router needs it: the rest of its declaration is for the document and the indexes. */
-export interface Routable {
+interface Routable {
   method: string;
   path: string;
   id: string;

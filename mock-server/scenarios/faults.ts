@@ -5,7 +5,7 @@ import { GatewayError } from '../errors.ts';
 import { invalidRequestOf } from '../http/read-body.ts';
 
 /** Where a fault can strike on every gateway: the health check, whoami and the spec's tools. */
-export const FAULT_TARGETS = SPEC_ENDPOINT_IDS;
+const FAULT_TARGETS = SPEC_ENDPOINT_IDS;
 /** A spec endpoint, or a tool a config declares. */
 export type FaultTarget = (typeof FAULT_TARGETS)[number] | (string & {});
 
@@ -120,7 +120,7 @@ export type FaultSpecInput = z.input<typeof faultSpecSchema>;
  * @example
  * parseFaultSpec({ match: { operation: 'web.fetch' }, kind: 'status', count: 3 }).every; // 1
  */
-export function parseFaultSpec(input: FaultSpecInput): FaultSpec {
+function parseFaultSpec(input: FaultSpecInput): FaultSpec {
   const result = faultSpecSchema.safeParse(input);
   if (!result.success) throw invalidRequestOf(result.error);
   return result.data;

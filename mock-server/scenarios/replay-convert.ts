@@ -32,7 +32,7 @@ export const KEPT_BODY_BYTES = 256 * 1024;
 export const MAX_JSON_NESTING = 64;
 
 /** How deep the arrays and objects of a JSON text nest (strings skipped), counted up to `limit + 1`. */
-export function jsonNesting(text: string, limit = MAX_JSON_NESTING): number {
+function jsonNesting(text: string, limit = MAX_JSON_NESTING): number {
   let depth = 0;
   let deepest = 0;
   for (let i = 0; i < text.length; i++) {
@@ -49,7 +49,7 @@ export function jsonNesting(text: string, limit = MAX_JSON_NESTING): number {
   return deepest;
 }
 
-export interface ConvertOptions {
+interface ConvertOptions {
   /** The recording's file name, for the scenario's description and messages. */
   source: string;
   /** The scenario's name (default: `replay-` and the file's name). */
@@ -58,7 +58,7 @@ export interface ConvertOptions {
   agentMap?: Record<string, string>;
 }
 
-export interface Conversion {
+interface Conversion {
   scenario: ScenarioInput;
   /** What the replay will not reproduce (cut bodies, skipped exchanges), one line each. */
   warnings: string[];

@@ -11,7 +11,7 @@ import { PROTECTED_ENDPOINTS } from '../../vocabulary/endpoints.ts';
 export const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /** One recorded answer: the n-th of its agent to its endpoint answers that agent's n-th request there. */
-export const recordedAnswerSchema = z.strictObject({
+const recordedAnswerSchema = z.strictObject({
   operation: z
     .enum(PROTECTED_ENDPOINTS)
     .describe('the endpoint it answered: whoami, web.search or web.fetch'),

@@ -13,7 +13,7 @@ export { SCENARIOS_DIR };
  * config, faults armed from the start, optionally a frozen virtual clock, and optionally a recorded
  * exchange to replay (`replay`).
  */
-export const scenarioSchema = z.strictObject({
+const scenarioSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be lower-case letters, digits and dashes'),
   description: z.string().min(1),
   /** Any part of a gateway config but the corpus; validated as one when the scenario is applied. */
@@ -53,7 +53,7 @@ export function isBundledScenario(name: string): boolean {
 }
 
 /** A bundled scenario name (`burst-429`) or a path to a scenario file. */
-export function resolveScenarioFile(nameOrFile: string): string {
+function resolveScenarioFile(nameOrFile: string): string {
   if (isBundledScenario(nameOrFile)) return join(SCENARIOS_DIR, `${nameOrFile}.yaml`);
   const file = resolve(nameOrFile);
   if (existsSync(file)) return file;

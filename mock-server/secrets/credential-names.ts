@@ -46,7 +46,7 @@ const COUNT_WORDS = [
  * redaction hides a value, a missed one publishes a secret. `primary_key`/`secondary_key` are secrets
  * (Azure's keys go by these names); `reset_token` is one (a password-reset link's), `reset_tokens` a count.
  */
-export const NOT_CREDENTIAL_NAMES = {
+const NOT_CREDENTIAL_NAMES = {
   /** Before `tokens` (plural), a count or a duration of tokens (`max_tokens`, `x-ratelimit-reset-tokens`). */
   countedTokens: [...COUNT_WORDS, 'reset'],
   /** Before `token` or `tokens`, always a count (`max_token`, `total_token`): not `reset`, whose `reset_token` is a secret. */
@@ -93,7 +93,7 @@ function judgeName(name: string): boolean {
 }
 
 /** A name's comparable form: lower case, letters and digits only (`X-Upstream-Token` is `xupstreamtoken`). */
-export const comparableName = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, '');
+const comparableName = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, '');
 
 /** Whether a name's value is redacted as a credential: it speaks of one, and the user did not keep it. */
 export type IsCredentialName = (name: string) => boolean;

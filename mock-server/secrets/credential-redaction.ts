@@ -17,9 +17,9 @@ import { type IsCredentialName, speaksOfCredential } from './credential-names.ts
  */
 
 /** How many texts deep a quoted or encoded text is read (JSON in a JSON string in a form value ...). */
-export const MAX_NESTING = 4;
+const MAX_NESTING = 4;
 
-export const REDACTED = '[REDACTED]';
+const REDACTED = '[REDACTED]';
 
 // The schemes of HTTP authentication and of common API tokens; what follows one is its credential.
 const SCHEMES =
@@ -163,7 +163,7 @@ export function redactCredentialText(
 }
 
 /** Whether a text reads as a JSON document (or NDJSON): its first character opens an object or an array. */
-export const looksLikeJson = (text: string) => /^\s*[[{]/.test(text);
+const looksLikeJson = (text: string) => /^\s*[[{]/.test(text);
 
 interface Frame {
   object: boolean;
@@ -334,7 +334,7 @@ function redactJsonFrom(
  * bearer tokens under `tokens`, an object under `credentials`), and the texts its strings hold (JSON echoed
  * in a string, a multipart body, a form). A document cut short is redacted as far as it goes.
  */
-export function redactJsonCredentials(
+function redactJsonCredentials(
   text: string,
   isCredential: IsCredentialName = speaksOfCredential,
   depth = 0,
@@ -372,7 +372,7 @@ const PART_END = /\r?\n--/g;
  * preamble, with bare line feeds, quoted inside another text), the boundary not needed; a part cut short at
  * the end is redacted to the end.
  */
-export function redactMultipart(
+function redactMultipart(
   text: string,
   isCredential: IsCredentialName = speaksOfCredential,
   depth = 0,

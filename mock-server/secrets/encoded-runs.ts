@@ -3,7 +3,7 @@ import type { Finding } from './findings.ts';
 import { originOf, type View } from './readings.ts';
 
 /** Scans a decoded text (a reading of its own) for every secret, into `found`. */
-export type ScanDecoded = (found: Finding[], view: View) => void;
+type ScanDecoded = (found: Finding[], view: View) => void;
 
 // Characters of base64 and base64url (`+/` and `-_`), by char code.
 const BASE64_CHAR = new Uint8Array(128);

@@ -84,7 +84,7 @@ const OWN_TOKEN = /^agt1\.([A-Za-z0-9_-]+\.([A-Za-z0-9_-]{43}))$/;
  * turn finds its own (a cache of the last caller alone would be rebuilt on every request, lower-casing the
  * token each time); about a kilobyte each, so at most some 16 MB.
  */
-export const CALLERS_REMEMBERED = 16_384;
+const CALLERS_REMEMBERED = 16_384;
 const tokenForms = createBoundedMap<string, string[]>(CALLERS_REMEMBERED);
 
 /**

@@ -52,7 +52,7 @@ const NOW_WITHIN_MS = 24 * 3_600_000;
  * real one) whatever its name (`?v=1732540800123`). A 13-digit id far from then is an id. Such a parameter
  * does not change what is asked.
  */
-export const bustsCaches = (name: string, value: string, near: readonly number[] = [Date.now()]) =>
+const bustsCaches = (name: string, value: string, near: readonly number[] = [Date.now()]) =>
   CACHE_BUSTER_NAMES.has(name.toLowerCase()) ||
   RANDOM_FRACTION.test(value) ||
   (MILLISECONDS.test(value) && near.some((t) => Math.abs(Number(value) - t) <= NOW_WITHIN_MS));

@@ -11,7 +11,7 @@ import { GatewayError } from '../../errors.ts';
  * RFC 9112 section 3.2: a server MUST answer 400 to a request with more than one Host header field (two
  * hosts are how request smuggling through a proxy that reads the other one starts). Node keeps the first.
  */
-export function duplicateHost(req: IncomingMessage): GatewayError | undefined {
+function duplicateHost(req: IncomingMessage): GatewayError | undefined {
   const raw = req.rawHeaders;
   let seen = 0;
   for (let i = 0; i < raw.length; i += 2) {
@@ -30,7 +30,7 @@ export function duplicateHost(req: IncomingMessage): GatewayError | undefined {
  * (`HTTP/2.0`, `HTTP/0.9`, `HTTP/1.2`) was served as if it were 1.x. It is a 400 now (RFC 9110 section
  * 6.2 allows 505 for an unsupported major version; 400 keeps one answer for every malformed request line).
  */
-export function unsupportedVersion(req: IncomingMessage): GatewayError | undefined {
+function unsupportedVersion(req: IncomingMessage): GatewayError | undefined {
   const version = req.httpVersion;
   if (version === '1.1' || version === '1.0') return undefined;
   return new GatewayError('invalid_request', {

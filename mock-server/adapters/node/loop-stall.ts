@@ -22,7 +22,7 @@ const LOOKBACK_MS = ARMED_MS;
 const MOST_RUNS = 64;
 
 /** A run of stalls: from when, to when (performance.now(), ms), the time lost in all and the longest stall. */
-export type StallRun = [from: number, to: number, stalled: number, longest: number];
+type StallRun = [from: number, to: number, stalled: number, longest: number];
 
 const runs: StallRun[] = [];
 // Whether the last run is still under way: no probe on time since its last stall.

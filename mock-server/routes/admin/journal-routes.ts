@@ -16,7 +16,7 @@ import {
 import type { AdminKit } from './admin-kit.ts';
 
 /** Parses a query string with a schema; the first problem is a 400 naming the parameter. */
-export function parseQuery<T>(schema: z.ZodType<T>, query: Record<string, string>): T {
+function parseQuery<T>(schema: z.ZodType<T>, query: Record<string, string>): T {
   const parsed = schema.safeParse(query);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
