@@ -1,0 +1,203 @@
+import { Transform, type TransformCallback } from 'node:stream';
+import { GatewayError } from '../errors.ts';
+import { readSentBody } from '../http/sent-body.ts';
+import type { CarriesAdminKey } from './wire.ts';
+
+/*
+ * The proxy's guard on a request body it forwards: the body streams through a Transform that scans a sliding
+ * window (the bytes held back from before and the new chunk) for the proxy's admin key with the same watch as
+ * its URL and headers (`adminKeyWatch`: in any case, percent-encoded up to 4 times, base64 or base64url at any
+ * alignment, hex, rot13, inside a Basic credential). Only bytes that can no longer be part of an encoded key
+ * are passed on: the last `holdBack` bytes wait for the next chunk (or the body's end). On a hit nothing more
+ * is passed on and the exchange is refused (the proxy aborts the target's request: the target never gets a
+ * whole one). A compressed body (any Content-Encoding) is held whole, up to `server.max_body_bytes`, decoded
+ * by the one body reader (`http/sent-body.ts`) and scanned before any of it is sent; one larger, or one that
+ * does not decode, cannot be scanned and is refused.
+ */
+
+/** Why the guard refuses a body: the error the agent gets and the journal's `fault`. */
+export interface BodyRefusal {
+  error: GatewayError;
+  fault: string;
+}
+
+/**
+ * Bytes held back: the longest spelling of the key the watch reads (percent-encoded 4 times is 9 characters a
+ * character; base64 of that 12), with room for an encoded group cut at either end.
+ */
+export const holdBackFor = (adminKey: string) => Math.max(1024, 12 * Buffer.byteLength(adminKey) + 16);
+
+// A window that starts inside a base64, base64url or hex run cuts it at any offset: the run is read again from
+// each of the next offsets (a base32 run, 8 characters a group, from each of the next 7).
+const LEADING_RUN = /^[A-Za-z0-9+/_-]{12,}/;
+const BASE32_RUN = /^(?:[A-Z2-7]+|[a-z2-7]+)$/;
+
+/**
+ * Whether a window's text carries the key: the text as a whole, and the run it starts with read from each
+ * alignment (the window's start is not the run's).
+ */
+function windowCarries(text: string, carries: CarriesAdminKey, cut: boolean): boolean {
+  if (carries(text)) return true;
+  const run = cut ? LEADING_RUN.exec(text)?.[0] : undefined;
+  if (!run) return false;
+  const shifts = BASE32_RUN.test(run) ? 7 : 3;
+  for (let k = 1; k <= shifts; k++) if (carries(run.slice(k))) return true;
+  return false;
+}
+
+/**
+ * The sliding-window scan of a stream of bytes: `push` gives back the bytes that are clear to pass on (or
+ * `undefined` once the key was seen); `rest` the bytes held back, at the end. The bytes are read as latin1
+ * (one character a byte: an ASCII spelling stays as sent); a key with other characters is also looked for in
+ * the UTF-8 reading.
+ */
+export function createWindowScan(carries: CarriesAdminKey, adminKey: string) {
+  const holdBack = holdBackFor(adminKey);
+  const utf8 = !/^[\x20-\x7e]*$/.test(adminKey);
+  let tail = Buffer.alloc(0);
+  let seen = 0;
+  let hit = false;
+  return {
+    push(chunk: Buffer): Buffer | undefined {
+      if (hit) return undefined;
+      const window = tail.length === 0 ? chunk : Buffer.concat([tail, chunk]);
+      const cut = seen > tail.length;
+      seen += chunk.length;
+      if (
+        windowCarries(window.toString('latin1'), carries, cut) ||
+        (utf8 && windowCarries(window.toString('utf8'), carries, cut))
+      ) {
+        hit = true;
+        tail = Buffer.alloc(0);
+        return undefined;
+      }
+      const clear = Math.max(0, window.length - holdBack);
+      tail = Buffer.from(window.subarray(clear));
+      return window.subarray(0, clear);
+    },
+    rest(): Buffer {
+      return tail;
+    },
+  };
+}
+
+/** What a guard needs: the watch and its key, how the body is coded, and the cap on a compressed body. */
+export interface AdminKeyGuardOptions {
+  carries: CarriesAdminKey;
+  adminKey: string;
+  contentEncoding: string | undefined;
+  contentType: string | undefined;
+  /** `server.max_body_bytes`: a compressed body is held whole, and decoded, up to this many bytes. */
+  maxBodyBytes: number;
+  /** Called once when the body is refused; nothing more passes the guard. */
+  refuse(refusal: BodyRefusal): void;
+}
+
+const KEY_IN_BODY: () => BodyRefusal = () => ({
+  fault: 'proxy:admin_key_in_body',
+  error: new GatewayError('invalid_request', {
+    message:
+      "The request's body carries the proxy's admin key: it is not forwarded to the target. Send the key only in X-Admin-Key, to /__admin.",
+    details: { proxy: true },
+  }),
+});
+
+const unscannable = (error: GatewayError): BodyRefusal => ({ fault: 'proxy:body_not_scanned', error });
+
+/** The Transform a request body is piped through on its way to the target. */
+export function adminKeyGuard(options: AdminKeyGuardOptions): Transform {
+  let refused = false;
+  const once = {
+    ...options,
+    refuse(refusal: BodyRefusal) {
+      if (refused) return;
+      refused = true;
+      options.refuse(refusal);
+    },
+  };
+  const coded = (options.contentEncoding ?? '')
+    .split(',')
+    .some((coding) => !['', 'identity'].includes(coding.trim().toLowerCase()));
+  return coded ? heldWhole(once) : streamed(once);
+}
+
+function streamed(options: AdminKeyGuardOptions): Transform {
+  const scan = createWindowScan(options.carries, options.adminKey);
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback: TransformCallback) {
+      const clear = scan.push(chunk);
+      if (clear === undefined) {
+        // Refused at the first hit; nothing more passes (the guard is unpiped by then).
+        options.refuse(KEY_IN_BODY());
+        return callback();
+      }
+      callback(null, clear.length > 0 ? clear : undefined);
+    },
+    flush(callback: TransformCallback) {
+      const rest = scan.rest();
+      callback(null, rest.length > 0 ? rest : undefined);
+    },
+  });
+}
+
+/** A compressed body: held whole (capped), decoded and scanned, then passed on as sent, or refused. */
+function heldWhole(options: AdminKeyGuardOptions): Transform {
+  const { maxBodyBytes, contentEncoding } = options;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback: TransformCallback) {
+      size += chunk.length;
+      if (over || size > maxBodyBytes) {
+        if (!over)
+          options.refuse(
+            unscannable(
+              new GatewayError('payload_too_large', {
+                message: `The request's body is compressed (Content-Encoding: ${contentEncoding}) and over ${maxBodyBytes} bytes (server.max_body_bytes): the proxy cannot scan it for its admin key, so it is not forwarded. Send it uncompressed (scanned as it streams) or raise server.max_body_bytes.`,
+                details: { proxy: true, max_body_bytes: maxBodyBytes },
+              }),
+            ),
+          );
+        over = true;
+        chunks.length = 0;
+        return callback();
+      }
+      chunks.push(chunk);
+      callback();
+    },
+    flush(callback: TransformCallback) {
+      if (over) return; // refused: the body never ends on the target's side
+      const body = Buffer.concat(chunks, size);
+      const read = readSentBody(body, { contentEncoding, contentType: options.contentType }, maxBodyBytes);
+      if (read.decoded === undefined && size > 0) {
+        options.refuse(
+          unscannable(
+            new GatewayError('invalid_request', {
+              message: `The request's body could not be decoded to scan it for the proxy's admin key (${read.unreadable ?? 'unreadable'}): it is not forwarded.`,
+              details: { proxy: true },
+            }),
+          ),
+        );
+        return;
+      }
+      if (
+        scansClear(options, body) &&
+        (read.decoded === undefined || scansClear(options, Buffer.from(read.decoded)))
+      )
+        return callback(null, size > 0 ? body : undefined);
+      options.refuse(KEY_IN_BODY());
+    },
+  });
+}
+
+// A held body is scanned in slices of this many bytes, through the same sliding window as a streamed one.
+const SLICE = 64 * 1024;
+
+/** Whether bytes held whole are clear of the key. */
+function scansClear(options: AdminKeyGuardOptions, bytes: Buffer): boolean {
+  const scan = createWindowScan(options.carries, options.adminKey);
+  for (let at = 0; at < bytes.length; at += SLICE)
+    if (scan.push(bytes.subarray(at, at + SLICE)) === undefined) return false;
+  return true;
+}
