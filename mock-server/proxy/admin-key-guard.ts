@@ -47,36 +47,47 @@ function windowCarries(text: string, carries: CarriesAdminKey, cut: boolean): bo
 
 /**
  * The sliding-window scan of a stream of bytes: `push` gives back the bytes that are clear to pass on (or
- * `undefined` once the key was seen); `rest` the bytes held back, at the end. The bytes are read as latin1
- * (one character a byte: an ASCII spelling stays as sent); a key with other characters is also looked for in
- * the UTF-8 reading.
+ * `undefined` once the key was seen), `end` the rest once scanned. New bytes are scanned once at least
+ * `holdBack` of them have come (or at the end), so a body sent a byte at a time costs no more to scan than
+ * one sent whole. The bytes are read as latin1 (one character a byte: an ASCII spelling stays as sent); a
+ * key with other characters is also looked for in the UTF-8 reading.
  */
 export function createWindowScan(carries: CarriesAdminKey, adminKey: string) {
   const holdBack = holdBackFor(adminKey);
   const utf8 = !/^[\x20-\x7e]*$/.test(adminKey);
   let tail = Buffer.alloc(0);
-  let seen = 0;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let scanned = 0;
   let hit = false;
+  const scan = (): Buffer | undefined => {
+    if (hit) return undefined;
+    const window = Buffer.concat([tail, ...pending]);
+    const cut = scanned > 0;
+    scanned += pendingBytes;
+    pending = [];
+    pendingBytes = 0;
+    const text = window.toString('latin1');
+    if (windowCarries(text, carries, cut) || (utf8 && windowCarries(window.toString('utf8'), carries, cut))) {
+      hit = true;
+      tail = Buffer.alloc(0);
+      return undefined;
+    }
+    const clear = Math.max(0, window.length - holdBack);
+    tail = window.subarray(clear);
+    return window.subarray(0, clear);
+  };
   return {
     push(chunk: Buffer): Buffer | undefined {
       if (hit) return undefined;
-      const window = tail.length === 0 ? chunk : Buffer.concat([tail, chunk]);
-      const cut = seen > tail.length;
-      seen += chunk.length;
-      if (
-        windowCarries(window.toString('latin1'), carries, cut) ||
-        (utf8 && windowCarries(window.toString('utf8'), carries, cut))
-      ) {
-        hit = true;
-        tail = Buffer.alloc(0);
-        return undefined;
-      }
-      const clear = Math.max(0, window.length - holdBack);
-      tail = Buffer.from(window.subarray(clear));
-      return window.subarray(0, clear);
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      return pendingBytes >= holdBack ? scan() : Buffer.alloc(0);
     },
-    rest(): Buffer {
-      return tail;
+    end(): Buffer | undefined {
+      if (pendingBytes === 0) return hit ? undefined : tail;
+      const clear = scan();
+      return clear && Buffer.concat([clear, tail]);
     },
   };
 }
@@ -134,7 +145,9 @@ function streamed(options: AdminKeyGuardOptions): Transform {
       callback(null, clear.length > 0 ? clear : undefined);
     },
     flush(callback: TransformCallback) {
-      const rest = scan.rest();
+      const rest = scan.end();
+      // Refused: the body never ends on the target's side.
+      if (rest === undefined) return options.refuse(KEY_IN_BODY());
       callback(null, rest.length > 0 ? rest : undefined);
     },
   });
@@ -199,5 +212,5 @@ function scansClear(options: AdminKeyGuardOptions, bytes: Buffer): boolean {
   const scan = createWindowScan(options.carries, options.adminKey);
   for (let at = 0; at < bytes.length; at += SLICE)
     if (scan.push(bytes.subarray(at, at + SLICE)) === undefined) return false;
-  return true;
+  return scan.end() !== undefined;
 }
