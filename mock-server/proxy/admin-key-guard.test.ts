@@ -100,7 +100,9 @@ describe('the admin key guard on a request body', () => {
     const body = Buffer.from(filler(200_000));
     guard.write(body);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(passed).toBe(body.length - holdBackFor(KEY));
+    // The cut moves back to a whole group of a run it falls in (here a word): at most 7 bytes.
+    expect(passed).toBeLessThanOrEqual(body.length - holdBackFor(KEY));
+    expect(passed).toBeGreaterThan(body.length - holdBackFor(KEY) - 8);
   });
 
   it('refuses every spelling of the key, in any chunking, and passes on no byte of it', async () => {

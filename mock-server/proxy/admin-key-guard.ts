@@ -27,22 +27,30 @@ export interface BodyRefusal {
  */
 export const holdBackFor = (adminKey: string) => Math.max(1024, 12 * Buffer.byteLength(adminKey) + 16);
 
-// A window that starts inside a base64, base64url or hex run cuts it at any offset: the run is read again from
-// each of the next offsets (a base32 run, 8 characters a group, from each of the next 7).
-const LEADING_RUN = /^[A-Za-z0-9+/_-]{12,}/;
-const BASE32_RUN = /^(?:[A-Z2-7]+|[a-z2-7]+)$/;
+// Characters of a base64, base64url, hex or base32 run (the scan decodes a run from its first character).
+const RUN_CHAR = new Uint8Array(128);
+for (const char of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_')
+  RUN_CHAR[char.charCodeAt(0)] = 1;
+const inRun = (text: string, at: number) => {
+  const code = text.charCodeAt(at);
+  return code < 128 && RUN_CHAR[code] === 1;
+};
+// A run cut between two windows is cut a multiple of this many characters from its start: the next window
+// reads it in the same groups as a scan of the whole body would (base64: 4, hex: 2, base32: 8).
+const GROUP = 8;
 
 /**
- * Whether a window's text carries the key: the text as a whole, and the run it starts with read from each
- * alignment (the window's start is not the run's).
+ * Where to cut a window: `holdBack` bytes from its end, moved back (at most GROUP - 1 bytes) so that a run
+ * it falls in is cut a whole number of groups from the run's start. A run that began before this window is
+ * counted from the window's start, which was itself cut that way.
  */
-function windowCarries(text: string, carries: CarriesAdminKey, cut: boolean): boolean {
-  if (carries(text)) return true;
-  const run = cut ? LEADING_RUN.exec(text)?.[0] : undefined;
-  if (!run) return false;
-  const shifts = BASE32_RUN.test(run) ? 7 : 3;
-  for (let k = 1; k <= shifts; k++) if (carries(run.slice(k))) return true;
-  return false;
+function cutAt(text: string, holdBack: number): number {
+  let clear = Math.max(0, text.length - holdBack);
+  if (clear === 0 || !inRun(text, clear - 1) || !inRun(text, clear)) return clear;
+  let start = clear - 1;
+  while (start > 0 && inRun(text, start - 1)) start--;
+  clear -= (clear - start) % GROUP;
+  return clear;
 }
 
 /**
@@ -58,22 +66,19 @@ export function createWindowScan(carries: CarriesAdminKey, adminKey: string) {
   let tail = Buffer.alloc(0);
   let pending: Buffer[] = [];
   let pendingBytes = 0;
-  let scanned = 0;
   let hit = false;
   const scan = (): Buffer | undefined => {
     if (hit) return undefined;
     const window = Buffer.concat([tail, ...pending]);
-    const cut = scanned > 0;
-    scanned += pendingBytes;
     pending = [];
     pendingBytes = 0;
     const text = window.toString('latin1');
-    if (windowCarries(text, carries, cut) || (utf8 && windowCarries(window.toString('utf8'), carries, cut))) {
+    if (carries(text) || (utf8 && carries(window.toString('utf8')))) {
       hit = true;
       tail = Buffer.alloc(0);
       return undefined;
     }
-    const clear = Math.max(0, window.length - holdBack);
+    const clear = cutAt(text, holdBack);
     tail = window.subarray(clear);
     return window.subarray(0, clear);
   };
