@@ -122,6 +122,24 @@ describe('the admin key guard on a request body', () => {
     }
   });
 
+  it('a key with characters no encoded run holds is found as sent, rot13, upper case or escaped, amid binary', async () => {
+    const key = 'adm.key!with:dots=1 2';
+    const watch = adminKeyWatch(key);
+    const rot = key.replace(/[a-z]/g, (c) => String.fromCharCode(((c.charCodeAt(0) - 97 + 13) % 26) + 97));
+    const binary = randomBytes(100_000);
+    for (const spelling of [key, rot, key.toUpperCase(), encodeURIComponent(key), key.replace(' ', '+')]) {
+      const body = Buffer.concat([binary, Buffer.from(spelling), binary]);
+      const { refusals, passed } = await through(body, 4096, { carries: watch, adminKey: key });
+      expect(
+        refusals.map((r) => r.fault),
+        spelling,
+      ).toEqual(['proxy:admin_key_in_body']);
+      expect(passed.length).toBeLessThan(binary.length);
+    }
+    const clean = await through(binary, 4096, { carries: watch, adminKey: key });
+    expect(clean.passed.equals(binary)).toBe(true);
+  });
+
   it('a compressed body is decoded and scanned before any of it passes; one it cannot scan is refused', async () => {
     const gzip = { contentEncoding: 'gzip' };
     const innocent = gzipSync(filler(40_000));

@@ -1,6 +1,8 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { GatewayError } from '../errors.ts';
 import { readSentBody } from '../http/sent-body.ts';
+import { PREFIX } from '../secrets/known-secrets.ts';
+import { lowerAscii, rot13 } from '../text-encodings.ts';
 import type { CarriesAdminKey } from './wire.ts';
 
 /*
@@ -53,6 +55,49 @@ function cutAt(text: string, holdBack: number): number {
   return clear;
 }
 
+const ESCAPES = /%[0-9A-Fa-f]{2}/g;
+const inRunOrEscape = (text: string, at: number) => inRun(text, at) || text.charCodeAt(at) === 37;
+
+/**
+ * What of a window the watch must read to find the key, if it can be there: most bodies hold none of it,
+ * and then the whole scan is skipped. Without a percent-escape (nor a `+` when the key holds a space) the text
+ * is the watch's one reading, and there it finds the key as sent or rot13'd, in any case, or inside a base64,
+ * base64url, hex or base32 run at least as long as the key: without such a run nor the key, nothing. A
+ * reading that decodes escapes differs from the text only near them: each escape with `reach` characters
+ * either side (and the whole of a run it falls in) is read, not the rest.
+ */
+function partsToRead(adminKey: string, reach: number) {
+  const forms = [lowerAscii(adminKey), lowerAscii(rot13(adminKey))];
+  const spaced = adminKey.includes(' ');
+  return (text: string): string[] => {
+    if (spaced && text.includes('+')) return [text];
+    let run = 0;
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i);
+      run = code < 128 && RUN_CHAR[code] === 1 ? run + 1 : 0;
+      if (run >= adminKey.length) return [text];
+    }
+    const lowered = lowerAscii(text);
+    if (forms.some((form) => lowered.includes(form))) return [text];
+    const parts: string[] = [];
+    let from = -1;
+    let to = -1;
+    for (const match of text.matchAll(ESCAPES)) {
+      let start = Math.max(0, match.index - reach);
+      while (start > 0 && inRunOrEscape(text, start - 1)) start--;
+      if (start <= to)
+        start = from; // overlaps the part before: one part
+      else if (to >= 0) parts.push(text.slice(from, to));
+      let end = Math.min(text.length, match.index + 3 + reach);
+      while (end < text.length && inRunOrEscape(text, end)) end++;
+      from = start;
+      to = end;
+    }
+    if (to >= 0) parts.push(text.slice(from, to));
+    return parts;
+  };
+}
+
 /**
  * The sliding-window scan of a stream of bytes: `push` gives back the bytes that are clear to pass on (or
  * `undefined` once the key was seen), `end` the rest once scanned. New bytes are scanned once at least
@@ -63,6 +108,9 @@ function cutAt(text: string, holdBack: number): number {
 export function createWindowScan(carries: CarriesAdminKey, adminKey: string) {
   const holdBack = holdBackFor(adminKey);
   const utf8 = !/^[\x20-\x7e]*$/.test(adminKey);
+  // A key shorter than the scan's shortest literal is looked for more simply (adminKeyWatch): no quick test.
+  const toRead = adminKey.length >= PREFIX ? partsToRead(adminKey, holdBack) : (text: string) => [text];
+  const found = (text: string) => toRead(text).some(carries);
   let tail = Buffer.alloc(0);
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -73,7 +121,7 @@ export function createWindowScan(carries: CarriesAdminKey, adminKey: string) {
     pending = [];
     pendingBytes = 0;
     const text = window.toString('latin1');
-    if (carries(text) || (utf8 && carries(window.toString('utf8')))) {
+    if (found(text) || (utf8 && found(window.toString('utf8')))) {
       hit = true;
       tail = Buffer.alloc(0);
       return undefined;
