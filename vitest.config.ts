@@ -1,5 +1,5 @@
-import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import SlowFirstSequencer, { workersNow } from './dev/test-schedule.ts';
 
 export default defineConfig({
   test: {
@@ -18,10 +18,11 @@ export default defineConfig({
     // The CLI bundled once for the run: the tests that start `agent-gateway` processes run it rather
     // than the sources through tsx (dev/test-cli-bundle.mjs).
     globalSetup: ['dev/test-cli-bundle.mjs'],
-    // Most test files wait on child processes and sockets (gateways, the CLI, the conformance suite), so
-    // two files at a time on a 2-core machine halve the wall time (measured: 458 s -> 305 s, CPU use about
-    // one core) where vitest's default (cores - 1) would run one.
-    maxWorkers: Math.max(2, availableParallelism() - 1),
+    // Most test files wait on child processes, sockets and rate windows rather than compute: on a quiet
+    // machine twice as many files as cores run at once, on a busy one cores - 1 (at least 2); the files
+    // that take minutes start first (dev/test-schedule.ts).
+    maxWorkers: workersNow(),
+    sequence: { sequencer: SlowFirstSequencer },
     testTimeout: 20_000,
     hookTimeout: 20_000,
   },

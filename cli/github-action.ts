@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { shellQuote } from '../conformance/tokens/token-value.ts';
+import { shellQuote } from '../conformance/model/token-value.ts';
 import type { OptionRow } from '../mock-server/options/option-schema.ts';
 import { TOKEN_ROLES } from './check-token-options.ts';
 import { SUITE_OPTION_ROWS } from './option-tables.ts';

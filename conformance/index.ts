@@ -20,11 +20,6 @@ export { CheckFailure, Inconclusive } from './checks/check-contract.ts';
 export { CHECKS } from './checks/index.ts';
 export type { SuiteClock } from './client/client-pacing.ts';
 export { exhaustedWaitMs, rateLimitHint } from './client/rate-limit-headers.ts';
-export { formatCheckLine, formatSummary } from './reporters/console.ts';
-export { escapeHtml, toHtmlReport } from './reporters/html.ts';
-export { toJsonReport } from './reporters/json.ts';
-export { toJunitXml } from './reporters/junit.ts';
-export { toMarkdownSummary } from './reporters/markdown.ts';
 export type {
   CheckResult,
   ExchangeRecord,
@@ -32,7 +27,12 @@ export type {
   Reproduction,
   Unobserved,
   Verdict,
-} from './run/check-result.ts';
+} from './model/check-result.ts';
+export { formatCheckLine, formatSummary } from './reporters/console.ts';
+export { escapeHtml, toHtmlReport } from './reporters/html.ts';
+export { toJsonReport } from './reporters/json.ts';
+export { toJunitXml } from './reporters/junit.ts';
+export { toMarkdownSummary } from './reporters/markdown.ts';
 export {
   CannotRunError,
   type ConformanceOptions,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CheckResult } from './run/check-result.ts';
+import type { CheckResult } from './model/check-result.ts';
 import { testOutcome } from './vitest.ts';
 
 /** The vitest front-end judges each check's test as the CLI judges its exit code: green means seen. */

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { formatSpecRef } from '../vocabulary/spec-ref.ts';
 import type { Check } from './checks/check-contract.ts';
+import type { CheckResult } from './model/check-result.ts';
 import { formatSummary } from './reporters/console.ts';
-import type { CheckResult } from './run/check-result.ts';
 import {
   type ConformanceOptions,
   type ConformanceReport,

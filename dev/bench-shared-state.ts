@@ -3,8 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { readYamlFile } from '../mock-server/config/load-config.ts';
-import { load, type Measurement, median, summarise } from './bench-rounds.ts';
-import { BENCH_CONFIG, mintOne, startGateway, type Target } from './bench-targets.ts';
+import { type LoadSamples, sampleLoad } from './bench-report.ts';
+import { load, QUERIES } from './bench-rounds.ts';
+import {
+  callsPerRequest,
+  commandCalls,
+  type SharedNames,
+  type SharedRound,
+  sharedRatios,
+  sharedReport,
+} from './bench-shared-report.ts';
+import { BENCH_CONFIG, mintOne, startBare, startGateway, type Target } from './bench-targets.ts';
 
 /** The options of `npm run bench` the shared-state run reads. */
 export interface SharedStateOptions {
@@ -17,10 +26,24 @@ export interface SharedStateOptions {
 }
 
 /**
- * The shared-state run: in memory (one process), on Redis (one process), on Redis (N workers), alternating
- * rounds; then the round trip of one admission script on its own, sequentially.
+ * The shared-state run (`npm run bench -- --store redis://...`): bare node:http (like-for-like), the gateway
+ * in memory (one process), on Redis (one process) and on Redis (N workers), saturated, in alternating
+ * rounds (the order reversed every other round), with each server's CPU per request (workers included),
+ * Redis's (its process, from /proc), Redis's commands per request (INFO commandstats around each round) and
+ * the load average before each round; then the round trip of one admission script on its own.
  */
-export async function sharedStateBenchmark(url: string, options: SharedStateOptions) {
+export async function sharedStateBenchmark(store: string, options: SharedStateOptions) {
+  // `--store auto`: a redis-server of the run's own (loopback, no persistence), as the tests start theirs.
+  const own = store === 'auto' ? await (await import('../test/support/redis.ts')).startRedis() : undefined;
+  try {
+    await measureShared(own?.url ?? store, options);
+  } finally {
+    await own?.stop();
+    own?.cleanup();
+  }
+}
+
+async function measureShared(url: string, options: SharedStateOptions) {
   const { Redis } = await import('ioredis');
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
   try {
@@ -46,71 +69,70 @@ export async function sharedStateBenchmark(url: string, options: SharedStateOpti
     );
     return file;
   };
+  const names: SharedNames = {
+    bare: 'bare node:http, like-for-like',
+    memory: 'gateway, 1 process, in memory',
+    redisOne: 'gateway, 1 process, Redis',
+    workers: `gateway, --workers ${options.workers}, Redis`,
+    workerCount: options.workers,
+  };
   try {
-    targets.push(await startGateway('in memory, 1 process', configFor(undefined), mintOne));
-    const one = await startGateway('Redis, 1 process', configFor('one'), mintOne);
+    const memory = await startGateway(names.memory, configFor(undefined), mintOne);
+    const sample = await fetch(`${memory.url}/v1/web/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-agent-identity': memory.tokens[0] as string },
+      body: JSON.stringify({ query: QUERIES[0], count: 5 }),
+    });
+    const sampleFile = join(dir, 'sample.json');
+    writeFileSync(sampleFile, await sample.text());
+    targets.push({ ...(await startBare('like-for-like', sampleFile, names.bare)), tokens: memory.tokens });
+    targets.push(memory);
+    const one = await startGateway(names.redisOne, configFor('one'), mintOne);
     targets.push({ ...one, sidecarPid: redisPid });
-    const many = await startGateway(`Redis, ${options.workers} workers`, configFor('many'), mintOne, [
+    const many = await startGateway(names.workers, configFor('many'), mintOne, [
       '--workers',
       String(options.workers),
     ]);
     targets.push({ ...many, sidecarPid: redisPid });
     process.stderr.write(
-      `Benchmark: ${options.connections} connections, ${options.rounds} alternating rounds of ${options.duration} s, the load generator in this process (it needs a core of its own: on a 2-core machine, 2 workers share one core with Redis and the generator).\n`,
+      `Benchmark: ${options.connections} connections, ${options.rounds} alternating rounds of ${options.duration} s per server, saturated; the load generator runs in this process and shares the machine's cores with the servers and Redis.\n`,
     );
+    const loadAverage: LoadSamples = { start: sampleLoad(), rounds: [], end: Number.NaN };
     if (options.warmup > 0)
       for (const target of targets) await load(target, options.warmup, options.connections);
-    const rounds = new Map<string, Measurement[]>(targets.map((t) => [t.name, []]));
+    const rounds = new Map<string, SharedRound[]>(targets.map((t) => [t.name, []]));
     for (let round = 1; round <= options.rounds; round++) {
-      for (const target of targets)
-        rounds.get(target.name)?.push(await load(target, options.duration, options.connections));
-      process.stderr.write(`round ${round}/${options.rounds} done\n`);
-    }
-    const results = targets.map((t) => {
-      const all = rounds.get(t.name) ?? [];
-      const sidecar = all.map((m) => m.sidecarCpuMicros).filter((v): v is number => v !== undefined);
-      return {
-        ...summarise(t.name, all),
-        sidecarCpuMicros: sidecar.length > 0 ? median(sidecar) : undefined,
-      };
-    });
-    // One admission (the limits script) at a time: the Redis round trip a request waits for.
-    const { connectSharedStore } = await import('../mock-server/store/shared-store.ts');
-    const { loadConfig } = await import('../mock-server/config/load-config.ts');
-    const config = loadConfig({ file: configFor('rtt') });
-    const store = await connectSharedStore(config, () => {});
-    const subject = { agentId: 'agent-verified', tier: 'verified', generation: 0 };
-    const samples = 2000;
-    const started = performance.now();
-    for (let i = 0; i < samples; i++) {
-      const decided = await store.limits.admit(
-        config.rate_limits.rules,
-        subject,
-        'web.search',
-        Date.now(),
-        100_000,
+      loadAverage.rounds.push(sampleLoad());
+      const order = round % 2 ? targets : [...targets].reverse();
+      const line: string[] = [];
+      for (const target of order) {
+        const before = target.sidecarPid ? commandCalls(await probe.info('commandstats')) : undefined;
+        const measured: SharedRound = await load(target, options.duration, options.connections);
+        if (before) {
+          const answered = measured.requestsPerSecond * options.duration;
+          measured.commands = callsPerRequest(
+            before,
+            commandCalls(await probe.info('commandstats')),
+            answered,
+          );
+        }
+        rounds.get(target.name)?.push(measured);
+        line.push(`${target.name} ${measured.requestsPerSecond.toFixed(0)} req/s`);
+      }
+      process.stderr.write(
+        `round ${round}/${options.rounds} (load average ${loadAverage.rounds.at(-1)?.toFixed(2)}): ${line.join('; ')}\n`,
       );
-      if (decided.kind === 'decided' && decided.lease) store.limits.release(subject.agentId, decided.lease);
     }
-    const roundTripMicros = ((performance.now() - started) * 1000) / samples;
-    await store.close();
+    loadAverage.end = sampleLoad();
+    const roundTripMicros = await admissionRoundTrip(configFor('rtt'));
     if (options.json) {
-      process.stdout.write(`${JSON.stringify({ results, roundTripMicros }, null, 2)}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ names, rounds: Object.fromEntries(rounds), ratios: sharedRatios(names, rounds), load: loadAverage, roundTripMicros }, null, 2)}\n`,
+      );
       return;
     }
-    const rows = results.map(
-      (m) =>
-        `${m.name.padEnd(24)} ${m.requestsPerSecond.toFixed(0).padStart(8)} ${String(m.p50).padStart(7)} ${String(m.p99).padStart(7)} ${m.cpuMicros.toFixed(1).padStart(14)} ${(m.sidecarCpuMicros?.toFixed(1) ?? '-').padStart(13)} ${String(m.non2xx + m.errors).padStart(7)}`,
-    );
-    const [memory, redisOne] = results as [Measurement, Measurement & { sidecarCpuMicros?: number }];
     process.stdout.write(
-      `${[
-        `${'gateway'.padEnd(24)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'gateway µs/req'.padStart(14)} ${'Redis µs/req'.padStart(13)} ${'failed'.padStart(7)}`,
-        ...rows,
-        '',
-        `Redis calls per request: the admission script (the one round trip a request waits for), the lease's release and a share of the tick's journal write (neither awaited); one admission alone: ${roundTripMicros.toFixed(0)} µs (sequential, loopback, ${samples} samples)`,
-        `Redis cost per request, 1 process: gateway CPU +${(redisOne.cpuMicros - memory.cpuMicros).toFixed(1)} µs, Redis CPU ${redisOne.sidecarCpuMicros?.toFixed(1) ?? '?'} µs`,
-      ].join('\n')}\n`,
+      `${sharedReport(names, rounds, loadAverage, options.connections, roundTripMicros)}\n`,
     );
   } finally {
     await Promise.all(targets.map((t) => t.stop()));
@@ -119,4 +141,28 @@ export async function sharedStateBenchmark(url: string, options: SharedStateOpti
     if (keys.length > 0) await probe.del(...keys);
     probe.disconnect();
   }
+}
+
+/** One admission (the limits script) at a time: the Redis round trip a request waits for, in µs. */
+async function admissionRoundTrip(configFile: string): Promise<number> {
+  const { connectSharedStore } = await import('../mock-server/store/shared-store.ts');
+  const { loadConfig } = await import('../mock-server/config/load-config.ts');
+  const config = loadConfig({ file: configFile });
+  const store = await connectSharedStore(config, () => {});
+  const subject = { agentId: 'agent-verified', tier: 'verified', generation: 0 };
+  const samples = 2000;
+  const started = performance.now();
+  for (let i = 0; i < samples; i++) {
+    const decided = await store.limits.admit(
+      config.rate_limits.rules,
+      subject,
+      'web.search',
+      Date.now(),
+      100_000,
+    );
+    if (decided.kind === 'decided' && decided.lease) store.limits.release(subject.agentId, decided.lease);
+  }
+  const micros = ((performance.now() - started) * 1000) / samples;
+  await store.close();
+  return micros;
 }

@@ -79,7 +79,7 @@ const options = withLoadOptions(
   .option('--proxy', 'measure proxy mode instead: the gateway alone and through `agent-gateway proxy`')
   .option(
     '--store <url>',
-    'measure shared state on this Redis instead (redis://HOST:PORT; keys under agw-bench-*)',
+    'measure shared state on this Redis instead (redis://HOST:PORT; keys under agw-bench-*), or auto: on a redis-server of its own',
   )
   .option('--workers <n>', 'workers of the shared-state run (with --store)', intOption(1, 64), 2)
   .option('--json', 'print the figures as JSON')

@@ -8,6 +8,8 @@ export const SOURCES_CLI_ENTRY = fileURLToPath(new URL('../cli/agent-gateway.mjs
  * its global setup built from the sources (dev/test-cli-bundle.mjs); elsewhere the sources.
  */
 export const CLI_ENTRY = process.env.AGENT_GATEWAY_TEST_CLI || SOURCES_CLI_ENTRY;
+/** How long `stop()` waits after SIGTERM before SIGKILL: inside vitest's 20 s hook timeout. */
+export const STOP_GRACE_MS = 10_000;
 /** The built CLI (`npm run build`), as the installed package runs it. */
 export const BUILT_CLI_ENTRY = fileURLToPath(new URL('../dist/cli/agent-gateway.js', import.meta.url));
 
@@ -16,7 +18,7 @@ export interface ServeProcess {
   child: ChildProcess;
   /** Everything the process printed so far. */
   output(): string;
-  /** Sends SIGTERM and resolves with the exit code. */
+  /** Sends SIGTERM (SIGKILL after `STOP_GRACE_MS`) and resolves with the exit code. */
   stop(): Promise<number | null>;
 }
 
@@ -80,7 +82,14 @@ export function spawnServe(
           new Promise((done) => {
             // Already gone (exited, or killed by a signal: then exitCode stays null): no exit event to wait for.
             if (child.exitCode !== null || child.signalCode !== null) return done(child.exitCode);
-            child.once('exit', (code) => done(code));
+            // A server that has not ended well after SIGTERM (a loaded machine, a worker stuck) is killed, so a
+            // test's clean-up never waits on it for ever; the exit code then is null, which a test that asserts
+            // a clean exit (0) reports.
+            const kill = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+            child.once('exit', (code) => {
+              clearTimeout(kill);
+              done(code);
+            });
             child.kill('SIGTERM');
           }),
       });

@@ -1,13 +1,14 @@
 /**
  * `npm run structure`: the source folders with their files and line counts, and the files over the size
  * limit. A source file over LONG_FILE_LINES lines must say at its top why it is one file (a comment in its
- * first lines with the words "on purpose"); test/structure.test.ts holds every file to that.
+ * first lines with the words "on purpose"); test/structure.test.ts holds every file to that. And the names
+ * two source files share, which a reader could confuse (test/source-file-names.test.ts keeps them none).
  *
- * Usage: npm run structure [-- --long]   (--long: only the files over the limit)
+ * Usage: npm run structure [-- --long]   (--long: only the files over the limit and the shared names)
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Past this many lines a source file is split by job, or says why not. */
@@ -41,6 +42,30 @@ export function sourceFiles(root = ROOT): SourceFile[] {
 export const longFiles = (files: SourceFile[]) =>
   files.filter((f) => f.lines > LONG_FILE_LINES).sort((a, b) => b.lines - a.lines);
 
+/** Names more than one source file may carry, each with why a reader cannot confuse them. */
+export const SHARED_NAMES: Readonly<Record<string, string>> = {
+  'index.ts': "a folder's entry point: the folder is its name",
+};
+/** Folders whose files are named after something outside the code, which a reader knows them by. */
+export const NAMED_FROM_OUTSIDE: Readonly<Record<string, string>> = {
+  'cli/commands': 'one file per CLI command, named after the command (`agent-gateway report`, `proxy`)',
+};
+
+/** The file names two or more source files share (the allowed ones aside), each with its files. */
+export function sharedNames(files: readonly Pick<SourceFile, 'path'>[]): { name: string; paths: string[] }[] {
+  const byName = new Map<string, string[]>();
+  for (const { path } of files) {
+    const name = basename(path);
+    if (SHARED_NAMES[name] || Object.keys(NAMED_FROM_OUTSIDE).some((folder) => path.startsWith(`${folder}/`)))
+      continue;
+    byName.set(name, [...(byName.get(name) ?? []), path]);
+  }
+  return [...byName]
+    .filter(([, paths]) => paths.length > 1)
+    .map(([name, paths]) => ({ name, paths }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
 function main(argv: string[]) {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write('Usage: npm run structure [-- --long]\n');
@@ -60,7 +85,10 @@ function main(argv: string[]) {
   process.stdout.write(`\n${long.length} source file(s) over ${LONG_FILE_LINES} lines:\n`);
   for (const f of long)
     process.stdout.write(`  ${f.path} ${f.lines}  ${f.saysWhy ? 'says why at its top' : 'SAYS NOT WHY'}\n`);
-  if (long.some((f) => !f.saysWhy)) process.exitCode = 1;
+  const shared = sharedNames(files);
+  process.stdout.write(`\n${shared.length} file name(s) shared by source files:\n`);
+  for (const { name, paths } of shared) process.stdout.write(`  ${name}: ${paths.join(', ')}\n`);
+  if (long.some((f) => !f.saysWhy) || shared.length > 0) process.exitCode = 1;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) main(process.argv.slice(2));

@@ -133,6 +133,8 @@ export function createRuntime(
     log: parts.log,
     shared: parts.shared,
   };
+  // Sealed exchanges in the shared journal are redacted, when read here, with the secrets known here now.
+  parts.shared?.journal.useScan(() => runtime.scanSecrets.frozen?.() ?? runtime.scanSecrets);
   // This instance drew a secret while the running ones were stalled, and adopted theirs (store-guard.ts).
   parts.shared?.guard.onSecret(() => {
     if (runtime.config.identity.signing_secret !== undefined) return;

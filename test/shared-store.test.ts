@@ -367,6 +367,50 @@ describeWithRedis('shared state on Redis: several instances, one set of limits',
     }
   }, 30_000);
 
+  it('an exchange is kept sealed in Redis and read, redacted, from every instance', async () => {
+    const { gateways, close } = await instances(2, oneRule('fixed_window', 100, 10));
+    const [a, b] = gateways as [Shared, Shared];
+    try {
+      const token = a.mintToken('agent-verified');
+      const answer = await a.fetch(
+        new Request(`http://gw.test/v1/whoami?apikey=ak_verified_2b8d4f6a1c9e&note=${token}`, {
+          headers: { 'x-agent-identity': token },
+        }),
+      );
+      expect(answer.status).toBe(200);
+      type Exchange = { response_headers: [string, string][]; query?: string; response_body?: string };
+      let entries: { exchange?: Exchange }[] = [];
+      for (let tries = 0; tries < 200 && entries.length < 1; tries++)
+        entries = (
+          (await (await admin(b, 'GET', '/journal?agent=agent-verified')).json()) as {
+            entries: typeof entries;
+          }
+        ).entries;
+      const exchange = entries[0]?.exchange as Exchange;
+      // The other instance opened and redacted it: the query and answer are there, the token and key are not.
+      expect(exchange.response_headers.map(([name]) => name)).toContain('ratelimit-policy');
+      expect(exchange.query).toMatch(/^apikey=\[REDACTED\]&note=\S+$/);
+      expect(JSON.stringify(exchange)).not.toContain(token);
+      expect(JSON.stringify(exchange)).not.toContain('ak_verified_2b8d4f6a1c9e');
+      expect(exchange.response_body).toContain('agent-verified');
+      // The same from the instance that wrote it, and in its export.
+      const own = (await (await admin(a, 'GET', '/journal?agent=agent-verified')).json()) as {
+        entries: typeof entries;
+      };
+      expect(own.entries[0]?.exchange).toEqual(exchange);
+      // Redis holds it sealed: neither the token, nor its parts, nor the response's text.
+      const raw = JSON.stringify(
+        await ioredisOf(a.runtime.shared?.connection.redis).xrange(`t${prefixes}:journal`, '-', '+'),
+      );
+      expect(raw).not.toContain(token.slice(0, 24));
+      expect(raw).not.toContain('ak_verified');
+      expect(raw).not.toContain('ratelimit-policy');
+      expect(raw).not.toContain('Verified agent');
+    } finally {
+      await close();
+    }
+  }, 30_000);
+
   it("the journal and client report of any instance see every instance's requests", async () => {
     const { gateways, close } = await instances(2, oneRule('fixed_window', 2, 10));
     const [a, b] = gateways as [Shared, Shared];

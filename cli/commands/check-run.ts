@@ -1,15 +1,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import type { CheckResult, Reproduction } from '../../conformance/model/check-result.ts';
+import { shellQuote } from '../../conformance/model/token-value.ts';
 import { formatCheckLine, formatSummary, painter } from '../../conformance/reporters/console.ts';
 import { toJsonReport } from '../../conformance/reporters/json.ts';
 import { toJunitXml } from '../../conformance/reporters/junit.ts';
 import { toMarkdownSummary } from '../../conformance/reporters/markdown.ts';
-import type { ConformanceReport } from '../../conformance/reporters/report-summary.ts';
-import type { CheckResult, Reproduction } from '../../conformance/run/check-result.ts';
+import type { ConformanceReport } from '../../conformance/run/report-summary.ts';
 import type { SuiteOptions, SuiteOptionsInput } from '../../conformance/suite/suite-options.ts';
 import { WRITE_LIKE_MARK } from '../../conformance/suite/suite-tools.ts';
 import { commandToken, staticToken, type TokenSource } from '../../conformance/tokens/token-source.ts';
-import { shellQuote } from '../../conformance/tokens/token-value.ts';
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
 import { SPEC_TOOL_NAMES } from '../../vocabulary/tools.ts';
 import { TOKEN_ROLES, type TokenRole } from '../check-token-options.ts';

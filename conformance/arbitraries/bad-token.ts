@@ -1,5 +1,5 @@
 import type fc from 'fast-check';
-import type { TokenValue } from '../tokens/token-value.ts';
+import type { TokenValue } from '../model/token-value.ts';
 import { extendedToken } from './extended-token.ts';
 import { garbageToken } from './garbage-token.ts';
 import { longToken, oversizedToken } from './long-token.ts';

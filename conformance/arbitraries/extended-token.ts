@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { TokenValue } from '../tokens/token-value.ts';
+import type { TokenValue } from '../model/token-value.ts';
 
 /** The valid token with 1-16 token characters appended. */
 export const extendedToken = (): fc.Arbitrary<TokenValue> =>

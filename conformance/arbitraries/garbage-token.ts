@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { TokenValue } from '../tokens/token-value.ts';
+import type { TokenValue } from '../model/token-value.ts';
 
 // Printable ASCII without spaces: HTTP trims leading and trailing whitespace, which would change the token.
 const TOKEN_CHAR = fc.constantFrom(

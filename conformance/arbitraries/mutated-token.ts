@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { BASE64URL_ALPHABET, type TokenValue } from '../tokens/token-value.ts';
+import { BASE64URL_ALPHABET, type TokenValue } from '../model/token-value.ts';
 
 /** Where in the token the character is changed: a verifier may look at only part of it. */
 export type MutatedPosition = 'first' | 'middle' | 'last';

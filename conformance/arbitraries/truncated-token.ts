@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { TokenValue } from '../tokens/token-value.ts';
+import type { TokenValue } from '../model/token-value.ts';
 
 /** A prefix of the valid token (at least one character, at most all but one). */
 export const truncatedToken = (): fc.Arbitrary<TokenValue> =>

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { TokenValue } from '../tokens/token-value.ts';
+import type { TokenValue } from '../model/token-value.ts';
 
 /** A token with non-ASCII characters (sent as UTF-8 bytes): emoji, accents, CJK, right-to-left marks. */
 export const unicodeToken = (): fc.Arbitrary<TokenValue> =>

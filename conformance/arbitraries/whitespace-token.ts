@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { TokenValue } from '../tokens/token-value.ts';
+import type { TokenValue } from '../model/token-value.ts';
 
 /** Spaces or tabs inside a token (`abc def`). Leading and trailing ones are trimmed by HTTP, so not here. */
 export const innerWhitespaceToken = (): fc.Arbitrary<TokenValue> =>

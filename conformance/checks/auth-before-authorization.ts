@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { TokenTransform, TokenValue } from '../tokens/token-value.ts';
+import type { TokenTransform, TokenValue } from '../model/token-value.ts';
 import { checkProperty } from './check-cases.ts';
 import { type Check, observed } from './check-contract.ts';
 import { deniedEndpoint, expectError, requestFor } from './support.ts';

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import type { Exchange } from '../suite/suite-request.ts';
+import type { Exchange } from '../model/suite-request.ts';
 import { type BurstObservation, burstScript, noRateLimitSeen, retryTransient } from './burst-observation.ts';
 import type { CheckContext } from './check-contract.ts';
 import { no5xxUnderBurst } from './no-5xx-under-burst.ts';

@@ -6,9 +6,9 @@ import {
   retryAfterOf,
 } from '../client/client-pacing.ts';
 import { retryWaitMs } from '../client/client-waits.ts';
-import { curlFor } from '../http/curl.ts';
-import { reproductionOf } from '../http/recorded-exchange.ts';
-import type { Exchange } from '../suite/suite-request.ts';
+import { curlFor } from '../client/curl.ts';
+import { reproductionOf } from '../client/recorded-exchange.ts';
+import type { Exchange } from '../model/suite-request.ts';
 import { acceptsToken, refusesToken } from '../tokens/token-ledger.ts';
 import { createShedPacing, WAVE } from './burst-pacing.ts';
 import type { CheckContext, CheckOutcome, Endpoint } from './check-contract.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Exchange, SuiteRequest } from '../suite/suite-request.ts';
+import type { Exchange, SuiteRequest } from '../model/suite-request.ts';
 import { LIMIT_AS_503, observeBurst } from './burst-observation.ts';
 import type { CheckContext, Endpoint } from './check-contract.ts';
 import { rateLimitBurst } from './rate-limit-burst.ts';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { reproductionOf } from '../http/recorded-exchange.ts';
+import { reproductionOf } from '../client/recorded-exchange.ts';
 import { refusesToken } from '../tokens/token-ledger.ts';
 import {
   type CheckContext,

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkResult, runReport } from '../../test/support/conformance-report.ts';
+import type { Exchange } from '../model/suite-request.ts';
 import { exitCodeFor, selectChecks } from '../run/runner.ts';
-import type { Exchange } from '../suite/suite-request.ts';
 import { checkEach, checkProperty, settleUnobserved } from './check-cases.ts';
 import { type CheckContext, CheckFailure, Inconclusive, observed } from './check-contract.ts';
 

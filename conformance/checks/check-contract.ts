@@ -2,9 +2,9 @@ import { SPEC_ENDPOINTS, type SpecEndpointId } from '../../vocabulary/endpoints.
 import type { SpecRef } from '../../vocabulary/spec-ref.ts';
 import { SPEC_TOOL_NAMES } from '../../vocabulary/tools.ts';
 import { carriedIdempotencyKey, IDEMPOTENCY_KEY_HEADER } from '../client/client-idempotency-key.ts';
-import type { SuiteClient } from '../http/http-client.ts';
-import type { Level, Reproduction, Unobserved, Verdict } from '../run/check-result.ts';
-import type { Exchange } from '../suite/suite-request.ts';
+import type { SuiteClient } from '../client/http-client.ts';
+import type { Level, Reproduction, Unobserved, Verdict } from '../model/check-result.ts';
+import type { Exchange } from '../model/suite-request.ts';
 
 /**
  * A protected endpoint as the suite calls it: whoami, or a tool the gateway declares (the spec's two by

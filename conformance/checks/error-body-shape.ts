@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { garbageToken } from '../arbitraries/garbage-token.ts';
 import { SPECIAL_TOKENS } from '../arbitraries/special-token.ts';
-import type { SuiteRequest } from '../suite/suite-request.ts';
+import type { SuiteRequest } from '../model/suite-request.ts';
 import { checkProperty } from './check-cases.ts';
 import { type Check, CheckFailure, codeOf, describeResponse, observed } from './check-contract.ts';
 import { isJsonContentType, protectedEndpoint, requestFor, SPEC_STATUS_OF_CODE } from './support.ts';

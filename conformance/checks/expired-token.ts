@@ -1,4 +1,4 @@
-import type { TokenValue } from '../tokens/token-value.ts';
+import type { TokenValue } from '../model/token-value.ts';
 import { checkOnce } from './check-cases.ts';
 import { type Check, observed } from './check-contract.ts';
 import {

@@ -3,7 +3,7 @@ import { garbageToken } from '../arbitraries/garbage-token.ts';
 import { longToken, tokenOfLength } from '../arbitraries/long-token.ts';
 import { unicodeToken } from '../arbitraries/unicode-token.ts';
 import { innerWhitespaceToken } from '../arbitraries/whitespace-token.ts';
-import type { TokenValue } from '../tokens/token-value.ts';
+import type { TokenValue } from '../model/token-value.ts';
 import { checkProperty } from './check-cases.ts';
 import { type Check, CheckFailure, describeResponse, observed } from './check-contract.ts';
 import { HEALTH_PATH, refusedByServer } from './support.ts';

@@ -2,8 +2,8 @@ import { type BadTokenKind, badTokenKinds } from '../arbitraries/bad-token.ts';
 import { longTokenBoundaries } from '../arbitraries/long-token.ts';
 import { SPECIAL_TOKENS } from '../arbitraries/special-token.ts';
 import { TRUNCATED_BOUNDARIES } from '../arbitraries/truncated-token.ts';
-import type { Exchange } from '../suite/suite-request.ts';
-import type { TokenValue } from '../tokens/token-value.ts';
+import type { Exchange } from '../model/suite-request.ts';
+import type { TokenValue } from '../model/token-value.ts';
 import { checkEach, checkOnce } from './check-cases.ts';
 import {
   type Check,

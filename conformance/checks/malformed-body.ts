@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { type MalformedBodyKind, malformedBodies } from '../arbitraries/malformed-bodies.ts';
-import type { Exchange } from '../suite/suite-request.ts';
+import type { Exchange } from '../model/suite-request.ts';
 import { checkEach } from './check-cases.ts';
 import { type Check, CheckFailure, codeOf, describeResponse, observed } from './check-contract.ts';
 import { isJsonContentType, VALID_TOKEN } from './support.ts';

@@ -1,4 +1,4 @@
-import { reproductionOf } from '../http/recorded-exchange.ts';
+import { reproductionOf } from '../client/recorded-exchange.ts';
 import { beyondSporadic, burstFailure, burstScript, observeBurst, SPORADIC } from './burst-observation.ts';
 import { type Check, CheckFailure, describeResponse, failureMessage } from './check-contract.ts';
 

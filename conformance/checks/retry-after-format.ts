@@ -1,5 +1,5 @@
 import { parseRetryAfter } from '../../vocabulary/retry-after.ts';
-import { reproductionOf } from '../http/recorded-exchange.ts';
+import { reproductionOf } from '../client/recorded-exchange.ts';
 import { noRateLimitSeen, observeBurst } from './burst-observation.ts';
 import { type Check, describeResponse } from './check-contract.ts';
 

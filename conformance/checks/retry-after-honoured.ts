@@ -1,5 +1,5 @@
+import { reproductionOf } from '../client/recorded-exchange.ts';
 import type { ShortWait } from '../client/short-waits.ts';
-import { reproductionOf } from '../http/recorded-exchange.ts';
 import { noRateLimitSeen, observeBurst } from './burst-observation.ts';
 import { type Check, type CheckOutcome, describeCall, describeResponse } from './check-contract.ts';
 

@@ -1,6 +1,6 @@
 import { parseRetryAfter, retryAfterDelayMs } from '../../vocabulary/retry-after.ts';
 import { askedWaitOf } from '../client/client-pacing.ts';
-import type { Exchange } from '../suite/suite-request.ts';
+import type { Exchange } from '../model/suite-request.ts';
 import type { CheckContext, CheckOutcome, Endpoint } from './check-contract.ts';
 import { requestFor, VALID_TOKEN } from './support.ts';
 import type { TimedExchange } from './timed-exchange.ts';

@@ -1,4 +1,4 @@
-import type { Exchange } from '../suite/suite-request.ts';
+import type { Exchange } from '../model/suite-request.ts';
 import { type Check, describeResponse, isRepeatRefusal, observed } from './check-contract.ts';
 import { checkRepeats, expectSameOutcome } from './retry-sequential.ts';
 

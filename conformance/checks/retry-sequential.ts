@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { Exchange } from '../suite/suite-request.ts';
+import type { Exchange } from '../model/suite-request.ts';
 import { checkProperty } from './check-cases.ts';
 import {
   type Check,

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { SPEC_ENDPOINTS } from '../../vocabulary/endpoints.ts';
 import { SPEC_ERROR_STATUSES, type SpecErrorCode } from '../../vocabulary/error-codes.ts';
-import type { Exchange, SuiteRequest } from '../suite/suite-request.ts';
-import type { TokenValue } from '../tokens/token-value.ts';
+import type { Exchange, SuiteRequest } from '../model/suite-request.ts';
+import type { TokenValue } from '../model/token-value.ts';
 import {
   type CheckContext,
   CheckFailure,

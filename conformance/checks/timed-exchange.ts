@@ -1,4 +1,4 @@
-import type { Exchange } from '../suite/suite-request.ts';
+import type { Exchange } from '../model/suite-request.ts';
 
 /** One exchange of the burst, with when its answer arrived (the burst, its pacing and its probes read it). */
 export interface TimedExchange {

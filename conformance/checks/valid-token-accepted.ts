@@ -1,5 +1,5 @@
-import { curlFor } from '../http/curl.ts';
-import { reproductionOf } from '../http/recorded-exchange.ts';
+import { curlFor } from '../client/curl.ts';
+import { reproductionOf } from '../client/recorded-exchange.ts';
 import type { TokenContradiction, TokenSighting } from '../tokens/token-ledger.ts';
 import { type Check, type CheckContext, describeCall, describeResponse } from './check-contract.ts';
 import { DENIED_TOKEN, requestFor, VALID_TOKEN } from './support.ts';

@@ -1,4 +1,4 @@
-import type { Exchange } from '../suite/suite-request.ts';
+import type { Exchange } from '../model/suite-request.ts';
 import { checkOnce } from './check-cases.ts';
 import { type Check, CheckFailure, describeResponse, observed } from './check-contract.ts';
 import { DENIED_TOKEN, requestFor, VALID_TOKEN } from './support.ts';

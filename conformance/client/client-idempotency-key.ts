@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Exchange, SuiteRequest } from '../suite/suite-request.ts';
+import type { Exchange, SuiteRequest } from '../model/suite-request.ts';
 
 /**
  * The idempotency key the suite sends with a write-like tool (spec §7: "for write-like operations an

@@ -1,6 +1,6 @@
 import { setTimeout as realSleep } from 'node:timers/promises';
 import { parseRetryAfter, retryAfterDelayMs } from '../../vocabulary/retry-after.ts';
-import type { Credential, SuiteResponse } from '../suite/suite-request.ts';
+import type { Credential, SuiteResponse } from '../model/suite-request.ts';
 import { exhaustedWaitMs } from './rate-limit-headers.ts';
 
 /* How the suite's client paces itself (spec section 7): which failures it retries, how long it waits. */

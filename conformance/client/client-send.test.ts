@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SuiteResponse } from '../suite/suite-request.ts';
+import type { SuiteResponse } from '../model/suite-request.ts';
 import { createTokenLedger } from '../tokens/token-ledger.ts';
 import { createWaitFloors, type SuiteClock } from './client-pacing.ts';
 import { type ClientCore, isAnswer, sendRequest } from './client-send.ts';

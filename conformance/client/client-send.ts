@@ -1,11 +1,10 @@
-import type { createTransport } from '../http/http-transport.ts';
 import {
   callKey,
   credentialOf,
   type Exchange,
   type SuiteRequest,
   type SuiteResponse,
-} from '../suite/suite-request.ts';
+} from '../model/suite-request.ts';
 import type { createTokenLedger } from '../tokens/token-ledger.ts';
 import {
   askedWaitOf,
@@ -21,6 +20,7 @@ import {
 import type { ClientTokens } from './client-token.ts';
 import { refusedRealToken, requestHeaders } from './client-token.ts';
 import type { ClientWaits } from './client-waits.ts';
+import type { createTransport } from './http-transport.ts';
 import { exhaustedWaitMs, rateLimitHint } from './rate-limit-headers.ts';
 import type { createShortWaits } from './short-waits.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SuiteRequest, SuiteResponse } from '../suite/suite-request.ts';
+import type { SuiteRequest, SuiteResponse } from '../model/suite-request.ts';
 import { staticToken } from '../tokens/token-source.ts';
 import { materialiseToken, refusedRealToken, requestHeaders } from './client-token.ts';
 

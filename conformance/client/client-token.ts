@@ -1,7 +1,7 @@
 import { IDENTITY_HEADER } from '../../vocabulary/identity-header.ts';
-import type { Exchange, SuiteRequest, SuiteResponse } from '../suite/suite-request.ts';
+import type { Exchange, SuiteRequest, SuiteResponse } from '../model/suite-request.ts';
+import { applyTransform, type TokenValue } from '../model/token-value.ts';
 import type { TokenSource } from '../tokens/token-source.ts';
-import { applyTransform, type TokenValue } from '../tokens/token-value.ts';
 
 /* The suite client's token handling (http-client.ts): the value a request's token stands for, the headers
  * that carry it (and their redacted copy for reports), and when a refused real token is worth another try. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Exchange } from '../suite/suite-request.ts';
+import type { Exchange } from '../model/suite-request.ts';
 import { createShortWaits } from './short-waits.ts';
 
 const limited = { response: { status: 429, headers: { 'retry-after': '5' } } } as unknown as Exchange;

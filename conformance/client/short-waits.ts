@@ -1,4 +1,4 @@
-import type { Exchange } from '../suite/suite-request.ts';
+import type { Exchange } from '../model/suite-request.ts';
 
 /* The suite client's own evidence that a gateway's Retry-After lied (client-send.ts records it,
  * ratelimit.retry-after-honoured reports it): decided from causality, never from timing. */

@@ -1,9 +1,10 @@
 import { printable } from '../../vocabulary/redact.ts';
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
-import type { CheckResult, Unobserved } from '../run/check-result.ts';
+import type { CheckResult } from '../model/check-result.ts';
 import type { ConformanceReport } from '../run/runner.ts';
 import { unobservedCheck, unobservedRemedy } from '../run/unobserved.ts';
 import { asExpected } from '../suite/expected-results.ts';
+import { summarySentence, UNOBSERVED_LABEL } from './summary-sentence.ts';
 
 const LABEL: Record<CheckResult['verdict'], string> = {
   pass: 'PASS',
@@ -20,17 +21,6 @@ export const painter = (enabled: boolean) => (verdict: CheckResult['verdict'], t
 /** Long counterexamples (a 5,000-character token) are cut for the terminal; reports keep them whole. */
 const abbreviate = (text: string, max = 300) =>
   text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
-
-/** Why a check could not observe its rule, as reports say it. */
-export const UNOBSERVED_LABEL: Record<Unobserved, string> = {
-  'not-served': 'never served',
-  'max-wait': 'waits beyond --max-wait-seconds',
-  'retry-after-untruthful': 'Retry-After not truthful',
-  'rate-limit-budget': 'no 429 within --rate-limit-budget',
-  'token-refused': 'token refused mid-run',
-  'time-budget': 'beyond --time-budget-seconds',
-  'suite-error': 'suite error',
-};
 
 /** What a check cost, told honestly: "2.1 s, 14 requests" or "0.0 s, 0 requests + the burst of ratelimit.burst-429". */
 export function costOf(result: CheckResult): string {
@@ -90,14 +80,9 @@ export function formatSummary(report: ConformanceReport, exitCode: number, paint
       `${paint('fail', 'stale expectation')}: ${stale.id} was expected to be ${stale.expected} (--expected-results) and is ${stale.actual} now: remove or update its line`,
     );
   if (allowed.length > 0) lines.push('', `Accepted unobserved (--allow-unobserved): ${allowed.join(', ')}`);
-  const s = report.summary;
-  const notServed = s.notServed > 0 ? `; ${s.notServed} because the gateway never served the calls` : '';
-  const why = Object.entries(s.inconclusiveBy)
-    .map(([reason, n]) => `${n} ${UNOBSERVED_LABEL[reason as Unobserved]}`)
-    .join(', ');
   lines.push(
     '',
-    `${report.checks.length} checks: ${s.pass} pass, ${s.fail} fail (${s.mustFailed} MUST, ${s.shouldFailed} SHOULD${notServed}), ${s.skipped} skipped, ${s.inconclusive} inconclusive${why ? ` (${why})` : ''}`,
+    summarySentence(report),
     `${report.requests} requests in ${(report.durationMs / 1000).toFixed(1)} s (time budget ${report.timeBudgetSeconds ?? '?'} s); seed ${report.seed} (replay a run with --seed ${report.seed}); exit code ${exitCode}`,
   );
   return lines.join('\n');

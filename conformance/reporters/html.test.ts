@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkResult, runReport } from '../../test/support/conformance-report.ts';
 import { primarySection } from '../../vocabulary/spec-ref.ts';
-import type { CheckResult } from '../run/check-result.ts';
+import type { CheckResult } from '../model/check-result.ts';
 import { escapeHtml, toHtmlReport } from './html.ts';
 
 const check = (over: Parameters<typeof checkResult>[0]) =>

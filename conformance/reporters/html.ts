@@ -1,9 +1,10 @@
 import { printable } from '../../vocabulary/redact.ts';
 import { formatSpecRef, primarySection, SPEC_SECTIONS, type SpecSection } from '../../vocabulary/spec-ref.ts';
-import type { CheckResult, ExchangeRecord, Unobserved } from '../run/check-result.ts';
+import type { CheckResult, ExchangeRecord } from '../model/check-result.ts';
 import type { ConformanceReport } from '../run/runner.ts';
 import { unobservedCheck, unobservedRemedy } from '../run/unobserved.ts';
-import { costOf, UNOBSERVED_LABEL } from './console.ts';
+import { costOf } from './console.ts';
+import { summarySentence, UNOBSERVED_LABEL } from './summary-sentence.ts';
 
 const VERDICT_LABEL: Record<CheckResult['verdict'], string> = {
   pass: 'pass',
@@ -179,15 +180,10 @@ dl.run { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem;
  * writeFileSync('reports/conformance.html', toHtmlReport(report, exitCodeFor(report, false)));
  */
 export function toHtmlReport(report: ConformanceReport, exitCode: number): string {
-  const s = report.summary;
   const outcome = OUTCOME[exitCode] ?? `exit code ${exitCode}`;
   const failures = report.checks.filter((c) => c.verdict === 'fail');
   const unsure = report.checks.filter((c) => c.verdict === 'skipped' || c.verdict === 'inconclusive');
-  const why = Object.entries(s.inconclusiveBy)
-    .map(([reason, n]) => `${n} ${UNOBSERVED_LABEL[reason as Unobserved]}`)
-    .join(', ');
-  const notServed = s.notServed > 0 ? `; ${s.notServed} because the gateway never served the calls` : '';
-  const counts = `${report.checks.length} checks: ${s.pass} pass, ${s.fail} fail (${s.mustFailed} MUST, ${s.shouldFailed} SHOULD${notServed}), ${s.skipped} skipped, ${s.inconclusive} inconclusive${why ? ` (${why})` : ''}`;
+  const counts = summarySentence(report);
   const body = [
     `<header><h1>Agent Tool Gateway conformance: <span class="outcome-${exitCode}">${escapeHtml(outcome)}</span></h1>`,
     `<p>${escapeHtml(counts)}.</p>`,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { CheckResult } from '../run/check-result.ts';
+import type { CheckResult } from '../model/check-result.ts';
+import { type ConformanceReport, summariseResults } from '../run/report-summary.ts';
 import { toJsonReport } from './json.ts';
-import { type ConformanceReport, summariseResults } from './report-summary.ts';
 
 const result = (id: string, level: CheckResult['level'], verdict: CheckResult['verdict']): CheckResult => ({
   id,

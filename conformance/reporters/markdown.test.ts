@@ -38,7 +38,7 @@ describe('Markdown summary', () => {
 
   it('heads with the outcome, the target, the counts, the seed and the exit code', () => {
     expect(markdown.split('\n')[0]).toBe('## Agent Tool Gateway conformance: ❌ failed');
-    expect(markdown).toContain('Target `http://127.0.0.1:1`: 4 checks, 1 pass, 1 fail (1 MUST, 0 SHOULD)');
+    expect(markdown).toContain('Target `http://127.0.0.1:1`. 4 checks: 1 pass, 1 fail (1 MUST, 0 SHOULD)');
     expect(markdown).toContain('seed 42; exit code 1.');
     // An inconclusive check says which budget ran out; a call never served is counted with the failures.
     expect(markdown).toContain('1 inconclusive (1 no 429 within --rate-limit-budget)');

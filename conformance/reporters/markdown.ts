@@ -1,10 +1,11 @@
 import { printable } from '../../vocabulary/redact.ts';
 import { formatSpecRef } from '../../vocabulary/spec-ref.ts';
-import type { CheckResult, Unobserved } from '../run/check-result.ts';
+import type { CheckResult } from '../model/check-result.ts';
 import type { ConformanceReport } from '../run/runner.ts';
 import { unobservedCheck, unobservedRemedy } from '../run/unobserved.ts';
 import { asExpected } from '../suite/expected-results.ts';
-import { costOf, UNOBSERVED_LABEL } from './console.ts';
+import { costOf } from './console.ts';
+import { summarySentence, UNOBSERVED_LABEL } from './summary-sentence.ts';
 
 const VERDICT: Record<CheckResult['verdict'], string> = {
   pass: '✅ pass',
@@ -79,15 +80,10 @@ export function toMarkdownSummary(
   /** Whose names the advice uses: the CLI's options, or the GitHub Action's inputs. */
   form: 'cli' | 'action' = 'cli',
 ): string {
-  const s = report.summary;
-  const notServed = s.notServed > 0 ? `; ${s.notServed} because the gateway never served the calls` : '';
-  const why = Object.entries(s.inconclusiveBy)
-    .map(([reason, n]) => `${n} ${UNOBSERVED_LABEL[reason as Unobserved]}`)
-    .join(', ');
   const lines = [
     `## Agent Tool Gateway conformance: ${OUTCOME[exitCode] ?? `exit code ${exitCode}`}`,
     '',
-    `Target ${inlineCode(report.target)}: ${report.checks.length} checks, ${s.pass} pass, ${s.fail} fail (${s.mustFailed} MUST, ${s.shouldFailed} SHOULD${notServed}), ${s.skipped} skipped, ${s.inconclusive} inconclusive${why ? ` (${why})` : ''}. ${report.requests} requests in ${(report.durationMs / 1000).toFixed(1)} s, ${report.numRuns} cases per property, seed ${report.seed}; exit code ${exitCode}.`,
+    `Target ${inlineCode(report.target)}. ${summarySentence(report)}. ${report.requests} requests in ${(report.durationMs / 1000).toFixed(1)} s, ${report.numRuns} cases per property, seed ${report.seed}; exit code ${exitCode}.`,
     '',
     '| verdict | level | check | spec | what it checks | time, requests |',
     '| --- | --- | --- | --- | --- | --- |',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Check } from '../checks/check-contract.ts';
-import type { Exchange } from '../suite/suite-request.ts';
-import type { CheckResult } from './check-result.ts';
+import type { CheckResult } from '../model/check-result.ts';
+import type { Exchange } from '../model/suite-request.ts';
 import { createCrossCheckBlame, TOKEN_RULE } from './run-blame.ts';
 import { REPEAT_RULE } from './run-check.ts';
 

@@ -1,7 +1,7 @@
 import type { Check } from '../checks/check-contract.ts';
-import type { Exchange } from '../suite/suite-request.ts';
+import type { CheckResult } from '../model/check-result.ts';
+import type { Exchange } from '../model/suite-request.ts';
 import type { TokenSource } from '../tokens/token-source.ts';
-import type { CheckResult } from './check-result.ts';
 import { blamedRepeat, REPEAT_RULE, withoutTokens } from './run-check.ts';
 
 /* Blame across checks (runner.ts): a failure one check met is reported by the check of the rule it breaks. */

@@ -8,11 +8,11 @@ import {
   repeatRefusedFix,
 } from '../checks/check-contract.ts';
 import { carriedIdempotencyKey } from '../client/client-idempotency-key.ts';
-import { reproductionOf } from '../http/recorded-exchange.ts';
-import type { Exchange } from '../suite/suite-request.ts';
+import { reproductionOf } from '../client/recorded-exchange.ts';
+import { CannotRunError } from '../model/cannot-run-error.ts';
+import type { CheckResult, ExchangeRecord } from '../model/check-result.ts';
+import type { Exchange } from '../model/suite-request.ts';
 import { TokenCommandError, type TokenSource } from '../tokens/token-source.ts';
-import { CannotRunError } from './cannot-run-error.ts';
-import type { CheckResult, ExchangeRecord } from './check-result.ts';
 
 /** The options a check's missing input is given with, for its skip message. */
 const MISSING_OPTION = {

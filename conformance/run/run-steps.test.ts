@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Check } from '../checks/check-contract.ts';
 import type { SuiteClock } from '../client/client-pacing.ts';
-import type { SuiteClient } from '../http/http-client.ts';
+import type { SuiteClient } from '../client/http-client.ts';
+import { CannotRunError } from '../model/cannot-run-error.ts';
 import type { TokenSource } from '../tokens/token-source.ts';
-import { CannotRunError } from './cannot-run-error.ts';
 import { createSharedMemo, preflight, runClock } from './run-steps.ts';
 
 const fixedClock = (at: number): SuiteClock => ({ now: () => at, sleep: async () => {} });

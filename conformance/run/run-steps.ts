@@ -2,10 +2,10 @@ import { SPEC_ENDPOINTS } from '../../vocabulary/endpoints.ts';
 import type { Check } from '../checks/check-contract.ts';
 import { DENIED_TOKEN, VALID_TOKEN } from '../checks/support.ts';
 import type { SuiteClock } from '../client/client-pacing.ts';
-import type { SuiteClient } from '../http/http-client.ts';
-import { precheckToken } from '../tokens/token-precheck.ts';
+import type { SuiteClient } from '../client/http-client.ts';
+import { CannotRunError } from '../model/cannot-run-error.ts';
 import type { TokenSource } from '../tokens/token-source.ts';
-import { CannotRunError } from './cannot-run-error.ts';
+import { precheckToken } from './token-precheck.ts';
 
 /* Steps of a conformance run (runner.ts): the clock it runs on, the observations checks share, and the
  * preflight that tells a run that cannot work (gateway unreachable, token refused) from a failing gateway. */

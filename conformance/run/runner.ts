@@ -2,8 +2,9 @@ import { SPEC_ENDPOINTS } from '../../vocabulary/endpoints.ts';
 import type { Check, CheckContext } from '../checks/check-contract.ts';
 import { CHECKS } from '../checks/index.ts';
 import { REAL_CLOCK, type SuiteClock } from '../client/client-pacing.ts';
-import { createSuiteClient, type SuiteClient } from '../http/http-client.ts';
-import { type ConformanceReport, summariseResults } from '../reporters/report-summary.ts';
+import { createSuiteClient, type SuiteClient } from '../client/http-client.ts';
+import { CannotRunError } from '../model/cannot-run-error.ts';
+import type { CheckResult, Reproduction } from '../model/check-result.ts';
 import { readExpectedResults } from '../suite/expected-results.ts';
 import {
   parseSuiteOptions,
@@ -18,15 +19,14 @@ import {
   type ToolDeclaration,
 } from '../suite/suite-tools.ts';
 import { staticToken, type TokenSource } from '../tokens/token-source.ts';
-import { CannotRunError } from './cannot-run-error.ts';
-import type { CheckResult, Reproduction } from './check-result.ts';
+import { type ConformanceReport, summariseResults } from './report-summary.ts';
 import { createCrossCheckBlame } from './run-blame.ts';
 import { runOne } from './run-check.ts';
 import { createSharedMemo, preflight, type RunTokens, runClock } from './run-steps.ts';
 
-export { type ConformanceReport, exitCodeFor, summariseResults } from '../reporters/report-summary.ts';
+export { CannotRunError } from '../model/cannot-run-error.ts';
 export { DEFAULT_FETCH_BODY, DEFAULT_SEARCH_BODY } from '../suite/suite-options.ts';
-export { CannotRunError } from './cannot-run-error.ts';
+export { type ConformanceReport, exitCodeFor, summariseResults } from './report-summary.ts';
 
 /** Longest single wait granted a 429 by default (s): a 15 s block or a minute's window is waited out. */
 export const DEFAULT_MAX_WAIT_SECONDS = SUITE_DEFAULTS.maxWaitSeconds;

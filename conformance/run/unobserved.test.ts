@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { UNOBSERVED_LABEL } from '../reporters/console.ts';
+import { UNOBSERVED_LABEL } from '../reporters/summary-sentence.ts';
 import { UNOBSERVED_REMEDY } from './unobserved.ts';
 
 const suite = join(import.meta.dirname, '..');

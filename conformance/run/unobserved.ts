@@ -1,5 +1,5 @@
+import type { CheckResult, Level, Unobserved } from '../model/check-result.ts';
 import { asExpected, type ExpectedResults } from '../suite/expected-results.ts';
-import type { CheckResult, Level, Unobserved } from './check-result.ts';
 
 /**
  * What would let a check observe its rule, per reason it could not: the CLI option, the GitHub Action

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { CannotRunError } from '../run/cannot-run-error.ts';
-import type { CheckResult } from '../run/check-result.ts';
+import { CannotRunError } from '../model/cannot-run-error.ts';
+import type { CheckResult } from '../model/check-result.ts';
 
 /**
  * An expected-results file (as MCP conformance's expected failures): the checks a run is known to leave

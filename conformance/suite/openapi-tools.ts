@@ -4,7 +4,7 @@ import { SPEC_ENDPOINTS } from '../../vocabulary/endpoints.ts';
 import { IDENTITY_HEADER } from '../../vocabulary/identity-header.ts';
 import { SPEC_TOOL_NAMES, type SpecToolName, TOOL_NAME_PATTERN, TOOLS } from '../../vocabulary/tools.ts';
 import { IDEMPOTENCY_KEY_HEADER } from '../client/client-idempotency-key.ts';
-import { CannotRunError } from '../run/cannot-run-error.ts';
+import { CannotRunError } from '../model/cannot-run-error.ts';
 import type { ToolDeclaration } from './suite-tools.ts';
 
 /*

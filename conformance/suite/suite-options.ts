@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TOOL_NAME_PATTERN, TOOLS } from '../../vocabulary/tools.ts';
-import { CannotRunError } from '../run/cannot-run-error.ts';
+import { CannotRunError } from '../model/cannot-run-error.ts';
 
 /** The request bodies the spec's tools are called with by default (their fields are "not shown" in the spec). */
 export const DEFAULT_SEARCH_BODY = JSON.stringify(TOOLS['web.search'].conformanceBody);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { SPEC_TOOL_NAMES, TOOL_NAME_PATTERN, type TOOL_NAMES, TOOLS } from '../../vocabulary/tools.ts';
-import { CannotRunError } from '../run/cannot-run-error.ts';
+import { CannotRunError } from '../model/cannot-run-error.ts';
 
 /**
  * A tool the suite calls: its name, its path on the gateway, and the JSON body it is called with. The

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Exchange } from '../suite/suite-request.ts';
+import type { Exchange } from '../model/suite-request.ts';
 import { createTokenLedger } from './token-ledger.ts';
 
 const answer = (status: number, code?: string): Exchange =>

@@ -1,4 +1,4 @@
-import type { Credential, Exchange } from '../suite/suite-request.ts';
+import type { Credential, Exchange } from '../model/suite-request.ts';
 
 /*
  * What the gateway said of each real token the suite sent unaltered: when it accepted it and when it

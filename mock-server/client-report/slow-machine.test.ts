@@ -270,6 +270,45 @@ describe('on a slow machine, by the stalls the gateway saw', () => {
     expect(judged([[940, 990, 50, 50]])).toEqual([1]);
   });
 
+  it('fixed-interval-5xx as journaled over HTTP at load 21: a stall the loop caught up from before the retry excuses nothing', () => {
+    // 250 ms sleeps after 503s, measured 354, 302, 257, 257, 256 ms: the first two waits crossed stalls of
+    // 108 and 161 ms that ended well before their retries were read (the loop on time in between). Read net
+    // of every stall in between, the second wait came to 126 ms and the flat schedule read as growing.
+    type Runs = [number, number, number, number][];
+    const early: Runs = [[237.2, 345.19, 107.98, 107.98]];
+    const middle: Runs = [...early, [391.6, 553.08, 161.49, 161.49], [593.75, 596.3, 2.55, 2.55]];
+    const later: Runs = [...middle, [645.69, 660.01, 14.32, 14.32]];
+    const last: Runs = [...later, [1060.3, 1179.4, 59.11, 35.04]];
+    const rows: [number, number, Runs][] = [
+      [0, 0.45, []],
+      [354.36, 359.42, early],
+      [661.2, 661.63, later],
+      [918.54, 924.02, later],
+      [1180.47, 1180.85, last],
+      [1436.96, 1437.46, last],
+    ];
+    const entries = rows.map(([read, written, runs], k) =>
+      recordedEntry(read, {
+        real_ms: read,
+        written_ms: written,
+        duration_ms: written - read,
+        method: 'POST',
+        path: '/v1/web/fetch',
+        operation: 'web.fetch',
+        status: 503,
+        code: 'upstream_unavailable',
+        url: 'https://docs.example.org/guide',
+        request_key: 'fetch guide',
+        request_fingerprint: 'fetch guide',
+        connection: 1,
+        connection_opened_ms: -5,
+        connection_seq: k + 1,
+        ...(runs.length > 0 ? { stall_runs: runs } : {}),
+      }),
+    );
+    expect(backoffWithJitter.judge({ ...rules, entries }).length).toBeGreaterThan(0);
+  });
+
   it('a fixed one-second sleep on 5xx is caught though stalls of up to 200 ms fell in its waits', () => {
     const entries = [0, 1, 2, 3, 4].map((k) =>
       search(k * 1001, 1, k + 1, {

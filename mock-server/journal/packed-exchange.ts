@@ -74,6 +74,16 @@ export class CapturedExchange implements Recordable {
     private readonly own: ScanCaller,
   ) {}
 
+  /**
+   * What a shared store keeps of it until a reader redacts it (`store/redis-journal-exchange.ts`: sealed):
+   * the pieces, how much to keep and whose call it was; undefined when its redaction needs a function this
+   * process holds (the proxy's own credential names), which cannot travel: redact it at once (`build`).
+   */
+  portable(): { pieces: ExchangePieces; keep: number; own: ScanCaller } | undefined {
+    if (this.pieces.isCredential) return undefined;
+    return { pieces: this.pieces, keep: this.keep, own: this.own };
+  }
+
   build(): JournalExchange {
     const { scan, own } = this;
     return redactExchange(this.pieces, this.keep, (text) => scan(text, own).redacted);

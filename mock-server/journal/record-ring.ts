@@ -1,5 +1,6 @@
+import type { ScanCaller } from '../secrets/known-secrets.ts';
 import { type Recordable, type RecordedWork, readEntry, writeEntry } from './entry-record.ts';
-import type { JournalExchange } from './exchange-capture.ts';
+import type { ExchangePieces, JournalExchange } from './exchange-capture.ts';
 import type { JournalEntry, JournalNote } from './journal-entry.ts';
 import { createRefTable, RecordReader, RecordWriter, type RefTable } from './record-bytes.ts';
 
@@ -110,6 +111,8 @@ export interface EntryWork extends Recordable {
 /** An entry's exchange, kept as bytes until its first read redacts it (`packed-exchange.ts`). */
 export interface ExchangeWork extends Recordable {
   build(): JournalExchange;
+  /** Its pieces for a shared store to keep sealed until read (`CapturedExchange.portable`), if they can travel. */
+  portable?(): { pieces: ExchangePieces; keep: number; own: ScanCaller } | undefined;
 }
 /** The work left on an entry, done at its first read. */
 type Work = RecordedWork<EntryWork, ExchangeWork>;

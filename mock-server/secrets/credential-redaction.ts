@@ -1,3 +1,5 @@
+// One file on purpose: its passes (JSON, multipart, pairs, an encoded text) read the texts quoted in each other
+// through redactCredentials, so split they would import each other in a circle; each pass is its own unit.
 import { type IsCredentialName, speaksOfCredential } from './credential-names.ts';
 
 /*
@@ -204,6 +206,95 @@ function redactQuotedText(raw: string, isCredential: IsCredentialName, depth: nu
 }
 
 /**
+ * One pass over JSON tokens that redacts as it reads: the containers it is in (to know whose value a token
+ * is) and the text it has copied so far. Each kind of token is one method, which returns where the token ends.
+ */
+class JsonRedaction {
+  private readonly stack: Frame[] = [];
+  private out = '';
+  private copied: number;
+
+  constructor(
+    private readonly text: string,
+    from: number,
+    private readonly isCredential: IsCredentialName,
+    private readonly depth: number,
+  ) {
+    this.copied = from;
+  }
+
+  /** Whether the value read now sits under a credential's name, or in a container that does. */
+  private inCredential(): boolean {
+    const top = this.stack.at(-1);
+    if (!top) return false;
+    return top.credential || (top.object && top.key !== undefined && this.isCredential(top.key));
+  }
+
+  /** The text from `start` to `end` written as `by`, what lies before it copied as it is. */
+  private replace(start: number, end: number, by: string): void {
+    this.out += this.text.slice(this.copied, start) + by;
+    this.copied = end;
+  }
+
+  /**
+   * The string opening at `at`: an object's name (remembered), a credential's value (redacted, to the end
+   * of the text when left open), or another value, read for the text it holds (`redactQuotedText`).
+   */
+  string(at: number): number {
+    const { text } = this;
+    let j = at + 1;
+    while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+    const end = Math.min(j, text.length);
+    const top = this.stack.at(-1);
+    const raw = text.slice(at + 1, end);
+    if (top?.object && top.expectKey) {
+      top.key = jsonName(raw);
+      top.expectKey = false;
+    } else if (this.inCredential()) {
+      if (raw !== REDACTED) this.replace(at + 1, end, REDACTED);
+    } else {
+      const inner = redactQuotedText(raw, this.isCredential, this.depth);
+      if (inner !== undefined) this.replace(at + 1, end, inner);
+    }
+    return j + 1;
+  }
+
+  /** An object or an array opening: everything in it is a credential when it is a credential's value. */
+  open(object: boolean): void {
+    this.stack.push({ object, credential: this.inCredential(), expectKey: object });
+  }
+
+  /** A container closing; returns how many are still open. */
+  close(): number {
+    this.stack.pop();
+    return this.stack.length;
+  }
+
+  /** A comma: in an object, a name comes next. */
+  comma(): void {
+    const top = this.stack.at(-1);
+    if (top?.object) {
+      top.expectKey = true;
+      top.key = undefined;
+    }
+  }
+
+  /** The number starting at `at`: a credential's value is redacted (as a string). */
+  number(at: number): number {
+    const { text } = this;
+    let j = at + 1;
+    while (j < text.length && /[-+0-9.eE]/.test(text[j] as string)) j++;
+    if (this.inCredential()) this.replace(at, j, `"${REDACTED}"`);
+    return j;
+  }
+
+  /** The text read up to `end`, redacted. */
+  result(end: number): string {
+    return this.out + this.text.slice(this.copied, end);
+  }
+}
+
+/**
  * The strings and numbers under a credential's name in the JSON starting at `from`, at any depth; every
  * other string read for a text it holds (`redactQuotedText`). Reads the text as a stream of tokens, so a
  * document cut short (at the capture limit) or not quite JSON is redacted as far as it goes: a credential
@@ -217,60 +308,25 @@ function redactJsonFrom(
   depth: number,
   embedded: boolean,
 ): { out: string; end: number } {
-  const stack: Frame[] = [];
-  let out = '';
-  let copied = from;
-  const inCredential = () => {
-    const top = stack.at(-1);
-    if (!top) return false;
-    return top.credential || (top.object && top.key !== undefined && isCredential(top.key));
-  };
-  const replace = (start: number, end: number, by: string) => {
-    out += text.slice(copied, start) + by;
-    copied = end;
-  };
+  const pass = new JsonRedaction(text, from, isCredential, depth);
   let i = from;
   while (i < text.length) {
     const c = text[i] as string;
-    if (c === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      const end = Math.min(j, text.length);
-      const top = stack.at(-1);
-      const raw = text.slice(i + 1, end);
-      if (top?.object && top.expectKey) {
-        top.key = jsonName(raw);
-        top.expectKey = false;
-      } else if (inCredential()) {
-        if (raw !== REDACTED) replace(i + 1, end, REDACTED);
-      } else {
-        const inner = redactQuotedText(raw, isCredential, depth);
-        if (inner !== undefined) replace(i + 1, end, inner);
-      }
-      i = j + 1;
-    } else if (c === '{' || c === '[') {
-      stack.push({ object: c === '{', credential: inCredential(), expectKey: c === '{' });
+    if (c === '"') i = pass.string(i);
+    else if (c === '{' || c === '[') {
+      pass.open(c === '{');
       i++;
     } else if (c === '}' || c === ']') {
-      stack.pop();
       i++;
-      if (embedded && stack.length === 0) break;
+      if (pass.close() === 0 && embedded) break;
     } else if (c === ',') {
-      const top = stack.at(-1);
-      if (top?.object) {
-        top.expectKey = true;
-        top.key = undefined;
-      }
+      pass.comma();
       i++;
-    } else if (c === '-' || (c >= '0' && c <= '9')) {
-      let j = i + 1;
-      while (j < text.length && /[-+0-9.eE]/.test(text[j] as string)) j++;
-      if (inCredential()) replace(i, j, `"${REDACTED}"`);
-      i = j;
-    } else i++;
+    } else if (c === '-' || (c >= '0' && c <= '9')) i = pass.number(i);
+    else i++;
   }
   const end = Math.min(i, text.length);
-  return { out: out + text.slice(copied, end), end };
+  return { out: pass.result(end), end };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createBoundedMap } from '../bounded-map.ts';
+import type { JournalExchange } from '../journal/exchange-capture.ts';
 import {
   CONNECTION_IDS_PER_INSTANCE,
   CONNECTIONS_COUNTED,
@@ -12,14 +13,36 @@ import {
   ndjsonOf,
 } from '../journal/journal.ts';
 import { type AgentMatch, agentMatches } from '../journal/journal-ring.ts';
+import type { ExchangeScan } from '../journal/packed-exchange.ts';
+import type { ExchangeWork } from '../journal/record-ring.ts';
 import type { RedisConnection } from './redis-connection.ts';
+import { type ExchangeSeal, SEAL_HEAD } from './redis-journal-exchange.ts';
 
-/** Appends entries (ARGV[2..]) with the next sequence numbers as their stream ids, capped at ARGV[1]. */
+/** Exchanges an instance keeps once it opened and redacted them (a page read again is not redacted again). */
+const OPENED_KEPT = 2000;
+
+/**
+ * What one tick of an instance leaves in the store, in one script call: its journal entries and the
+ * concurrency leases its finished requests give back (redis-limits.ts). Entries get the next sequence
+ * numbers as their stream ids, capped at ARGV[1]; ARGV[2] is how many entries, then each entry's JSON and
+ * its sealed exchange ('' for none: redis-journal-exchange.ts), then each lease given back: its set's key
+ * and its id (one Redis, not a Cluster: the lease sets are named here, as every admin script names its keys).
+ */
 const RECORD_SCRIPT = `
+local n = tonumber(ARGV[2])
 local seq = 0
-for i = 2, #ARGV do
-  seq = redis.call('INCR', KEYS[2])
-  redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], seq .. '-0', 'e', ARGV[i])
+if n > 0 then seq = redis.call('INCRBY', KEYS[2], n) - n end
+for i = 1, n do
+  seq = seq + 1
+  local sealed = ARGV[2 * i + 2]
+  if sealed == '' then
+    redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], seq .. '-0', 'e', ARGV[2 * i + 1])
+  else
+    redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], seq .. '-0', 'e', ARGV[2 * i + 1], 'x', sealed)
+  end
+end
+for i = 2 * n + 3, #ARGV, 2 do
+  redis.call('ZREM', ARGV[i], ARGV[i + 1])
 end
 return seq
 `;
@@ -42,13 +65,19 @@ interface JournalStream {
   stream: string;
   seqKey: string;
   clearedKey: string;
-  record(capacity: number, entries: string[]): Promise<number>;
+  /** Entries (JSON and seal, in turn) and leases given back (set key and id, in turn), in one call. */
+  record(capacity: number, entries: string[], released: string[]): Promise<number>;
   clear(): Promise<number>;
+  /** The entry's exchange opened and redacted, if it came sealed (see `sealedExchanges`). */
+  reveal(entry: JournalEntry): JournalEntry;
 }
 
 type RawEntry = [string, string[]];
 
-function journalStream(connection: RedisConnection): JournalStream {
+function journalStream(
+  connection: RedisConnection,
+  reveal: (entry: JournalEntry) => JournalEntry,
+): JournalStream {
   const { redis } = connection;
   const stream = connection.key('journal');
   const seqKey = connection.key('journal:seq');
@@ -64,15 +93,25 @@ function journalStream(connection: RedisConnection): JournalStream {
     stream,
     seqKey,
     clearedKey,
-    record: (capacity, entries) => cmd.agwRecord(stream, seqKey, capacity, ...entries),
+    record: (capacity, entries, released) =>
+      cmd.agwRecord(stream, seqKey, capacity, entries.length / 2, ...entries, ...released),
     clear: () => cmd.agwClear(stream, seqKey, clearedKey),
+    reveal,
   };
 }
 
-/** A stream entry as the journal gives it: its seq from the stream id, `time` from `at`. */
+/** Where an entry read from the stream holds its sealed exchange until it is revealed (not in its JSON). */
+const SEALED = Symbol('sealed exchange');
+type ReadEntry = JournalEntry & { [SEALED]?: string };
+
+/**
+ * A stream entry as the journal gives it: its seq from the stream id (`time` from `at` and its exchange
+ * opened once it is kept: `finished`).
+ */
 function entryOf([id, fields]: RawEntry): JournalEntry {
-  const entry = JSON.parse(fields[1] as string) as JournalEntry;
+  const entry = JSON.parse(fields[1] as string) as ReadEntry;
   entry.seq = Number.parseInt(id, 10);
+  if (fields[2] === 'x') entry[SEALED] = fields[3] as string;
   return entry;
 }
 
@@ -125,14 +164,17 @@ export function createEntrySharing(instance: number) {
  */
 function createStreamWriter(journal: JournalStream, capacity: () => number) {
   let batch: string[] = [];
+  let released: string[] = [];
   let written: Promise<unknown> = Promise.resolve();
   let failing = false;
   const flush = () => {
-    if (batch.length === 0) return;
+    if (batch.length === 0 && released.length === 0) return;
     const entries = batch;
+    const leases = released;
     batch = [];
+    released = [];
     written = journal
-      .record(capacity(), entries)
+      .record(capacity(), entries, leases)
       .then(() => {
         failing = false;
       })
@@ -145,10 +187,21 @@ function createStreamWriter(journal: JournalStream, capacity: () => number) {
       });
   };
   return {
-    append(text: string) {
-      if (batch.length === 0) process.nextTick(flush);
-      batch.push(text);
-      if (batch.length >= 500) flush();
+    /** An entry's JSON and its sealed exchange ('' for none). */
+    append(text: string, sealed: string) {
+      if (batch.length === 0 && released.length === 0) process.nextTick(flush);
+      batch.push(text, sealed);
+      if (batch.length >= 1000) flush();
+    },
+    /** A concurrency lease given back (its set's key and id): sent with the tick's entries. */
+    release(key: string, lease: string) {
+      if (batch.length === 0 && released.length === 0) process.nextTick(flush);
+      released.push(key, lease);
+      if (released.length >= 1000) flush();
+    },
+    /** Sends what waits now if it gives leases back (an admission must see them given back). */
+    sendReleases(): void {
+      if (released.length > 0) flush();
     },
     /** This instance's entries written (another instance's are written within a tick). */
     settled(): Promise<unknown> {
@@ -212,22 +265,23 @@ async function readPage(
     if (wanted > 0)
       await readBackwards(journal, '+', since, (raw) => {
         const entry = entryOf(raw);
-        if (matches(entry)) entries.push(withTime(entry));
+        if (matches(entry)) entries.push(finished(journal, entry));
         return entries.length >= wanted;
       });
     entries.reverse();
     return { ...base, entries, more: false, next_since: Math.max(last, since) };
   }
   const { more, lastLooked } = await readForwards(journal, since, last, (entry) => {
-    if (matches(entry)) entries.push(withTime(entry));
+    if (matches(entry)) entries.push(finished(journal, entry));
     return entries.length >= max;
   });
   return { ...base, entries, more, next_since: more ? lastLooked : Math.max(last, since) };
 }
 
-const withTime = (entry: JournalEntry) => {
+/** An entry a reader keeps: its time, and its exchange redacted (the work left on it, done once read). */
+const finished = (journal: JournalStream, entry: JournalEntry) => {
   entry.time = new Date(entry.at).toISOString();
-  return entry;
+  return journal.reveal(entry);
 };
 
 /**
@@ -292,7 +346,10 @@ async function readEntrySlices(
       const raw = (await connection.bounded(
         connection.redis.xrange(stream, `${since + 1}-0`, `${until}-0`, 'COUNT', sliceEntries),
       )) as RawEntry[];
-      const entries = raw.map(entryOf).filter(matches).map(withTime);
+      const entries = raw
+        .map(entryOf)
+        .filter(matches)
+        .map((entry) => finished(journal, entry));
       if (entries.length > 0) yield entries;
       if (raw.length < sliceEntries) return;
       since = seqOf(raw, raw.length - 1);
@@ -307,8 +364,30 @@ async function readEntrySlices(
  * Recording does not wait (the answer is already written). Reads reject with the store's 503 when Redis
  * fails, within one store.timeout_ms per slice.
  */
-export function createRedisJournal(connection: RedisConnection, initialCapacity: number, instance: number) {
-  const journal = journalStream(connection);
+export function createRedisJournal(
+  connection: RedisConnection,
+  initialCapacity: number,
+  instance: number,
+  seal?: ExchangeSeal,
+) {
+  // The scan a reader redacts sealed exchanges with: the secrets this instance knows (`useScan`).
+  let scan: (() => ExchangeScan) | undefined;
+  // Exchanges opened here, by their seal's head (its nonce: unique, whatever happens to the seqs).
+  const opened = createBoundedMap<string, JournalExchange | undefined>(OPENED_KEPT);
+  const reveal = (entry: JournalEntry) => {
+    const sealed = (entry as ReadEntry)[SEALED];
+    if (sealed === undefined) return entry;
+    delete (entry as ReadEntry)[SEALED];
+    const head = sealed.slice(0, SEAL_HEAD);
+    let exchange = opened.get(head);
+    if (exchange === undefined && seal && scan) {
+      exchange = seal.open(sealed, scan());
+      opened.set(head, exchange);
+    }
+    if (exchange) entry.exchange = exchange;
+    return entry;
+  };
+  const journal = journalStream(connection, reveal);
   let capacity = initialCapacity;
   const share = createEntrySharing(instance);
   const writer = createStreamWriter(journal, () => capacity);
@@ -317,8 +396,34 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
   };
 
   return {
-    record(fields: Omit<JournalEntry, 'seq' | 'time'>): void {
-      writer.append(JSON.stringify(share(fields)));
+    /**
+     * Records a finished request. Its exchange goes sealed, redacted by its first reader (as in memory);
+     * one whose redaction cannot travel is redacted now.
+     */
+    record(fields: Omit<JournalEntry, 'seq' | 'time'>, exchange?: ExchangeWork): void {
+      const sealed = exchange && seal?.seal(exchange);
+      if (exchange && sealed === undefined) (fields as JournalEntry).exchange = exchange.build();
+      writer.append(JSON.stringify(share(fields)), sealed ?? '');
+    },
+
+    /**
+     * Gives a concurrency lease back with this tick's entries, in their one script call (redis-limits.ts
+     * sends its releases here: a request's round trips are its admission, and a share of one per tick).
+     */
+    release(key: string, lease: string): void {
+      writer.release(key, lease);
+    },
+    /**
+     * Sends the leases given back so far at once (with the entries waiting), before an admission this tick
+     * (redis-limits.ts): a slot given back is free for the next request, as in memory.
+     */
+    sendReleases(): void {
+      writer.sendReleases();
+    },
+
+    /** The scan sealed exchanges are redacted with when read here (the gateway's secret scanner). */
+    useScan(next: () => ExchangeScan) {
+      scan = next;
     },
 
     /** A page of the journal, at most `max` entries (see readPage). */
@@ -366,6 +471,7 @@ export function createRedisJournal(connection: RedisConnection, initialCapacity:
     },
 
     async clear(): Promise<void> {
+      opened.clear();
       await connection.bounded(journal.clear()).catch(unavailable);
     },
 

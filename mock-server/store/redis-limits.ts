@@ -24,51 +24,60 @@ import type { RedisConnection } from './redis-connection.ts';
  * 2 fixed window, 3 sliding window), limit, window ms.
  * Returns {status, in flight or generation, then per rule: allowed, remaining, retry ms, next ms};
  * status 0 admitted, 1 over the concurrency limit, 2 over a rate limit, 3 token revoked.
+ * Redis runs each command a script calls at a cost of its own (about 2-3 µs, more than most commands'
+ * work), so it calls few: a rule's state is one string with its time to live (GET, then SET ... PX), the
+ * live leases are counted rather than pruned (ZCOUNT; expired ones are pruned by the renewals), and the
+ * lease set's time to live is set when it starts (its instances renew it): 7 commands for an admitted
+ * request under one token-bucket rule, where a hash per rule and pruning on every request took 10.
  */
 export const ADMIT_SCRIPT = `
 local now = tonumber(ARGV[1])
 local maxIn = tonumber(ARGV[2])
 local leaseMs = tonumber(ARGV[4])
 local gen = tonumber(ARGV[6])
-local keyTtl = tonumber(ARGV[7])
+local keyTtl = ARGV[7]
 local current = tonumber(redis.call('HGET', KEYS[2], ARGV[5]) or '0')
 if current > gen then return {3, current} end
+local function fmt(x) return string.format('%.0f', x) end
 local t = redis.call('TIME')
 local real = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', real)
-local inflight = redis.call('ZCARD', KEYS[1])
+-- The live leases: one that expired (its instance died) is not counted; the renewals prune them.
+local inflight = redis.call('ZCOUNT', KEYS[1], '(' .. fmt(real), '+inf')
 if maxIn >= 0 and inflight >= maxIn then return {1, inflight} end
-local function fmt(x) return string.format('%.0f', x) end
 -- A window that counts requests: with used of limit taken, admitted with what is left, or refused until
 -- the window moves (nextMs).
 local function counted(used, limit, nextMs)
   if used < limit then return 1, limit - used - 1, 0 end
   return 0, 0, nextMs
 end
+-- A rule's state as one string, 'a:b' (token bucket: units and last refill; fixed window: start and count).
+local function pair(state)
+  local sep = string.find(state, ':', 1, true)
+  return tonumber(string.sub(state, 1, sep - 1)), tonumber(string.sub(state, sep + 1))
+end
 local n = (#ARGV - 8) / 4
 local base = ARGV[8] .. (redis.call('GET', KEYS[3]) or '0') .. ':'
 local out = {0, inflight}
 local blocked = false
-local consume = {}
-local keys = {}
+local keys, algos, states, sizes, limits = {}, {}, {}, {}, {}
 for i = 1, n do
   local a = 8 + (i - 1) * 4
   local key = base .. ARGV[a + 1]
-  keys[i] = key
   local algo = tonumber(ARGV[a + 2])
   local limit = tonumber(ARGV[a + 3])
   local win = tonumber(ARGV[a + 4])
+  keys[i], algos[i], limits[i] = key, algo, limit
   local allowed, remaining, retry, nextMs
   if algo == 1 then
     local cap = limit * win
-    local h = redis.call('HMGET', key, 'u', 'l')
     local units = cap
-    if h[2] then
-      local last = tonumber(h[2])
-      units = tonumber(h[1])
+    local state = redis.call('GET', key)
+    if state then
+      local last
+      units, last = pair(state)
       if now < last then
         last = now
-        redis.call('HSET', key, 'l', fmt(now))
+        redis.call('SET', key, fmt(units) .. ':' .. fmt(now), 'PX', keyTtl)
       end
       local elapsed = math.min(math.max(0, now - last), win)
       units = math.min(cap, units + elapsed * limit)
@@ -83,19 +92,18 @@ for i = 1, n do
       retry = math.ceil((win - units) / limit)
       nextMs = retry
     end
-    consume[i] = function()
-      redis.call('HSET', key, 'u', fmt(units - win), 'l', fmt(now))
-    end
+    states[i] = fmt(units - win) .. ':' .. fmt(now)
   elseif algo == 2 then
-    local h = redis.call('HMGET', key, 's', 'c')
+    local state = redis.call('GET', key)
     local start = math.floor(now / win) * win
     local used = 0
-    if h[1] and tonumber(h[1]) == start then used = tonumber(h[2]) end
+    if state then
+      local from, count = pair(state)
+      if from == start then used = count end
+    end
     nextMs = start + win - now
     allowed, remaining, retry = counted(used, limit, nextMs)
-    consume[i] = function()
-      redis.call('HSET', key, 's', fmt(start), 'c', used + 1)
-    end
+    states[i] = fmt(start) .. ':' .. fmt(used + 1)
   else
     while true do
       local oldest = redis.call('LINDEX', key, 0)
@@ -107,10 +115,7 @@ for i = 1, n do
     if size > 0 then oldest = tonumber(redis.call('LINDEX', key, 0)) end
     nextMs = oldest + win - now
     allowed, remaining, retry = counted(size, limit, nextMs)
-    consume[i] = function()
-      if size >= limit then redis.call('LPOP', key) end
-      redis.call('RPUSH', key, fmt(now))
-    end
+    sizes[i] = size
   end
   if allowed == 0 then blocked = true end
   out[#out + 1] = allowed
@@ -123,11 +128,17 @@ if blocked then
   return out
 end
 for i = 1, n do
-  consume[i]()
-  redis.call('PEXPIRE', keys[i], keyTtl)
+  if algos[i] == 3 then
+    if sizes[i] >= limits[i] then redis.call('LPOP', keys[i]) end
+    redis.call('RPUSH', keys[i], fmt(now))
+    redis.call('PEXPIRE', keys[i], keyTtl)
+  else
+    redis.call('SET', keys[i], states[i], 'PX', keyTtl)
+  end
 end
 redis.call('ZADD', KEYS[1], real + leaseMs, ARGV[3])
-redis.call('PEXPIRE', KEYS[1], leaseMs * 2)
+-- A set with live leases has its time to live renewed by their instances (RENEW_SCRIPT).
+if inflight == 0 then redis.call('PEXPIRE', KEYS[1], leaseMs * 2) end
 out[2] = inflight + 1
 return out
 `;
@@ -135,8 +146,11 @@ return out
 /** Renews the leases this instance holds, so only a dead instance's leases expire. */
 const RENEW_SCRIPT = `
 local t = redis.call('TIME')
-local expiry = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+local real = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local expiry = real + tonumber(ARGV[1])
 for i = 1, #KEYS do
+  -- The leases that expired (an instance that died) are pruned here, off the request path.
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', string.format('%.0f', real))
   redis.call('ZADD', KEYS[i], 'XX', expiry, ARGV[i + 1])
   redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[1]) * 2)
 end
@@ -171,8 +185,15 @@ export function createRedisLimits(
   const keyTtlMs = options.keyTtlMs ?? 86_400_000;
   const generationsKey = connection.key('generations');
   const epochKey = connection.key('epoch');
-  const rulePrefix = connection.key('rl:');
+  // Each rule's state is one string ('rs:': since rules were hashes under 'rl:', which expire unread).
+  const rulePrefix = connection.key('rs:');
   let epoch = 0;
+  // Where a lease is given back: its own command, or the journal's tick script (`sendReleasesWith`).
+  let giveBack = (key: string, lease: string) => {
+    redis.zrem(key, lease).catch(() => {});
+  };
+  // Sends the releases waiting, before an admission (they must reach Redis first).
+  let sendReleases = () => {};
   // The leases of requests in flight on this instance, renewed every third of the lease time.
   const held = new Map<string, string>();
   const renew = async () => {
@@ -239,6 +260,8 @@ export function createRedisLimits(
           windowMsOf(rule),
         );
       });
+      // A slot given back before this admission, on this connection, reaches Redis before it.
+      sendReleases();
       const reply = await connection.bounded(call.agwAdmit(keys.length, ...keys, ...args));
       const status = reply[0];
       if (status === 3) return { kind: 'revoked' };
@@ -273,7 +296,13 @@ export function createRedisLimits(
     /** Gives a lease back; if Redis is away meanwhile, the lease expires on its own. */
     release(agentId: string, lease: string): void {
       held.delete(lease);
-      redis.zrem(connection.key(`lease:${agentId}`), lease).catch(() => {});
+      giveBack(connection.key(`lease:${agentId}`), lease);
+    },
+
+    /** Sends the releases with another tick's write (the journal's: one script call per tick for both). */
+    sendReleasesWith(send: (key: string, lease: string) => void, sendNow: () => void): void {
+      giveBack = send;
+      sendReleases = sendNow;
     },
 
     /** Raises an agent's token generation in the store: its tokens are refused on every instance. */

@@ -54,11 +54,11 @@ export function createRedisState(
     // Keys live in the store: a retry may land on another instance.
     idempotency: store.idempotency,
     journal: {
-      // Serialised into the store, which must never hold anything unredacted: redacted at once.
+      // Serialised into the store, which must never hold anything unredacted: the readings applied at once,
+      // the exchange sealed until a reader redacts it (redis-journal-exchange.ts).
       record(entry, exchange, readings) {
         readings?.apply(entry);
-        if (exchange) (entry as { exchange?: unknown }).exchange = exchange.build();
-        store.journal.record(entry);
+        store.journal.record(entry, exchange);
       },
       page: (filter) => store.journal.page(filter),
       list: (filter) => store.journal.page(filter),

@@ -4,6 +4,7 @@ import { connectRedis, type RedisConnection } from './redis-connection.ts';
 import { createRedisFaults, type RedisFaults } from './redis-faults.ts';
 import { createRedisIdempotency, type RedisIdempotency } from './redis-idempotency.ts';
 import { createRedisJournal, type RedisJournal } from './redis-journal.ts';
+import { createExchangeSeal } from './redis-journal-exchange.ts';
 import { createRedisLimits, type RedisLimits } from './redis-limits.ts';
 import { type StoreGuard, type StoreGuardOptions, startStoreGuard } from './store-guard.ts';
 
@@ -67,6 +68,15 @@ export async function connectSharedStore(
     const leaseMs = Math.round(store.lease_seconds * 1000);
     const limits = createRedisLimits(connection, { leaseMs });
     await limits.loadEpoch();
+    const journal = createRedisJournal(
+      connection,
+      config.journal.capacity,
+      await redis.incr(connection.key('instances')),
+      // The secret every instance signs with (the guard holds a placeholder for a configured one).
+      createExchangeSeal(() => config.identity?.signing_secret ?? guard.secret),
+    );
+    // A request's leases go back with its tick's journal entries: one script call per tick for both.
+    limits.sendReleasesWith(journal.release, journal.sendReleases);
     return {
       url: store.url,
       connection,
@@ -75,11 +85,7 @@ export async function connectSharedStore(
         ttlSeconds: config.idempotency.ttl_seconds,
         leaseMs,
       }),
-      journal: createRedisJournal(
-        connection,
-        config.journal.capacity,
-        await redis.incr(connection.key('instances')),
-      ),
+      journal,
       faults: createRedisFaults(connection),
       get signingSecret() {
         return guard.secret;

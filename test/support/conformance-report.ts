@@ -1,4 +1,4 @@
-import type { CheckResult } from '../../conformance/run/check-result.ts';
+import type { CheckResult } from '../../conformance/model/check-result.ts';
 import type { ConformanceReport } from '../../conformance/run/runner.ts';
 import { summariseResults } from '../../conformance/run/runner.ts';
 

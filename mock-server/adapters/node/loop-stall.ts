@@ -3,12 +3,11 @@
  * process, a long synchronous job, a garbage collection), as runs of stalls: a run is the stalls with no
  * prompt probe between them (the loop never caught up meanwhile). The journal notes, when a request is read,
  * the runs before it (`stall_runs`: [from, to, stalled, longest] on the real clock). Between an answer and a
- * later request, what the machine may have added to the time between them is what delays a client's steps:
- * the run under way when the answer was written (the client reading it), the longest single stall in between
- * (the one its timer fell in: a timer is late by one stall, never by the sum of several), and the run under
- * way when the request was read (the client sending it). A loop that caught up in between ran the client's
- * steps on time then, so a long run's many small stalls, each followed by a prompt probe, cannot add up to
- * excuse a real violation, while a loop that never caught up (a saturated process) excuses all it lost.
+ * later request, what the machine may have added to a client's steps is the run under way when the answer
+ * was written (the client reading it) and the run under way when the request was read (its timer firing,
+ * the client sending it): a stall the loop caught up from in between delayed nothing, so a long run's many
+ * small stalls cannot add up to excuse a real violation, while a loop that never caught up (a saturated
+ * process) excuses all it lost.
  * The client report reads a retry's wait net of it (client-report/facts/causality.ts `stallBetween`).
  * Measured by a probe timer every PROBE_MS while requests come (armed for ARMED_MS after each one, so an idle
  * process runs nothing): its lateness past SLACK_MS is a stall, a probe on time within it ends a run. The

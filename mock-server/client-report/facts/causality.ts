@@ -129,24 +129,36 @@ export function inAnswerTurn(e: JournalEntry, moment: 'read' | 'opened', x: Jour
 }
 
 /**
+ * Whether `e` was read two or more turns of the gateway's event loop after the one in which `r`'s answer was
+ * written (turn facts, one instance): the loop polled its sockets again after writing that answer, in the
+ * next turn, and `e` was not waiting then, so the client sent it after the answer was written, however long
+ * the loop stalled in between (a stall delays when a request is read, never which poll finds it waiting).
+ */
+export function sentAfterAnswerTurn(e: JournalEntry, r: JournalEntry): boolean {
+  if (e.read_turn === undefined || r.written_turn === undefined) return false;
+  if (!hasConnection(e) || !hasConnection(r) || instanceOf(e) !== instanceOf(r)) return false;
+  return e.read_turn >= r.written_turn + 2;
+}
+
+/**
  * A run of stalls that ended this close before a moment may still have been under way then: the loop's probe
  * (adapters/node/loop-stall.ts) fires every 10 ms and counts as on time within 20 ms, so no probe on time
  * can have shown the loop caught up sooner.
  */
 const CAUGHT_UP_MS = 30;
 
-type StallRun = NonNullable<JournalEntry['stall_runs']>[number];
-
 /**
  * How much of the time between `from`'s answer and `to`'s read the machine may have added to a client's
  * steps (`to`'s `stall_runs`, when one process read both over node:http; 0 otherwise): the part after the
- * answer of the run of stalls under way when it was written or begun before the loop caught up (the client
- * reading the answer), the run under way when `to` was read (the client sending it), and between them the
- * longest single stall (the one a timer of the client's fell in: a timer is late by the stall it fell in,
- * not by every stall of its wait). A loop that caught up in between ran the client's steps on time then, so
- * a long run's many small stalls cannot add up to excuse a real violation; a loop that never caught up over
- * the whole time (a saturated process) excuses all it lost. From the answer, not the read: a proxy that
- * waited on its target while the machine stalled answered late, and that stall lengthened no wait.
+ * answer of the run of stalls under way when it was written, or begun before the loop caught up after it
+ * (the client reading the answer, and so everything it did after, was that much late), and the run under
+ * way when `to` was read (a timer of the client's due in it fired when it ended, and the client sent and
+ * the loop read the request in it). A stall in between, after which the loop caught up before `to` was
+ * read, delayed nothing: a timer due in it would have fired when it ended and its request been read
+ * promptly then, not after the loop had caught up. So a long run's many small stalls cannot add up to
+ * excuse a real violation, while a loop that never caught up over the whole time (a saturated process)
+ * excuses all it lost. From the answer, not the read: a proxy that waited on its target while the machine
+ * stalled answered late, and that stall lengthened no wait.
  */
 export function stallBetween(from: JournalEntry, to: JournalEntry): number {
   const runs = to.stall_runs;
@@ -162,10 +174,7 @@ export function stallBetween(from: JournalEntry, to: JournalEntry): number {
   const head = first[0] <= since + CAUGHT_UP_MS ? first : undefined;
   const tail = until - last[1] <= CAUGHT_UP_MS ? last : undefined;
   if (head && head === tail) return Math.min(head[2], until - since);
-  const middle = within.filter((run) => run !== head && run !== tail);
   const lost =
-    (head ? Math.min(head[2], head[1] - since) : 0) +
-    (tail ? Math.min(tail[2], until - tail[0]) : 0) +
-    Math.max(0, ...middle.map((run: StallRun) => run[3]));
+    (head ? Math.min(head[2], head[1] - since) : 0) + (tail ? Math.min(tail[2], until - tail[0]) : 0);
   return Math.min(lost, until - since);
 }

@@ -11,6 +11,7 @@ import {
   pendingUntil,
   SAME_TURN_MS,
   sameConnectionAfter,
+  sentAfterAnswerTurn,
   sentBeforeAnswer,
   stallBetween,
   TOGETHER_MS,
@@ -371,8 +372,12 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
       // then, and the grace holds.
       // Time net of the stalls the gateway saw between them (`stallBetween`): a request of a batch read late
       // because the machine stalled was on its way all the same.
+      // Never before the answer's turn was over when the turn facts show it sent after the answer.
       if (hasConnection(e) && hasConnection(r)) {
-        const arrival = e.real_ms - stallBetween(r, e);
+        const netOfStalls = e.real_ms - stallBetween(r, e);
+        const arrival = sentAfterAnswerTurn(e, r)
+          ? Math.max(netOfStalls, answeredAt(r) + SAME_TURN_MS)
+          : netOfStalls;
         return (
           (arrival >= batchUntil(r) || retriedOnIdle(e, r)) &&
           (!cameInWave(ix, r, graceMs) || arrival >= answeredAt(r) + graceMs)

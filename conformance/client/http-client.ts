@@ -1,12 +1,12 @@
-import { withIdempotencyKey } from '../client/client-idempotency-key.ts';
-import { createWaitFloors, NO_WAIT_RETRIES, REAL_CLOCK, type SuiteClock } from '../client/client-pacing.ts';
-import { type ClientCore, type SendOptions, sendRequest } from '../client/client-send.ts';
-import { createClientWaits } from '../client/client-waits.ts';
-import { createShortWaits, type ShortWait } from '../client/short-waits.ts';
-import type { Exchange, SuiteRequest } from '../suite/suite-request.ts';
+import type { Exchange, SuiteRequest } from '../model/suite-request.ts';
 import { createTokenLedger } from '../tokens/token-ledger.ts';
 import type { TokenSource } from '../tokens/token-source.ts';
+import { withIdempotencyKey } from './client-idempotency-key.ts';
+import { createWaitFloors, NO_WAIT_RETRIES, REAL_CLOCK, type SuiteClock } from './client-pacing.ts';
+import { type ClientCore, type SendOptions, sendRequest } from './client-send.ts';
+import { createClientWaits } from './client-waits.ts';
 import { createTransport } from './http-transport.ts';
+import { createShortWaits, type ShortWait } from './short-waits.ts';
 
 /* The suite's HTTP client: requests and exchanges in suite-request.ts, retries and waits in client-pacing.ts
  * and client-waits.ts, one request's attempts and retry decisions in client-send.ts, tokens in

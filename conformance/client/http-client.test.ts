@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { observed } from '../checks/check-contract.ts';
-import { backoffMs } from '../client/client-pacing.ts';
 import { commandToken, staticToken, type TokenSource } from '../tokens/token-source.ts';
+import { backoffMs } from './client-pacing.ts';
 import { decodeBody } from './decode-body.ts';
 import { createSuiteClient } from './http-client.ts';
 

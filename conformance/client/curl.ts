@@ -1,6 +1,6 @@
 import { IDENTITY_HEADER } from '../../vocabulary/identity-header.ts';
-import type { Exchange } from '../suite/suite-request.ts';
-import { shellExpression, shellQuote } from '../tokens/token-value.ts';
+import type { Exchange } from '../model/suite-request.ts';
+import { shellExpression, shellQuote } from '../model/token-value.ts';
 
 // Headers and body go out as UTF-8 bytes; shellQuote writes one byte per latin1 character.
 const bytes = (text: string) => shellQuote(Buffer.from(text, 'utf8').toString('latin1'));

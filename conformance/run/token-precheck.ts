@@ -1,9 +1,9 @@
 import { SPEC_ENDPOINTS } from '../../vocabulary/endpoints.ts';
 import { backoffMs } from '../client/client-pacing.ts';
-import type { SuiteClient } from '../http/http-client.ts';
-import { CannotRunError } from '../run/cannot-run-error.ts';
-import type { TokenSource } from './token-source.ts';
-import type { TokenValue } from './token-value.ts';
+import type { SuiteClient } from '../client/http-client.ts';
+import { CannotRunError } from '../model/cannot-run-error.ts';
+import type { TokenValue } from '../model/token-value.ts';
+import type { TokenSource } from '../tokens/token-source.ts';
 
 /**
  * Whoami requests the pre-check sends before it calls a token refused: one more than it takes to pass a

@@ -1,5 +1,5 @@
-import type { ExchangeRecord, Reproduction } from '../run/check-result.ts';
-import type { Exchange } from '../suite/suite-request.ts';
+import type { ExchangeRecord, Reproduction } from '../model/check-result.ts';
+import type { Exchange } from '../model/suite-request.ts';
 import { curlFor } from './curl.ts';
 
 /** Longest response body a report keeps: enough to read an error, not a 5 MB page. */

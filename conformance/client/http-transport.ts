@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { SuiteResponse } from '../suite/suite-request.ts';
+import type { SuiteResponse } from '../model/suite-request.ts';
 import { decodeBody } from './decode-body.ts';
 
 /** Longest response body read (bytes); the rest is dropped. */

@@ -1,11 +1,11 @@
-import type { CheckResult, Unobserved } from '../run/check-result.ts';
-import { blockingUnobserved } from '../run/unobserved.ts';
+import type { CheckResult, Unobserved } from '../model/check-result.ts';
 import {
   asExpected,
   type ExpectedResults,
   type StaleExpectation,
   staleExpectations,
 } from '../suite/expected-results.ts';
+import { blockingUnobserved } from './unobserved.ts';
 
 export interface ConformanceReport {
   target: string;

@@ -1,4 +1,4 @@
-import type { ResolvedTransform, TokenValue } from '../tokens/token-value.ts';
+import type { ResolvedTransform, TokenValue } from './token-value.ts';
 
 /* What the suite sends and what it learns: a request as a check describes it, and the exchange it gets back. */
 
