@@ -2,7 +2,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { GatewayError } from '../errors.ts';
 import { readSentBody } from '../http/sent-body.ts';
 import { PREFIX } from '../secrets/known-secrets.ts';
-import { lowerAscii, rot13 } from '../text-encodings.ts';
+import { rot13 } from '../text-encodings.ts';
 import type { CarriesAdminKey } from './wire.ts';
 
 /*
@@ -67,7 +67,11 @@ const inRunOrEscape = (text: string, at: number) => inRun(text, at) || text.char
  * either side (and the whole of a run it falls in) is read, not the rest.
  */
 function partsToRead(adminKey: string, reach: number) {
-  const forms = [lowerAscii(adminKey), lowerAscii(rot13(adminKey))];
+  // In any case (a regular expression's case folding finds more than ASCII's: then the whole scan decides).
+  const literal = new RegExp(
+    [adminKey, rot13(adminKey)].map((form) => form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'),
+    'i',
+  );
   const spaced = adminKey.includes(' ');
   return (text: string): string[] => {
     if (spaced && text.includes('+')) return [text];
@@ -77,8 +81,7 @@ function partsToRead(adminKey: string, reach: number) {
       run = code < 128 && RUN_CHAR[code] === 1 ? run + 1 : 0;
       if (run >= adminKey.length) return [text];
     }
-    const lowered = lowerAscii(text);
-    if (forms.some((form) => lowered.includes(form))) return [text];
+    if (literal.test(text)) return [text];
     const parts: string[] = [];
     let from = -1;
     let to = -1;
