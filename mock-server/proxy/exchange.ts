@@ -13,7 +13,7 @@ import { isAdminPath } from '../routes/admin-schemas.ts';
 import { routingPath } from '../routes/router.ts';
 import { faultTargets } from '../scenarios/faults.ts';
 import type { IsCredentialName } from '../secrets/credential-names.ts';
-import { adminKeyGuard } from './admin-key-guard.ts';
+import { adminKeyGuard, warmUpWatch } from './admin-key-guard.ts';
 import type { createAgentNames } from './agent-names.ts';
 import { ANALYSED_BYTES, operationOf, toolNamed } from './exchange-notes.ts';
 import { createExchangeRecord } from './exchange-record.ts';
@@ -207,6 +207,7 @@ export function createExchangeHandler(parts: ExchangeParts) {
   const { gateway, names, keys, adminKey, isCredential } = parts;
   const { runtime } = gateway;
   const carriesAdminKey = adminKeyWatch(adminKey);
+  if (adminKey !== undefined) warmUpWatch(carriesAdminKey);
   // The proxy's tools are its config's, fixed for its life (a scenario changes tools' policies only).
   const targets = new Set(faultTargets(runtime.tools));
 
