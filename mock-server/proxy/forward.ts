@@ -187,16 +187,28 @@ export function refuseUpgrades(out: ClientRequest, state: ForwardState): void {
  */
 export function sendRequest(parts: ForwardParts, state: ForwardState): void {
   const { req, res, out } = parts;
-  req.on('data', (chunk: Buffer) => {
-    parts.requestBody.add(chunk);
-    if (state.connected) state.watchUpload();
-  });
+  const read = () => {
+    req.on('data', (chunk: Buffer) => {
+      parts.requestBody.add(chunk);
+      if (state.connected) state.watchUpload();
+    });
+    (guard ? req.pipe(guard) : req).pipe(out);
+  };
   const guard = parts.bodyGuard?.((refusal) => {
     // Nothing more reaches the target, and its request is never completed (aborted even once answered).
     state.fail({ kind: 'body_refused', ...refusal });
     out.destroy();
   });
-  (guard ? req.pipe(guard) : req).pipe(out);
+  // A guarded body is read once the target's connection is up: the guard's scan is the proxy's work, which
+  // must not count against the connect deadline (a failure before then reads the body for the journal).
+  if (!guard) read();
+  else
+    out.once('socket', (socket) => {
+      if (!socket.connecting) return read();
+      socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', () => {
+        if (!state.decided) read();
+      });
+    });
   res.once('close', () => {
     if (res.writableFinished) return;
     if (!state.decided) state.fail({ kind: 'agent_gone' });
