@@ -11,6 +11,8 @@ export interface Measurement {
   p99: number;
   /** CPU time (user + system) the server process spent per answered request, in microseconds. */
   cpuMicros: number;
+  /** Requests the round answered (what the per-request figures are divided by). */
+  answered?: number;
   /** Resident memory of the server process (and its workers) after the round, in MB. */
   rssMb: number;
   /** CPU time Redis spent per answered request, in microseconds (shared-state runs). */
@@ -79,6 +81,7 @@ export async function load(target: Target, seconds: number, connections: number)
   return {
     name: target.name,
     requestsPerSecond: result.requests.average,
+    answered: result.requests.total,
     p50: result.latency.p50,
     p99: result.latency.p99,
     cpuMicros: result.requests.total > 0 ? (cpu * 1000) / result.requests.total : Number.NaN,

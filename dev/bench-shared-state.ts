@@ -109,7 +109,7 @@ async function measureShared(url: string, options: SharedStateOptions) {
         const before = target.sidecarPid ? commandCalls(await probe.info('commandstats')) : undefined;
         const measured: SharedRound = await load(target, options.duration, options.connections);
         if (before) {
-          const answered = measured.requestsPerSecond * options.duration;
+          const answered = measured.answered ?? measured.requestsPerSecond * options.duration;
           measured.commands = callsPerRequest(
             before,
             commandCalls(await probe.info('commandstats')),

@@ -114,8 +114,10 @@ const verdictOf = (o: ProgramOutcome) =>
       : o.missed.length > 0
         ? `MISSED ${o.missed.join(', ')}`
         : o.program.verdict === 'bad'
-          ? `caught ${o.flagged.join(', ')}`
-          : 'passed';
+          ? `caught ${o.flagged.join(', ')}${o.unobserved.length > 0 ? `; NOT OBSERVED ${o.unobserved.join(', ')}` : ''}`
+          : o.unobserved.length > 0
+            ? `NOT OBSERVED ${o.unobserved.join(', ')}`
+            : 'passed';
 
 if (values.json) {
   process.stdout.write(
@@ -130,6 +132,7 @@ if (values.json) {
           flagged: o.flagged,
           missed: o.missed,
           false_flags: o.falseFlags,
+          not_observed: o.unobserved,
           timing_disturbed: o.timingDisturbed,
           error: o.error,
           ms: o.ms,
@@ -154,7 +157,7 @@ if (values.json) {
       `bad  (${String(matrix.bad).padStart(2)})        ${String(matrix.badCaught).padStart(3)}       ${String(matrix.bad - matrix.badCaught).padStart(3)}`,
       `good (${String(matrix.good).padStart(2)})        ${String(matrix.good - matrix.goodPassed).padStart(3)}       ${String(matrix.goodPassed).padStart(3)}`,
       '',
-      `Bad caught (exactly their rules): ${matrix.badCaught}/${matrix.bad} (${pct(matrix.badCaught, matrix.bad)}); good passed: ${matrix.goodPassed}/${matrix.good} (${pct(matrix.goodPassed, matrix.good)}); false flags: ${matrix.falseFlags}; timing disturbed by load: ${matrix.disturbed}. ${programs.length} programs in ${seconds} s.`,
+      `Bad caught (exactly their rules): ${matrix.badCaught}/${matrix.bad} (${pct(matrix.badCaught, matrix.bad)}); good passed: ${matrix.goodPassed}/${matrix.good} (${pct(matrix.goodPassed, matrix.good)}); false flags: ${matrix.falseFlags}; timing disturbed by load: ${matrix.disturbed}; a rule not observed (no pass): ${outcomes.filter((o) => o.unobserved.length > 0).length}. ${programs.length} programs in ${seconds} s.`,
       '',
     ].join('\n'),
   );

@@ -3,7 +3,8 @@
  * 35): the built CLI (`npm run build`) serves the bench's config in its own process under `node
  * --trace-gc-nvp`, paced load at `--rate` req/s (20 connections) warms it up, then `--seconds` are measured:
  * young collections (scavenges: how many, their pauses, what each promoted to the old generation), full
- * collections (mark-compacts), CPU per request and the latency percentiles, with the load average beside
+ * collections (mark-compacts), the bytes allocated per request (the sum of the collections' `allocated=`
+ * over the requests answered), CPU per request and the latency percentiles, with the load average beside
  * them. The collector's counts and the bytes promoted depend on the code and Node's version, not on the
  * machine's speed; pauses and latencies do, so quote those from a quiet machine.
  *
@@ -76,6 +77,13 @@ async function run() {
           : 0,
       },
       full: { count: full.length, pauseMs: sum(full.map((line) => field(line, 'pause'))) },
+      // What the request path allocates: the bytes each collection says were allocated since the one
+      // before, over the requests answered meanwhile (the first collection's count began a little earlier).
+      allocatedBytesPerRequest:
+        measured.achievedRate > 0
+          ? sum(lines.map((line) => field(line, 'allocated') || 0)) /
+            (measured.achievedRate * options.seconds)
+          : Number.NaN,
     };
   } finally {
     await served.stop();
@@ -93,7 +101,7 @@ for (let k = 1; k <= options.runs; k++) {
   const { young, full } = figures;
   process.stdout.write(
     `run ${k} at ${options.rate} req/s for ${options.seconds} s (load average ${figures.load.toFixed(2)}, ${process.version}): ` +
-      `${figures.achievedRate.toFixed(0)} req/s answered (${figures.failed} failed), ${figures.cpuMicros.toFixed(1)} µs CPU/request, p50 ${figures.p50.toFixed(2)} ms, p99 ${figures.p99.toFixed(2)} ms; ` +
+      `${figures.achievedRate.toFixed(0)} req/s answered (${figures.failed} failed), ${figures.cpuMicros.toFixed(1)} µs CPU/request, ${(figures.allocatedBytesPerRequest / 1024).toFixed(1)} KB allocated/request, p50 ${figures.p50.toFixed(2)} ms, p99 ${figures.p99.toFixed(2)} ms; ` +
       `young collections ${young.count} (${young.pauseMs.toFixed(1)} ms, median ${young.medianMs.toFixed(2)} ms, max ${young.maxMs.toFixed(2)} ms, ${young.promotedKb.toFixed(0)} KB promoted each); ` +
       `full collections ${full.count} (${full.pauseMs.toFixed(1)} ms)\n`,
   );

@@ -59,6 +59,17 @@ describe('a report that graded nothing, or not everything, says so', () => {
     );
   });
 
+  it('lists no rule as PASS for an agent without requests: each is not observed', () => {
+    const report = createGateway().clientReport('agent-none');
+    expect(report.requests).toBe(0);
+    expect(report.rules.length).toBeGreaterThan(0);
+    for (const rule of report.rules)
+      expect(rule).toMatchObject({ violations: 0, unobserved: 'no request from agent-none was seen' });
+    const text = formatClientReport(report);
+    expect(text).not.toMatch(/^PASS/m);
+    expect(text.match(/^NOT OBSERVED/gm)).toHaveLength(report.rules.length);
+  });
+
   it('escapes control characters the agent sent (a page it read may have written them)', async () => {
     const gateway = createGateway();
     const token = gateway.mintToken('agent-verified');

@@ -185,7 +185,13 @@ export function createClientReport(input: {
         ...(f.inference ? { inference: f.inference, cannot_tell_apart: CANNOT_TELL_APART } : {}),
         requests: f.requests.map(view),
       });
-    const unobserved = findings.length === 0 ? rule.unobserved?.(ctx) : undefined;
+    // Green means seen: with no request of the agent's, no rule saw anything to pass.
+    const unobserved =
+      findings.length > 0
+        ? undefined
+        : entries.length === 0
+          ? `no request from ${input.agent} was seen`
+          : rule.unobserved?.(ctx);
     return {
       id: rule.id,
       title: rule.title,

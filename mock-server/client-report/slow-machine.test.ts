@@ -309,6 +309,47 @@ describe('on a slow machine, by the stalls the gateway saw', () => {
     expect(backoffWithJitter.judge({ ...rules, entries }).length).toBeGreaterThan(0);
   });
 
+  it('fixed-interval-5xx as journaled at load 30, its process saturated for seconds: backoff-with-jitter NOT OBSERVED, never a pass', () => {
+    // 250 ms sleeps measured 832, 693, 569, 253 and 313 ms, the loop never caught up through the first
+    // three (one run of 4.6 s lost): those waits were the machine's, whatever the client meant.
+    type Runs = [number, number, number, number][];
+    const run = (to: number, stalled: number): Runs => [[-2868.59, to, stalled, 1709.61]];
+    const rows: [number, number, Runs][] = [
+      [0, 0.57, run(-0.07, 2688.52)],
+      [832.08, 832.4, run(830.51, 3459.1)],
+      [1525.19, 1586.08, run(1523.34, 4061.93)],
+      [2154.73, 2155.23, run(2126.69, 4545.27)],
+      [2408.52, 2408.98, run(2227.37, 4585.95)],
+      [2722.41, 2722.88, [...run(2227.37, 4585.95), [2718.65, 2722.35, 3.71, 3.71]]],
+    ];
+    const entries = rows.map(([read, written, runs], k) =>
+      recordedEntry(read, {
+        real_ms: read,
+        written_ms: written,
+        duration_ms: written - read,
+        method: 'POST',
+        path: '/v1/web/fetch',
+        operation: 'web.fetch',
+        status: 503,
+        code: 'upstream_unavailable',
+        url: 'https://docs.example.org/guide',
+        request_key: 'fetch guide',
+        request_fingerprint: 'fetch guide',
+        connection: 1,
+        connection_opened_ms: -5,
+        connection_seq: k + 1,
+        stall_runs: runs,
+      }),
+    );
+    expect(backoffWithJitter.judge({ ...rules, entries })).toEqual([]);
+    expect(backoffWithJitter.unobserved?.({ ...rules, entries })).toMatch(
+      /^3 of the 5 waits between a failure and its retry were mostly the gateway's event loop stalling/,
+    );
+    // The same waits on a machine that did not stall: read, and no backoff.
+    const quiet = entries.map(({ stall_runs: _, ...e }) => e as JournalEntry);
+    expect(backoffWithJitter.unobserved?.({ ...rules, entries: quiet })).toBeUndefined();
+  });
+
   it('a fixed one-second sleep on 5xx is caught though stalls of up to 200 ms fell in its waits', () => {
     const entries = [0, 1, 2, 3, 4].map((k) =>
       search(k * 1001, 1, k + 1, {

@@ -172,6 +172,22 @@ describe('turn facts: what was read in the turn an answer was written, whatever 
     // (the limit the guide names: a miss, never a false flag).
     const nextTurn = stalledAfter.map((e) => (e.read_turn === 28 ? { ...e, read_turn: 27 } : e));
     expect(judge(noParallelStorm, nextTurn)).toEqual([]);
+    // Then the stall alone kept the rule from failing: NOT OBSERVED, never a pass.
+    const ctx = {
+      agent: 'a',
+      entries: nextTurn,
+      rateLimitRules: [PER_AGENT],
+      corpus,
+      options: DEFAULT_REPORT_OPTIONS,
+    };
+    expect(noParallelStorm.unobserved?.(ctx)).toMatch(
+      /#\d+.*read only after the gateway's event loop stalling/,
+    );
+    // honor-retry-after is still failed by the search on the 429's own connection after it.
+    expect(judge(honorRetryAfter, nextTurn)).toHaveLength(1);
+    expect(honorRetryAfter.unobserved?.(ctx)).toBeUndefined();
+    // Where the stalls decided nothing, the rules are observed.
+    expect(noParallelStorm.unobserved?.({ ...ctx, entries: stalledAfter })).toBeUndefined();
   });
 
   it('a batch’s next connection accepted in the turn of the 429’s answer, past a millisecond: its tail', () => {

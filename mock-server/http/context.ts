@@ -135,8 +135,11 @@ export interface CallServices {
   };
   /** Whose a token is (`pipeline/attribute.ts`: a request no stage named); absent in bare stage tests. */
   readonly verifier?: { verify(token: string): VerifyResult | Promise<VerifyResult> };
-  /** Whose an API key is (`pipeline/attribute.ts`). */
-  readonly registry?: { findByApiKey(apiKey: string): { readonly id: string } | undefined };
+  /** Whose an API key is, and which agents exist (`pipeline/attribute.ts`). */
+  readonly registry?: {
+    findByApiKey(apiKey: string): { readonly id: string } | undefined;
+    get(id: string): { readonly id: string } | undefined;
+  };
 }
 
 /** Per-request state the stages share. */

@@ -68,6 +68,18 @@ export function createTokenCodec(secret: string) {
 
 export type TokenCodec = ReturnType<typeof createTokenCodec>;
 
+/**
+ * The agent a token in this gateway's format says it was minted for, without checking its signature: for
+ * attribution only (whose request a refused token was: one cached from an earlier run, signed with another
+ * secret), never for access.
+ */
+export function claimedAgent(token: string): string | undefined {
+  const [prefix, payload, signature, ...rest] = token.split('.');
+  if (prefix !== PREFIX || payload === undefined || signature === undefined || rest.length > 0) return undefined;
+  if (!SEGMENT.test(payload)) return undefined;
+  return parseClaims(payload)?.sub;
+}
+
 function parseClaims(payload: string): TokenClaims | undefined {
   let value: unknown;
   try {

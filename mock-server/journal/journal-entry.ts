@@ -100,9 +100,11 @@ export interface JournalEntry {
   agent?: string;
   /**
    * How a request the identify stage did not name was tied to `agent`: by the token it carried (the health
-   * check), by the agent's own API key it carried, or (set by the client report) by its connection.
+   * check), by the agent's own API key it carried, by the known agent a token in this gateway's format names
+   * though another secret signed it (`token_claim`: cached from an earlier run), or (set by the client report)
+   * by its connection.
    */
-  attributed_by?: 'token' | 'api_key' | 'connection';
+  attributed_by?: 'token' | 'api_key' | 'token_claim' | 'connection';
   /** A fingerprint of the identity token (never the token). */
   token?: string;
   /** This agent's requests in flight when this one was admitted, itself included. */

@@ -1,4 +1,5 @@
 import type { CallContext } from '../http/context.ts';
+import { claimedAgent } from '../identity/token-codec.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
 import { tokenOf } from './identify.ts';
 
@@ -10,12 +11,14 @@ import { tokenOf } from './identify.ts';
  */
 
 /** How a request the identify stage did not name was tied to its agent (the journal's `attributed_by`). */
-export type AttributedBy = 'token' | 'api_key' | 'connection';
+export type AttributedBy = 'token' | 'api_key' | 'token_claim' | 'connection';
 
 /**
  * Names the agent of a request no stage named: the agent of the token it carries (accepted or refused but
  * genuinely signed, as the identify stage names it; verified only when that needs no wait), else the agent
- * whose own API key it carries in its query string or a header (the key names its agent).
+ * whose own API key it carries in its query string or a header (the key names its agent), else the known
+ * agent a token in this gateway's format names though another secret signed it (one cached from an earlier
+ * run: `token_claim`). On every path alike, in process too, where there is no connection to tie it by.
  */
 export function attributeRequest(ctx: CallContext): void {
   const { runtime, note } = ctx;
@@ -36,9 +39,16 @@ export function attributeRequest(ctx: CallContext): void {
     }
   }
   const owner = keyOwner(ctx);
-  if (owner === undefined) return;
-  note.agent = owner;
-  note.attributed_by = 'api_key';
+  if (owner !== undefined) {
+    note.agent = owner;
+    note.attributed_by = 'api_key';
+    return;
+  }
+  const claimed = token ? claimedAgent(token) : undefined;
+  if (claimed === undefined || !runtime.registry?.get(claimed)) return;
+  note.agent = claimed;
+  note.token ??= tokenFingerprint(token as string);
+  note.attributed_by = 'token_claim';
 }
 
 // Values shorter than this are no API key (the registry's keys are longer); longer ones are not looked up.

@@ -246,8 +246,17 @@ export function createExchangeHandler(parts: ExchangeParts) {
       keep,
       httpVersion: req.httpVersion,
       isCredential,
-      onRecord: (status, responseText) =>
-        keys.onRecord(ctx, token, { operation, status, request: requestBody, answer: responseText }),
+      onRecord: (status, responseText) => {
+        const mint = keys.onRecord(ctx, token, {
+          operation,
+          status,
+          request: requestBody,
+          answer: responseText,
+        });
+        // A token minted through the proxy is its agent's from then on, whatever the target says of it later.
+        if (mint && !names.byToken.get(mint.token))
+          names.byToken.set(mint.token, Promise.resolve(mint.agent));
+      },
     });
     const exchange = { req, res, ctx, requestBody, requestHeaders, record };
 

@@ -123,7 +123,9 @@ export function createLearnedKeys(
     /**
      * What one recorded exchange teaches and what its entry must say, called before its texts are scanned:
      * a token exchange's key (and agent), the agent a token is now known to be, and whether the agent's own
-     * key is unknown for this request (`own_key_unknown`).
+     * key is unknown for this request (`own_key_unknown`). Returns the token a token exchange minted and the
+     * agent it was minted for, when both are known: whoever saw the mint knows whose the token is, even once
+     * the target refuses it (expired, revoked) and its whoami can no longer name it.
      */
     onRecord(
       ctx: CallContext,
@@ -134,7 +136,8 @@ export function createLearnedKeys(
         request?: string | Collector;
         answer?: string;
       },
-    ) {
+    ): { token: string; agent: string } | undefined {
+      let mint: { token: string; agent: string } | undefined;
       if (exchange.operation === TOKEN_OPERATION && exchange.status >= 200 && exchange.status < 300) {
         const { request } = exchange;
         const text =
@@ -145,6 +148,7 @@ export function createLearnedKeys(
         // The exchange is its agent's, as the gateway's identity provider journals it.
         const holder = agent ?? (key ? registry.findByApiKey(key)?.id : undefined);
         if (holder !== undefined) ctx.note.agent ??= holder;
+        if (holder !== undefined && minted) mint = { token: minted, agent: holder };
         if (key && agent) learn(agent, key);
         else if (key && minted) {
           if (keyOfToken.size >= MOST_PENDING_TOKENS)
@@ -161,6 +165,7 @@ export function createLearnedKeys(
         }
       }
       if (agent && registry.get(agent) === undefined) ctx.note.own_key_unknown = true;
+      return mint;
     },
   };
 }

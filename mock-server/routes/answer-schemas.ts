@@ -232,7 +232,7 @@ export const journalEntrySchema = z.looseObject({
     .describe("Spec rules this answer broke (proxy mode: the target's answers)."),
   target_request_id: z.string().optional().describe("Proxy mode: the target's X-Request-Id."),
   attributed_by: z
-    .enum(['token', 'api_key', 'connection'])
+    .enum(['token', 'api_key', 'token_claim', 'connection'])
     .optional()
     .describe('How an unnamed request was tied.'),
   body_unread: z.string().optional().describe("Why the request's body could not be read."),

@@ -1,7 +1,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { serve } from '../../mock-server/adapters/node-server.ts';
-import type { ClientReport } from '../../mock-server/client-report/report.ts';
+import { type ClientReport, unobservedRules } from '../../mock-server/client-report/report.ts';
 import { createGateway, type Gateway } from '../../mock-server/gateway.ts';
 import { faultSpecSchema } from '../../mock-server/scenarios/faults.ts';
 import { ATTRIBUTION } from './attribution.ts';
@@ -50,6 +50,12 @@ export interface ProgramOutcome {
   missed: RuleId[];
   /** Rules it flagged that the program does not break. */
   falseFlags: RuleId[];
+  /**
+   * Rules the report could not observe (NOT OBSERVED, with the reason: never a pass), such as
+   * backoff-with-jitter when the machine's stalls took most of every wait; a bad program is not taken to
+   * escape them, a good one not to break them.
+   */
+  unobserved: RuleId[];
   /** Why the timing rules were not required this run (load disturbed the waits), if so. */
   timingDisturbed?: string;
   /** The program threw (its own bug, or the gateway's): the outcome is not a verdict. */
@@ -158,6 +164,7 @@ export function gradeOutcome(
   const report = gateway.clientReport(program.agent);
   const entries = gateway.journal.list({ agent: program.agent });
   const flagged = [...new Set(report.violations.map((v) => v.rule as RuleId))];
+  const unobserved = unobservedRules(report).map((r) => r.id as RuleId);
   const waived = (program.timing ?? []).filter((rule) => !run.causal?.includes(rule));
   const timingDisturbed = waived.length > 0 ? program.timingHeld?.(entries) : undefined;
   const required = program.rules.filter((rule) => !(timingDisturbed && waived.includes(rule)));
@@ -165,11 +172,12 @@ export function gradeOutcome(
     program,
     report,
     flagged,
-    missed: required.filter((rule) => !flagged.includes(rule)),
+    missed: required.filter((rule) => !flagged.includes(rule) && !unobserved.includes(rule)),
     // A rule judged from waits alone says nothing, either way, of a run whose waits load disturbed.
     falseFlags: flagged.filter(
       (rule) => !program.rules.includes(rule) && !(timingDisturbed && waived.includes(rule)),
     ),
+    unobserved,
     ...(timingDisturbed ? { timingDisturbed } : {}),
     ...(run.error ? { error: run.error } : {}),
     ms: run.ms,

@@ -345,6 +345,32 @@ export function spreadFinding(sequences: readonly Sequence[]): Finding | undefin
   };
 }
 
+/**
+ * Why the retries' waits could not be read, when at least half of them (and one at least) were mostly the
+ * machine's: the gateway's loop stalled for half or more of the wait or longer, by the stalls it saw
+ * (`waitFloorsOf`). Such a wait says nothing of what the client meant (a fixed 250 ms sleep and a backoff
+ * from 100 ms both read as "the machine"), so a journal of them is no pass: the rule is not observed.
+ */
+export function waitsUnseen(entries: readonly JournalEntry[]): string | undefined {
+  let waits = 0;
+  let unseen = 0;
+  let lost = 0;
+  let measured = 0;
+  for (const chain of retryChains(entries, unguided)) {
+    const floors = waitFloorsOf(chain);
+    intervalsOf(chain).forEach((wait, k) => {
+      waits++;
+      const machine = wait - (floors[k] as number);
+      if (wait <= NO_WAIT_MS || machine < wait / 2) return;
+      unseen++;
+      lost += machine;
+      measured += wait;
+    });
+  }
+  if (unseen === 0 || unseen * 2 < waits) return undefined;
+  return `${unseen} of the ${waits} waits between a failure and its retry were mostly the gateway's event loop stalling (${Math.round(lost)} of ${Math.round(measured)} ms): what the client meant to wait cannot be read from them; run it again on a quieter machine`;
+}
+
 export const backoffWithJitter: ClientRule = {
   id: 'backoff-with-jitter',
   title:
@@ -355,6 +381,7 @@ export const backoffWithJitter: ClientRule = {
       note: '429 without Retry-After: exponential backoff with jitter; 5xx: retry with backoff, no jitter asked',
     },
   ],
+  unobserved: ({ entries }) => waitsUnseen(entries),
   judge({ entries }) {
     const { findings, sequences } = judgeEachChain(entries);
     // Only sequences whose first wait is "alike" the base's can match it: look those up by first wait

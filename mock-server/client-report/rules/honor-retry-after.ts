@@ -25,6 +25,7 @@ import {
   TOLERANCE_MS,
 } from '../journal-facts.ts';
 import { seconds, whyReaction } from '../rule-readings/reaction-why.ts';
+import { stallsDecided } from '../rule-readings/stall-decided.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 /** Early requests after refusals of one kind, as found per refusal. */
@@ -81,6 +82,7 @@ export const honorRetryAfter: ClientRule = {
   id: 'honor-retry-after',
   title: 'No request in the scope of a 429 (or a 5xx) before its Retry-After has elapsed',
   specRef: [{ section: 7, note: '429: honor Retry-After' }, { section: 8 }],
+  unobserved: (ctx) => stallsDecided(honorRetryAfter.judge, ctx),
   judge({ entries, rateLimitRules, options }) {
     const found: Early[] = [];
     // A retry that waited out its own Retry-After honours it (per-request tracking, as in ky or undici).

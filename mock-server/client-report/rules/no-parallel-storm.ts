@@ -10,6 +10,7 @@ import {
   retryAfterDelay,
   TOGETHER_MS,
 } from '../journal-facts.ts';
+import { stallsDecided } from '../rule-readings/stall-decided.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 /**
@@ -101,6 +102,7 @@ export const noParallelStorm: ClientRule = {
   id: 'no-parallel-storm',
   title: 'After a 429, concurrency is reduced: no parallel storm while the limit is in force',
   specRef: [{ section: 7, note: '429: reduce concurrency' }],
+  unobserved: (ctx) => stallsDecided(noParallelStorm.judge, ctx),
   judge({ entries, options }) {
     const found: Storm[] = [];
     // Retries that waited out their own Retry-After are not part of a storm.
