@@ -13,10 +13,11 @@ import { isAdminPath } from '../routes/admin-schemas.ts';
 import { routingPath } from '../routes/router.ts';
 import { faultTargets } from '../scenarios/faults.ts';
 import type { IsCredentialName } from '../secrets/credential-names.ts';
+import { adminKeyGuard, warmUpWatch } from './admin-key-guard.ts';
 import type { createAgentNames } from './agent-names.ts';
 import { ANALYSED_BYTES, operationOf, toolNamed } from './exchange-notes.ts';
 import { createExchangeRecord } from './exchange-record.ts';
-import { forward } from './forward.ts';
+import { type ForwardParts, forward } from './forward.ts';
 import { type createLearnedKeys, faultArmedFor, TOKEN_OPERATION } from './learned-keys.ts';
 import { answerOwn, type OwnExchange, writeOwn } from './own-answer.ts';
 import type { ProxyDeadlines } from './proxy-options.ts';
@@ -136,6 +137,8 @@ export function forwardToTarget(
   setting: ForwardSetting,
   exchange: OwnExchange & { ctx: MutableContext; requestHeaders: readonly string[] },
   answerCapacity: (status: number) => number,
+  /** The guard the request's body passes through on its way (admin-key-guard.ts), when the proxy has one. */
+  bodyGuard?: ForwardParts['bodyGuard'],
 ): Promise<void> {
   const { req, res, ctx, record } = exchange;
   const { request } = ctx;
@@ -154,6 +157,7 @@ export function forwardToTarget(
     answerCapacity,
     onAbort: request.onAbort?.bind(request),
     currentTurn: request.currentTurn?.bind(request),
+    ...(bodyGuard ? { bodyGuard } : {}),
     answered: ({ status, answeredAt, raw, body, writtenAt, writtenTurn, cutOff }) => {
       if (cutOff) {
         ctx.note.fault = `proxy:${cutOff.kind}`;
@@ -170,7 +174,9 @@ export function forwardToTarget(
       const { error, fault, findings } =
         failure.kind === 'bad_request'
           ? { error: failure.error, fault: 'proxy:bad_request', findings: undefined }
-          : failureAnswer(failure);
+          : failure.kind === 'body_refused'
+            ? { ...failure, findings: undefined }
+            : failureAnswer(failure);
       ctx.note.fault = fault;
       if (findings) ctx.note.findings = findings;
       if (res.destroyed) return record(0, performance.now(), { raw: [] });
@@ -201,6 +207,7 @@ export function createExchangeHandler(parts: ExchangeParts) {
   const { gateway, names, keys, adminKey, isCredential } = parts;
   const { runtime } = gateway;
   const carriesAdminKey = adminKeyWatch(adminKey);
+  if (adminKey !== undefined) warmUpWatch(carriesAdminKey);
   // The proxy's tools are its config's, fixed for its life (a scenario changes tools' policies only).
   const targets = new Set(faultTargets(runtime.tools));
 
@@ -257,8 +264,22 @@ export function createExchangeHandler(parts: ExchangeParts) {
     const striking = faultAnswer(runtime, ctx, targets);
     const fault = striking instanceof Promise ? await striking : striking;
     if (fault) return answerOwn(exchange, fault);
-    return forwardToTarget(parts, exchange, (status) =>
-      Math.max(capturedBytes(keep), status >= 400 || namedByThis || learns ? ANALYSED_BYTES : 0),
+    return forwardToTarget(
+      parts,
+      exchange,
+      (status) => Math.max(capturedBytes(keep), status >= 400 || namedByThis || learns ? ANALYSED_BYTES : 0),
+      // Nor is it forwarded in a body: the body passes through the guard's scan on its way.
+      adminKey === undefined
+        ? undefined
+        : (refuse) =>
+            adminKeyGuard({
+              carries: carriesAdminKey,
+              adminKey,
+              contentEncoding: request.header('content-encoding'),
+              contentType: request.header('content-type'),
+              maxBodyBytes: runtime.config.server.max_body_bytes,
+              refuse,
+            }),
     );
   };
 }

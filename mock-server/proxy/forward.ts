@@ -23,7 +23,9 @@ export type ForwardFailure =
    */
   | { kind: 'bad_request'; error: GatewayError }
   /** The agent hung up before the target answered: nothing to answer, the exchange is journaled as dropped. */
-  | { kind: 'agent_gone' };
+  | { kind: 'agent_gone' }
+  /** The request's body was refused on its way (the proxy's admin key in it: admin-key-guard.ts). */
+  | { kind: 'body_refused'; error: GatewayError; fault: string };
 
 /** The target's answer as passed to the agent. */
 export interface ForwardedAnswer {
@@ -59,6 +61,8 @@ export interface ForwardParts {
   onAbort?(listener: (error: GatewayError) => void): void;
   /** The current turn of the event loop (node:http adapter: `GatewayRequest.currentTurn`), for `writtenTurn`. */
   currentTurn?(): number;
+  /** The stream the request's body passes through to the target (admin-key-guard.ts), given how to refuse it. */
+  bodyGuard?(refuse: (refusal: { error: GatewayError; fault: string }) => void): NodeJS.ReadWriteStream;
 }
 
 /** Runs a timer at a time: armed again, the previous one is dropped. */
@@ -113,7 +117,7 @@ export function createForwardState(parts: ForwardParts, done: () => void): Forwa
       state.deadline.clear();
       // Unpiped first: a pipe whose destination closes pauses its source, and the proxy's own answer reads
       // the rest of the request's body (for what it meant) before it is journaled.
-      req.unpipe(out);
+      req.unpipe(); // from the target's request, or from the body's guard before it
       out.destroy();
       if (res.headersSent) {
         res.destroy();
@@ -183,11 +187,28 @@ export function refuseUpgrades(out: ClientRequest, state: ForwardState): void {
  */
 export function sendRequest(parts: ForwardParts, state: ForwardState): void {
   const { req, res, out } = parts;
-  req.on('data', (chunk: Buffer) => {
-    parts.requestBody.add(chunk);
-    if (state.connected) state.watchUpload();
+  const read = () => {
+    req.on('data', (chunk: Buffer) => {
+      parts.requestBody.add(chunk);
+      if (state.connected) state.watchUpload();
+    });
+    (guard ? req.pipe(guard) : req).pipe(out);
+  };
+  const guard = parts.bodyGuard?.((refusal) => {
+    // Nothing more reaches the target, and its request is never completed (aborted even once answered).
+    state.fail({ kind: 'body_refused', ...refusal });
+    out.destroy();
   });
-  req.pipe(out);
+  // A guarded body is read once the target's connection is up: the guard's scan is the proxy's work, which
+  // must not count against the connect deadline (a failure before then reads the body for the journal).
+  if (!guard) read();
+  else
+    out.once('socket', (socket) => {
+      if (!socket.connecting) return read();
+      socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', () => {
+        if (!state.decided) read();
+      });
+    });
   res.once('close', () => {
     if (res.writableFinished) return;
     if (!state.decided) state.fail({ kind: 'agent_gone' });

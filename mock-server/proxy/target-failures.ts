@@ -24,7 +24,9 @@ const DETAILS = {
 } as const;
 
 /** The error the agent gets for a failure, the journal's `fault` for it, and the finding it is. */
-export function failureAnswer(failure: Exclude<ForwardFailure, { kind: 'agent_gone' | 'bad_request' }>): {
+export function failureAnswer(
+  failure: Exclude<ForwardFailure, { kind: 'agent_gone' | 'bad_request' | 'body_refused' }>,
+): {
   error: GatewayError;
   fault: string;
   findings?: Finding[];

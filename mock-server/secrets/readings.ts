@@ -1,3 +1,5 @@
+import { lowerAscii } from '../text-encodings.ts';
+
 /* The readings of a text that are scanned (as sent, lower-cased, percent-decoded, `+` as a space), each mapped
  * back to the characters of the text as sent. */
 
@@ -6,7 +8,7 @@
  * Known secrets are looked for in lower case in a lower-cased reading: DNS lower-cases host names, so a
  * secret sent out through a host label arrives that way, and an agent may upper-case what it leaks.
  */
-export const lower = (text: string) => text.replace(/[A-Z]+/g, (run) => run.toLowerCase());
+export const lower = lowerAscii;
 
 /** A reading of `view` with each character mapped to one character (lower case, rot13): offsets unchanged. */
 export const sameLength = (view: View, map: (text: string) => string): View => ({
