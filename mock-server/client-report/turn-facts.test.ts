@@ -253,4 +253,37 @@ describe('turn facts: what was read in the turn an answer was written, whatever 
     );
     expect(judge(honorRetryAfter, fromRows(rows))).toEqual([]);
   });
+
+  it('reactions read in one turn on distinct pool connections were in flight at once, however far apart in time', () => {
+    // A pool of eight warmed by whoamis, searches one by one until a 429 (conn 2, turn 26), then seven
+    // searches at once over the idle pool, each answered at once (no overlap in flight) and read 15 ms
+    // apart by a loaded gateway, all in one turn of its loop.
+    const storm = (spread: (k: number) => number): Row[] => [
+      [1, 2, 0.0, 0, 627.97, 12, 628.5, 12, 200],
+      [2, 2, 55.5, 1, 653.65, 16, 654.1, 16, 200],
+      [2, 3, 55.5, 1, 732.44, 24, 733.0, 26, 429],
+      ...[1, 3, 4, 5, 6, 7, 8].map(
+        (conn, k): Row => [
+          conn,
+          conn === 1 ? 3 : 2,
+          10 * conn,
+          1,
+          865 + 15 * k,
+          spread(k),
+          866 + 15 * k,
+          spread(k),
+          429,
+        ],
+      ),
+    ];
+    const oneTurn = [...fromRows(PROXY_POOL_WHOAMIS, '/v1/whoami'), ...fromRows(storm(() => 28))]
+      .sort((a, b) => a.real_ms - b.real_ms)
+      .map((e, k) => ({ ...e, seq: k + 1 }));
+    expect(judge(noParallelStorm, oneTurn)[0]?.message).toMatch(/^7 requests were in flight at once/);
+    // The same requests one after another (each read two turns after the answer before): one at a time.
+    const oneByOne = [...fromRows(PROXY_POOL_WHOAMIS, '/v1/whoami'), ...fromRows(storm((k) => 28 + 2 * k))]
+      .sort((a, b) => a.real_ms - b.real_ms)
+      .map((e, k) => ({ ...e, seq: k + 1 }));
+    expect(judge(noParallelStorm, oneByOne)).toEqual([]);
+  });
 });
