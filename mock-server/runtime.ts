@@ -30,6 +30,8 @@ export interface Runtime {
   config: ResolvedConfig;
   readonly clock: VirtualClock;
   readonly registry: ReturnType<typeof createAgentRegistry>;
+  /** When this gateway started, on its clock: a token issued before is none it minted (`pipeline/attribute.ts`). */
+  readonly startedAt: number;
   readonly idp: ReturnType<typeof createIdentityProvider>;
   readonly verifier: IdentityVerifier;
   readonly policy: ReturnType<typeof createPolicy>;
@@ -107,6 +109,7 @@ export function createRuntime(
   const runtime: Runtime = {
     config,
     registry,
+    startedAt: parts.clock.now(),
     idp,
     verifier: parts.verifier ?? createLocalVerifier(idp),
     policy: createPolicy(config.tools),

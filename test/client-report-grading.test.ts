@@ -1,3 +1,4 @@
+import { setupServer } from 'msw/node';
 import { describe, expect, it } from 'vitest';
 import { createGateway } from '../mock-server/gateway.ts';
 import { type ClientProgram, gradeOutcome } from './clients/catalogue.ts';
@@ -11,11 +12,14 @@ const storm: ClientProgram = {
   name: 'grading-probe-storm',
   verdict: 'bad',
   rules: ['no-parallel-storm'],
-  reason: 'a probe: claims a storm, sends nothing, and says load disturbed its waits',
+  reason:
+    'a probe: claims a storm, sends one whoami (a report that saw nothing observes no rule), and says load disturbed its waits',
   agent: 'agent-verified',
   timing: ['no-parallel-storm'],
   timingHeld: () => 'its waits were disturbed',
-  async run() {},
+  async run({ baseUrl, token, fetch }) {
+    await (await fetch(`${baseUrl}/v1/whoami`, { headers: { 'X-Agent-Identity': token } })).text();
+  },
 };
 
 describe('grading a program whose waits load disturbed', () => {
@@ -27,7 +31,13 @@ describe('grading a program whose waits load disturbed', () => {
 
   it('in process, a rule decided by delivery facts is still required: a storm not flagged is missed', async () => {
     const prepared = prepareInProcess(storm, 'grading-probe.test');
-    await prepared.run();
+    const server = setupServer(...prepared.handlers);
+    server.listen({ onUnhandledFrame: 'error' });
+    try {
+      await prepared.run();
+    } finally {
+      server.close();
+    }
     const outcome = prepared.grade();
     expect(outcome.timingDisturbed).toBeUndefined();
     expect(outcome.missed).toEqual(['no-parallel-storm']);

@@ -1,6 +1,7 @@
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayHandlers } from '../mock-server/adapters/msw.ts';
+import { createClock } from '../mock-server/clock.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import '../mock-server/testing-vitest.ts';
 import { send } from './support/agents.ts';
@@ -9,8 +10,8 @@ import { send } from './support/agents.ts';
  * Every request is somebody's, in process too. An agent resends the token it cached from an earlier gateway
  * process (signed with that process's random secret), is refused 401, refreshes and resends. Over HTTP and
  * through the proxy the refused request is tied to the agent by its connection; in process (msw) there is no
- * connection, so the token's own claim (this gateway's format, naming a known agent) ties it, and the
- * agent gets the same verdict on every path.
+ * connection, so the token's own claim (this gateway's format, naming a known agent, issued before this
+ * gateway started) ties it, and the agent gets the same verdict on every path.
  */
 
 const BASE = 'http://gateway.test';
@@ -18,8 +19,10 @@ const search = (token: string) => send(BASE, token, 'POST', '/v1/web/search', { 
 
 describe('a refused token of an earlier gateway process, in process through msw', () => {
   const secret = (s: string) => ({ config: { identity: { signing_secret: s.repeat(32) } } });
+  // The earlier process ran an hour ago: its tokens were issued before this gateway started.
+  const hourAgo = () => createClock({ startAt: Date.now() - 3_600_000 });
   const gateway = createGateway(secret('a'));
-  const earlier = createGateway(secret('b'));
+  const earlier = createGateway({ ...secret('b'), clock: hourAgo() });
   const server = setupServer(...gatewayHandlers(gateway, { baseUrl: BASE }));
   beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
   afterAll(() => server.close());
@@ -46,9 +49,20 @@ describe('a refused token of an earlier gateway process, in process through msw'
     expect(report.violations.map((v) => v.rule)).toContain('refresh-invalid-token');
   });
 
+  it('a token altered from one this gateway minted (a tester’s probe) is tied by no claim', async () => {
+    const mark = gateway.journal.list().at(-1)?.seq ?? 0;
+    const minted = gateway.mintToken('agent-verified');
+    const altered = `${minted.slice(0, -1)}${minted.endsWith('A') ? 'B' : 'A'}`;
+    expect(await search(altered)).toBe(401);
+    const refusal = gateway.journal.list().find((e) => e.seq > mark && e.status === 401);
+    expect(refusal?.attributed_by).toBeUndefined();
+    expect(gateway.clientReport('agent-verified', { since: mark }).unattributed?.requests).toBe(1);
+  });
+
   it('a claim naming no known agent ties nothing: the request stays nobody’s, counted with why', async () => {
     const mark = gateway.journal.list().at(-1)?.seq ?? 0;
     const stranger = createGateway({
+      clock: hourAgo(),
       config: {
         ...secret('c').config,
         agents: [{ id: 'agent-elsewhere', api_key: 'ak_elsewhere_0123456789', tier: 'verified' }],

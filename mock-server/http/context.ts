@@ -140,6 +140,8 @@ export interface CallServices {
     findByApiKey(apiKey: string): { readonly id: string } | undefined;
     get(id: string): { readonly id: string } | undefined;
   };
+  /** When this gateway started, on its clock (`pipeline/attribute.ts`: a token issued before is none it minted). */
+  readonly startedAt?: number;
 }
 
 /** Per-request state the stages share. */

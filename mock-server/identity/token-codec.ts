@@ -67,16 +67,17 @@ export function createTokenCodec(secret: string) {
 }
 
 /**
- * The agent a token in this gateway's format says it was minted for, without checking its signature: for
- * attribution only (whose request a refused token was: one cached from an earlier run, signed with another
- * secret), never for access.
+ * The agent a token in this gateway's format says it was minted for, and when, without checking its
+ * signature: for attribution only (whose request a refused token was: one cached from an earlier run, signed
+ * with another secret), never for access.
  */
-export function claimedAgent(token: string): string | undefined {
+export function claimedAgent(token: string): { agent: string; issuedAt: number } | undefined {
   const [prefix, payload, signature, ...rest] = token.split('.');
   if (prefix !== PREFIX || payload === undefined || signature === undefined || rest.length > 0)
     return undefined;
   if (!SEGMENT.test(payload)) return undefined;
-  return parseClaims(payload)?.sub;
+  const claims = parseClaims(payload);
+  return claims && { agent: claims.sub, issuedAt: claims.iat };
 }
 
 function parseClaims(payload: string): TokenClaims | undefined {

@@ -17,8 +17,9 @@ export type AttributedBy = 'token' | 'api_key' | 'token_claim' | 'connection';
  * Names the agent of a request no stage named: the agent of the token it carries (accepted or refused but
  * genuinely signed, as the identify stage names it; verified only when that needs no wait), else the agent
  * whose own API key it carries in its query string or a header (the key names its agent), else the known
- * agent a token in this gateway's format names though another secret signed it (one cached from an earlier
- * run: `token_claim`). On every path alike, in process too, where there is no connection to tie it by.
+ * agent a token in this gateway's format names though another secret signed it, issued before this gateway
+ * started (one cached from an earlier run: `token_claim`). On every path alike, in process too, where there
+ * is no connection to tie it by.
  */
 export function attributeRequest(ctx: CallContext): void {
   const { runtime, note } = ctx;
@@ -44,9 +45,13 @@ export function attributeRequest(ctx: CallContext): void {
     note.attributed_by = 'api_key';
     return;
   }
+  // Only a token issued before this gateway started: one altered from a token it minted (a tester's probe)
+  // stays to be tied by its connection, or nobody's.
   const claimed = token ? claimedAgent(token) : undefined;
-  if (claimed === undefined || !runtime.registry?.get(claimed)) return;
-  note.agent = claimed;
+  if (claimed === undefined || runtime.startedAt === undefined || claimed.issuedAt >= runtime.startedAt)
+    return;
+  if (!runtime.registry?.get(claimed.agent)) return;
+  note.agent = claimed.agent;
   note.token ??= tokenFingerprint(token as string);
   note.attributed_by = 'token_claim';
 }

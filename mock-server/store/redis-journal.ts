@@ -1,3 +1,6 @@
+// One file on purpose: the journal's record script, its stream writer (batched per tick) and its pages all
+// read and write one Redis stream in one layout (fields, sealed exchanges, sequence ids); split, each would
+// restate that layout.
 import { createBoundedMap } from '../bounded-map.ts';
 import type { JournalExchange } from '../journal/exchange-capture.ts';
 import {

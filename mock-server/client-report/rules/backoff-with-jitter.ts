@@ -1,3 +1,5 @@
+// One file on purpose: one rule, one id (client-report/rules/ holds one file per rule); its schedule readings
+// are in rule-readings/, what is left here is how this rule reads each retry chain into findings.
 /*
  * backoff-with-jitter (spec section 7's table: a 429 without Retry-After, "exponential backoff with jitter";
  * a 5xx, "retry with backoff").
