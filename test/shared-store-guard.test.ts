@@ -1,7 +1,12 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { connectRedis, type RedisConnection } from '../mock-server/store/redis-connection.ts';
-import { type StoreGuard, startStoreGuard } from '../mock-server/store/store-guard.ts';
+import {
+  drawnRecord,
+  GUARD_SCRIPT,
+  type StoreGuard,
+  startStoreGuard,
+} from '../mock-server/store/store-guard.ts';
 import { describeWithRedis, type RedisProcess, startRedis } from './support/redis.ts';
 
 // The guard's rounds are run by hand (`check`), its timer set far out: the order of events is the test's.
@@ -37,6 +42,25 @@ describeWithRedis(
       open.push({ connection, guard });
       return guard;
     };
+
+    it('instances started together on an empty store agree at once: the first to write wins, whoever drew first', async () => {
+      // Both found no secret and drew their own; the second drew a minute earlier by its own clock (a slower
+      // start, a skewed clock) but writes later. Stamped by the instances' clocks, its secret replaced the
+      // one the first had already signed a token with, and the two refused each other's tokens.
+      const prefix = `g${++prefixes}`;
+      const client = new Redis(redis.url);
+      const keys = ['marker', 'signing_secret', 'config', 'instance:x', 'signing_secret_drawn'].map(
+        (k) => `${prefix}:${k}`,
+      );
+      const start = (secret: string, atMs: number, by: string) =>
+        client.eval(GUARD_SCRIPT, 5, ...keys, 'm', secret, '', '60000', drawnRecord(atMs, by), '1');
+      const now = Date.now();
+      await start('first-secret', now, 'first');
+      const [, , held] = (await start('second-secret', now - 60_000, 'second')) as string[];
+      expect(held).toBe('first-secret');
+      expect(await client.get(`${prefix}:signing_secret`)).toBe('first-secret');
+      client.disconnect();
+    });
 
     it("a newcomer that signed nothing adopts the running instance's secret; the running one never refuses", async () => {
       const prefix = `g${++prefixes}`;

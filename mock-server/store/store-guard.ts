@@ -21,8 +21,12 @@ import type { RedisConnection } from './redis-connection.ts';
  * change secret: a token valid before a wipe stays valid after it on every instance.
  * Every instance also keeps a key of its own alive (KEYS[4]), so each instance notices a wipe, not only the
  * first one to repair it.
+ * A secret drawn at this start (ARGV[6] '1') is stamped with the store's own clock when the script runs,
+ * not the instance's clock when it drew: of instances started together on an empty store, the first to
+ * write wins and the others adopt its secret before they sign anything (stamped by their own clocks, the
+ * one that drew first but wrote last replaced a secret another had already signed a token with).
  * KEYS: marker, secret, config, this instance's key, who drew the secret. ARGV: marker, secret, config
- * ('' : none), its ttl ms, who drew this instance's secret (`drawnRecord`).
+ * ('' : none), its ttl ms, who drew this instance's secret (`drawnRecord`), '1' when drawn at this start.
  * Returns {1 if the marker or this instance's key was missing (a wipe, or a start), marker, secret,
  * config or '', who drew the secret or ''}.
  */
@@ -32,6 +36,11 @@ local seen = redis.call('SET', KEYS[4], '1', 'PX', ARGV[4], 'XX')
 if not seen then redis.call('SET', KEYS[4], '1', 'PX', ARGV[4]) end
 local held = redis.call('GET', KEYS[2])
 local drawn = redis.call('GET', KEYS[5])
+if ARGV[6] == '1' then
+  local now = redis.call('TIME')
+  local by = string.match(ARGV[5], ' (.*)$') or ''
+  ARGV[5] = string.format('%015.0f', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)) .. ' ' .. by
+end
 if not held or (held ~= ARGV[2] and drawn and ARGV[5] < drawn) then
   redis.call('SET', KEYS[2], ARGV[2])
   redis.call('SET', KEYS[5], ARGV[5])
@@ -152,8 +161,8 @@ export async function startStoreGuard(connection: RedisConnection, options: Stor
   const fingerprint = options.configFingerprint ?? '';
   // This instance's key outlives a stalled event loop by far; it only goes when the store is emptied.
   const instanceTtl = String(Math.max(60_000, intervalMs * 100));
-  const guard = (marker: string, secret: string, drawn: string) =>
-    call.agwGuard(...keys, marker, secret, fingerprint, instanceTtl, drawn);
+  const guard = (marker: string, secret: string, drawn: string, drawnNow = false) =>
+    call.agwGuard(...keys, marker, secret, fingerprint, instanceTtl, drawn, drawnNow ? '1' : '0');
 
   // With a configured secret the store's is never used: a placeholder keeps the comparison meaningful
   // (the config fingerprint already says whether every instance has the same configured secret).
@@ -165,6 +174,7 @@ export async function startStoreGuard(connection: RedisConnection, options: Stor
     drawnSecret,
     // Configured: every instance holds the same placeholder, nothing to order.
     configured ? drawnRecord(0, CONFIGURED) : drawnRecord(Date.now(), instance),
+    !configured && held === null,
   );
   if (fingerprint && config !== fingerprint)
     throw new Error(
