@@ -1,10 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, request } from 'node:http';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { serve } from '../mock-server/adapters/node-server.ts';
-import { createProxy } from '../mock-server/proxy/proxy.ts';
+import { describe, expect, it, vi } from 'vitest';
 import { adminKeyWatch } from '../mock-server/proxy/wire.ts';
+import { useProxyInFront } from './support/proxy-in-front.ts';
 
 /*
  * The proxy's admin key is never forwarded in a request body, in any spelling: the body streams through the
@@ -85,28 +84,7 @@ describe('the proxy never forwards its admin key in a request body', () => {
       if (record.complete === undefined) record.complete = false;
     });
   });
-  let base = '';
-  const closers: (() => unknown)[] = [];
-
-  beforeAll(async () => {
-    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
-    const proxy = createProxy({
-      target: `http://127.0.0.1:${(target.address() as { port: number }).port}`,
-      adminKey: ADMIN,
-      log: () => {},
-    });
-    const server = await serve(proxy, { port: 0, log: () => {} });
-    base = server.url;
-    closers.push(
-      () => server.close(),
-      () => proxy.close(),
-    );
-  });
-  afterAll(async () => {
-    for (const close of closers.reverse()) await close();
-    target.closeAllConnections();
-    await new Promise<void>((resolve) => target.close(() => resolve()));
-  });
+  const proxyUrl = useProxyInFront(target, ADMIN);
 
   const around = filler(5000);
   const CASES: [name: string, body: Buffer, size: number, headers?: Record<string, string>][] = [
@@ -136,7 +114,7 @@ describe('the proxy never forwards its admin key in a request body', () => {
 
   it('refuses each spelling with its own 400, aborts the target request, and the target never holds the key', async () => {
     for (const [name, body, size, headers] of CASES) {
-      const answer = await send(base, name, body, size, headers);
+      const answer = await send(proxyUrl(), name, body, size, headers);
       expect(answer.status, name).toBe(400);
       expect(JSON.parse(answer.body), name).toMatchObject({ code: 'invalid_request', proxy: true });
       expect(answer.body).toMatch(/body carries the proxy's admin key/);
@@ -160,7 +138,7 @@ describe('the proxy never forwards its admin key in a request body', () => {
         expect(inflated).not.toContain(ADMIN);
       }
     }
-    const journal = await fetch(`${base}/__admin/journal`, { headers: { 'x-admin-key': ADMIN } });
+    const journal = await fetch(`${proxyUrl()}/__admin/journal`, { headers: { 'x-admin-key': ADMIN } });
     const text = await journal.text();
     expect(carries(text)).toBe(false);
     const faults = (JSON.parse(text).entries as { fault?: string }[]).map((e) => e.fault);
@@ -172,12 +150,12 @@ describe('the proxy never forwards its admin key in a request body', () => {
       randomBytes(1_000_000),
       Buffer.from(randomBytes(300_000).toString('base64')),
     ]);
-    const plain = await send(base, 'innocent', binary, 65_536, {
+    const plain = await send(proxyUrl(), 'innocent', binary, 65_536, {
       'content-type': 'application/octet-stream',
     });
     expect(plain.status).toBe(200);
     const zipped = gzipSync(filler(30_000));
-    const gz = await send(base, 'innocent gzip', zipped, 100, { 'content-encoding': 'gzip' });
+    const gz = await send(proxyUrl(), 'innocent gzip', zipped, 100, { 'content-encoding': 'gzip' });
     expect(gz.status).toBe(200);
     const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
     const got = (name: string) => received.find((r) => r.name === name);

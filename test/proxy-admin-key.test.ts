@@ -1,9 +1,10 @@
 import { createServer, request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { serve } from '../mock-server/adapters/node-server.ts';
 import { createGateway } from '../mock-server/gateway.ts';
 import { createProxy } from '../mock-server/proxy/proxy.ts';
 import { runCli } from './support/cli.ts';
+import { useProxyInFront } from './support/proxy-in-front.ts';
 
 /*
  * Issue 31 point 6: the proxy never sends its own admin key upstream. Every spelling of the admin path is
@@ -37,28 +38,7 @@ describe('the proxy keeps its admin key to itself', () => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{"from":"target"}');
   });
-  let base = '';
-  const closers: (() => unknown)[] = [];
-
-  beforeAll(async () => {
-    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
-    const proxy = createProxy({
-      target: `http://127.0.0.1:${(target.address() as { port: number }).port}`,
-      adminKey: ADMIN,
-      log: () => {},
-    });
-    const server = await serve(proxy, { port: 0, log: () => {} });
-    base = server.url;
-    closers.push(
-      () => server.close(),
-      () => proxy.close(),
-    );
-  });
-  afterAll(async () => {
-    for (const close of closers.reverse()) await close();
-    target.closeAllConnections();
-    await new Promise<void>((resolve) => target.close(() => resolve()));
-  });
+  const proxyUrl = useProxyInFront(target, ADMIN);
 
   const SPELLINGS = [
     '/__admin/journal',
@@ -100,7 +80,7 @@ describe('the proxy keeps its admin key to itself', () => {
         { 'x-other': ADMIN },
       ] as Record<string, string>[]) {
         const before = received.length;
-        const answer = await raw(base, path, headers);
+        const answer = await raw(proxyUrl(), path, headers);
         const forwarded = received.length > before;
         outcomes[`${path} ${Object.keys(headers)[0]}`] = forwarded ? 'target' : `admin ${answer.status}`;
         if (forwarded) expect(answer.body, path).toBe('{"from":"target"}');
@@ -142,12 +122,12 @@ describe('the proxy keeps its admin key to itself', () => {
 
   it('a URL carrying the admin key is refused (400), never forwarded, and the key is not journaled', async () => {
     const before = received.length;
-    const answer = await raw(base, `/v1/whoami?k=${encodeURIComponent(ADMIN)}`, {});
+    const answer = await raw(proxyUrl(), `/v1/whoami?k=${encodeURIComponent(ADMIN)}`, {});
     expect(answer.status).toBe(400);
     expect(JSON.parse(answer.body)).toMatchObject({ code: 'invalid_request', proxy: true });
     expect(received.length).toBe(before);
-    const journal = await raw(base, '/__admin/journal', { 'x-admin-key': ADMIN });
-    const har = await raw(base, '/__admin/export?format=har', { 'x-admin-key': ADMIN });
+    const journal = await raw(proxyUrl(), '/__admin/journal', { 'x-admin-key': ADMIN });
+    const har = await raw(proxyUrl(), '/__admin/export?format=har', { 'x-admin-key': ADMIN });
     for (const text of [journal.body, har.body]) expect(text).not.toContain(ADMIN);
     expect(journal.body).toContain('proxy:admin_key_in_url');
   });
