@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { expect, it } from 'vitest';
 import { type ServeProcess, spawnServe } from '../dev/spawn-serve.ts';
+import { type AdminAnswer, adminCall } from './support/admin-call.ts';
 import { describeWithRedis } from './support/redis.ts';
 import { type RedisProcesses, useRedisProcesses } from './support/redis-processes.ts';
 
@@ -35,28 +36,14 @@ const moveInFlight = (url: string, by: number) => inFlight.set(url, (inFlight.ge
 /** Far beyond any answer: a call unanswered this long fails the test (it is never abandoned and repeated). */
 const NO_ANSWER_MS = 300_000;
 
-interface Answer {
-  status: number;
-  body: Record<string, unknown>;
-}
 /**
  * An admin call on a fresh connection (with workers, either may answer), waited for until it is answered;
  * a connection refused or reset (its process killed) is status 0.
  */
-async function admin(url: string, method: string, path: string, body?: unknown): Promise<Answer> {
+async function admin(url: string, method: string, path: string, body?: unknown): Promise<AdminAnswer> {
   moveInFlight(url, 1);
   try {
-    const response = await fetch(`${url}/__admin${path}`, {
-      method,
-      headers: {
-        'x-admin-key': ADMIN,
-        connection: 'close',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(NO_ANSWER_MS),
-    });
-    return { status: response.status, body: (await response.json().catch(() => ({}))) as Answer['body'] };
+    return await adminCall(url, ADMIN, method, path, body, AbortSignal.timeout(NO_ANSWER_MS));
   } catch (error) {
     if ((error as Error).name === 'TimeoutError')
       throw new Error(`${method} ${url}${path}: no answer in ${NO_ANSWER_MS / 1000} s`);
@@ -264,7 +251,7 @@ describeWithRedis(
         paused.add(a.url);
         await until(() => (inFlight.get(a.url) ?? 0) === 0, 'calls to instance A stayed unanswered');
         process.kill(a.child.pid as number, 'SIGSTOP');
-        let held: Promise<Answer> | undefined;
+        let held: Promise<AdminAnswer> | undefined;
         try {
           const allowlist = ['web.search'];
           held = until2xx(

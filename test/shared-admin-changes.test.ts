@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { type ServeProcess, spawnServe } from '../dev/spawn-serve.ts';
 import { CONNECTION_IDS_PER_INSTANCE } from '../mock-server/journal/journal.ts';
+import { adminCall } from './support/admin-call.ts';
 import { describeWithRedis } from './support/redis.ts';
 import { type RedisProcesses, useRedisProcesses } from './support/redis-processes.ts';
 
@@ -30,18 +31,8 @@ function configFile(): string {
 const serveArgs = (file: string, ...more: string[]) => ['--config', file, '--admin-key', ADMIN, ...more];
 
 /** An admin call on a fresh connection (with --workers, each may reach either worker). */
-async function admin(url: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${url}/__admin${path}`, {
-    method,
-    headers: {
-      'x-admin-key': ADMIN,
-      connection: 'close',
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
+const admin = (url: string, method: string, path: string, body?: unknown) =>
+  adminCall(url, ADMIN, method, path, body);
 const agentIds = async (url: string) =>
   new Set(((await admin(url, 'GET', '/agents')).body.agents as { id: string }[]).map((a) => a.id));
 const whoami = async (url: string, token: string) =>

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { expect, it } from 'vitest';
 import { type ServeProcess, spawnServe } from '../dev/spawn-serve.ts';
+import { type AdminAnswer, adminCall } from './support/admin-call.ts';
 import { describeWithRedis } from './support/redis.ts';
 import { useRedisProcesses } from './support/redis-processes.ts';
 
@@ -18,24 +19,10 @@ import { useRedisProcesses } from './support/redis-processes.ts';
 const ADMIN = 'admin-key-for-tests';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-interface Answer {
-  status: number;
-  body: Record<string, unknown>;
-}
-async function admin(url: string, method: string, path: string, body?: unknown): Promise<Answer> {
-  const response = await fetch(`${url}/__admin${path}`, {
-    method,
-    headers: {
-      'x-admin-key': ADMIN,
-      connection: 'close',
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json().catch(() => ({}))) as Answer['body'] };
-}
+const admin = (url: string, method: string, path: string, body?: unknown) =>
+  adminCall(url, ADMIN, method, path, body);
 /** Repeats a change answered 503 (the store restarting) until it is answered otherwise. */
-async function answered(url: string, method: string, path: string, body?: unknown): Promise<Answer> {
+async function answered(url: string, method: string, path: string, body?: unknown): Promise<AdminAnswer> {
   for (;;) {
     const answer = await admin(url, method, path, body);
     if (answer.status !== 503) return answer;
