@@ -69,4 +69,40 @@ describe('every request is somebody’s: the report ties unnamed requests by the
     );
     expect(formatClientReport(report)).toContain('NOT OBSERVED  refresh-invalid-token');
   });
+
+  it('a token naming one agent, resent on a connection that carried another’s requests: the sender’s', () => {
+    // agent-early mints a token on connection 4, then resends agent-verified's token cached from an earlier
+    // gateway (named by its claim) twice on the same connection: its token cache mixed the agents up.
+    const stale = (t: number, conn: number) =>
+      recordedEntry(t, {
+        agent: 'verified',
+        attributed_by: 'token_claim',
+        token: 'tok_9f8e7d6c',
+        status: 401,
+        code: 'invalid_identity_token',
+        ...connection(conn),
+      });
+    const entries = [
+      recordedEntry(0, {
+        agent: 'early',
+        method: 'POST',
+        path: '/idp/token',
+        operation: 'idp.token',
+        ...connection(4),
+      }),
+      stale(10, 4),
+      stale(20, 4),
+      // On a connection no named request used, the claim stands.
+      stale(30, 5),
+    ];
+    const early = agentRequests(entries, 'early', 0).entries;
+    expect(early.map((e) => [e.seq, e.attributed_by])).toEqual([
+      [entries[0]?.seq, undefined],
+      [entries[1]?.seq, 'connection'],
+      [entries[2]?.seq, 'connection'],
+    ]);
+    expect(agentRequests(entries, 'verified', 0).entries.map((e) => e.seq)).toEqual([entries[3]?.seq]);
+    const report = createClientReport({ agent: 'early', entries, rateLimitRules: [], corpus });
+    expect(report.violations.map((v) => v.rule)).toEqual(['refresh-invalid-token']);
+  });
 });

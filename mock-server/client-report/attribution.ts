@@ -45,7 +45,8 @@ export function agentRequests(entries: readonly JournalEntry[], agent: string, s
   // Connections on which the proxy knew the agent's own key (for the requests it ties: `own_key_unknown`).
   const keyKnownOn = new Set<number>();
   for (const e of entries) {
-    if (e.connection === undefined || isUnnamedAgent(e.agent)) continue;
+    // A refused token's claim (`token_claim`) is the weakest naming: it never speaks for its connection.
+    if (e.connection === undefined || isUnnamedAgent(e.agent) || e.attributed_by === 'token_claim') continue;
     const known = connectionAgents.get(e.connection);
     if (known === undefined) connectionAgents.set(e.connection, e.agent as string);
     else if (known !== e.agent) connectionAgents.set(e.connection, null);
@@ -56,6 +57,13 @@ export function agentRequests(entries: readonly JournalEntry[], agent: string, s
   const nobodys: JournalEntry[] = [];
   for (const e of entries) {
     if (e.seq <= since) continue;
+    // A token naming one agent, resent on a connection that carried another's named requests only: the
+    // connection's agent sent it (its token cache mixed agents up), not the agent the token names.
+    const sender = e.attributed_by === 'token_claim' ? connectionAgents.get(e.connection as number) : undefined;
+    if (typeof sender === 'string' && sender !== e.agent) {
+      if (sender === agent) own.push({ ...e, agent, attributed_by: 'connection' });
+      continue;
+    }
     if (e.agent === agent) {
       own.push(e);
       continue;
