@@ -59,7 +59,8 @@ export function agentRequests(entries: readonly JournalEntry[], agent: string, s
     if (e.seq <= since) continue;
     // A token naming one agent, resent on a connection that carried another's named requests only: the
     // connection's agent sent it (its token cache mixed agents up), not the agent the token names.
-    const sender = e.attributed_by === 'token_claim' ? connectionAgents.get(e.connection as number) : undefined;
+    const sender =
+      e.attributed_by === 'token_claim' ? connectionAgents.get(e.connection as number) : undefined;
     if (typeof sender === 'string' && sender !== e.agent) {
       if (sender === agent) own.push({ ...e, agent, attributed_by: 'connection' });
       continue;
