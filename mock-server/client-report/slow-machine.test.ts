@@ -121,6 +121,28 @@ const GOOD: [string, number, number, (k: number, rand: () => number) => number][
   ],
 ];
 
+/** One fetch retried on one connection, each attempt answered 503: [read, written, stall runs] per attempt. */
+const fetchRetries503 = (rows: readonly [number, number, [number, number, number, number][]][]) =>
+  rows.map(([read, written, runs], k) =>
+    recordedEntry(read, {
+      real_ms: read,
+      written_ms: written,
+      duration_ms: written - read,
+      method: 'POST',
+      path: '/v1/web/fetch',
+      operation: 'web.fetch',
+      status: 503,
+      code: 'upstream_unavailable',
+      url: 'https://docs.example.org/guide',
+      request_key: 'fetch guide',
+      request_fingerprint: 'fetch guide',
+      connection: 1,
+      connection_opened_ms: -5,
+      connection_seq: k + 1,
+      ...(runs.length > 0 ? { stall_runs: runs } : {}),
+    }),
+  );
+
 describe('backoff-with-jitter on a very slow machine (stalls of 200-800 ms)', () => {
   for (const [name, calls, retries, schedule] of GOOD)
     it(`${name} stays unflagged on every seed, its waits read net of the stalls the gateway saw`, () => {
@@ -287,25 +309,7 @@ describe('on a slow machine, by the stalls the gateway saw', () => {
       [1180.47, 1180.85, last],
       [1436.96, 1437.46, last],
     ];
-    const entries = rows.map(([read, written, runs], k) =>
-      recordedEntry(read, {
-        real_ms: read,
-        written_ms: written,
-        duration_ms: written - read,
-        method: 'POST',
-        path: '/v1/web/fetch',
-        operation: 'web.fetch',
-        status: 503,
-        code: 'upstream_unavailable',
-        url: 'https://docs.example.org/guide',
-        request_key: 'fetch guide',
-        request_fingerprint: 'fetch guide',
-        connection: 1,
-        connection_opened_ms: -5,
-        connection_seq: k + 1,
-        ...(runs.length > 0 ? { stall_runs: runs } : {}),
-      }),
-    );
+    const entries = fetchRetries503(rows);
     expect(backoffWithJitter.judge({ ...rules, entries }).length).toBeGreaterThan(0);
   });
 
@@ -322,25 +326,7 @@ describe('on a slow machine, by the stalls the gateway saw', () => {
       [2408.52, 2408.98, run(2227.37, 4585.95)],
       [2722.41, 2722.88, [...run(2227.37, 4585.95), [2718.65, 2722.35, 3.71, 3.71]]],
     ];
-    const entries = rows.map(([read, written, runs], k) =>
-      recordedEntry(read, {
-        real_ms: read,
-        written_ms: written,
-        duration_ms: written - read,
-        method: 'POST',
-        path: '/v1/web/fetch',
-        operation: 'web.fetch',
-        status: 503,
-        code: 'upstream_unavailable',
-        url: 'https://docs.example.org/guide',
-        request_key: 'fetch guide',
-        request_fingerprint: 'fetch guide',
-        connection: 1,
-        connection_opened_ms: -5,
-        connection_seq: k + 1,
-        stall_runs: runs,
-      }),
-    );
+    const entries = fetchRetries503(rows);
     expect(backoffWithJitter.judge({ ...rules, entries })).toEqual([]);
     expect(backoffWithJitter.unobserved?.({ ...rules, entries })).toMatch(
       /^3 of the 5 waits between a failure and its retry were mostly the gateway's event loop stalling/,
