@@ -149,7 +149,7 @@ const CAUGHT_UP_MS = 30;
 
 /**
  * How much of the time between `from`'s answer and `to`'s read the machine may have added to a client's
- * steps (`to`'s `stall_runs`, when one process read both over node:http; 0 otherwise): the part after the
+ * steps (`to`'s `stall_runs`, when one process read both, over node:http or in process; 0 otherwise): the part after the
  * answer of the run of stalls under way when it was written, or begun before the loop caught up after it
  * (the client reading the answer, and so everything it did after, was that much late), and the run under
  * way when `to` was read (a timer of the client's due in it fired when it ended, and the client sent and
@@ -163,7 +163,10 @@ const CAUGHT_UP_MS = 30;
 export function stallBetween(from: JournalEntry, to: JournalEntry): number {
   const runs = to.stall_runs;
   if (runs === undefined) return 0;
-  if (!hasConnection(from) || !hasConnection(to) || instanceOf(from) !== instanceOf(to)) return 0;
+  const oneProcess =
+    (hasConnection(from) && hasConnection(to) && instanceOf(from) === instanceOf(to)) ||
+    deliveryCompares(from, to);
+  if (!oneProcess) return 0;
   const since = answeredAt(from);
   const until = to.real_ms;
   if (!(until > since)) return 0;
