@@ -4,12 +4,16 @@
  * programs passed (no rule at all). Options: `--only <name,...>`, `--parallel <n>` (default 6), `--json`,
  * `--runs <n>` (each program n times, interleaved: how often a verdict is wrong under load), `--save <dir>`
  * (the journal and violations of each wrong run, as JSON in dir, to replay the readings on), `--path <http|proxy|
- * proxy-learned>` (how the agents reach the gateway: over HTTP, default, or through `agent-gateway proxy` with
- * the agents' keys declared, or learned from the tokens they mint through it).
+ * proxy-learned|msw>` (how the agents reach the gateway: over HTTP, default, or through `agent-gateway proxy` with
+ * the agents' keys declared, or learned from the tokens they mint through it, or in process through msw, where
+ * the programs msw cannot intercept are left out, each named).
  * Exit 0 when every program got its verdict, 1 otherwise.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { parseArgs } from 'node:util';
+import { setupServer } from 'msw/node';
+import type { Gateway } from '../mock-server/gateway.ts';
 import {
   CLIENT_CATALOGUE,
   type ClientProgram,
@@ -18,6 +22,7 @@ import {
   runClientProgramWithGateway,
 } from '../test/clients/catalogue.ts';
 import { runProgramThroughProxyWithGateway } from '../test/clients/proxy-run.ts';
+import { NOT_IN_PROCESS, runCatalogueInProcessWithGateways } from '../test/support/in-process-catalogue.ts';
 
 const { values } = parseArgs({
   options: {
@@ -32,7 +37,7 @@ const { values } = parseArgs({
 });
 if (values.help) {
   process.stdout.write(
-    'npm run client-matrix -- [--only name,name] [--parallel 6] [--json] [--runs 1] [--save DIR] [--path http|proxy|proxy-learned]\n' +
+    'npm run client-matrix -- [--only name,name] [--parallel 6] [--json] [--runs 1] [--save DIR] [--path http|proxy|proxy-learned|msw]\n' +
       `Programs: ${CLIENT_CATALOGUE.map((p) => p.name).join(', ')}\n`,
   );
   process.exit(0);
@@ -54,7 +59,7 @@ if (!Number.isInteger(runs) || runs < 1 || runs > 500) {
   process.stderr.write('--runs must be an integer from 1 to 500.\n');
   process.exit(2);
 }
-const PATHS = ['http', 'proxy', 'proxy-learned'] as const;
+const PATHS = ['http', 'proxy', 'proxy-learned', 'msw'] as const;
 const path = PATHS.find((p) => p === values.path);
 if (!path) {
   process.stderr.write(`--path must be one of ${PATHS.join(', ')}.\n`);
@@ -68,12 +73,9 @@ const wrong = (o: ProgramOutcome) =>
   o.missed.length > 0 ||
   (o.program.verdict === 'good' && o.flagged.length > 0);
 
-/** One run over HTTP; a wrong verdict's journal and violations are saved when asked. */
-async function runOnce(program: ClientProgram, k: number): Promise<ProgramOutcome> {
-  const { outcome, gateway } =
-    path === 'http'
-      ? await runClientProgramWithGateway(program)
-      : await runProgramThroughProxyWithGateway(program, path === 'proxy' ? 'declared' : 'learned');
+/** A wrong verdict's journal and violations, saved when asked. */
+function saveIfWrong(outcome: ProgramOutcome, gateway: Gateway, k: number): void {
+  const program = outcome.program;
   if (values.save && wrong(outcome))
     writeFileSync(
       `${values.save}/${program.name}-${Date.now()}-${k}.json`,
@@ -88,21 +90,54 @@ async function runOnce(program: ClientProgram, k: number): Promise<ProgramOutcom
         1,
       ),
     );
+}
+
+/** One run over HTTP or through the proxy. */
+async function runOnce(program: ClientProgram, k: number): Promise<ProgramOutcome> {
+  const { outcome, gateway } =
+    path === 'http'
+      ? await runClientProgramWithGateway(program)
+      : await runProgramThroughProxyWithGateway(program, path === 'proxy' ? 'declared' : 'learned');
+  saveIfWrong(outcome, gateway, k);
   return outcome;
 }
 
-const chosen = wanted ? CLIENT_CATALOGUE.filter((p) => wanted.includes(p.name)) : CLIENT_CATALOGUE;
+/** Every program in process, on one msw server (each on a host of its own), `parallel` at once. */
+async function runInProcess(programs: readonly ClientProgram[]): Promise<ProgramOutcome[]> {
+  const server = setupServer();
+  server.listen({ onUnhandledFrame: 'error' });
+  try {
+    const ran = await runCatalogueInProcessWithGateways(programs, server, parallel);
+    ran.forEach(({ outcome, gateway }, k) => saveIfWrong(outcome, gateway, k));
+    return ran.map((r) => r.outcome);
+  } finally {
+    server.close();
+    // node:http's ESM exports back to the real functions.
+    syncBuiltinESMExports();
+  }
+}
+
+const runnable = path === 'msw' ? CLIENT_CATALOGUE.filter((p) => !NOT_IN_PROCESS[p.name]) : CLIENT_CATALOGUE;
+if (path === 'msw')
+  for (const p of CLIENT_CATALOGUE.filter(
+    (p) => NOT_IN_PROCESS[p.name] && (!wanted || wanted.includes(p.name)),
+  ))
+    process.stderr.write(`Left out in process: ${p.name} (${NOT_IN_PROCESS[p.name]}).\n`);
+const chosen = wanted ? runnable.filter((p) => wanted.includes(p.name)) : runnable;
 // Every program `runs` times, interleaved so that each meets the same load; `parallel` at once.
 const programs = Array.from({ length: runs }, () => chosen).flat();
 const started = performance.now();
-const outcomes: ProgramOutcome[] = new Array(programs.length);
-let next = 0;
-await Promise.all(
-  Array.from({ length: Math.min(parallel, programs.length) }, async () => {
-    for (let k = next++; k < programs.length; k = next++)
-      outcomes[k] = await runOnce(programs[k] as ClientProgram, k);
-  }),
-);
+let outcomes: ProgramOutcome[] = new Array(programs.length);
+if (path === 'msw') outcomes = await runInProcess(programs);
+else {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, programs.length) }, async () => {
+      for (let k = next++; k < programs.length; k = next++)
+        outcomes[k] = await runOnce(programs[k] as ClientProgram, k);
+    }),
+  );
+}
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const matrix = confusionMatrix(outcomes);
 
