@@ -108,7 +108,9 @@ async function runInProcess(programs: readonly ClientProgram[]): Promise<Program
   server.listen({ onUnhandledFrame: 'error' });
   try {
     const ran = await runCatalogueInProcessWithGateways(programs, server, parallel);
-    ran.forEach(({ outcome, gateway }, k) => saveIfWrong(outcome, gateway, k));
+    ran.forEach(({ outcome, gateway }, k) => {
+      saveIfWrong(outcome, gateway, k);
+    });
     return ran.map((r) => r.outcome);
   } finally {
     server.close();
@@ -141,6 +143,29 @@ else {
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const matrix = confusionMatrix(outcomes);
 
+/**
+ * Rules a bad program breaks that its report PASSED (neither flagged nor NOT OBSERVED), a timing rule waived
+ * for a run load disturbed included: an escape, whatever the run's grading forgave.
+ */
+const passedButBroken = (o: ProgramOutcome) =>
+  o.program.verdict === 'bad' && !o.error
+    ? o.program.rules.filter((rule) => !o.flagged.includes(rule) && !o.unobserved.includes(rule))
+    : [];
+
+/** The figures that tell whether verdicts held: good flagged, bad escaped (named), NOT OBSERVED (named). */
+function verdictFigures(outcomes: readonly ProgramOutcome[]): string {
+  const names = (list: readonly string[]) => [...new Set(list)].join('; ') || 'none';
+  const goodFlagged = outcomes.filter((o) => o.program.verdict === 'good' && o.flagged.length > 0);
+  const escaped = outcomes.filter((o) => passedButBroken(o).length > 0);
+  const unobserved = (verdict: 'good' | 'bad') =>
+    outcomes.filter((o) => o.program.verdict === verdict && o.unobserved.length > 0).length;
+  return [
+    `Good flagged: ${goodFlagged.length} (${names(goodFlagged.map((o) => `${o.program.name}: ${o.flagged.join(', ')}`))})`,
+    `bad escaped (a rule it breaks PASSED): ${escaped.length} (${names(escaped.map((o) => `${o.program.name}: ${passedButBroken(o).join(', ')}`))})`,
+    `NOT OBSERVED: ${unobserved('good')} good, ${unobserved('bad')} bad runs (${names(outcomes.flatMap((o) => o.unobserved.map((rule) => `${o.program.name}: ${rule}`)))}).`,
+  ].join('; ');
+}
+
 const verdictOf = (o: ProgramOutcome) =>
   o.error
     ? `ERROR ${o.error}`
@@ -149,7 +174,7 @@ const verdictOf = (o: ProgramOutcome) =>
       : o.missed.length > 0
         ? `MISSED ${o.missed.join(', ')}`
         : o.program.verdict === 'bad'
-          ? `caught ${o.flagged.join(', ')}${o.unobserved.length > 0 ? `; NOT OBSERVED ${o.unobserved.join(', ')}` : ''}`
+          ? `caught ${o.flagged.join(', ')}${o.unobserved.length > 0 ? `; NOT OBSERVED ${o.unobserved.join(', ')}` : ''}${passedButBroken(o).length > 0 ? `; PASSED ${passedButBroken(o).join(', ')}` : ''}`
           : o.unobserved.length > 0
             ? `NOT OBSERVED ${o.unobserved.join(', ')}`
             : 'passed';
@@ -168,6 +193,7 @@ if (values.json) {
           missed: o.missed,
           false_flags: o.falseFlags,
           not_observed: o.unobserved,
+          passed_but_broken: passedButBroken(o),
           timing_disturbed: o.timingDisturbed,
           error: o.error,
           ms: o.ms,
@@ -192,6 +218,7 @@ if (values.json) {
       `bad  (${String(matrix.bad).padStart(2)})        ${String(matrix.badCaught).padStart(3)}       ${String(matrix.bad - matrix.badCaught).padStart(3)}`,
       `good (${String(matrix.good).padStart(2)})        ${String(matrix.good - matrix.goodPassed).padStart(3)}       ${String(matrix.goodPassed).padStart(3)}`,
       '',
+      verdictFigures(outcomes),
       `Bad caught (exactly their rules): ${matrix.badCaught}/${matrix.bad} (${pct(matrix.badCaught, matrix.bad)}); good passed: ${matrix.goodPassed}/${matrix.good} (${pct(matrix.goodPassed, matrix.good)}); false flags: ${matrix.falseFlags}; timing disturbed by load: ${matrix.disturbed}; a rule NOT OBSERVED (neither a pass nor a catch; counted above as not escaped or not flagged): ${outcomes.filter((o) => o.unobserved.length > 0).length}. ${programs.length} programs in ${seconds} s.`,
       '',
     ].join('\n'),
