@@ -67,8 +67,18 @@ if (!path) {
 }
 if (values.save) mkdirSync(values.save, { recursive: true });
 
+/**
+ * Rules a bad program breaks that its report PASSED (neither flagged nor NOT OBSERVED), a timing rule waived
+ * for a run load disturbed included: an escape, whatever the run's grading forgave.
+ */
+const passedButBroken = (o: ProgramOutcome) =>
+  o.program.verdict === 'bad' && !o.error
+    ? o.program.rules.filter((rule) => !o.flagged.includes(rule) && !o.unobserved.includes(rule))
+    : [];
+
 const wrong = (o: ProgramOutcome) =>
   Boolean(o.error) ||
+  passedButBroken(o).length > 0 ||
   o.falseFlags.length > 0 ||
   o.missed.length > 0 ||
   (o.program.verdict === 'good' && o.flagged.length > 0);
@@ -142,15 +152,6 @@ else {
 }
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const matrix = confusionMatrix(outcomes);
-
-/**
- * Rules a bad program breaks that its report PASSED (neither flagged nor NOT OBSERVED), a timing rule waived
- * for a run load disturbed included: an escape, whatever the run's grading forgave.
- */
-const passedButBroken = (o: ProgramOutcome) =>
-  o.program.verdict === 'bad' && !o.error
-    ? o.program.rules.filter((rule) => !o.flagged.includes(rule) && !o.unobserved.includes(rule))
-    : [];
 
 /** The figures that tell whether verdicts held: good flagged, bad escaped (named), NOT OBSERVED (named). */
 function verdictFigures(outcomes: readonly ProgramOutcome[]): string {
