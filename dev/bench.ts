@@ -101,6 +101,8 @@ const options = withLoadOptions(
   >();
 
 async function main() {
+  // Read before the run starts anything of its own (servers, Redis, load): the run is labelled by it.
+  const before = sampleLoad();
   if (options.stages) {
     const { runStageBenchmark } = await import('./bench-stages.ts');
     await runStageBenchmark({ json: Boolean(options.json) });
@@ -112,7 +114,7 @@ async function main() {
     return;
   }
   if (options.store) {
-    await sharedStateBenchmark(options.store, options);
+    await sharedStateBenchmark(options.store, options, before);
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'agent-gateway-bench-'));
@@ -122,7 +124,7 @@ async function main() {
   // profile of its own beside the main thread's (the largest is the main thread's, read below).
   const profiled = (name: string) =>
     profileDir ? [`--cpu-prof`, `--cpu-prof-dir=${join(profileDir, name)}`, '--cpu-prof-interval=250'] : [];
-  const loadAverage: LoadSamples = { start: sampleLoad(), rounds: [], end: Number.NaN };
+  const loadAverage: LoadSamples = { before, start: sampleLoad(), rounds: [], end: Number.NaN };
   const targets: Target[] = [];
   // When each profiled process was started, and when the load began: its start-up is left out of the profile.
   const spawnedAt = new Map<string, number>();
@@ -239,7 +241,7 @@ async function main() {
     });
     loadAverage.end = sampleLoad();
     if (!options.fixedOnly) {
-      figures.saturatedLoad = { start: loadAverage.end, rounds: [], end: Number.NaN };
+      figures.saturatedLoad = { before, start: loadAverage.end, rounds: [], end: Number.NaN };
       const saturatedLoad = figures.saturatedLoad;
       await runRounds('saturated', targets, saturatedLoad, async (target) => {
         const m = await load(target, options.duration, options.connections);

@@ -35,6 +35,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.le
 
 /** One run: a new gateway process, warmed up, then measured. */
 async function run() {
+  // Read before this run starts its gateway and load: the machine's other work, not this run's own.
+  const load = loadavg()[0] as number;
   const served = await spawnServe(['--config', options.config], {
     entry: options.entry,
     nodeArgs: ['--trace-gc-nvp'],
@@ -50,7 +52,6 @@ async function run() {
     };
     await fixedRate(target, options.rate, 3, 20);
     const from = served.output().length;
-    const load = loadavg()[0] as number;
     const measured = await fixedRate(target, options.rate, options.seconds, 20);
     const lines = served
       .output()
@@ -100,7 +101,7 @@ for (let k = 1; k <= options.runs; k++) {
   }
   const { young, full } = figures;
   process.stdout.write(
-    `run ${k} at ${options.rate} req/s for ${options.seconds} s (load average ${figures.load.toFixed(2)}, ${process.version}): ` +
+    `run ${k} at ${options.rate} req/s for ${options.seconds} s (load average ${figures.load.toFixed(2)} before the run, ${process.version}): ` +
       `${figures.achievedRate.toFixed(0)} req/s answered (${figures.failed} failed), ${figures.cpuMicros.toFixed(1)} µs CPU/request, ${(figures.allocatedBytesPerRequest / 1024).toFixed(1)} KB allocated/request, p50 ${figures.p50.toFixed(2)} ms, p99 ${figures.p99.toFixed(2)} ms; ` +
       `young collections ${young.count} (${young.pauseMs.toFixed(1)} ms, median ${young.medianMs.toFixed(2)} ms, max ${young.maxMs.toFixed(2)} ms, ${young.promotedKb.toFixed(0)} KB promoted each); ` +
       `full collections ${full.count} (${full.pauseMs.toFixed(1)} ms)\n`,
