@@ -90,6 +90,18 @@ describe('the benchmark report', () => {
     expect(loadedText).toContain('LOADED run');
   });
 
+  it("prints the bytes each server allocates per request, and each gateway's beyond the bare server's", () => {
+    const run = figures([0.2, 0.5, 0.9, 0.4, 0.3]);
+    const bytes: Record<string, number> = { bare: 10 * 1024, built: 26.5 * 1024, fleet: 30 * 1024 };
+    run.fixed = run.fixed.map((m) => ({ ...m, allocatedBytes: bytes[m.name] }));
+    const text = textReport(names, run, 50);
+    expect(text).toMatch(/bare +2500 +1\.00 +10\.00 +100\.0 +10\.0 +0/);
+    expect(text).toContain('HTTP included): bare 10.0 KB');
+    expect(text).toContain('  built: 26.5 KB, 16.5 KB more than bare');
+    expect(text).toContain('  fleet: 30.0 KB, 20.0 KB more than bare');
+    expect(text).not.toContain('  npm start:');
+  });
+
   it('labels the saturated phase by the same reading from before the run, its own rounds beside', () => {
     const run = figures([0.2, 0.5, 0.9, 0.4, 0.3]);
     const saturated: Measurement = {

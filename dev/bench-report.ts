@@ -2,6 +2,7 @@ import { cpus, loadavg, platform, release } from 'node:os';
 import {
   type FixedRateMeasurement,
   fixedTable,
+  kilobytes,
   type Measurement,
   perRoundRatio,
   type Ratio,
@@ -129,6 +130,7 @@ export function textReport(names: BenchNames, figures: BenchFigures, connections
     '',
     `At a fixed ${rate} req/s (median of ${figures.rounds} alternating rounds; ${label}):`,
     fixedTable(figures.fixed),
+    ...allocationLines(names, figures.fixed),
     '',
   ];
   for (const g of ratios.gateways) {
@@ -159,6 +161,24 @@ export function textReport(names: BenchNames, figures: BenchFigures, connections
         );
   }
   return lines.join('\n');
+}
+
+/**
+ * What each gateway allocates per request beside the bare like-for-like server (both through node:http, so
+ * the difference is the gateway's own), from their collections' lines (`node --trace-gc-nvp`).
+ */
+function allocationLines(names: BenchNames, fixed: FixedRateMeasurement[]): string[] {
+  const bare = fixed.find((m) => m.name === names.likeForLike)?.allocatedBytes;
+  if (bare === undefined) return [];
+  const lines = [
+    `Bytes allocated per request (the collections' allocated= of node --trace-gc-nvp over the requests answered, HTTP included): ${names.likeForLike} ${kilobytes(bare)} KB`,
+  ];
+  for (const name of [...names.gateways, ...(names.fleet ? [names.fleet] : [])]) {
+    const bytes = fixed.find((m) => m.name === name)?.allocatedBytes;
+    if (bytes !== undefined)
+      lines.push(`  ${name}: ${kilobytes(bytes)} KB, ${kilobytes(bytes - bare)} KB more than bare`);
+  }
+  return lines;
 }
 
 /** The same figures as JSON (every round kept). */

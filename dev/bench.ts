@@ -50,6 +50,7 @@ import {
   type Target,
 } from './bench-targets.ts';
 import { formatProfile } from './cpuprofile-top.ts';
+import { TRACE_GC } from './gc-trace.ts';
 import { SOURCES_CLI_ENTRY } from './spawn-serve.ts';
 
 const options = withLoadOptions(
@@ -122,8 +123,13 @@ async function main() {
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   // Each process profiles into a folder of its own: `npm start` runs tsx, whose loader thread writes a
   // profile of its own beside the main thread's (the largest is the main thread's, read below).
-  const profiled = (name: string) =>
-    profileDir ? [`--cpu-prof`, `--cpu-prof-dir=${join(profileDir, name)}`, '--cpu-prof-interval=250'] : [];
+  // Every server runs under TRACE_GC: its collections' lines give the bytes a request allocates.
+  const profiled = (name: string) => [
+    TRACE_GC,
+    ...(profileDir
+      ? [`--cpu-prof`, `--cpu-prof-dir=${join(profileDir, name)}`, '--cpu-prof-interval=250']
+      : []),
+  ];
   const loadAverage: LoadSamples = { before, start: sampleLoad(), rounds: [], end: Number.NaN };
   const targets: Target[] = [];
   // When each profiled process was started, and when the load began: its start-up is left out of the profile.
@@ -172,7 +178,7 @@ async function main() {
     );
     targets.push(
       await withTokens(bare),
-      await withTokens(await startBare('precomputed', sampleFile, 'bare, precomputed body')),
+      await withTokens(await startBare('precomputed', sampleFile, 'bare, precomputed body', [TRACE_GC])),
       ...gateways,
     );
     const names: BenchNames = {
