@@ -5,6 +5,7 @@ import type { JournalEntry } from '../journal/journal.ts';
 import { loadCorpus } from '../providers/corpus.ts';
 import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
 import { honorRetryAfter } from './rules/honor-retry-after.ts';
+import { noParallelStorm } from './rules/no-parallel-storm.ts';
 import { DEFAULT_REPORT_OPTIONS } from './types.ts';
 
 /*
@@ -162,5 +163,47 @@ describe('backoff-with-jitter, a flat schedule whose first waits the loop stalle
     const entries = retries(rows);
     expect(backoffWithJitter.judge(ctx(entries))).toEqual([]);
     expect(backoffWithJitter.unobserved?.(ctx(entries))).toMatch(/would break it \(.*identical intervals/);
+  });
+});
+
+describe('no-parallel-storm, requests a saturated loop read one by one', () => {
+  // storm-after-429 over HTTP at load 20: fifty searches sent at once after a 429, each on a new connection,
+  // accepted and read one by one 100-800 ms apart, the loop never catching up (one run of stalls throughout).
+  const search = (t: number, connection: number, status: number, runs?: Runs) =>
+    recordedEntry(t, {
+      real_ms: t,
+      written_ms: t + 0.5,
+      duration_ms: 0.5,
+      method: 'POST',
+      path: '/v1/web/search',
+      operation: 'web.search',
+      status,
+      code: status === 429 ? 'rate_limited' : undefined,
+      retry_after: status === 429 ? '10' : undefined,
+      request_key: `search ${connection}`,
+      request_fingerprint: `search ${connection}`,
+      connection,
+      connection_opened_ms: t - 1,
+      connection_seq: 1,
+      ...(runs ? { stall_runs: runs } : {}),
+    });
+  const reads = [0, 420, 980, 1390, 2200];
+  const saturated = reads.map((t, k) =>
+    search(t, k + 1, 429, k === 0 ? undefined : [[-500, t - 0.5, 500 + t, 700]]),
+  );
+
+  it('is NOT OBSERVED when each was read in the run of stalls under way since the answer before it', () => {
+    expect(noParallelStorm.judge(ctx(saturated))).toEqual([]);
+    expect(noParallelStorm.unobserved?.(ctx(saturated))).toMatch(
+      /^3 requests after the 429 of #\d+ .*were each read while the gateway's event loop stalled without catching up/,
+    );
+  });
+
+  it('passes the same arrivals when the loop caught up between them (one request at a time, as seen)', () => {
+    const caughtUp = reads.map((t, k) =>
+      search(t, k + 1, 429, k === 0 ? undefined : [[t - 60, t - 0.5, 50, 50]]),
+    );
+    expect(noParallelStorm.judge(ctx(caughtUp))).toEqual([]);
+    expect(noParallelStorm.unobserved?.(ctx(caughtUp))).toBeUndefined();
   });
 });
