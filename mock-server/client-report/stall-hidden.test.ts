@@ -309,7 +309,7 @@ describe('no-parallel-storm, requests a saturated loop read one by one', () => {
   it('is NOT OBSERVED when each was read in the run of stalls under way since the answer before it', () => {
     expect(noParallelStorm.judge(ctx(saturated))).toEqual([]);
     expect(noParallelStorm.unobserved?.(ctx(saturated))).toMatch(
-      /^3 requests after the 429 of #\d+ .*were each read while the gateway's event loop stalled without catching up/,
+      /^3 requests after the 429 of #\d+ .*were each read with the gateway's event loop stalling, not caught up/,
     );
   });
 

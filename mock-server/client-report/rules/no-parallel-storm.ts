@@ -154,7 +154,7 @@ function stormHiddenByStalls({ entries, options }: RuleContext): string | undefi
       const gap = e.real_ms - answeredAt(before);
       chained = gap > 0 && gap - stallBetween(before, e) <= TOGETHER_MS ? chained + 1 : 1;
       if (chained > options.maxConcurrencyAfter429)
-        return `${chained} requests after the 429 of #${refusal.seq} (up to #${e.seq}) were each read while the gateway's event loop stalled without catching up since the answer to the one before: whether they were on the wire at once or one after another cannot be told; run it again on a quieter machine`;
+        return `${chained} requests after the 429 of #${refusal.seq} (up to #${e.seq}) were each read with the gateway's event loop stalling, not caught up since the answer to the one before: whether they were on the wire at once or one after another cannot be told; run it again on a quieter machine`;
     }
   }
   return undefined;
