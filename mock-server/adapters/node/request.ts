@@ -69,6 +69,16 @@ export class NodeRequest implements GatewayRequest {
     return typeof value === 'string' || value === undefined ? value : value.join(', ');
   }
 
+  headerList(): readonly string[] {
+    const headers = this.req.headers;
+    const list: string[] = [];
+    for (const name in headers) {
+      const value = headers[name];
+      if (value !== undefined) list.push(name, typeof value === 'string' ? value : value.join(', '));
+    }
+    return list;
+  }
+
   *headers(): Iterable<[string, string]> {
     for (const [name, value] of Object.entries(this.req.headers))
       if (value !== undefined) yield [name, typeof value === 'string' ? value : value.join(', ')];
