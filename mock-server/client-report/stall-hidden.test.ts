@@ -5,6 +5,7 @@ import type { JournalEntry } from '../journal/journal.ts';
 import { loadCorpus } from '../providers/corpus.ts';
 import { backoffWithJitter } from './rules/backoff-with-jitter.ts';
 import { honorRetryAfter } from './rules/honor-retry-after.ts';
+import { noParallelStorm } from './rules/no-parallel-storm.ts';
 import { DEFAULT_REPORT_OPTIONS } from './types.ts';
 
 /*
@@ -162,5 +163,161 @@ describe('backoff-with-jitter, a flat schedule whose first waits the loop stalle
     const entries = retries(rows);
     expect(backoffWithJitter.judge(ctx(entries))).toEqual([]);
     expect(backoffWithJitter.unobserved?.(ctx(entries))).toMatch(/would break it \(.*identical intervals/);
+  });
+});
+
+describe('backoff-with-jitter, quick retries and a fixed schedule the stalls spread', () => {
+  /** Calls each retried on its own connection: per call, the waits and the stall seen during each. */
+  const chains = (calls: readonly (readonly [number, number][])[], status = 503) =>
+    calls.flatMap((waits, c) => {
+      let t = c * 3;
+      const rows = [recordedEntry(t, retryFields(c, 1, status))];
+      waits.forEach(([wait, stalled], k) => {
+        const answered = t + 1;
+        t = answered + wait;
+        rows.push(
+          recordedEntry(t, {
+            ...retryFields(c, k + 2, k === waits.length - 1 ? 200 : status),
+            ...(stalled > 0 ? { stall_runs: [[t - stalled - 5, t - 2, stalled, stalled]] as Runs } : {}),
+          }),
+        );
+      });
+      return rows;
+    });
+  const retryFields = (call: number, seq: number, status: number): Partial<JournalEntry> => ({
+    method: 'POST',
+    path: '/v1/web/search',
+    operation: 'web.search',
+    status,
+    code: status === 503 ? 'upstream_unavailable' : status === 429 ? 'rate_limited' : undefined,
+    request_key: `call ${call}`,
+    request_fingerprint: `call ${call}`,
+    connection: call + 1,
+    connection_opened_ms: call * 3 - 1,
+    connection_seq: seq,
+  });
+
+  it('retries sent at once (axios-retry, no delay) that stalls pushed past 50 ms are NOT OBSERVED', () => {
+    // axios-retry-twice-no-delay through the proxy at load 20: waits and the stall the gateway saw in each.
+    const calls: [number, number][][] = [
+      [
+        [12, 0],
+        [287, 219],
+      ],
+      [
+        [200, 125],
+        [209, 209],
+      ],
+      [
+        [9, 0],
+        [19, 0],
+      ],
+      [
+        [3, 0],
+        [3, 0],
+      ],
+      [
+        [16, 0],
+        [16, 0],
+      ],
+      [
+        [10, 0],
+        [61, 14],
+      ],
+    ];
+    const entries = chains(calls);
+    expect(backoffWithJitter.judge(ctx(entries))).toEqual([]);
+    expect(backoffWithJitter.unobserved?.(ctx(entries))).toMatch(/would break it \(.*without any wait/);
+    // Sent at once on a machine that did not stall: caught.
+    const quiet = chains(
+      calls.map((waits) => waits.map(([wait]): [number, number] => [Math.min(wait, 20), 0])),
+    );
+    expect(backoffWithJitter.judge(ctx(quiet)).length).toBeGreaterThan(0);
+  });
+
+  it('a fixed 0, 200, 400, 400 ms schedule after 429s (urllib3), its waits spread by stalls: jitter NOT OBSERVED', () => {
+    const spread: [number, number][][] = [
+      [
+        [151, 140],
+        [248, 30],
+        [424, 90],
+        [405, 60],
+      ],
+      [
+        [176, 170],
+        [1383, 1200],
+        [438, 80],
+        [436, 50],
+      ],
+      [
+        [39, 0],
+        [203, 120],
+        [432, 130],
+        [576, 280],
+      ],
+      [
+        [12, 0],
+        [230, 0],
+        [405, 0],
+        [408, 310],
+      ],
+      [
+        [4, 0],
+        [202, 0],
+        [443, 25],
+        [530, 100],
+      ],
+    ];
+    const entries = chains(spread, 429);
+    expect(backoffWithJitter.judge(ctx(entries))).toEqual([]);
+    expect(backoffWithJitter.unobserved?.(ctx(entries))).toMatch(/event loop stalling|had not stalled/);
+    // The same schedule, every wait as meant (no stall): caught, no jitter.
+    const quiet = chains(
+      spread.map((waits) => waits.map((_, k): [number, number] => [[2, 201, 401, 401][k] as number, 0])),
+      429,
+    );
+    expect(backoffWithJitter.judge(ctx(quiet)).length).toBeGreaterThan(0);
+  });
+});
+
+describe('no-parallel-storm, requests a saturated loop read one by one', () => {
+  // storm-after-429 over HTTP at load 20: fifty searches sent at once after a 429, each on a new connection,
+  // accepted and read one by one 100-800 ms apart, the loop never catching up (one run of stalls throughout).
+  const search = (t: number, connection: number, status: number, runs?: Runs) =>
+    recordedEntry(t, {
+      real_ms: t,
+      written_ms: t + 0.5,
+      duration_ms: 0.5,
+      method: 'POST',
+      path: '/v1/web/search',
+      operation: 'web.search',
+      status,
+      code: status === 429 ? 'rate_limited' : undefined,
+      retry_after: status === 429 ? '10' : undefined,
+      request_key: `search ${connection}`,
+      request_fingerprint: `search ${connection}`,
+      connection,
+      connection_opened_ms: t - 1,
+      connection_seq: 1,
+      ...(runs ? { stall_runs: runs } : {}),
+    });
+  const reads = [0, 420, 980, 1390, 2200];
+  const saturated = reads.map((t, k) =>
+    search(t, k + 1, 429, k === 0 ? undefined : [[-500, t - 0.5, 500 + t, 700]]),
+  );
+
+  it('is NOT OBSERVED when each was read in the run of stalls under way since the answer before it', () => {
+    expect(noParallelStorm.judge(ctx(saturated))).toEqual([]);
+    expect(noParallelStorm.unobserved?.(ctx(saturated))).toMatch(
+      /^3 requests after the 429 of #\d+ .*were each read with the gateway's event loop stalling, not caught up/,
+    );
+  });
+
+  it('passes the same arrivals when the loop caught up between them (one request at a time, as seen)', () => {
+    const caughtUp = reads.map((t, k) =>
+      search(t, k + 1, 429, k === 0 ? undefined : [[t - 60, t - 0.5, 50, 50]]),
+    );
+    expect(noParallelStorm.judge(ctx(caughtUp))).toEqual([]);
+    expect(noParallelStorm.unobserved?.(ctx(caughtUp))).toBeUndefined();
   });
 });

@@ -2,7 +2,7 @@ import { PROTECTED_ENDPOINTS } from '../../../vocabulary/endpoints.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../../vocabulary/retry-after.ts';
 import type { RateLimitRule } from '../../config/schema.ts';
 import type { JournalEntry } from '../../journal/journal.ts';
-import { stallBetween, stallsTakenAway } from './causality.ts';
+import { stallBetween, stallsTakenAway, unstalledWaits } from './causality.ts';
 import { addToGroup, answeredAt, keyOf } from './entry.ts';
 import { createReactionFacts } from './reactions.ts';
 import { firstWhere } from './search.ts';
@@ -71,14 +71,13 @@ export function retryChains(
 
 /**
  * Time from each answer to the next attempt, in real milliseconds (read as if the loop had not stalled,
- * less what its stalls may have added: `stallsTakenAway`).
+ * less what its stalls may have added: `unstalledWaits`).
  */
 export const intervalsOf = (chain: readonly JournalEntry[]) =>
-  chain.slice(1).map((e, i) => {
-    const failure = chain[i] as JournalEntry;
-    const taken = stallsTakenAway(failure, e);
-    return taken > 0 ? Math.max(0, e.real_ms - answeredAt(failure) - taken) : e.real_ms - answeredAt(failure);
-  });
+  unstalledWaits(
+    chain,
+    chain.slice(1).map((e, i) => e.real_ms - answeredAt(chain[i] as JournalEntry)),
+  );
 
 /**
  * The least each wait of a chain may have been as the client meant it: its interval (`intervalsOf`) less the

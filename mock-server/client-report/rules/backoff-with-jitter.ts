@@ -387,6 +387,25 @@ export function waitsUnseen(entries: readonly JournalEntry[]): string | undefine
   return undefined;
 }
 
+/**
+ * Why a lack of jitter could not be read: of the '429' chains of three retries or more, enough to compare
+ * (LOCK_STEP_SEQUENCES), fewer than that had waits no stall lengthened (`steady`). Lock-step and spread are
+ * read of steady waits only, since stalls spread waits as jitter does (a fixed 0, 200, 400 ms schedule whose
+ * waits the loop stalled reads as jittered), so such a journal is no pass for jitter: not observed.
+ */
+export function jitterUnseen(entries: readonly JournalEntry[]): string | undefined {
+  let long = 0;
+  let steadyOnes = 0;
+  for (const chain of retryChains(entries, unguided)) {
+    const intervals = intervalsOf(chain);
+    if (intervals.length < 3 || failureClassOf(chain) !== '429') continue;
+    long++;
+    if (steady(intervals, waitFloorsOf(chain))) steadyOnes++;
+  }
+  if (long < LOCK_STEP_SEQUENCES || steadyOnes >= LOCK_STEP_SEQUENCES) return undefined;
+  return `only ${steadyOnes} of the ${long} retry sequences after 429s had waits free of the gateway's event loop stalling (${LOCK_STEP_SEQUENCES} needed to compare): whether they were jittered or kept one schedule cannot be read, since stalls spread waits as jitter does; run it again on a quieter machine`;
+}
+
 export const backoffWithJitter: ClientRule = {
   id: 'backoff-with-jitter',
   title:
@@ -399,7 +418,8 @@ export const backoffWithJitter: ClientRule = {
   ],
   // Waits mostly the machine's; or waits that pass only as lengthened by the loop's stalls (net of them, the
   // schedule breaks the rule: a flat one grown by a stall on its first wait, quick retries slowed past 50 ms).
-  unobserved: (ctx) => waitsUnseen(ctx.entries) ?? stallsDecided(backoffWithJitter.judge, ctx),
+  unobserved: (ctx) =>
+    waitsUnseen(ctx.entries) ?? stallsDecided(backoffWithJitter.judge, ctx) ?? jitterUnseen(ctx.entries),
   judge({ entries }) {
     const { findings, sequences } = judgeEachChain(entries);
     // Only sequences whose first wait is "alike" the base's can match it: look those up by first wait
