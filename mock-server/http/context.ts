@@ -62,7 +62,10 @@ export interface GatewayRequest {
    */
   readonly readTurn?: number;
   currentTurn?(): number;
-  /** node:http: the loop's runs of stalls before the request was read (adapters/node/loop-stall.ts). */
+  /**
+   * node:http and in process (fetch adapter): the loop's runs of stalls before the request was read
+   * (adapters/node/loop-stall.ts).
+   */
   readonly readStalls?: [number, number, number, number][];
 }
 
