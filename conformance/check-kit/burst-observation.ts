@@ -103,7 +103,7 @@ export async function retryTransient(ctx: CheckContext, first: TimedExchange): P
     // The suite's backoff is the floor; a Retry-After beyond --max-wait-seconds is not waited, the floor is.
     const floor = backoffMs(attempt);
     const planned = retryWaitMs(
-      retryAfterOf(current.exchange.response),
+      retryAfterOf(current.exchange.response, current.receivedAt),
       attempt,
       ctx.maxWaitSeconds * 1000,
       floor,

@@ -18,20 +18,29 @@ export const isTransient = (status: number) => status >= 500 && status <= 599;
  * come back (a Retry-After). Shed load like that is allowed in any amount, as long as a retry clears it.
  */
 export const isSignalledShedding = (response: SuiteResponse) =>
-  response.status === 503 && retryAfterOf(response) !== undefined;
+  response.status === 503 && retryAfterHeaderOf(response) !== undefined;
 
-/** The wait a response's Retry-After asks for (ms), or undefined without a usable one. */
-export function retryAfterOf(response: SuiteResponse, now = Date.now()): number | undefined {
+/** A response's Retry-After, parsed, or undefined without a usable one. */
+const retryAfterHeaderOf = (response: SuiteResponse) => {
   const header = response.headers['retry-after'];
-  const parsed = header === undefined ? undefined : parseRetryAfter(header);
+  return header === undefined ? undefined : parseRetryAfter(header);
+};
+
+/**
+ * The wait a response's Retry-After asks for (ms), or undefined without a usable one. `now`: when it
+ * arrived, on the suite's clock (an HTTP-date without a Date header is read against it).
+ */
+export function retryAfterOf(response: SuiteResponse, now: number): number | undefined {
+  const parsed = retryAfterHeaderOf(response);
   return parsed ? retryAfterDelayMs(parsed, response.headers.date, now) : undefined;
 }
 
 /**
  * The wait a 429 asks for (ms): its Retry-After, else the reset its RateLimit / X-RateLimit-* headers
- * tell; undefined when it says nothing (the client then backs off exponentially).
+ * tell; undefined when it says nothing (the client then backs off exponentially). `now`: when it arrived,
+ * on the suite's clock.
  */
-export function askedWaitOf(response: SuiteResponse, now = Date.now()): number | undefined {
+export function askedWaitOf(response: SuiteResponse, now: number): number | undefined {
   return retryAfterOf(response, now) ?? exhaustedWaitMs(response.status, response.headers, now);
 }
 
@@ -39,6 +48,12 @@ export function askedWaitOf(response: SuiteResponse, now = Date.now()): number |
 export interface SuiteClock {
   now(): number;
   sleep(ms: number): Promise<void>;
+  /**
+   * Told of each exchange in flight (its answer); real time has no use for it. A virtual clock does not
+   * move while one is, so that time passes only when everything waits on the clock (no wait ends before
+   * an answer already on its way arrives).
+   */
+  busy?<T>(work: Promise<T>): Promise<T>;
 }
 
 export const REAL_CLOCK: SuiteClock = { now: () => Date.now(), sleep: (ms) => realSleep(ms) };

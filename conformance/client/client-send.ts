@@ -133,7 +133,8 @@ async function attemptOnce(core: ClientCore, call: Call) {
   inScope.inFlight += 1;
   core.counts.requests += 1;
   const sentNo = core.counts.requests;
-  const response = await core.transport.send(call.url, request.method, headers, request.body);
+  const sending = core.transport.send(call.url, request.method, headers, request.body);
+  const response = await (core.clock.busy?.(sending) ?? sending);
   inScope.inFlight -= 1;
   core.counts.answers += 1;
   const answerNo = core.counts.answers;

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { REAL_CLOCK, type SuiteClock } from '../client/client-pacing.ts';
 
 /** Where a token comes from: a fixed value, or a command run again when the token stops working. */
 export interface TokenSource {
@@ -56,12 +57,17 @@ function runTokenCommand(command: string, timeoutMs = 30_000): Promise<string> {
 }
 
 /**
- * A token from a command, run once up front and again (at most every 2 s) when the gateway refuses it.
- * Requests refused together (concurrent copies sent with the old token) all get the one fresh token.
+ * A token from a command, run once up front and again (at most every 2 s on `clock`, the run's) when the
+ * gateway refuses it. Requests refused together (concurrent copies sent with the old token) all get the
+ * one fresh token.
  */
-export function commandToken(command: string, variable: string): TokenSource {
+export function commandToken(
+  command: string,
+  variable: string,
+  clock: Pick<SuiteClock, 'now'> = REAL_CLOCK,
+): TokenSource {
   let token: Promise<string> | undefined;
-  let lastRefresh = 0;
+  let lastRefresh = Number.NEGATIVE_INFINITY;
   return {
     variable,
     current: () => {
@@ -69,8 +75,8 @@ export function commandToken(command: string, variable: string): TokenSource {
       return token;
     },
     async refresh() {
-      if (token && Date.now() - lastRefresh < 2000) return token;
-      lastRefresh = Date.now();
+      if (token && clock.now() - lastRefresh < 2000) return token;
+      lastRefresh = clock.now();
       token = runTokenCommand(command);
       return token;
     },

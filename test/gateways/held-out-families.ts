@@ -6,8 +6,9 @@ import { fronted, jsonError, onNodeServer, type ProofTarget, withJson } from './
  * The families a held-out round found (issue 33), each as a faulty gateway (the most common real way to
  * break the rule) and a valid one (the most unusual legal way to keep it). Each fault is a function of
  * what the gateway is sent (a request count, a header length, a status), never of timing, so the verdict
- * is the same on every seed and however loaded the machine is. The Retry-After family runs on a virtual
- * clock (paced-gateways.ts).
+ * is the same on every seed and however loaded the machine is; a call that takes its time (the overload
+ * manager's) takes it on the gateway's clock, virtual in the proofs. The Retry-After family is paced
+ * (paced-gateways.ts).
  */
 
 const PROTECTED = new Set(['/v1/whoami', '/v1/web/search', '/v1/web/fetch']);
@@ -34,7 +35,7 @@ export const HELD_OUT_FAULTY: ProofTarget[] = [
     description:
       'four instances behind a round-robin balancer, one verifying tokens with a stale signing key: every 4th request refuses any token 401 invalid_identity_token',
     breaks: 'auth.valid-token-accepted',
-    start: () => {
+    start: (on) => {
       let requests = 0;
       return fronted(async (request, gateway) => {
         requests += 1;
@@ -42,7 +43,7 @@ export const HELD_OUT_FAULTY: ProofTarget[] = [
         return stale && PROTECTED.has(pathOf(request)) && tokenOf(request)
           ? jsonError(401, 'invalid_identity_token')
           : gateway.fetch(request);
-      })();
+      })(on);
     },
   },
   {
@@ -84,7 +85,7 @@ export const HELD_OUT_VALID: ProofTarget[] = [
     id: 'tokens-expire-after-60-uses',
     description:
       'tokens live for 60 requests (a short lifetime counted in requests, so machine speed does not matter), then 401 invalid_identity_token; the suite is given a source that mints a fresh one, as a --token-command would',
-    start: () => {
+    start: (on) => {
       const uses = new Map<string, number>();
       return fronted(
         async (request, gateway) => {
@@ -107,7 +108,7 @@ export const HELD_OUT_VALID: ProofTarget[] = [
             deniedTool: 'web.search' as const,
           };
         },
-      )();
+      )(on);
     },
   },
   {
@@ -126,32 +127,32 @@ export const HELD_OUT_VALID: ProofTarget[] = [
     id: 'shed-503-retry-after',
     description:
       'Envoy-style overload manager: more than 6 requests in flight are shed with 503 {"code":"overloaded"} and Retry-After: 1 (how many depends on timing; each is served on retry)',
-    start: () => {
+    start: (on) => {
       let inFlight = 0;
-      return fronted(async (request, gateway) => {
+      return fronted(async (request, gateway, clock) => {
         if (!PROTECTED.has(pathOf(request))) return gateway.fetch(request);
         if (inFlight >= 6) return jsonError(503, 'overloaded', { 'retry-after': '1' });
         inFlight += 1;
         try {
           // Each call takes a little while (an upstream), so a wave of concurrent calls piles up.
-          await new Promise((resolve) => setTimeout(resolve, 15));
+          await clock.sleep(15);
           return await gateway.fetch(request);
         } finally {
           inFlight -= 1;
         }
-      })();
+      })(on);
     },
   },
   {
     id: 'rare-500-cleared',
     description:
       'every 40th request fails with a plain 500 internal_error and succeeds when retried (spec §7: a 5xx is transient; treated as a 502 would be)',
-    start: () => {
+    start: (on) => {
       let requests = 0;
       return fronted(async (request, gateway) => {
         requests += 1;
         return requests % 40 === 0 ? jsonError(500, 'internal_error') : gateway.fetch(request);
-      })();
+      })(on);
     },
   },
   {

@@ -1,4 +1,4 @@
-import { fronted, jsonError, type RunningTarget } from './proof-target.ts';
+import { fronted, jsonError, type RunningTarget, type StartOptions } from './proof-target.ts';
 
 /*
  * A gateway whose catalogue differs from the spec's two, for `check --openapi`: no web.fetch (its path is
@@ -42,11 +42,11 @@ paths:
 `;
 
 /** The reference gateway with web.extract, and web.fetch answered as a path it does not serve (404). */
-export const gatewayWithoutFetch = (): Promise<RunningTarget> =>
+export const gatewayWithoutFetch = (on?: StartOptions): Promise<RunningTarget> =>
   fronted(
     (request, gateway) =>
       new URL(request.url).pathname === '/v1/web/fetch'
         ? Promise.resolve(jsonError(404, 'not_found'))
         : gateway.fetch(request),
     { config: { tools: { 'web.extract': { path: '/v1/web/extract', tiers: ['verified'] } } } },
-  )();
+  )(on);

@@ -1,4 +1,4 @@
-import { fronted, jsonError, type ProofTarget, tokensOf } from './proof-target.ts';
+import { fronted, jsonError, type ProofTarget, type StartOptions, tokensOf } from './proof-target.ts';
 
 /*
  * A gateway with a write-like extra tool, web.snapshot (POST /v1/web/snapshot { url }): it takes a snapshot
@@ -25,18 +25,18 @@ export const SNAPSHOT_PLAIN = `web.snapshot=${SNAPSHOT_PATH}=${SNAPSHOT_BODY}`;
 export function snapshotGateway(
   options: { refuseKeyed?: boolean; declaration?: string; holdMs?: number } = {},
 ) {
-  return () => {
+  return (on?: StartOptions) => {
     // The first served call's key per URL ('' when it carried none).
     const firstKey = new Map<string, string>();
     const inProgress = new Set<string>();
     return fronted(
-      async (request, gateway) => {
+      async (request, gateway, clock) => {
         if (new URL(request.url).pathname !== SNAPSHOT_PATH) return gateway.fetch(request);
         const key = request.headers.get('idempotency-key') ?? '';
         if (options.holdMs && key) {
           if (inProgress.has(key)) return jsonError(409, 'idempotency_key_in_use');
           inProgress.add(key);
-          await new Promise((resolve) => setTimeout(resolve, options.holdMs));
+          await clock.sleep(options.holdMs);
           inProgress.delete(key);
         }
         const url = await request
@@ -71,7 +71,7 @@ export function snapshotGateway(
         ...tokensOf(gateway),
         tools: ['web.search', 'web.fetch', options.declaration ?? SNAPSHOT_WRITE_LIKE],
       }),
-    )();
+    )(on);
   };
 }
 
