@@ -2,6 +2,7 @@ import { cpus, loadavg, platform, release } from 'node:os';
 import {
   type FixedRateMeasurement,
   fixedTable,
+  kilobytes,
   type Measurement,
   perRoundRatio,
   type Ratio,
@@ -13,8 +14,14 @@ import {
 /* What `npm run bench` prints: the issue's figures (CPU per request at a fixed rate, bare / gateway for each
  * way of running the gateway, p99, 10,000 agents / 1 agent), each with the machine's load average beside it. */
 
-/** The machine's 1-minute load average, sampled at the start, before each round and at the end of a phase. */
+/**
+ * The machine's 1-minute load average: `before`, read before the run started any work of its own (a server,
+ * Redis, the load generator), and the samples at the start of a phase, before each round and at its end
+ * (the run's own load included: a saturated round alone lifts it by about the cores it keeps busy).
+ */
 export interface LoadSamples {
+  /** Read before the run's own work: what the rest of the machine was doing. A run is labelled by it. */
+  before?: number;
   start: number;
   rounds: number[];
   end: number;
@@ -25,14 +32,25 @@ export const LOADED_AT = 1;
 
 export const sampleLoad = () => loadavg()[0] as number;
 
-const all = (load: LoadSamples) => [load.start, ...load.rounds, load.end];
-export const isLoaded = (load: LoadSamples) => Math.max(...all(load)) >= LOADED_AT;
+const all = (load: LoadSamples) => [load.start, ...load.rounds, load.end].filter((v) => !Number.isNaN(v));
 
-/** `load average 0.42-0.80, quiet` or `load average 9.80-12.10, LOADED` (the 1-minute figure's range). */
+/**
+ * A run is loaded when the machine was busy before it began (`before`): its own rounds lift the 1-minute
+ * average too, so they cannot tell a busy machine from a busy benchmark. Without `before` (a run that is
+ * all its own work, as the test stages' timing), any sample at or above the threshold.
+ */
+export const isLoaded = (load: LoadSamples) => (load.before ?? Math.max(...all(load))) >= LOADED_AT;
+
+/**
+ * `load average 0.42 before the run, quiet (0.80-2.10 during it, its own load included)`, or, without
+ * `before`, `load average 9.80-12.10, LOADED` (the 1-minute figure's range).
+ */
 export function loadLabel(load: LoadSamples): string {
   const values = all(load);
   const range = `${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}`;
-  return `load average ${range}, ${isLoaded(load) ? 'LOADED' : 'quiet'}`;
+  const verdict = isLoaded(load) ? 'LOADED' : 'quiet';
+  if (load.before === undefined) return `load average ${range}, ${verdict}`;
+  return `load average ${load.before.toFixed(2)} before the run, ${verdict} (${range} during it, its own load included)`;
 }
 
 export function machineLine(): string {
@@ -106,12 +124,13 @@ export function textReport(names: BenchNames, figures: BenchFigures, connections
     `Machine: ${machineLine()}; ${label}`,
     ...(loaded
       ? [
-          `LOADED run (1-minute load average >= ${LOADED_AT} on ${cpus().length} cores): the figures compare the servers within this run; they show no target either way.`,
+          `LOADED run (1-minute load average >= ${LOADED_AT} on ${cpus().length} cores before it began): the figures compare the servers within this run; they show no target either way.`,
         ]
       : []),
     '',
     `At a fixed ${rate} req/s (median of ${figures.rounds} alternating rounds; ${label}):`,
     fixedTable(figures.fixed),
+    ...allocationLines(names, figures.fixed),
     '',
   ];
   for (const g of ratios.gateways) {
@@ -142,6 +161,24 @@ export function textReport(names: BenchNames, figures: BenchFigures, connections
         );
   }
   return lines.join('\n');
+}
+
+/**
+ * What each gateway allocates per request beside the bare like-for-like server (both through node:http, so
+ * the difference is the gateway's own), from their collections' lines (`node --trace-gc-nvp`).
+ */
+function allocationLines(names: BenchNames, fixed: FixedRateMeasurement[]): string[] {
+  const bare = fixed.find((m) => m.name === names.likeForLike)?.allocatedBytes;
+  if (bare === undefined) return [];
+  const lines = [
+    `Bytes allocated per request (the collections' allocated= of node --trace-gc-nvp over the requests answered, HTTP included): ${names.likeForLike} ${kilobytes(bare)} KB`,
+  ];
+  for (const name of [...names.gateways, ...(names.fleet ? [names.fleet] : [])]) {
+    const bytes = fixed.find((m) => m.name === name)?.allocatedBytes;
+    if (bytes !== undefined)
+      lines.push(`  ${name}: ${kilobytes(bytes)} KB, ${kilobytes(bytes - bare)} KB more than bare`);
+  }
+  return lines;
 }
 
 /** The same figures as JSON (every round kept). */

@@ -1,6 +1,7 @@
 import autocannon from 'autocannon';
 import { type PacedResult, pacedLoad } from './bench-load.ts';
 import { cpuMs, processTree, rssMb, type Target, treeCpuMs } from './bench-targets.ts';
+import { allocationSince } from './gc-trace.ts';
 
 /* Rounds of load on a target and the figures they give: saturated (autocannon) and at a fixed rate. */
 
@@ -111,6 +112,8 @@ export interface FixedRateMeasurement {
   p99: number;
   /** CPU time (all threads) the server spent per answered request, in microseconds. */
   cpuMicros: number;
+  /** Bytes the server allocated per answered request, when it runs under `TRACE_GC` (gc-trace.ts). */
+  allocatedBytes?: number;
   non2xx: number;
   errors: number;
 }
@@ -125,6 +128,7 @@ export async function fixedRate(
   const { hostname, port } = new URL(target.url);
   const host = `${hostname}:${port}`;
   const pids = processTree(target.pid);
+  const allocation = target.output ? allocationSince(target.output) : undefined;
   const cpuBefore = treeCpuMs(pids);
   const result: PacedResult = await pacedLoad({
     url: target.url,
@@ -147,16 +151,21 @@ export async function fixedRate(
     p50: result.p50,
     p99: result.p99,
     cpuMicros: result.answered > 0 ? (cpu * 1000) / result.answered : Number.NaN,
+    allocatedBytes: allocation?.(result.answered),
     non2xx: result.non2xx,
     errors: result.errors,
   };
 }
 
+/** Bytes as kilobytes with one decimal, `-` when not measured. */
+export const kilobytes = (bytes: number | undefined) =>
+  bytes === undefined || Number.isNaN(bytes) ? '-' : (bytes / 1024).toFixed(1);
+
 export function fixedTable(rows: FixedRateMeasurement[]): string {
   const row = (m: FixedRateMeasurement) =>
-    `${m.name.padEnd(34)} ${m.achievedRate.toFixed(0).padStart(8)} ${m.p50.toFixed(2).padStart(7)} ${m.p99.toFixed(2).padStart(7)} ${m.cpuMicros.toFixed(1).padStart(11)} ${String(m.non2xx + m.errors).padStart(8)}`;
+    `${m.name.padEnd(34)} ${m.achievedRate.toFixed(0).padStart(8)} ${m.p50.toFixed(2).padStart(7)} ${m.p99.toFixed(2).padStart(7)} ${m.cpuMicros.toFixed(1).padStart(11)} ${kilobytes(m.allocatedBytes).padStart(11)} ${String(m.non2xx + m.errors).padStart(8)}`;
   return [
-    `${'server'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU µs/req'.padStart(11)} ${'failed'.padStart(8)}`,
+    `${'server'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU µs/req'.padStart(11)} ${'KB alloc/req'.padStart(11)} ${'failed'.padStart(8)}`,
     ...rows.map(row),
   ].join('\n');
 }
@@ -189,6 +198,9 @@ export function summariseFixed(
     p50: median(rounds.map((m) => m.p50)),
     p99: median(rounds.map((m) => m.p99)),
     cpuMicros: median(rounds.map((m) => m.cpuMicros)),
+    ...(rounds.length > 0 && rounds.every((m) => m.allocatedBytes !== undefined)
+      ? { allocatedBytes: median(rounds.map((m) => m.allocatedBytes as number)) }
+      : {}),
     non2xx: rounds.reduce((sum, m) => sum + m.non2xx, 0),
     errors: rounds.reduce((sum, m) => sum + m.errors, 0),
   };

@@ -1,4 +1,4 @@
-import { type LoadSamples, loadLabel } from './bench-report.ts';
+import { isLoaded, type LoadSamples, loadLabel } from './bench-report.ts';
 import { type Measurement, median, perRoundRatio, shown, verdict } from './bench-rounds.ts';
 
 /* The figures of `npm run bench -- --store`: Redis commands per request (INFO commandstats read around each
@@ -82,7 +82,7 @@ export function sharedReport(
     );
   }
   const ratios = sharedRatios(names, rounds);
-  const loaded = load.rounds.some((l) => l >= 1) || load.start >= 1;
+  const loaded = isLoaded(load);
   const judged = (ok: boolean) => (loaded ? 'LOADED run: compares, judges no target' : verdict(ok));
   lines.push(
     '',

@@ -30,20 +30,24 @@ interface SharedStateOptions {
  * in memory (one process), on Redis (one process) and on Redis (N workers), saturated, in alternating
  * rounds (the order reversed every other round), with each server's CPU per request (workers included),
  * Redis's (its process, from /proc), Redis's commands per request (INFO commandstats around each round) and
- * the load average before each round; then the round trip of one admission script on its own.
+ * the load average before the run started anything (the run is labelled by it) and before each round; then the round trip of one admission script on its own.
  */
-export async function sharedStateBenchmark(store: string, options: SharedStateOptions) {
+export async function sharedStateBenchmark(
+  store: string,
+  options: SharedStateOptions,
+  before = sampleLoad(),
+) {
   // `--store auto`: a redis-server of the run's own (loopback, no persistence), as the tests start theirs.
   const own = store === 'auto' ? await (await import('../test/support/redis.ts')).startRedis() : undefined;
   try {
-    await measureShared(own?.url ?? store, options);
+    await measureShared(own?.url ?? store, options, before);
   } finally {
     await own?.stop();
     own?.cleanup();
   }
 }
 
-async function measureShared(url: string, options: SharedStateOptions) {
+async function measureShared(url: string, options: SharedStateOptions, before: number) {
   const { Redis } = await import('ioredis');
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
   try {
@@ -97,7 +101,7 @@ async function measureShared(url: string, options: SharedStateOptions) {
     process.stderr.write(
       `Benchmark: ${options.connections} connections, ${options.rounds} alternating rounds of ${options.duration} s per server, saturated; the load generator runs in this process and shares the machine's cores with the servers and Redis.\n`,
     );
-    const loadAverage: LoadSamples = { start: sampleLoad(), rounds: [], end: Number.NaN };
+    const loadAverage: LoadSamples = { before, start: sampleLoad(), rounds: [], end: Number.NaN };
     if (options.warmup > 0)
       for (const target of targets) await load(target, options.warmup, options.connections);
     const rounds = new Map<string, SharedRound[]>(targets.map((t) => [t.name, []]));
@@ -106,12 +110,12 @@ async function measureShared(url: string, options: SharedStateOptions) {
       const order = round % 2 ? targets : [...targets].reverse();
       const line: string[] = [];
       for (const target of order) {
-        const before = target.sidecarPid ? commandCalls(await probe.info('commandstats')) : undefined;
+        const calls = target.sidecarPid ? commandCalls(await probe.info('commandstats')) : undefined;
         const measured: SharedRound = await load(target, options.duration, options.connections);
-        if (before) {
+        if (calls) {
           const answered = measured.answered ?? measured.requestsPerSecond * options.duration;
           measured.commands = callsPerRequest(
-            before,
+            calls,
             commandCalls(await probe.info('commandstats')),
             answered,
           );

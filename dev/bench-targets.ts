@@ -53,6 +53,8 @@ export interface Target {
   stop(): Promise<unknown>;
   /** Another process whose CPU per request is reported beside the server's (Redis). */
   sidecarPid?: number;
+  /** Everything the server printed so far: its collections' lines when it runs under `TRACE_GC` (gc-trace.ts). */
+  output?(): string;
 }
 
 export async function startBare(
@@ -65,9 +67,11 @@ export async function startBare(
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, script, mode, sampleFile], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  let output = '';
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout?.on('data', (chunk: Buffer) => {
-      const match = /listening on (\S+)/.exec(chunk.toString());
+      output += chunk.toString();
+      const match = /listening on (\S+)/.exec(output);
       if (match?.[1]) resolve(match[1]);
     });
     child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
@@ -76,6 +80,7 @@ export async function startBare(
     name,
     url,
     pid: child.pid as number,
+    output: () => output,
     stop: () => {
       if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
       const exited = new Promise((done) => child.once('exit', done));
@@ -120,6 +125,7 @@ export async function startGateway(
     url: served.url,
     pid: served.child.pid as number,
     tokens: await mint(served.url),
+    output: served.output,
     stop: () => served.stop(),
   };
 }

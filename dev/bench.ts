@@ -50,6 +50,7 @@ import {
   type Target,
 } from './bench-targets.ts';
 import { formatProfile } from './cpuprofile-top.ts';
+import { TRACE_GC } from './gc-trace.ts';
 import { SOURCES_CLI_ENTRY } from './spawn-serve.ts';
 
 const options = withLoadOptions(
@@ -101,6 +102,8 @@ const options = withLoadOptions(
   >();
 
 async function main() {
+  // Read before the run starts anything of its own (servers, Redis, load): the run is labelled by it.
+  const before = sampleLoad();
   if (options.stages) {
     const { runStageBenchmark } = await import('./bench-stages.ts');
     await runStageBenchmark({ json: Boolean(options.json) });
@@ -112,7 +115,7 @@ async function main() {
     return;
   }
   if (options.store) {
-    await sharedStateBenchmark(options.store, options);
+    await sharedStateBenchmark(options.store, options, before);
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'agent-gateway-bench-'));
@@ -120,9 +123,14 @@ async function main() {
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   // Each process profiles into a folder of its own: `npm start` runs tsx, whose loader thread writes a
   // profile of its own beside the main thread's (the largest is the main thread's, read below).
-  const profiled = (name: string) =>
-    profileDir ? [`--cpu-prof`, `--cpu-prof-dir=${join(profileDir, name)}`, '--cpu-prof-interval=250'] : [];
-  const loadAverage: LoadSamples = { start: sampleLoad(), rounds: [], end: Number.NaN };
+  // Every server runs under TRACE_GC: its collections' lines give the bytes a request allocates.
+  const profiled = (name: string) => [
+    TRACE_GC,
+    ...(profileDir
+      ? [`--cpu-prof`, `--cpu-prof-dir=${join(profileDir, name)}`, '--cpu-prof-interval=250']
+      : []),
+  ];
+  const loadAverage: LoadSamples = { before, start: sampleLoad(), rounds: [], end: Number.NaN };
   const targets: Target[] = [];
   // When each profiled process was started, and when the load began: its start-up is left out of the profile.
   const spawnedAt = new Map<string, number>();
@@ -170,7 +178,7 @@ async function main() {
     );
     targets.push(
       await withTokens(bare),
-      await withTokens(await startBare('precomputed', sampleFile, 'bare, precomputed body')),
+      await withTokens(await startBare('precomputed', sampleFile, 'bare, precomputed body', [TRACE_GC])),
       ...gateways,
     );
     const names: BenchNames = {
@@ -239,7 +247,7 @@ async function main() {
     });
     loadAverage.end = sampleLoad();
     if (!options.fixedOnly) {
-      figures.saturatedLoad = { start: loadAverage.end, rounds: [], end: Number.NaN };
+      figures.saturatedLoad = { before, start: loadAverage.end, rounds: [], end: Number.NaN };
       const saturatedLoad = figures.saturatedLoad;
       await runRounds('saturated', targets, saturatedLoad, async (target) => {
         const m = await load(target, options.duration, options.connections);

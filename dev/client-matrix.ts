@@ -4,12 +4,16 @@
  * programs passed (no rule at all). Options: `--only <name,...>`, `--parallel <n>` (default 6), `--json`,
  * `--runs <n>` (each program n times, interleaved: how often a verdict is wrong under load), `--save <dir>`
  * (the journal and violations of each wrong run, as JSON in dir, to replay the readings on), `--path <http|proxy|
- * proxy-learned>` (how the agents reach the gateway: over HTTP, default, or through `agent-gateway proxy` with
- * the agents' keys declared, or learned from the tokens they mint through it).
+ * proxy-learned|msw>` (how the agents reach the gateway: over HTTP, default, or through `agent-gateway proxy` with
+ * the agents' keys declared, or learned from the tokens they mint through it, or in process through msw, where
+ * the programs msw cannot intercept are left out, each named).
  * Exit 0 when every program got its verdict, 1 otherwise.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { parseArgs } from 'node:util';
+import { setupServer } from 'msw/node';
+import type { Gateway } from '../mock-server/gateway.ts';
 import {
   CLIENT_CATALOGUE,
   type ClientProgram,
@@ -18,6 +22,7 @@ import {
   runClientProgramWithGateway,
 } from '../test/clients/catalogue.ts';
 import { runProgramThroughProxyWithGateway } from '../test/clients/proxy-run.ts';
+import { NOT_IN_PROCESS, runCatalogueInProcessWithGateways } from '../test/support/in-process-catalogue.ts';
 
 const { values } = parseArgs({
   options: {
@@ -32,7 +37,7 @@ const { values } = parseArgs({
 });
 if (values.help) {
   process.stdout.write(
-    'npm run client-matrix -- [--only name,name] [--parallel 6] [--json] [--runs 1] [--save DIR] [--path http|proxy|proxy-learned]\n' +
+    'npm run client-matrix -- [--only name,name] [--parallel 6] [--json] [--runs 1] [--save DIR] [--path http|proxy|proxy-learned|msw]\n' +
       `Programs: ${CLIENT_CATALOGUE.map((p) => p.name).join(', ')}\n`,
   );
   process.exit(0);
@@ -54,7 +59,7 @@ if (!Number.isInteger(runs) || runs < 1 || runs > 500) {
   process.stderr.write('--runs must be an integer from 1 to 500.\n');
   process.exit(2);
 }
-const PATHS = ['http', 'proxy', 'proxy-learned'] as const;
+const PATHS = ['http', 'proxy', 'proxy-learned', 'msw'] as const;
 const path = PATHS.find((p) => p === values.path);
 if (!path) {
   process.stderr.write(`--path must be one of ${PATHS.join(', ')}.\n`);
@@ -62,18 +67,25 @@ if (!path) {
 }
 if (values.save) mkdirSync(values.save, { recursive: true });
 
+/**
+ * Rules a bad program breaks that its report PASSED (neither flagged nor NOT OBSERVED), a timing rule waived
+ * for a run load disturbed included: an escape, whatever the run's grading forgave.
+ */
+const passedButBroken = (o: ProgramOutcome) =>
+  o.program.verdict === 'bad' && !o.error
+    ? o.program.rules.filter((rule) => !o.flagged.includes(rule) && !o.unobserved.includes(rule))
+    : [];
+
 const wrong = (o: ProgramOutcome) =>
   Boolean(o.error) ||
+  passedButBroken(o).length > 0 ||
   o.falseFlags.length > 0 ||
   o.missed.length > 0 ||
   (o.program.verdict === 'good' && o.flagged.length > 0);
 
-/** One run over HTTP; a wrong verdict's journal and violations are saved when asked. */
-async function runOnce(program: ClientProgram, k: number): Promise<ProgramOutcome> {
-  const { outcome, gateway } =
-    path === 'http'
-      ? await runClientProgramWithGateway(program)
-      : await runProgramThroughProxyWithGateway(program, path === 'proxy' ? 'declared' : 'learned');
+/** A wrong verdict's journal and violations, saved when asked. */
+function saveIfWrong(outcome: ProgramOutcome, gateway: Gateway, k: number): void {
+  const program = outcome.program;
   if (values.save && wrong(outcome))
     writeFileSync(
       `${values.save}/${program.name}-${Date.now()}-${k}.json`,
@@ -88,23 +100,72 @@ async function runOnce(program: ClientProgram, k: number): Promise<ProgramOutcom
         1,
       ),
     );
+}
+
+/** One run over HTTP or through the proxy. */
+async function runOnce(program: ClientProgram, k: number): Promise<ProgramOutcome> {
+  const { outcome, gateway } =
+    path === 'http'
+      ? await runClientProgramWithGateway(program)
+      : await runProgramThroughProxyWithGateway(program, path === 'proxy' ? 'declared' : 'learned');
+  saveIfWrong(outcome, gateway, k);
   return outcome;
 }
 
-const chosen = wanted ? CLIENT_CATALOGUE.filter((p) => wanted.includes(p.name)) : CLIENT_CATALOGUE;
+/** Every program in process, on one msw server (each on a host of its own), `parallel` at once. */
+async function runInProcess(programs: readonly ClientProgram[]): Promise<ProgramOutcome[]> {
+  const server = setupServer();
+  server.listen({ onUnhandledFrame: 'error' });
+  try {
+    const ran = await runCatalogueInProcessWithGateways(programs, server, parallel);
+    ran.forEach(({ outcome, gateway }, k) => {
+      saveIfWrong(outcome, gateway, k);
+    });
+    return ran.map((r) => r.outcome);
+  } finally {
+    server.close();
+    // node:http's ESM exports back to the real functions.
+    syncBuiltinESMExports();
+  }
+}
+
+const runnable = path === 'msw' ? CLIENT_CATALOGUE.filter((p) => !NOT_IN_PROCESS[p.name]) : CLIENT_CATALOGUE;
+if (path === 'msw')
+  for (const p of CLIENT_CATALOGUE.filter(
+    (p) => NOT_IN_PROCESS[p.name] && (!wanted || wanted.includes(p.name)),
+  ))
+    process.stderr.write(`Left out in process: ${p.name} (${NOT_IN_PROCESS[p.name]}).\n`);
+const chosen = wanted ? runnable.filter((p) => wanted.includes(p.name)) : runnable;
 // Every program `runs` times, interleaved so that each meets the same load; `parallel` at once.
 const programs = Array.from({ length: runs }, () => chosen).flat();
 const started = performance.now();
-const outcomes: ProgramOutcome[] = new Array(programs.length);
-let next = 0;
-await Promise.all(
-  Array.from({ length: Math.min(parallel, programs.length) }, async () => {
-    for (let k = next++; k < programs.length; k = next++)
-      outcomes[k] = await runOnce(programs[k] as ClientProgram, k);
-  }),
-);
+let outcomes: ProgramOutcome[] = new Array(programs.length);
+if (path === 'msw') outcomes = await runInProcess(programs);
+else {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, programs.length) }, async () => {
+      for (let k = next++; k < programs.length; k = next++)
+        outcomes[k] = await runOnce(programs[k] as ClientProgram, k);
+    }),
+  );
+}
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const matrix = confusionMatrix(outcomes);
+
+/** The figures that tell whether verdicts held: good flagged, bad escaped (named), NOT OBSERVED (named). */
+function verdictFigures(outcomes: readonly ProgramOutcome[]): string {
+  const names = (list: readonly string[]) => [...new Set(list)].join('; ') || 'none';
+  const goodFlagged = outcomes.filter((o) => o.program.verdict === 'good' && o.flagged.length > 0);
+  const escaped = outcomes.filter((o) => passedButBroken(o).length > 0);
+  const unobserved = (verdict: 'good' | 'bad') =>
+    outcomes.filter((o) => o.program.verdict === verdict && o.unobserved.length > 0).length;
+  return [
+    `Good flagged: ${goodFlagged.length} (${names(goodFlagged.map((o) => `${o.program.name}: ${o.flagged.join(', ')}`))})`,
+    `bad escaped (a rule it breaks PASSED): ${escaped.length} (${names(escaped.map((o) => `${o.program.name}: ${passedButBroken(o).join(', ')}`))})`,
+    `NOT OBSERVED: ${unobserved('good')} good, ${unobserved('bad')} bad runs (${names(outcomes.flatMap((o) => o.unobserved.map((rule) => `${o.program.name}: ${rule}`)))}).`,
+  ].join('; ');
+}
 
 const verdictOf = (o: ProgramOutcome) =>
   o.error
@@ -114,7 +175,7 @@ const verdictOf = (o: ProgramOutcome) =>
       : o.missed.length > 0
         ? `MISSED ${o.missed.join(', ')}`
         : o.program.verdict === 'bad'
-          ? `caught ${o.flagged.join(', ')}${o.unobserved.length > 0 ? `; NOT OBSERVED ${o.unobserved.join(', ')}` : ''}`
+          ? `caught ${o.flagged.join(', ')}${o.unobserved.length > 0 ? `; NOT OBSERVED ${o.unobserved.join(', ')}` : ''}${passedButBroken(o).length > 0 ? `; PASSED ${passedButBroken(o).join(', ')}` : ''}`
           : o.unobserved.length > 0
             ? `NOT OBSERVED ${o.unobserved.join(', ')}`
             : 'passed';
@@ -133,6 +194,7 @@ if (values.json) {
           missed: o.missed,
           false_flags: o.falseFlags,
           not_observed: o.unobserved,
+          passed_but_broken: passedButBroken(o),
           timing_disturbed: o.timingDisturbed,
           error: o.error,
           ms: o.ms,
@@ -157,6 +219,7 @@ if (values.json) {
       `bad  (${String(matrix.bad).padStart(2)})        ${String(matrix.badCaught).padStart(3)}       ${String(matrix.bad - matrix.badCaught).padStart(3)}`,
       `good (${String(matrix.good).padStart(2)})        ${String(matrix.good - matrix.goodPassed).padStart(3)}       ${String(matrix.goodPassed).padStart(3)}`,
       '',
+      verdictFigures(outcomes),
       `Bad caught (exactly their rules): ${matrix.badCaught}/${matrix.bad} (${pct(matrix.badCaught, matrix.bad)}); good passed: ${matrix.goodPassed}/${matrix.good} (${pct(matrix.goodPassed, matrix.good)}); false flags: ${matrix.falseFlags}; timing disturbed by load: ${matrix.disturbed}; a rule NOT OBSERVED (neither a pass nor a catch; counted above as not escaped or not flagged): ${outcomes.filter((o) => o.unobserved.length > 0).length}. ${programs.length} programs in ${seconds} s.`,
       '',
     ].join('\n'),

@@ -16,6 +16,7 @@ import { Command } from 'commander';
 import { intOption } from '../cli/cli-options.ts';
 import { fixedRate } from './bench-rounds.ts';
 import { BENCH_CONFIG, mintOne } from './bench-targets.ts';
+import { allocatedBytes, gcField, gcLines, TRACE_GC } from './gc-trace.ts';
 import { BUILT_CLI_ENTRY, spawnServe } from './spawn-serve.ts';
 
 const options = new Command('gc-steady')
@@ -29,15 +30,16 @@ const options = new Command('gc-steady')
   .parse()
   .opts<{ rate: number; seconds: number; runs: number; entry: string; config: string; json?: boolean }>();
 
-const field = (line: string, name: string) => Number(new RegExp(`\\b${name}=([\\d.]+)`).exec(line)?.[1]);
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] ?? Number.NaN;
 
 /** One run: a new gateway process, warmed up, then measured. */
 async function run() {
+  // Read before this run starts its gateway and load: the machine's other work, not this run's own.
+  const load = loadavg()[0] as number;
   const served = await spawnServe(['--config', options.config], {
     entry: options.entry,
-    nodeArgs: ['--trace-gc-nvp'],
+    nodeArgs: [TRACE_GC],
     timeoutMs: 60_000,
   });
   try {
@@ -50,16 +52,12 @@ async function run() {
     };
     await fixedRate(target, options.rate, 3, 20);
     const from = served.output().length;
-    const load = loadavg()[0] as number;
     const measured = await fixedRate(target, options.rate, options.seconds, 20);
-    const lines = served
-      .output()
-      .slice(from)
-      .split('\n')
-      .filter((line) => line.includes(' gc='));
+    const traced = served.output().slice(from);
+    const lines = gcLines(traced);
     const young = lines.filter((line) => /\bgc=s\b/.test(line));
     const full = lines.filter((line) => /\bgc=(mc|mmc|ms)\b/.test(line));
-    const pauses = young.map((line) => field(line, 'pause'));
+    const pauses = young.map((line) => gcField(line, 'pause'));
     return {
       load,
       achievedRate: measured.achievedRate,
@@ -73,16 +71,15 @@ async function run() {
         medianMs: median(pauses),
         maxMs: Math.max(0, ...pauses),
         promotedKb: young.length
-          ? sum(young.map((line) => field(line, 'promoted'))) / young.length / 1024
+          ? sum(young.map((line) => gcField(line, 'promoted'))) / young.length / 1024
           : 0,
       },
-      full: { count: full.length, pauseMs: sum(full.map((line) => field(line, 'pause'))) },
+      full: { count: full.length, pauseMs: sum(full.map((line) => gcField(line, 'pause'))) },
       // What the request path allocates: the bytes each collection says were allocated since the one
       // before, over the requests answered meanwhile (the first collection's count began a little earlier).
       allocatedBytesPerRequest:
         measured.achievedRate > 0
-          ? sum(lines.map((line) => field(line, 'allocated') || 0)) /
-            (measured.achievedRate * options.seconds)
+          ? allocatedBytes(traced) / (measured.achievedRate * options.seconds)
           : Number.NaN,
     };
   } finally {
@@ -100,7 +97,7 @@ for (let k = 1; k <= options.runs; k++) {
   }
   const { young, full } = figures;
   process.stdout.write(
-    `run ${k} at ${options.rate} req/s for ${options.seconds} s (load average ${figures.load.toFixed(2)}, ${process.version}): ` +
+    `run ${k} at ${options.rate} req/s for ${options.seconds} s (load average ${figures.load.toFixed(2)} before the run, ${process.version}): ` +
       `${figures.achievedRate.toFixed(0)} req/s answered (${figures.failed} failed), ${figures.cpuMicros.toFixed(1)} µs CPU/request, ${(figures.allocatedBytesPerRequest / 1024).toFixed(1)} KB allocated/request, p50 ${figures.p50.toFixed(2)} ms, p99 ${figures.p99.toFixed(2)} ms; ` +
       `young collections ${young.count} (${young.pauseMs.toFixed(1)} ms, median ${young.medianMs.toFixed(2)} ms, max ${young.maxMs.toFixed(2)} ms, ${young.promotedKb.toFixed(0)} KB promoted each); ` +
       `full collections ${full.count} (${full.pauseMs.toFixed(1)} ms)\n`,

@@ -3,11 +3,13 @@ import {
   childrenCpuSeconds,
   chosenStages,
   lanesOf,
+  MACHINE_LOAD_ENV,
   npmRunner,
   type RunOutcome,
   runStages,
   STAGES,
   type Stage,
+  stageEnv,
   summary,
 } from './run-stages.ts';
 
@@ -163,6 +165,14 @@ describe('the stage runner of npm test', () => {
     expect(childrenCpuSeconds('0m0.01s 0m0.00s\n0m3.25s 0m1.00s\n')).toBeCloseTo(4.25);
     expect(childrenCpuSeconds('')).toBeUndefined();
     expect(childrenCpuSeconds('0m0.01s 0m0.00s\nnot times\n')).toBeUndefined();
+  });
+
+  it('hands the stages the load from before they started, keeping one a caller gave', () => {
+    const env = stageEnv({ PATH: '/bin' });
+    expect(env.PATH).toBe('/bin');
+    expect(Number(env[MACHINE_LOAD_ENV])).toBeGreaterThanOrEqual(0);
+    expect(env[MACHINE_LOAD_ENV]).toMatch(/^\d+\.\d\d$/);
+    expect(stageEnv({ [MACHINE_LOAD_ENV]: '0.25' })[MACHINE_LOAD_ENV]).toBe('0.25');
   });
 
   it.runIf(process.platform !== 'win32')(

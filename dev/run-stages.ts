@@ -87,12 +87,27 @@ export function childrenCpuSeconds(times: string): number | undefined {
 }
 
 /**
- * Runs each stage's npm script, with the extra arguments given for it (after `--`). On POSIX it runs
+ * The variable through which the stages learn the machine's 1-minute load average as it was before `npm
+ * test` started them (vitest sizes its pool by it: dev/test-schedule.ts). Measured once the stages run, the
+ * load would count the run's own lanes (typecheck, the consumer matrix beside vitest) as the machine's
+ * other work, and a quiet machine would always look busy.
+ */
+export const MACHINE_LOAD_ENV = 'AGENT_GATEWAY_MACHINE_LOAD';
+
+/** The stages' environment: this one, with the machine's load now (unless the caller already gave one). */
+export const stageEnv = (env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv => ({
+  ...env,
+  [MACHINE_LOAD_ENV]: env[MACHINE_LOAD_ENV] || (loadavg()[0] ?? 0).toFixed(2),
+});
+
+/**
+ * Runs each stage's npm script, with the extra arguments given for it (after `--`), in `env` (by default
+ * this process's, with the machine's load as it is when the runner is made: `stageEnv`). On POSIX it runs
  * under `sh`, whose `times` builtin then reports the CPU time of everything the stage started (written to a
  * pipe of its own, never mixed with the stage's output); elsewhere npm runs directly and the CPU is unknown.
  */
 export const npmRunner =
-  (extra: (stage: Stage) => string[] = () => []): Runner =>
+  (extra: (stage: Stage) => string[] = () => [], env: NodeJS.ProcessEnv = stageEnv()): Runner =>
   (stage, output) =>
     new Promise((resolve) => {
       const more = extra(stage);
@@ -104,8 +119,9 @@ export const npmRunner =
       const child = posix
         ? spawn('sh', ['-c', 'npm "$@"; status=$?; times >&3; exit $status', 'sh', ...args], {
             stdio: [...io, 'pipe'],
+            env,
           })
-        : spawn('npm', args, { stdio: [...io], shell: true });
+        : spawn('npm', args, { stdio: [...io], shell: true, env });
       let times = '';
       child.stdio[3]?.on('data', (chunk: Buffer) => {
         times += chunk.toString();

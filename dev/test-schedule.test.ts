@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { TestSpecification, Vitest } from 'vitest/node';
-import SlowFirstSequencer, { SLOW_FIRST, slowFirst, testWorkers } from './test-schedule.ts';
+import SlowFirstSequencer, { machineLoad, SLOW_FIRST, slowFirst, testWorkers } from './test-schedule.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -28,6 +28,22 @@ describe("vitest's schedule", () => {
     expect(testWorkers(2, 20)).toBe(2);
     expect(testWorkers(8, 3)).toBe(16);
     expect(testWorkers(8, 12)).toBe(7);
+  });
+
+  it("goes by the load npm test measured before its own stages began, else by the machine's load now", () => {
+    const now = () => 3.5;
+    expect(machineLoad({ AGENT_GATEWAY_MACHINE_LOAD: '0.40' }, now)).toBe(0.4);
+    expect(machineLoad({ AGENT_GATEWAY_MACHINE_LOAD: '0' }, now)).toBe(0);
+    expect(machineLoad({}, now)).toBe(3.5);
+    for (const bad of ['', ' ', 'busy', '-1', 'NaN', 'Infinity'])
+      expect(machineLoad({ AGENT_GATEWAY_MACHINE_LOAD: bad }, now), bad).toBe(3.5);
+    // Beside its own lanes a quiet machine's run keeps the quiet machine's pool.
+    expect(
+      testWorkers(
+        2,
+        machineLoad({ AGENT_GATEWAY_MACHINE_LOAD: '0.2' }, () => 2.4),
+      ),
+    ).toBe(4);
   });
 
   it('puts the slow files first, in the listed order, and keeps the order of the rest', () => {

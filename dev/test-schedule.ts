@@ -5,8 +5,10 @@
  * container build) far more than they compute: a conformance proof takes about 1 s of CPU for 6-10 s of
  * wall. On a quiet machine twice as many files as cores run at once, so those waits overlap; on a busy
  * one (a 1-minute load average of half the cores or more when the run starts) the files would only
- * compete for CPU with the machine's other work, so it stays at cores - 1 (at least 2), as before. Only
- * the number of files at a time changes, never what a test asserts; `--maxWorkers=N` chooses it outright.
+ * compete for CPU with the machine's other work, so it stays at cores - 1 (at least 2), as before. Under
+ * `npm test` the load is the one before its own stages started (MACHINE_LOAD_ENV): the stages beside
+ * vitest are part of the run, not other work. Only the number of files at a time changes, never what a
+ * test asserts; `--maxWorkers=N` chooses it outright.
  *
  * Order: the files known to take minutes start first, so they overlap the hundreds of quick files
  * instead of running last.
@@ -22,14 +24,28 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { MACHINE_LOAD_ENV } from './run-stages.ts';
 
 /** Files at a time for a machine of `cores` cores at a 1-minute load average of `load`. */
 export function testWorkers(cores: number, load: number): number {
   return load < cores / 2 ? 2 * cores : Math.max(2, cores - 1);
 }
 
+/**
+ * The load the schedule goes by: the one `npm test` measured before its stages began (MACHINE_LOAD_ENV,
+ * dev/run-stages.ts), or else the 1-minute load average now (vitest run alone).
+ */
+export function machineLoad(
+  env: NodeJS.ProcessEnv = process.env,
+  now: () => number = () => loadavg()[0] ?? 0,
+) {
+  const given = env[MACHINE_LOAD_ENV];
+  const load = given === undefined || given.trim() === '' ? Number.NaN : Number(given);
+  return Number.isFinite(load) && load >= 0 ? load : now();
+}
+
 /** Files at a time for this machine, now. */
-export const workersNow = () => testWorkers(availableParallelism(), loadavg()[0] ?? 0);
+export const workersNow = () => testWorkers(availableParallelism(), machineLoad());
 
 /**
  * Test files that take minutes (waits, a container build) or tens of seconds of CPU (the proof catalogues,

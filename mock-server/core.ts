@@ -39,7 +39,8 @@ export interface GatewayCore {
 const recorder =
   (runtime: Runtime, ctx: CallContext, answer: Answer, answeredAt: number) =>
   (writtenAt: number, encodedBody?: Uint8Array) => {
-    if (ctx.request.readTurn !== undefined) noteTurns(ctx, turnIfAnsweredAtOnce(ctx.request));
+    if (ctx.request.readTurn !== undefined || ctx.request.readStalls !== undefined)
+      noteTurns(ctx, turnIfAnsweredAtOnce(ctx.request));
     recordCall(runtime, ctx, answer.drop ? 0 : answer.status, answeredAt, writtenAt, answer, encodedBody);
   };
 

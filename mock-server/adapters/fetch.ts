@@ -2,6 +2,7 @@ import type { GatewayCore } from '../core.ts';
 import { GatewayError } from '../errors.ts';
 import type { DeliveryFacts, GatewayRequest } from '../http/context.ts';
 import { incompleteBody, payloadTooLarge } from '../http/read-body.ts';
+import { stallRuns } from './node/loop-stall.ts';
 
 /** A streamed answer (the journal export) as a web stream: each slice made when the reader pulls. */
 function streamOf(
@@ -112,7 +113,9 @@ export function fromWebRequest(request: Request, delivery?: DeliveryFacts): Gate
  * request is issued (synchronously, at the call), how many it had handed back. A request issued after a
  * 429 was handed back reacted to it, however soon; requests issued together before any answer are a batch,
  * however slowly they were served. The caller is taken to be in process: hosted behind a network server,
- * answers written later than they are handed back would make requests look like reactions.
+ * answers written later than they are handed back would make requests look like reactions. Like the node:http
+ * adapter it notes the event loop's runs of stalls before each request (`readStalls`, the journal's
+ * `stall_runs`): in process the client's timers run on the same loop, so a stall lengthens its waits alike.
  *
  * @example
  * const fetchHandler = createFetchHandler(core);
@@ -123,7 +126,7 @@ export function createFetchHandler(core: GatewayCore): (request: Request) => Pro
   return async (request) => {
     // Before anything is awaited: what the caller had when it issued the request.
     const delivery: DeliveryFacts = { seen: handedBack };
-    const answer = await core.handle(fromWebRequest(request, delivery));
+    const answer = await core.handle({ ...fromWebRequest(request, delivery), readStalls: stallRuns() });
     const response = answer.drop
       ? Response.error()
       : new Response(

@@ -49,8 +49,9 @@ const RATE_LIMIT_RULES: RateLimitRule[] = [
     operations: ['web.search'],
   },
 ];
-// The from-the-definition reference is quadratic: about 1.5 s on an idle machine, 27 s at load 13 on two
-// cores. The verdicts do not depend on speed; only the time limit would.
+// The from-the-definition reference is quadratic (the journal's quiet stretches, a fact of the journal alone,
+// are found once per journal): a few seconds of CPU for the whole file. The verdicts do not depend on speed;
+// only the time limit would.
 const LARGE_TIMEOUT_MS = 180_000;
 const OPTIONS: ClientReportOptions = { retryCap: 6, graceMs: 100, maxConcurrencyAfter429: 2, quietMs: 1000 };
 
@@ -68,6 +69,27 @@ function batchAt(entries: readonly JournalEntry[], r: JournalEntry): Set<Journal
   if (!batches.has(entries)) batches.set(entries, new Map());
   batches.get(entries)?.set(r, batch);
   return batch;
+}
+/**
+ * Where a quiet stretch of the journal ends: every moment something of the agent's began to be handled or
+ * waited (a connection accepted, a request read, an answer written) with something before it and nothing
+ * handled nor waiting in the 50 ms before. A fact of the journal alone, so found once per journal.
+ */
+const quietEndsOf = new WeakMap<readonly JournalEntry[], number[]>();
+function quietEnds(entries: readonly JournalEntry[]): number[] {
+  const known = quietEndsOf.get(entries);
+  if (known) return known;
+  const spans = entries
+    .filter((x) => hasConnection(x) && !Number.isNaN(pendingFrom(x)))
+    .flatMap((x) => [
+      [pendingFrom(x), x.real_ms],
+      [answeredAt(x), answeredAt(x)],
+    ]) as [number, number][];
+  const ends = spans
+    .map(([from]) => from)
+    .filter((t) => spans.some(([from]) => from < t) && !spans.some(([from, to]) => from < t && to > t - 50));
+  quietEndsOf.set(entries, ends);
+  return ends;
 }
 function growBatch(entries: readonly JournalEntry[], r: JournalEntry): Set<JournalEntry> {
   const written = answeredAt(r);
@@ -99,24 +121,8 @@ function growBatch(entries: readonly JournalEntry[], r: JournalEntry): Set<Journ
   // nothing of the agent's handled, nor waiting: a connection accepted and its first request not yet read)
   // came between the answer and its accept (it may have been waiting), or else on a slot an answer to the
   // batch freed since that stretch (one a slot; those joining so free none).
-  const spans = entries
-    .filter((x) => hasConnection(x) && !Number.isNaN(pendingFrom(x)))
-    .flatMap((x) => [
-      [pendingFrom(x), x.real_ms],
-      [answeredAt(x), answeredAt(x)],
-    ]) as [number, number][];
-  const quietEndBefore = (at: number) =>
-    Math.max(
-      Number.NEGATIVE_INFINITY,
-      ...spans
-        .map(([from]) => from)
-        .filter(
-          (t) =>
-            t <= at &&
-            spans.some(([from]) => from < t) &&
-            !spans.some(([from, to]) => from < t && to > t - 50),
-        ),
-    );
+  const ends = quietEnds(entries);
+  const quietEndBefore = (at: number) => Math.max(Number.NEGATIVE_INFINITY, ...ends.filter((t) => t <= at));
   const joined = new Set<JournalEntry>();
   const backlog = new Set<JournalEntry>();
   const taken = new Set<JournalEntry>();

@@ -23,6 +23,11 @@ export interface GatewayRequest {
   /** Every header as `[lower-case name, value]`, when the adapter can list them (for the secret scan). */
   headers?(): Iterable<[string, string]>;
   /**
+   * The same headers as one flat list, `[name, value, name, value, ...]`, when the adapter has them at hand
+   * (node:http): one array a request rather than a pair each (`pipeline/header-list.ts` reads either).
+   */
+  headerList?(): readonly string[];
+  /**
    * The body bytes as sent (Content-Encoding is the core's business), at most `maxBytes`: beyond them a 413,
    * whatever Content-Length said; a client that hangs up mid-body is a 400. Read at most once.
    */
@@ -57,7 +62,10 @@ export interface GatewayRequest {
    */
   readonly readTurn?: number;
   currentTurn?(): number;
-  /** node:http: the loop's runs of stalls before the request was read (adapters/node/loop-stall.ts). */
+  /**
+   * node:http and in process (fetch adapter): the loop's runs of stalls before the request was read
+   * (adapters/node/loop-stall.ts).
+   */
   readonly readStalls?: [number, number, number, number][];
 }
 

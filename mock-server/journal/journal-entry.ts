@@ -81,7 +81,7 @@ export interface JournalEntry {
   opened_turn?: number;
   written_turn?: number;
   /**
-   * The event loop's runs of stalls before it read this request (node:http adapter; per process):
+   * The event loop's runs of stalls before it read this request (node:http and in process; per process):
    * [from, to, stalled, longest], `from` and `to` on the same clock as `real_ms`, oldest first; a run is the
    * stalls with no probe on time between them (the loop never caught up meanwhile), `stalled` the time they
    * lost in all and `longest` the longest one. Between an answer and a later request, they bound how much of

@@ -1,6 +1,7 @@
 import type { CallContext } from '../http/context.ts';
 import { claimedAgent } from '../identity/token-codec.ts';
 import { tokenFingerprint } from '../identity/token-fingerprint.ts';
+import { headerList } from './header-list.ts';
 import { tokenOf } from './identify.ts';
 
 /*
@@ -75,8 +76,9 @@ function keyOwner(ctx: CallContext): string | undefined {
       const owner = ownerOf(value);
       if (owner !== undefined) return owner;
     }
-  for (const [, value] of ctx.request.headers?.() ?? []) {
-    const owner = ownerOf(value);
+  const headers = headerList(ctx.request);
+  for (let i = 1; i < headers.length; i += 2) {
+    const owner = ownerOf(headers[i] as string);
     if (owner !== undefined) return owner;
   }
   return undefined;

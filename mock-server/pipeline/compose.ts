@@ -21,8 +21,8 @@ export function compose<S, A>(
   stages: readonly Stage<S, A>[],
   settle?: (state: S) => void,
 ): (state: S) => MaybePromise<A> {
-  // A loop while the stages answer at once (no closure per stage and request on the in-memory path); from
-  // the first stage that waits, the rest once it has settled.
+  // A loop while the stages answer at once (no closure per stage and request on the in-memory path, nor
+  // for the settling); from the first stage that waits, the rest once it has settled.
   const from = (state: S, index: number): MaybePromise<A> => {
     for (let i = index; i < stages.length; i++) {
       const result = (stages[i] as Stage<S, A>)(state);
@@ -32,10 +32,7 @@ export function compose<S, A>(
     }
     throw new Error(`stage ${stages.length - 1} did not answer: the last stage of a route must`);
   };
-  if (settle === undefined) return (state) => from(state, 0);
-  return (state) =>
-    andFinally(
-      () => from(state, 0),
-      () => settle(state),
-    );
+  const start = (state: S) => from(state, 0);
+  if (settle === undefined) return start;
+  return (state) => andFinally(start, settle, state);
 }

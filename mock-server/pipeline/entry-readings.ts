@@ -9,6 +9,7 @@ import type { RecordReader, RecordWriter } from '../journal/record-bytes.ts';
 import type { FrozenScan, SplitParts } from '../secrets/secrets.ts';
 import type { EntryReadings } from '../store/state-port.ts';
 import { requestKey } from '../tools/request-meaning.ts';
+import { headerList } from './header-list.ts';
 import { tokenOf } from './identify.ts';
 import {
   addBodySecrets,
@@ -212,8 +213,10 @@ export function entryReadings(ctx: CallContext): EntryReadings | undefined {
   const { request } = ctx;
   const url = request.query ? `${request.path}?${request.query}` : request.path;
   let headers: (string | number)[] | undefined;
-  let position = 0;
-  for (const [name, value] of request.headers?.() ?? []) {
+  const sent = headerList(request);
+  for (let i = 0; i < sent.length; i += 2) {
+    const name = sent[i] as string;
+    const value = sent[i + 1] as string;
     if (
       value.length >= SHORTEST_SECRET &&
       name !== IDENTITY_HEADER_KEY &&
@@ -221,9 +224,8 @@ export function entryReadings(ctx: CallContext): EntryReadings | undefined {
       !isProtocolToken(name, value)
     ) {
       headers ??= [];
-      headers.push(name, value, position);
+      headers.push(name, value, i >> 1);
     }
-    position++;
   }
   const { bodyTool, requestBody, outgoing } = ctx;
   if (

@@ -20,7 +20,7 @@ describe('idempotency-key stage (reference profile)', () => {
     const agent = identityOf('agent-a');
     const first = stageContext(world, keyed('"k-1"'));
     const begun = idempotencyKey(world, first, agent, spec, bytes('{"query":"a"}'), {}) as KeyOutcome;
-    begun.settle?.({ status: 200, body: '{"results":[]}', headers: { 'cache-control': 'no-store' } });
+    begun.settle?.('{"results":[]}');
     expect(first.note.idempotency).toBe('stored');
 
     const again = stageContext(world, keyed('"k-1"'));

@@ -1,15 +1,18 @@
 import type { Answer, CallContext } from '../http/context.ts';
-import { respondJsonText } from '../http/respond.ts';
-import { parseIdempotencyKey, requestFingerprint, type StoredResponse } from '../idempotency.ts';
+import { NO_STORE, respondJsonText } from '../http/respond.ts';
+import { parseIdempotencyKey, requestFingerprint } from '../idempotency.ts';
 import type { Identity } from '../identity/identity-provider.ts';
 import { andThen, type MaybePromise } from '../maybe-promise.ts';
 import type { StatePort } from '../store/state-port.ts';
 import type { ToolSpec } from './tool-spec.ts';
 
-/** The idempotency stage's decision: answer from the store, or go on and settle the key with the outcome. */
+/**
+ * The idempotency stage's decision: answer from the store, or go on and settle the key with the outcome:
+ * the tool's 200 body (stored, with `Cache-Control: no-store`), or undefined when the call did not succeed.
+ */
 export type KeyOutcome =
   | { replay: Answer; settle?: undefined }
-  | { replay?: undefined; settle(stored: StoredResponse | undefined): void };
+  | { replay?: undefined; settle(answered: string | undefined): void };
 
 const NO_KEY: KeyOutcome = { settle() {} };
 
@@ -49,7 +52,9 @@ export function idempotencyKey(
       };
     }
     return {
-      settle(stored) {
+      settle(answered) {
+        const stored =
+          answered === undefined ? undefined : { status: 200, body: answered, headers: NO_STORE };
         idempotency.finish(identity.agentId, key, request, clock.now(), stored, begun.storeKey);
         if (stored) ctx.note.idempotency = 'stored';
       },

@@ -160,7 +160,7 @@ export const journalEntrySchema = z.looseObject({
     .array(z.tuple([z.number(), z.number(), z.number().min(0), z.number().min(0)]))
     .optional()
     .describe(
-      "Node adapter: the gateway's event loop's runs of stalls before it read this request, [from, to (real clock, ms), time lost, longest stall (ms)], oldest first; a run is the stalls with no probe on time between them. Between an answer and a later request, they bound how much of the time between them was the machine's.",
+      "Node adapter and in process (msw, fetch): the gateway's event loop's runs of stalls before it read this request, [from, to (real clock, ms), time lost, longest stall (ms)], oldest first; a run is the stalls with no probe on time between them. Between an answer and a later request, they bound how much of the time between them was the machine's.",
     ),
   method: z.string(),
   path: z.string(),

@@ -2,9 +2,8 @@ import { isToolName } from '../../vocabulary/tools.ts';
 import { journalFingerprint } from '../hash.ts';
 import type { Answer, CallContext, Handler } from '../http/context.ts';
 import { NO_STORE, respondJson, respondJsonText } from '../http/respond.ts';
-import type { StoredResponse } from '../idempotency.ts';
 import type { Identity } from '../identity/identity-provider.ts';
-import { andThen } from '../maybe-promise.ts';
+import { andThen, type MaybePromise } from '../maybe-promise.ts';
 import { type Admission, admit } from '../pipeline/admit.ts';
 import { authorize } from '../pipeline/authorize.ts';
 import { compose, type Stage } from '../pipeline/compose.ts';
@@ -13,39 +12,55 @@ import { identify } from '../pipeline/identify.ts';
 import { injectFault } from '../pipeline/inject-fault.ts';
 import { readToolBody, type ToolBody } from '../pipeline/read-tool-body.ts';
 import { replayAnswer } from '../pipeline/replay-answer.ts';
-import { runTool } from '../pipeline/run-tool.ts';
+import { runTool, type SerialisedAnswer } from '../pipeline/run-tool.ts';
 import { type ToolSpec, toolSpecOf } from '../pipeline/tool-spec.ts';
 import type { Runtime } from '../runtime.ts';
 import type { AnyToolDefinition } from '../tools/index.ts';
 import type { Routes } from './route-declaration.ts';
 
-/** A call with a token on its way through a route's stages: what each stage learnt, for the stages after it. */
+/**
+ * A call with a token on its way through a route's stages: the one object of the request that every stage
+ * reads and fills (made with every field, so it keeps one shape), instead of each stage handing the next a
+ * record, a closure or a promise of its own. The in-memory path allocates nothing else for it.
+ */
 interface Caller {
   readonly runtime: Runtime;
   readonly ctx: CallContext;
-  identity?: Identity;
-  admission?: Admission;
-  key?: KeyOutcome;
-  /** The answer the idempotency key stores, once the tool answered. */
-  stored?: StoredResponse;
+  identity: Identity | undefined;
+  admission: Admission | undefined;
+  key: KeyOutcome | undefined;
+  /** The tool's 200 body, once it answered: what the idempotency key stores. */
+  answered: string | undefined;
 }
 
 /** A tool call: a caller, the tool, and its body once read. */
 interface Call extends Caller {
   readonly spec: ToolSpec;
-  body?: ToolBody<unknown>;
+  body: ToolBody<unknown> | undefined;
 }
 
 // What a stage reads that an earlier stage wrote (the order of the stages guarantees it).
 const identityOf = (call: Caller) => call.identity as Identity;
 const admissionOf = (call: Caller) => call.admission as Admission;
 
+/** A stage's result written into the call: at once when the stage had it (no closure, no promise), else once it has. */
+function fill<C, K extends keyof C>(
+  call: C,
+  field: K,
+  value: MaybePromise<C[K]>,
+): undefined | Promise<undefined> {
+  if (value instanceof Promise)
+    return value.then((settled: C[K]) => {
+      call[field] = settled;
+      return undefined;
+    });
+  call[field] = value;
+  return undefined;
+}
+
 /** identify (401): the caller's token. */
 const identifyCaller: Stage<Caller, Answer> = (call) =>
-  andThen(identify(call.runtime, call.ctx), (identity) => {
-    call.identity = identity;
-    return undefined;
-  });
+  fill(call, 'identity', identify(call.runtime, call.ctx));
 
 /**
  * replay: with a replay scenario, the recorded answer left for this agent answers once the body is read (so
@@ -61,53 +76,56 @@ const replayRecorded: Stage<Call, Answer> = (call) => {
 
 /** authorize (403): tiers, allowlist, a disabled tool. */
 const authorizeTool: Stage<Call, Answer> = (call) =>
-  andThen(authorize(call.runtime, call.ctx, identityOf(call), call.spec), () => undefined);
+  authorize(call.runtime, call.ctx, identityOf(call), call.spec);
 
 /** read body (415, 413, 400): Content-Type, size, JSON, the tool's schema; the journal learns what it asks. */
 const readBody: Stage<Call, Answer> = (call) =>
-  andThen(readToolBody(call.ctx, identityOf(call), call.spec), (body) => {
-    call.body = body;
-    return undefined;
-  });
+  fill(call, 'body', readToolBody(call.ctx, identityOf(call), call.spec));
 
 /** admit (429): concurrency, then the rate-limit rules that count this tool. */
 const admitCall: Stage<Call, Answer> = (call) =>
-  andThen(admit(call.runtime, call.ctx, identityOf(call), call.spec.tool), (admission) => {
-    call.admission = admission;
-    return undefined;
-  });
+  fill(call, 'admission', admit(call.runtime, call.ctx, identityOf(call), call.spec.tool));
+
+/** The idempotency key's decision kept for the settling; a stored answer replays. */
+const keyed = (call: Caller, key: KeyOutcome) => {
+  call.key = key;
+  return key.replay;
+};
 
 /** idempotency key: replays a stored answer (or 409/422); without the header, nothing. */
-const checkIdempotencyKey: Stage<Call, Answer> = (call) =>
-  andThen(
-    idempotencyKey(
-      call.runtime,
-      call.ctx,
-      identityOf(call),
-      call.spec,
-      (call.body as ToolBody<unknown>).bytes,
-      admissionOf(call).headers,
-    ),
-    (keyed) => {
-      call.key = keyed;
-      return keyed.replay;
-    },
+const checkIdempotencyKey: Stage<Call, Answer> = (call) => {
+  const key = idempotencyKey(
+    call.runtime,
+    call.ctx,
+    identityOf(call),
+    call.spec,
+    (call.body as ToolBody<unknown>).bytes,
+    admissionOf(call).headers,
   );
+  return key instanceof Promise ? key.then((settled) => keyed(call, settled)) : keyed(call, key);
+};
 
 /** inject fault: an armed fault's 5xx, wait or dropped connection. */
 const injectToolFault: Stage<Call, Answer> = (call) =>
   injectFault(call.runtime, call.ctx, call.spec.tool, identityOf(call).agentId);
 
+/** The tool's 200 with the admission's RateLimit headers; its body kept for the idempotency key. */
+const toolAnswer = (call: Call, result: SerialisedAnswer) => {
+  call.answered = result.text;
+  return respondJsonText(call.ctx, result.text, 200, NO_STORE, admissionOf(call).headers, result.bytes);
+};
+
 /** run tool, respond: the provider's answer, 200, with the admission's RateLimit headers. */
-const answerWithTool: Stage<Call, Answer> = (call) =>
-  andThen(runTool(call.runtime, call.spec, (call.body as ToolBody<unknown>).value), (result) => {
-    call.stored = { status: 200, body: result.text, headers: NO_STORE };
-    return respondJsonText(call.ctx, result.text, 200, NO_STORE, admissionOf(call).headers, result.bytes);
-  });
+const answerWithTool: Stage<Call, Answer> = (call) => {
+  const result = runTool(call.runtime, call.spec, (call.body as ToolBody<unknown>).value);
+  return result instanceof Promise
+    ? result.then((settled) => toolAnswer(call, settled))
+    : toolAnswer(call, result);
+};
 
 /** However the call ends: the key settled with the answer (stored only when it succeeded), the slot given back. */
 const settleCall = (call: Caller) => {
-  call.key?.settle?.(call.stored);
+  call.key?.settle?.(call.answered);
   call.admission?.release();
 };
 
@@ -135,7 +153,16 @@ function toolCall(runtime: Runtime, spec: ToolSpec): Handler {
   return (ctx) => {
     ctx.note.operation = spec.tool;
     ctx.note.request_fingerprint = fingerprint;
-    return toolStages({ runtime, ctx, spec });
+    return toolStages({
+      runtime,
+      ctx,
+      spec,
+      identity: undefined,
+      admission: undefined,
+      key: undefined,
+      answered: undefined,
+      body: undefined,
+    });
   };
 }
 
@@ -164,10 +191,7 @@ const replayWhoami: Stage<Caller, Answer> = (call) => {
 
 /** admit (429) for whoami: limits apply to it, policy does not. */
 const admitWhoami: Stage<Caller, Answer> = (call) =>
-  andThen(admit(call.runtime, call.ctx, identityOf(call), 'whoami'), (admission) => {
-    call.admission = admission;
-    return undefined;
-  });
+  fill(call, 'admission', admit(call.runtime, call.ctx, identityOf(call), 'whoami'));
 
 /** inject fault on whoami. */
 const injectWhoamiFault: Stage<Caller, Answer> = (call) =>
@@ -199,7 +223,14 @@ function plainEndpoints(runtime: Runtime) {
   const whoami: Handler = (ctx) => {
     ctx.note.operation = 'whoami';
     ctx.note.request_fingerprint = whoamiFingerprint;
-    return whoamiStages({ runtime, ctx });
+    return whoamiStages({
+      runtime,
+      ctx,
+      identity: undefined,
+      admission: undefined,
+      key: undefined,
+      answered: undefined,
+    });
   };
   return { health, whoami };
 }

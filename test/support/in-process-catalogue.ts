@@ -2,6 +2,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { syncBuiltinESMExports } from 'node:module';
 import type { SetupServer } from 'msw/node';
 import { gatewayHandlers } from '../../mock-server/adapters/msw.ts';
+import type { Gateway } from '../../mock-server/gateway.ts';
 import {
   CAUSAL_IN_PROCESS,
   type ClientProgram,
@@ -44,6 +45,8 @@ export function prepareInProcess(program: ClientProgram, host: string) {
   let ms = 0;
   return {
     program,
+    /** Its gateway (the journal, for tools that keep what they read). */
+    gateway,
     /** The msw handlers of its gateway, on the server while it runs. */
     handlers,
     async run(): Promise<void> {
@@ -82,6 +85,15 @@ export async function runCatalogueInProcess(
   server: SetupServer,
   parallel = 6,
 ): Promise<ProgramOutcome[]> {
+  return (await runCatalogueInProcessWithGateways(programs, server, parallel)).map((r) => r.outcome);
+}
+
+/** `runCatalogueInProcess`, with each program's gateway beside its outcome. */
+export async function runCatalogueInProcessWithGateways(
+  programs: readonly ClientProgram[],
+  server: SetupServer,
+  parallel = 6,
+): Promise<{ outcome: ProgramOutcome; gateway: Gateway }[]> {
   const prepared = programs.map((p, k) => prepareInProcess(p, `program-${k}.gateway.test`));
   // Only the running programs' handlers are on the server: msw tries every handler on every request.
   const active = new Set<(typeof prepared)[number]>();
@@ -103,5 +115,5 @@ export async function runCatalogueInProcess(
   } finally {
     server.resetHandlers();
   }
-  return prepared.map((p) => p.grade());
+  return prepared.map((p) => ({ outcome: p.grade(), gateway: p.gateway }));
 }

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { stallBetween } from '../../client-report/facts/causality.ts';
 import { createGateway } from '../../gateway.ts';
 import type { JournalEntry } from '../../journal/journal.ts';
@@ -10,9 +10,11 @@ import { stallRuns } from './loop-stall.ts';
  * under any load is asserted: a loop held for 150 ms is late by at least 150 ms less a probe's period and slack
  * (30 ms), however slow the machine (load only adds to it); the runs' shape holds whatever else stalled.
  */
+// The real clock, as loaded (a test below fakes performance.now with the timers).
+const realNow = performance.now.bind(performance);
 const holdLoop = (ms: number) => {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
+  const until = realNow() + ms;
+  while (realNow() < until) {
     // Busy: nothing else of this process runs meanwhile.
   }
 };
@@ -71,5 +73,46 @@ describe('the runs of stalls in the journal (node:http)', () => {
     const [first, second] = gateway.journal.list({ agent: 'agent-verified' }) as [JournalEntry, JournalEntry];
     expect(second.stall_runs?.length).toBeGreaterThan(0);
     expect(stallBetween(first, second)).toBeGreaterThanOrEqual(120 - 30);
+  });
+});
+
+describe('the runs of stalls in the journal (in process: gateway.fetch, as msw calls it)', () => {
+  const gateway = createGateway({ config: {}, log: () => {} });
+  const token = gateway.mintToken('agent-verified');
+  const whoami = async () =>
+    (
+      await gateway.fetch(new Request('http://gw.test/v1/whoami', { headers: { 'x-agent-identity': token } }))
+    ).text();
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('each request issued in process notes them; a stall after an answer shows between it and the next request', async () => {
+    await whoami();
+    await tick(15);
+    holdLoop(120);
+    await whoami();
+    const [first, second] = gateway.journal.list({ agent: 'agent-verified' }).slice(-2) as [
+      JournalEntry,
+      JournalEntry,
+    ];
+    expect(first.answer_order).toBeDefined();
+    expect(second.stall_runs?.length).toBeGreaterThan(0);
+    expect(stallBetween(first, second)).toBeGreaterThanOrEqual(120 - 30);
+  });
+
+  it('none while a test fakes the clock: its waits are the test’s, and the real clock’s stalls would not compare', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'Date', 'performance'] });
+    await whoami();
+    holdLoop(60);
+    // The fake clock jumps ahead: read on it, the loop would seem to have stalled for seconds.
+    vi.advanceTimersByTime(5_000);
+    await whoami();
+    const [first, second] = gateway.journal.list({ agent: 'agent-verified' }).slice(-2) as [
+      JournalEntry,
+      JournalEntry,
+    ];
+    expect(first.stall_runs).toBeUndefined();
+    expect(second.stall_runs).toBeUndefined();
   });
 });

@@ -2,7 +2,8 @@
  * When, and for how long, this process's event loop was held up (a loaded machine that does not schedule the
  * process, a long synchronous job, a garbage collection), as runs of stalls: a run is the stalls with no
  * prompt probe between them (the loop never caught up meanwhile). The journal notes, when a request is read,
- * the runs before it (`stall_runs`: [from, to, stalled, longest] on the real clock). Between an answer and a
+ * the runs before it (`stall_runs`: [from, to, stalled, longest] on the real clock), over node:http and in
+ * process (the fetch adapter: msw, `gateway.fetch`) alike, since the client's timers run on the same machine. Between an answer and a
  * later request, what the machine may have added to a client's steps is the run under way when the answer
  * was written (the client reading it) and the run under way when the request was read (its timer firing,
  * the client sending it): a stall the loop caught up from in between delayed nothing, so a long run's many
@@ -31,6 +32,17 @@ let due: number | undefined;
 let armedUntil = 0;
 // Taken when the module loads: a test that fakes timers afterwards would otherwise freeze the probe.
 const schedule = globalThis.setTimeout;
+const realPerformance = globalThis.performance;
+const realNow = realPerformance.now.bind(realPerformance);
+const realNowFn = realPerformance.now;
+
+/**
+ * Whether the journal's clock (`performance.now()`, which `real_ms` reads) is a runner's fake one (vitest and
+ * jest fake it with their timers): then the client's waits are the test's, no stall of the machine lengthens
+ * them, and runs of stalls on the real clock would not compare with the journal's times.
+ */
+const clockFaked = () =>
+  globalThis.performance !== realPerformance || globalThis.performance.now !== realNowFn;
 
 /** `late` ms lost up to `now`, added to the run under way (`open`) of `list`, or as a run of its own. */
 function addStall(list: StallRun[], isOpen: boolean, now: number, late: number): void {
@@ -43,7 +55,7 @@ function addStall(list: StallRun[], isOpen: boolean, now: number, late: number):
 }
 
 function probe(): void {
-  const now = performance.now();
+  const now = realNow();
   const late = now - (due as number) - SLACK_MS;
   if (late > 0) {
     addStall(runs, open, now, late);
@@ -59,17 +71,19 @@ function probe(): void {
 
 function arm(now: number): void {
   due = now + PROBE_MS;
-  schedule(probe, PROBE_MS).unref();
+  // unref where the host has it (Node): an idle process is not kept alive by the probe.
+  (schedule(probe, PROBE_MS) as { unref?: () => void }).unref?.();
 }
 
 const rounded = (ms: number) => Math.round(ms * 100) / 100;
 
 /**
  * The loop's runs of stalls up to now (oldest first, rounded to 0.01 ms), the stall under way (a probe
- * overdue) included in the run it belongs to; arms the probe.
+ * overdue) included in the run it belongs to; arms the probe. None while the clock is faked (`clockFaked`).
  */
 export function stallRuns(): StallRun[] {
-  const now = performance.now();
+  if (clockFaked()) return [];
+  const now = realNow();
   armedUntil = now + ARMED_MS;
   const list = runs
     .filter(([, to]) => to >= now - LOOKBACK_MS)

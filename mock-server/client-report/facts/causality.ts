@@ -149,7 +149,7 @@ const CAUGHT_UP_MS = 30;
 
 /**
  * How much of the time between `from`'s answer and `to`'s read the machine may have added to a client's
- * steps (`to`'s `stall_runs`, when one process read both over node:http; 0 otherwise): the part after the
+ * steps (`to`'s `stall_runs`, when one process read both, over node:http or in process; 0 otherwise): the part after the
  * answer of the run of stalls under way when it was written, or begun before the loop caught up after it
  * (the client reading the answer, and so everything it did after, was that much late), and the run under
  * way when `to` was read (a timer of the client's due in it fired when it ended, and the client sent and
@@ -163,7 +163,10 @@ const CAUGHT_UP_MS = 30;
 export function stallBetween(from: JournalEntry, to: JournalEntry): number {
   const runs = to.stall_runs;
   if (runs === undefined) return 0;
-  if (!hasConnection(from) || !hasConnection(to) || instanceOf(from) !== instanceOf(to)) return 0;
+  const oneProcess =
+    (hasConnection(from) && hasConnection(to) && instanceOf(from) === instanceOf(to)) ||
+    deliveryCompares(from, to);
+  if (!oneProcess) return 0;
   const since = answeredAt(from);
   const until = to.real_ms;
   if (!(until > since)) return 0;
@@ -178,3 +181,74 @@ export function stallBetween(from: JournalEntry, to: JournalEntry): number {
     (head ? Math.min(head[2], head[1] - since) : 0) + (tail ? Math.min(tail[2], until - tail[0]) : 0);
   return Math.min(lost, until - since);
 }
+
+type StallRuns = NonNullable<JournalEntry['stall_runs']>;
+
+/**
+ * How a journal read as if the loop had not stalled reads each wait: `net`, the least the client may have
+ * meant (less all the stalls may have added); `flattest`, within what the stalls allow (from that least to
+ * as measured), as near as it can be to the shortest wait of its retry chain (a flat schedule's reading).
+ */
+export type UnstalledReading = 'net' | 'flattest';
+
+/** The runs of stalls of the entries of a journal read as if the loop had not stalled, set aside. */
+const setAside = new WeakMap<JournalEntry, { runs: StallRuns; reading: UnstalledReading }>();
+
+/**
+ * The journal as if the gateway's event loop had not stalled (the readings' other side of green means seen):
+ * no stall excuses anything (each entry without its runs, so `stallBetween` is 0), and the time the stalls
+ * may have added to the client's steps is taken away (`stallsTakenAway`): a retry's wait reads as the least
+ * the client may have meant (or, `flattest`, as flat as the stalls allow: `unstalledWaits`), an early
+ * request's arrival as the earliest it may have been sent. A rule that finds nothing in the journal but
+ * finds a violation so could not observe whether it was kept (rule-readings/stall-decided.ts). Undefined
+ * when no stall was noted.
+ */
+export function asIfUnstalled(
+  entries: readonly JournalEntry[],
+  reading: UnstalledReading = 'net',
+): JournalEntry[] | undefined {
+  if (!entries.some((e) => e.stall_runs !== undefined)) return undefined;
+  return entries.map(({ stall_runs: runs, ...e }) => {
+    const copy = e as JournalEntry;
+    if (runs !== undefined) setAside.set(copy, { runs, reading });
+    return copy;
+  });
+}
+
+/**
+ * In a journal read as if the loop had not stalled (`asIfUnstalled`), how much earlier than measured the
+ * client may have sent `to` after `from`'s answer (`stallBetween`, by the runs set aside); 0 otherwise.
+ */
+export function stallsTakenAway(from: JournalEntry, to: JournalEntry): number {
+  const aside = setAside.get(to);
+  return aside === undefined ? 0 : stallBetween(from, { ...to, stall_runs: aside.runs });
+}
+
+/**
+ * The waits of a retry chain (`measured`: from each answer to the next attempt) as a journal read as if the
+ * loop had not stalled reads them (`asIfUnstalled`); as measured otherwise.
+ */
+export function unstalledWaits(chain: readonly JournalEntry[], measured: readonly number[]): number[] {
+  // A wait the stalls touched may have lost up to CAUGHT_UP_MS more than they show (the probe's period and
+  // slack: lateness under it is no stall), so the least the client may have meant is that much shorter.
+  const least = measured.map((wait, i) => {
+    const taken = stallsTakenAway(chain[i] as JournalEntry, chain[i + 1] as JournalEntry);
+    return taken > 0 ? Math.max(0, wait - taken - CAUGHT_UP_MS) : wait;
+  });
+  const flattest = chain.slice(1).some((e) => setAside.get(e)?.reading === 'flattest');
+  if (!flattest) return least;
+  const shortest = Math.min(...measured);
+  return measured.map((wait, i) => Math.min(wait, Math.max(least[i] as number, shortest)));
+}
+
+/** The most time `stallsTakenAway` may take from any entry of the journal (0 outside `asIfUnstalled`). */
+export const mostTakenAway = (entries: readonly JournalEntry[]) =>
+  entries.reduce((most, e) => {
+    const aside = setAside.get(e);
+    return aside === undefined
+      ? most
+      : Math.max(
+          most,
+          aside.runs.reduce((sum, run) => sum + run[2], 0),
+        );
+  }, 0);

@@ -2,7 +2,7 @@ import { PROTECTED_ENDPOINTS } from '../../../vocabulary/endpoints.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../../vocabulary/retry-after.ts';
 import type { RateLimitRule } from '../../config/schema.ts';
 import type { JournalEntry } from '../../journal/journal.ts';
-import { stallBetween } from './causality.ts';
+import { stallBetween, stallsTakenAway, unstalledWaits } from './causality.ts';
 import { addToGroup, answeredAt, keyOf } from './entry.ts';
 import { createReactionFacts } from './reactions.ts';
 import { firstWhere } from './search.ts';
@@ -69,9 +69,15 @@ export function retryChains(
   return chains;
 }
 
-/** Time from each answer to the next attempt, in real milliseconds. */
+/**
+ * Time from each answer to the next attempt, in real milliseconds (read as if the loop had not stalled,
+ * less what its stalls may have added: `unstalledWaits`).
+ */
 export const intervalsOf = (chain: readonly JournalEntry[]) =>
-  chain.slice(1).map((e, i) => e.real_ms - answeredAt(chain[i] as JournalEntry));
+  unstalledWaits(
+    chain,
+    chain.slice(1).map((e, i) => e.real_ms - answeredAt(chain[i] as JournalEntry)),
+  );
 
 /**
  * The least each wait of a chain may have been as the client meant it: its interval (`intervalsOf`) less the
@@ -80,10 +86,9 @@ export const intervalsOf = (chain: readonly JournalEntry[]) =>
  * the client may have meant them, whatever the machine's speed.
  */
 export const waitFloorsOf = (chain: readonly JournalEntry[]) =>
-  chain.slice(1).map((e, i) => {
-    const failure = chain[i] as JournalEntry;
-    return Math.max(0, e.real_ms - answeredAt(failure) - stallBetween(failure, e));
-  });
+  intervalsOf(chain).map((wait, i) =>
+    Math.max(0, wait - stallBetween(chain[i] as JournalEntry, chain[i + 1] as JournalEntry)),
+  );
 
 /** When a refusal's Retry-After ends, on the gateway clock; undefined without one. */
 export const retryAfterUntil = (e: JournalEntry) => {
@@ -120,7 +125,9 @@ export function honouringOwnRetryAfter(entries: readonly JournalEntry[]): Readon
     for (const f of judgedAt.get(k) ?? []) {
       const before = previous.get(keyOf(f) as string);
       const until = before ? retryAfterUntil(before) : undefined;
-      if (until !== undefined && f.at >= until - TOLERANCE_MS) honouring.add(f);
+      // Read as if the loop had not stalled, from the earliest it may have been sent (`stallsTakenAway`).
+      if (until !== undefined && f.at - stallsTakenAway(before as JournalEntry, f) >= until - TOLERANCE_MS)
+        honouring.add(f);
     }
     const key = keyOf(e);
     if (key) previous.set(key, e);

@@ -72,6 +72,7 @@ import {
   NO_JITTER_CHANCE,
   spreadOf,
 } from '../rule-readings/schedule-shape.ts';
+import { stallsDecided } from '../rule-readings/stall-decided.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 // Retries after a failure the gateway gave no Retry-After for: the client's own backoff is judged.
@@ -348,29 +349,61 @@ export function spreadFinding(sequences: readonly Sequence[]): Finding | undefin
 }
 
 /**
- * Why the retries' waits could not be read, when at least half of them (and one at least) were mostly the
- * machine's: the gateway's loop stalled for half or more of the wait or longer, by the stalls it saw
- * (`waitFloorsOf`). Such a wait says nothing of what the client meant (a fixed 250 ms sleep and a backoff
- * from 100 ms both read as "the machine"), so a journal of them is no pass: the rule is not observed.
+ * Why the retries' waits could not be read, when the machine's stalls took them (`waitFloorsOf`: the gateway's
+ * loop stalled for half or more of a wait or longer, by the stalls it saw): at least half of all the waits
+ * (and one at least), or, in at least half of the chains long enough to show growth (three retries or more),
+ * both of the first two waits, the base every growth reading compares the later ones with. Such a wait says
+ * nothing of what the client meant (a fixed 250 ms sleep and a backoff from 100 ms both read as "the
+ * machine"; a flat schedule whose first waits a stall lengthened reads as shrinking, not as flat), so a
+ * journal of them is no pass: the rule is not observed.
  */
 export function waitsUnseen(entries: readonly JournalEntry[]): string | undefined {
   let waits = 0;
   let unseen = 0;
   let lost = 0;
   let measured = 0;
+  let long = 0;
+  let baseUnseen = 0;
   for (const chain of retryChains(entries, unguided)) {
     const floors = waitFloorsOf(chain);
-    intervalsOf(chain).forEach((wait, k) => {
+    const machineTook = intervalsOf(chain).map((wait, k) => {
       waits++;
       const machine = wait - (floors[k] as number);
-      if (wait <= NO_WAIT_MS || machine < wait / 2) return;
+      if (wait <= NO_WAIT_MS || machine < wait / 2) return false;
       unseen++;
       lost += machine;
       measured += wait;
+      return true;
     });
+    if (machineTook.length < 3) continue;
+    long++;
+    if (machineTook[0] && machineTook[1]) baseUnseen++;
   }
-  if (unseen === 0 || unseen * 2 < waits) return undefined;
-  return `${unseen} of the ${waits} waits between a failure and its retry were mostly the gateway's event loop stalling (${Math.round(lost)} of ${Math.round(measured)} ms): what the client meant to wait cannot be read from them; run it again on a quieter machine`;
+  const stalls = `${Math.round(lost)} of ${Math.round(measured)} ms`;
+  if (unseen > 0 && unseen * 2 >= waits)
+    return `${unseen} of the ${waits} waits between a failure and its retry were mostly the gateway's event loop stalling (${stalls}): what the client meant to wait cannot be read from them; run it again on a quieter machine`;
+  if (baseUnseen > 0 && baseUnseen * 2 >= long)
+    return `in ${baseUnseen} of the ${long} retry chains of three retries or more, the first two waits (the base the later ones are read against) were mostly the gateway's event loop stalling (${stalls} in all): whether the waits grew cannot be read from them; run it again on a quieter machine`;
+  return undefined;
+}
+
+/**
+ * Why a lack of jitter could not be read: of the '429' chains of three retries or more, enough to compare
+ * (LOCK_STEP_SEQUENCES), fewer than that had waits no stall lengthened (`steady`). Lock-step and spread are
+ * read of steady waits only, since stalls spread waits as jitter does (a fixed 0, 200, 400 ms schedule whose
+ * waits the loop stalled reads as jittered), so such a journal is no pass for jitter: not observed.
+ */
+export function jitterUnseen(entries: readonly JournalEntry[]): string | undefined {
+  let long = 0;
+  let steadyOnes = 0;
+  for (const chain of retryChains(entries, unguided)) {
+    const intervals = intervalsOf(chain);
+    if (intervals.length < 3 || failureClassOf(chain) !== '429') continue;
+    long++;
+    if (steady(intervals, waitFloorsOf(chain))) steadyOnes++;
+  }
+  if (long < LOCK_STEP_SEQUENCES || steadyOnes >= LOCK_STEP_SEQUENCES) return undefined;
+  return `only ${steadyOnes} of the ${long} retry sequences after 429s had waits free of the gateway's event loop stalling (${LOCK_STEP_SEQUENCES} needed to compare): whether they were jittered or kept one schedule cannot be read, since stalls spread waits as jitter does; run it again on a quieter machine`;
 }
 
 export const backoffWithJitter: ClientRule = {
@@ -383,7 +416,10 @@ export const backoffWithJitter: ClientRule = {
       note: '429 without Retry-After: exponential backoff with jitter; 5xx: retry with backoff, no jitter asked',
     },
   ],
-  unobserved: ({ entries }) => waitsUnseen(entries),
+  // Waits mostly the machine's; or waits that pass only as lengthened by the loop's stalls (net of them, the
+  // schedule breaks the rule: a flat one grown by a stall on its first wait, quick retries slowed past 50 ms).
+  unobserved: (ctx) =>
+    waitsUnseen(ctx.entries) ?? stallsDecided(backoffWithJitter.judge, ctx) ?? jitterUnseen(ctx.entries),
   judge({ entries }) {
     const { findings, sequences } = judgeEachChain(entries);
     // Only sequences whose first wait is "alike" the base's can match it: look those up by first wait

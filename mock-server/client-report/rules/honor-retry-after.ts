@@ -14,6 +14,7 @@
  * One behaviour: early requests after 429s are one violation, early retries after 5xx another, counted.
  */
 import type { JournalEntry } from '../../journal/journal.ts';
+import { mostTakenAway, stallsTakenAway } from '../facts/causality.ts';
 import {
   createReactionFacts,
   describe,
@@ -101,14 +102,18 @@ export const honorRetryAfter: ClientRule = {
       return firstWithSeq.get(e.seq) as number;
     });
     const reported = new Uint8Array(entries.length);
+    // Read as if the loop had not stalled (stall-decided.ts), a request counts from the earliest the client
+    // may have sent it: the stalls between the refusal's answer and it taken away. 0 otherwise.
+    const slack = mostTakenAway(entries);
     entries.forEach((refusal, i) => {
       const until = retryAfterUntil(refusal);
       if (until === undefined || !(refusal.status === 429 || refusal.status >= 500)) return;
       const inScope = scopeOf(refusal, rateLimitRules);
       // The requests in its scope sent before its Retry-After had elapsed.
       const shown: JournalEntry[] = [];
-      startedBefore(i, until - TOLERANCE_MS, (k) => {
+      startedBefore(i, until - TOLERANCE_MS + slack, (k) => {
         const e = entries[k] as JournalEntry;
+        if (slack > 0 && e.at - stallsTakenAway(refusal, e) >= until - TOLERANCE_MS) return;
         // Each early request is one violation, however many concurrent 429s it jumped.
         if (reported[seqAt[k] as number]) return;
         // Only reactions count: a request already on its way when the refusal was answered could not obey it.

@@ -1,4 +1,5 @@
 import type { JournalEntry } from '../../journal/journal.ts';
+import { stallBetween } from '../facts/causality.ts';
 import {
   answeredAt,
   createReactionFacts,
@@ -11,7 +12,7 @@ import {
   TOGETHER_MS,
 } from '../journal-facts.ts';
 import { stallsDecided } from '../rule-readings/stall-decided.ts';
-import type { ClientRule, Finding } from '../types.ts';
+import type { ClientRule, Finding, RuleContext } from '../types.ts';
 
 /**
  * The most reactions sent at once: read in one turn of the event loop on distinct connections (`oneTurnBurst`),
@@ -121,11 +122,49 @@ export function stormFindings(found: readonly Storm[], most: number): Finding[] 
  * answer, however fast (test/clients/storms.ts; `sentTogether` in facts/reactions.ts: a chain of connections
  * each accepted once the one before was answered is one request at a time).
  */
+/**
+ * Why the rule could not observe a storm a saturated loop may have hidden: more than
+ * `maxConcurrencyAfter429` reactions to one 429, each read (or its connection accepted) while the run of
+ * stalls under way since the answer to the one before had not ended (the loop never caught up between them,
+ * `stallBetween` takes all the time between): a loop that never caught up reads one connection a turn, each
+ * turn as long as the machine makes it, so requests sent at once arrive one by one, each after the other's
+ * answer. Whether they were on the wire together cannot be told from what the gateway saw.
+ */
+function stormHiddenByStalls({ entries, options }: RuleContext): string | undefined {
+  const facts = createReactionFacts(entries);
+  const honouring = honouringOwnRetryAfter(entries);
+  for (const refusal of entries) {
+    if (refusal.status !== 429 || !hasConnection(refusal)) continue;
+    const to = refusal.real_ms + (retryAfterDelay(refusal) ?? options.quietMs);
+    const reactions = entries
+      .filter(
+        (e) =>
+          e !== refusal &&
+          hasConnection(e) &&
+          e.real_ms >= answeredAt(refusal) &&
+          e.real_ms <= to &&
+          !honouring.has(e) &&
+          facts.isReaction(e, refusal, options.graceMs),
+      )
+      .sort((a, b) => a.real_ms - b.real_ms);
+    let chained = 1;
+    for (let k = 1; k < reactions.length; k++) {
+      const before = reactions[k - 1] as JournalEntry;
+      const e = reactions[k] as JournalEntry;
+      const gap = e.real_ms - answeredAt(before);
+      chained = gap > 0 && gap - stallBetween(before, e) <= TOGETHER_MS ? chained + 1 : 1;
+      if (chained > options.maxConcurrencyAfter429)
+        return `${chained} requests after the 429 of #${refusal.seq} (up to #${e.seq}) were each read with the gateway's event loop stalling, not caught up since the answer to the one before: whether they were on the wire at once or one after another cannot be told; run it again on a quieter machine`;
+    }
+  }
+  return undefined;
+}
+
 export const noParallelStorm: ClientRule = {
   id: 'no-parallel-storm',
   title: 'After a 429, concurrency is reduced: no parallel storm while the limit is in force',
   specRef: [{ section: 7, note: '429: reduce concurrency' }],
-  unobserved: (ctx) => stallsDecided(noParallelStorm.judge, ctx),
+  unobserved: (ctx) => stallsDecided(noParallelStorm.judge, ctx) ?? stormHiddenByStalls(ctx),
   judge({ entries, options }) {
     const found: Storm[] = [];
     // Retries that waited out their own Retry-After are not part of a storm.
