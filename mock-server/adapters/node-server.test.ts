@@ -94,6 +94,31 @@ describe('node server adapter', () => {
     expect(inProcess?.connection).toBeUndefined();
   });
 
+  it('writes an answer whose text is not ASCII with its length in bytes, whether encoded before or not', async () => {
+    const gateway = createGateway();
+    const server = await serve(gateway, { port: 0 });
+    servers.push(server);
+    const token = gateway.mintToken('agent-verified');
+    const post = (body: string) =>
+      fetch(`${server.url}/v1/web/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-agent-identity': token },
+        body,
+      });
+    // A tool answer (its bytes encoded once, shared), then an error answer (text only), each quoting "é".
+    for (const [body, status] of [
+      [JSON.stringify({ query: 'café crème' }), 200],
+      ['{"query": é}', 400],
+    ] as const) {
+      const response = await post(body);
+      const bytes = Buffer.from(await response.arrayBuffer());
+      expect(response.status).toBe(status);
+      expect(Number(response.headers.get('content-length'))).toBe(bytes.length);
+      expect(bytes.toString('utf8')).toContain('é');
+      expect(() => JSON.parse(bytes.toString('utf8'))).not.toThrow();
+    }
+  });
+
   it('a tool call whose body came with its headers is answered in the turn it was read, and its connection kept', async () => {
     const gateway = createGateway();
     const server = await serve(gateway, { port: 0 });
