@@ -18,6 +18,8 @@ export interface Measurement {
   rssMb: number;
   /** CPU time Redis spent per answered request, in microseconds (shared-state runs). */
   sidecarCpuMicros?: number;
+  /** CPU time the load generator (this process) spent per answered request, in microseconds. */
+  generatorCpuMicros?: number;
   non2xx: number;
   errors: number;
 }
@@ -54,6 +56,7 @@ export async function load(target: Target, seconds: number, connections: number)
   const pids = processTree(target.pid);
   const cpuBefore = treeCpuMs(pids);
   const sidecarBefore = target.sidecarPid ? cpuMs(target.sidecarPid) : 0;
+  const generatorBefore = process.cpuUsage();
   const result = await autocannon({
     url: target.url,
     connections: connections,
@@ -76,6 +79,7 @@ export async function load(target: Target, seconds: number, connections: number)
       },
     ],
   });
+  const generator = process.cpuUsage(generatorBefore);
   const cpu = treeCpuMs(pids) - cpuBefore;
   countAnswered(target.name, result.requests.total);
   const sidecar = target.sidecarPid ? cpuMs(target.sidecarPid) - sidecarBefore : 0;
@@ -89,6 +93,8 @@ export async function load(target: Target, seconds: number, connections: number)
     rssMb: pids.reduce((sum, pid) => sum + rssMb(pid), 0),
     sidecarCpuMicros:
       target.sidecarPid && result.requests.total > 0 ? (sidecar * 1000) / result.requests.total : undefined,
+    generatorCpuMicros:
+      result.requests.total > 0 ? (generator.user + generator.system) / result.requests.total : Number.NaN,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
   };

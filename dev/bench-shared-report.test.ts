@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LoadSamples } from './bench-report.ts';
 import {
+  budgetLines,
   callsPerRequest,
   commandCalls,
   type SharedNames,
@@ -78,5 +79,28 @@ describe('the shared-state benchmark figures', () => {
     const loaded = sharedReport(names, rounds, { ...quiet, before: 4 }, 50, 120);
     expect(loaded).not.toContain(': met');
     expect(loaded).toContain('LOADED run: compares, judges no target');
+  });
+
+  it("prints the cores' CPU budget with the load generator's share, and whether 1.2x in memory fits in it", () => {
+    const withGenerator = (m: SharedRound) => ({ ...m, generatorCpuMicros: 100 });
+    const rounds = new Map<string, SharedRound[]>([
+      ['bare', [withGenerator(round('bare', 20000, 40))]],
+      ['memory', [withGenerator(round('memory', 10000, 100))]],
+      ['redis one', [withGenerator(round('redis one', 5000, 200, 50))]],
+      ['workers', [withGenerator(round('workers', 6000, 200, 50))]],
+    ]);
+    const lines = budgetLines(names, rounds, 2).join('\n');
+    // 2,000,000 / (100 + 100) = 10,000; / (250 + 100) = 5,714.
+    expect(lines).toContain('it spends 100 µs a request');
+    expect(lines).toContain('  memory: 10000 req/s (measured 10000)');
+    expect(lines).toContain('  workers: 5714 req/s (measured 6000)');
+    // 1.2 × 10,000 = 12,000 req/s: 2,000,000 / 12,000 − 100 = 67 µs, below in memory's 100.
+    expect(lines).toContain('1.2x in memory (12000 req/s) leaves 67 µs');
+    expect(lines).toContain('out of reach on these cores');
+    // On 8 cores the same figures leave room: 8,000,000 / 12,000 − 100 = 567 µs.
+    expect(budgetLines(names, rounds, 8).join('\n')).toContain('leaves 567 µs a request');
+    expect(budgetLines(names, rounds, 8).join('\n')).toContain('within reach');
+    // Rounds that did not measure the generator: no budget.
+    expect(budgetLines(names, new Map([['memory', [round('memory', 1, 1)]]]), 2)).toEqual([]);
   });
 });

@@ -1,3 +1,4 @@
+import { cpus } from 'node:os';
 import { isLoaded, type LoadSamples, loadLabel } from './bench-report.ts';
 import { type Measurement, median, perRoundRatio, shown, verdict } from './bench-rounds.ts';
 
@@ -64,6 +65,7 @@ export function sharedReport(
   load: LoadSamples,
   connections: number,
   roundTripMicros: number,
+  cores = cpus().length,
 ): string {
   const lines: string[] = [
     `Saturated, ${connections} connections, authenticated POST /v1/web/search, medians of ${rounds.get(names.memory)?.length ?? 0} alternating rounds (${loadLabel(load)}; per round: ${load.rounds.map((l) => l.toFixed(2)).join(', ')}):`,
@@ -109,6 +111,37 @@ export function sharedReport(
   }
   lines.push(
     `One admission alone (the round trip a request waits for): ${roundTripMicros.toFixed(0)} µs (sequential, loopback).`,
+    ...budgetLines(names, rounds, cores),
   );
   return lines.join('\n');
+}
+
+/**
+ * The CPU budget of the run's cores, which the load generator shares: a request costs the server, Redis
+ * and the generator, so the cores serve at most cores × 1,000,000 / (their sum) req/s; and what 1.2x the
+ * in-memory process's req/s would leave the server and Redis per request, beside what the in-memory process
+ * spends alone (a shared store costs more than none: below it, the target is out of reach on these cores).
+ */
+export function budgetLines(names: SharedNames, rounds: Map<string, SharedRound[]>, cores: number): string[] {
+  const all = [...rounds.values()].flat();
+  const generated = all.map((m) => m.generatorCpuMicros).filter((v): v is number => Number.isFinite(v));
+  if (generated.length === 0) return [];
+  const generator = median(generated);
+  const medianOf = (name: string, figure: (m: SharedRound) => number) =>
+    median((rounds.get(name) ?? []).map(figure));
+  const ceiling = (name: string) => (cores * 1_000_000) / (medianOf(name, totalCpu) + generator);
+  const memoryRate = medianOf(names.memory, (m) => m.requestsPerSecond);
+  const memoryCpu = medianOf(names.memory, totalCpu);
+  const target = 1.2 * memoryRate;
+  const left = (cores * 1_000_000) / target - generator;
+  const servers = [names.bare, names.memory, names.redisOne, names.workers];
+  return [
+    '',
+    `CPU budget of ${cores} cores, the load generator on them: it spends ${generator.toFixed(0)} µs a request (this process, median round), so a server can answer at most ${cores} × 1,000,000 / (server + Redis + generator µs) req/s:`,
+    ...servers.map(
+      (name) =>
+        `  ${name}: ${ceiling(name).toFixed(0)} req/s (measured ${medianOf(name, (m) => m.requestsPerSecond).toFixed(0)})`,
+    ),
+    `1.2x in memory (${target.toFixed(0)} req/s) leaves ${left.toFixed(0)} µs a request for the server and Redis together; in memory alone spends ${memoryCpu.toFixed(0)} µs: ${left < memoryCpu ? 'out of reach on these cores whatever the shared state costs (it cannot cost less than none)' : 'within reach if the shared state costs less than the difference'}.`,
+  ];
 }

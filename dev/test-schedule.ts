@@ -47,14 +47,16 @@ export function machineLoad(
 /** Files at a time for this machine, now. */
 export const workersNow = () => testWorkers(availableParallelism(), machineLoad());
 
-/** Test files that take minutes (waits on rate windows, a whole catalogue, a container build), longest first. */
+/**
+ * Test files that take minutes (waits, a container build) or tens of seconds of CPU (the proof catalogues,
+ * on a virtual clock), longest first.
+ */
 export const SLOW_FIRST: readonly RegExp[] = [
   /^test\/client-report-differential\.test\.ts$/,
-  /^test\/suite-proof-held-out.*\.test\.ts$/,
-  /^test\/suite-proof-(valid|faulty)-\d+\.test\.ts$/,
+  /^test\/suite-proof-(valid|faulty)(-\d+)?\.test\.ts$/,
   /^test\/shared-admin-acks\.test\.ts$/,
   /^test\/container-image\.test\.ts$/,
-  /^test\/suite-proof-paced\.test\.ts$/,
+  /^test\/suite-proof-(held-out|paced)\.test\.ts$/,
 ];
 
 /** Where a file goes: its index in SLOW_FIRST, or after all of them. */

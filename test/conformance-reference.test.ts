@@ -6,7 +6,10 @@ import { servedGateway } from './support/served-gateway.ts';
 /**
  * The conformance suite against the reference gateway, through the suite's own vitest front-end: every
  * check must pass, the 429 checks included (inconclusive counts as a failure here). Then the suite itself
- * is graded as a client: it must follow every client safety rule it expects of agents.
+ * is graded as a client: it must follow every client safety rule it expects of agents. This proof runs over
+ * real time (the suite's real waits, the gateway's real clock), as a user's run does: the proof catalogues
+ * (test/suite-proof-*.test.ts) run on a virtual clock shared with the suite, so this file and the CLI tests
+ * are what prove the real-time plumbing.
  */
 const target = servedGateway();
 

@@ -5,6 +5,7 @@ import { createProxy } from '../mock-server/proxy/proxy.ts';
 import { FAULTY_GATEWAYS } from './gateways/faulty-gateways.ts';
 import type { ProofTarget, RunningTarget } from './gateways/proof-target.ts';
 import { VALID_VARIANTS } from './gateways/valid-variants.ts';
+import { virtualClock } from './gateways/virtual-clock.ts';
 
 /*
  * The proxy in front of the proof catalogue's gateways (test/gateways/): the same ordinary traffic (what
@@ -48,7 +49,7 @@ async function traffic(base: string, target: RunningTarget): Promise<void> {
   await send('POST', '/v1/web/fetch', { ...json, 'x-agent-identity': target.token }, '{"url":5}');
   await send('GET', '/v1/whoami', { 'x-agent-identity': target.token });
   // A burst, in batches until the gateway limits it (a 429), at most 400 requests: the proof gateways allow
-  // 60 a second, which a loaded machine may not reach in one batch.
+  // 60 a second, on a virtual clock that nothing here moves, so the limit is met however slow the machine.
   for (let batch = 0; batch < 10; batch++) {
     const statuses = await Promise.all(
       Array.from({ length: 40 }, () =>
@@ -65,7 +66,8 @@ async function traffic(base: string, target: RunningTarget): Promise<void> {
 async function findingsThroughProxy(
   gateway: ProofTarget,
 ): Promise<{ judged: number; rules: RuleFindings[] }> {
-  const target = await gateway.start();
+  // On a virtual clock that stands still: a limit, once spent, stays spent (no refill with real time).
+  const target = await gateway.start({ clock: virtualClock() });
   const proxy = createProxy({ target: target.baseUrl, adminKey: ADMIN, log: () => {} });
   const server = await serve(proxy, { port: 0, log: () => {} });
   try {

@@ -7,8 +7,9 @@ import { proveAgainst } from './gateways/prove.ts';
 import { PROOF_RUNS, PROOF_SEED } from './support/proof.ts';
 
 /**
- * Gateways with ordinary rate limits and blocks, on a virtual clock the suite shares (minutes of waiting
- * take no real time, whatever the machine's speed), each over several seeds with default options.
+ * Gateways with ordinary rate limits and blocks, on the virtual clock the suite shares
+ * (test/gateways/virtual-clock.ts: minutes of waiting take no real time, whatever the machine's speed),
+ * each over several seeds with default options.
  */
 const SEEDS = [PROOF_SEED, 7, 424242];
 const cases = <T extends { id: string }>(targets: readonly T[]) =>

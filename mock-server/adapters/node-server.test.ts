@@ -1,9 +1,10 @@
-import { Agent, request as httpRequest } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { Agent, createServer, request as httpRequest } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerSettings } from '../config/schema.ts';
 import { ERROR_CATALOGUE } from '../errors.ts';
 import { createGateway, type Gateway } from '../gateway.ts';
+import { NodeRequest } from './node/request.ts';
 import { type RunningServer, serve } from './node-server.ts';
 
 const servers: RunningServer[] = [];
@@ -91,6 +92,87 @@ describe('node server adapter', () => {
     }
     expect((first?.connection_opened_ms ?? Infinity) <= (first?.real_ms ?? 0)).toBe(true);
     expect(inProcess?.connection).toBeUndefined();
+  });
+
+  it('writes an answer whose text is not ASCII with its length in bytes, whether encoded before or not', async () => {
+    const gateway = createGateway();
+    const server = await serve(gateway, { port: 0 });
+    servers.push(server);
+    const token = gateway.mintToken('agent-verified');
+    const post = (body: string) =>
+      fetch(`${server.url}/v1/web/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-agent-identity': token },
+        body,
+      });
+    // A tool answer (its bytes encoded once, shared), then an error answer (text only), each quoting "é".
+    for (const [body, status] of [
+      [JSON.stringify({ query: 'café crème' }), 200],
+      ['{"query": é}', 400],
+    ] as const) {
+      const response = await post(body);
+      const bytes = Buffer.from(await response.arrayBuffer());
+      expect(response.status).toBe(status);
+      expect(Number(response.headers.get('content-length'))).toBe(bytes.length);
+      expect(bytes.toString('utf8')).toContain('é');
+      expect(() => JSON.parse(bytes.toString('utf8'))).not.toThrow();
+    }
+  });
+
+  it('a tool call whose body came with its headers is answered in the turn it was read, and its connection kept', async () => {
+    const gateway = createGateway();
+    const server = await serve(gateway, { port: 0 });
+    servers.push(server);
+    const token = gateway.mintToken('agent-verified');
+    const body = JSON.stringify({ query: 'agent tool gateway' });
+    const call = `POST /v1/web/search HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nx-agent-identity: ${token}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const socket = connect(server.port, '127.0.0.1');
+    let received = '';
+    const answers = (n: number) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if ((received.match(/HTTP\/1\.1 /g) ?? []).length >= n && /\}$/.test(received)) resolve();
+        };
+        socket.on('data', (chunk: Buffer) => {
+          received += chunk.toString();
+          check();
+        });
+        socket.on('error', reject);
+        socket.on('close', () => reject(new Error(`closed after: ${received}`)));
+      });
+    const both = answers(2);
+    // Each request in one write: its body arrives with its headers.
+    socket.write(call, () => socket.write(call));
+    await both;
+    socket.destroy();
+    expect(received.match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+    expect(received).not.toMatch(/connection: close/i);
+    const [first, second] = gateway.journal.list();
+    expect(second?.connection).toBe(first?.connection);
+  });
+
+  it('a body that came with its headers is read without a wait, in the microtask after the request event', async () => {
+    const seen: { arrived?: string; complete: boolean }[] = [];
+    const plain = createServer((req, res) => {
+      const request = new NodeRequest(req, res, undefined);
+      queueMicrotask(() => {
+        const arrived = request.arrivedBody(1000);
+        seen.push({ arrived: arrived && Buffer.from(arrived).toString(), complete: request.complete });
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = plain.address() as AddressInfo;
+      const socket = connect(port, '127.0.0.1');
+      const answered = new Promise<void>((resolve) => socket.on('data', () => resolve()));
+      socket.write('POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 7\r\n\r\n{"a":1}');
+      await answered;
+      socket.destroy();
+    } finally {
+      plain.close();
+    }
+    expect(seen).toEqual([{ arrived: '{"a":1}', complete: true }]);
   });
 
   it('fails with EADDRINUSE when the port is taken', async () => {

@@ -103,6 +103,38 @@ describe('identity provider', () => {
     });
   });
 
+  it('builds the identity of a token once, and again after any change to its agent; a revocation, a disabled agent or the expiry after it still refuses at once', () => {
+    const { idp, registry, clock } = setup(10);
+    const { token } = idp.mintForApiKey('key-early-123');
+    const identityNow = () => {
+      const result = idp.verify(token);
+      if (!result.ok) throw new Error(`refused: ${result.reason}`);
+      return result.identity;
+    };
+    const first = identityNow();
+    expect(identityNow()).toBe(first);
+    registry.update('a-early', { name: 'Renamed', tier: 'verified', allowlist: ['web.search'] });
+    const updated = identityNow();
+    expect(updated).not.toBe(first);
+    expect(updated).toMatchObject({ name: 'Renamed', tier: 'verified', allowlist: ['web.search'] });
+    expect(first).toMatchObject({ name: 'Early', tier: 'early_access', allowlist: [] });
+    // Another instance's agents taken over (a shared store): new agent objects, a new identity.
+    registry.restore(registry.list().map((agent) => ({ ...agent, name: 'Restored' })));
+    expect(identityNow()).toMatchObject({ name: 'Restored' });
+    clock.advance(9_999);
+    expect(identityNow().name).toBe('Restored');
+    clock.advance(1);
+    expect(idp.verify(token)).toEqual({ ok: false, reason: 'expired', agentId: 'a-early' });
+    const fresh = idp.mintForApiKey('key-early-123').token;
+    expect(idp.verify(fresh).ok).toBe(true);
+    registry.revokeTokens('a-early');
+    expect(idp.verify(fresh)).toEqual({ ok: false, reason: 'revoked', agentId: 'a-early' });
+    const after = idp.mintForApiKey('key-early-123').token;
+    expect(idp.verify(after).ok).toBe(true);
+    registry.update('a-early', { disabled: true });
+    expect(idp.verify(after)).toEqual({ ok: false, reason: 'agent_disabled', agentId: 'a-early' });
+  });
+
   describe('a token signed with the right secret but never issued like this is refused, saying why', () => {
     // What someone holding the signing secret could mint: claims of their choosing, correctly signed.
     const forge = (clock: { now(): number }, claims: Partial<TokenClaims>) =>

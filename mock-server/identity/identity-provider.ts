@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { GatewayError } from '../errors.ts';
 import type { Agent, AgentRegistry } from './agent-registry.ts';
-import { createTokenCodec, type TokenClaims } from './token-codec.ts';
+import { createTokenCodec, type DecodeFailure, type TokenClaims } from './token-codec.ts';
 import { createTokenMemo } from './token-memo.ts';
 
 /** Who a valid token speaks for: what the gateway needs for policy and whoami. */
@@ -32,6 +32,18 @@ export const identityOf = (
   allowlist: agent.allowlist,
   ...token,
 });
+
+/**
+ * A token whose signature checked out: its claims, and the identity it last verified as, with the agent
+ * object and registry version that identity was built from. Every check that can change (issuer, lifetime,
+ * the agent's state, revocation, expiry) still runs on every verify; only the object is reused.
+ */
+interface SignedToken {
+  readonly claims: TokenClaims;
+  identity?: Identity;
+  agent?: Agent;
+  version?: number;
+}
 
 /** Why a token was refused; sent back in the 401 body as `reason` to help developers. */
 export type InvalidTokenReason = (typeof INVALID_TOKEN_REASONS)[number];
@@ -97,16 +109,34 @@ export function createIdentityProvider(options: {
   // Checking the signature is a pure function of the token, so good tokens are remembered (bounded) and
   // the HMAC runs once per token, not once per request. Expiry, revocation and the agent's current state
   // are still checked on every call.
-  let signedClaims = createTokenMemo<TokenClaims>();
-  const decode = (token: string) => {
+  // The identity a good token last verified as is kept beside its claims, with the agent object and the
+  // registry version it was built from: a request reuses it while both are the same (an admin change bumps
+  // the version, a replaced agent is another object), instead of building the same Identity again.
+  let signedClaims = createTokenMemo<SignedToken>();
+  const decode = (
+    token: string,
+  ): { ok: true; signed: SignedToken } | { ok: false; reason: DecodeFailure } => {
     const known = signedClaims.get(token);
-    if (known) return { ok: true as const, claims: known };
+    if (known) return { ok: true, signed: known };
     const decoded = codec.decode(token);
-    if (decoded.ok) {
-      signed();
-      signedClaims.set(token, decoded.claims);
-    }
-    return decoded;
+    if (!decoded.ok) return decoded;
+    signed();
+    return { ok: true, signed: signedClaims.set(token, { claims: decoded.claims }) };
+  };
+  const identityFor = (known: SignedToken, agent: Agent): Identity => {
+    const cached = known.identity;
+    if (cached && known.agent === agent && known.version === registry.version) return cached;
+    const { claims } = known;
+    const identity = identityOf(agent, {
+      tokenId: claims.jti,
+      issuedAt: claims.iat,
+      expiresAt: claims.exp,
+      generation: claims.gen,
+    });
+    known.identity = identity;
+    known.agent = agent;
+    known.version = registry.version;
+    return identity;
   };
 
   const mint = (agent: Agent): MintedToken => {
@@ -148,7 +178,7 @@ export function createIdentityProvider(options: {
     verify(token: string): VerifyResult {
       const decoded = decode(token);
       if (!decoded.ok) return decoded;
-      const { claims } = decoded;
+      const { claims } = decoded.signed;
       if (claims.iss !== issuer) return { ok: false, reason: 'wrong_issuer' };
       // Signed with our secret but never issued like this: whoever holds the secret cannot stretch a token
       // past the configured lifetime, nor date it ahead to outlive it.
@@ -165,15 +195,7 @@ export function createIdentityProvider(options: {
       if ((claims.inc ?? 'c0') !== agent.incarnation)
         return { ok: false, reason: 'revoked', agentId: agent.id };
       if (now >= claims.exp) return { ok: false, reason: 'expired', agentId: agent.id };
-      return {
-        ok: true,
-        identity: identityOf(agent, {
-          tokenId: claims.jti,
-          issuedAt: claims.iat,
-          expiresAt: claims.exp,
-          generation: claims.gen,
-        }),
-      };
+      return { ok: true, identity: identityFor(decoded.signed, agent) };
     },
 
     get ttlSeconds() {

@@ -18,7 +18,7 @@ export interface TokenClaims {
   inc?: string;
 }
 
-type DecodeFailure = 'malformed' | 'bad_signature';
+export type DecodeFailure = 'malformed' | 'bad_signature';
 type DecodeResult = { ok: true; claims: TokenClaims } | { ok: false; reason: DecodeFailure };
 
 const PREFIX = 'agt1';

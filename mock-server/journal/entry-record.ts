@@ -87,8 +87,21 @@ const FIELDS = [
   'body_unread',
   'attributed_by',
 ] as const satisfies readonly (keyof JournalEntry)[];
-const FIELD_IDS = new Map<string, number>(FIELDS.map((name, k) => [name, k + 1]));
 const OTHER_FIELD = 255;
+
+/**
+ * How each of the entry's own fields is written, found with one lookup per field: its byte, whether its
+ * text is shared (by reference), whether it may be a quota list. A field this does not know: `undefined`.
+ */
+interface FieldPlan {
+  readonly id: number;
+  readonly shared: boolean;
+  readonly quota: boolean;
+}
+const FIELD_PLANS = new Map<string, FieldPlan>(
+  FIELDS.map((name, k) => [name, { id: k + 1, shared: SHARED_TEXTS.has(name), quota: name === 'quota' }]),
+);
+const OTHER_PLAN: FieldPlan = { id: OTHER_FIELD, shared: false, quota: false };
 
 enum Kind {
   Missing = 0,
@@ -118,14 +131,14 @@ function isQuota(value: unknown): value is Quota {
   return true;
 }
 
-function writeValue(writer: RecordWriter, name: string, value: unknown): void {
+function writeValue(writer: RecordWriter, plan: FieldPlan, value: unknown): void {
   switch (typeof value) {
     case 'number':
       writer.tag(Kind.Number);
       writer.number(value);
       return;
     case 'string':
-      if (SHARED_TEXTS.has(name)) {
+      if (plan.shared) {
         writer.tag(Kind.SharedText);
         writer.ref(value);
       } else {
@@ -141,7 +154,9 @@ function writeValue(writer: RecordWriter, name: string, value: unknown): void {
       return;
   }
   if (value === null) writer.tag(Kind.Null);
-  else if (isQuota(value)) {
+  // Only the quota field is tried as a quota list: any other object (secrets, stall runs, findings) is JSON
+  // without walking it first.
+  else if (plan.quota && isQuota(value)) {
     writer.tag(Kind.Quota);
     writer.number(value.length);
     for (const { rule, key, limit, remaining } of value) {
@@ -195,13 +210,14 @@ export function writeEntry(
   work: RecordedWork<Recordable, Recordable> | undefined,
 ): void {
   for (const name in entry) {
-    const id = FIELD_IDS.get(name);
-    if (id !== undefined) writer.tag(id);
+    let plan = FIELD_PLANS.get(name);
+    if (plan !== undefined) writer.tag(plan.id);
     else {
+      plan = OTHER_PLAN;
       writer.tag(OTHER_FIELD);
       writer.ref(name);
     }
-    writeValue(writer, name, entry[name as keyof JournalEntry]);
+    writeValue(writer, plan, entry[name as keyof JournalEntry]);
   }
   writer.tag(0);
   writeWork(writer, work?.readings);

@@ -24,8 +24,17 @@ const extras = fc.record(
     findings: fc.array(fc.record({ rule: fc.string(), detail: fc.string() }), { maxLength: 2 }),
     own_key_unknown: fc.constant(true as const),
     fault: fc.option(fc.string(), { nil: undefined }),
-    // A field the entry's vocabulary does not list (written by name).
-    not_in_the_vocabulary: fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.boolean()),
+    // A field the entry's vocabulary does not list (written by name), a quota-shaped list included (only
+    // the quota field is written as one: any other field holding one is JSON, read back the same).
+    not_in_the_vocabulary: fc.oneof(
+      fc.string(),
+      fc.integer(),
+      fc.constant(null),
+      fc.boolean(),
+      fc.array(fc.record({ rule: fc.string(), key: fc.string(), limit: fc.nat(), remaining: fc.integer() }), {
+        maxLength: 2,
+      }),
+    ),
   },
   { requiredKeys: [] },
 );

@@ -6,8 +6,9 @@ import { fronted, jsonError, onNodeServer, type ProofTarget, withJson } from './
  * The families a held-out round found (issue 33), each as a faulty gateway (the most common real way to
  * break the rule) and a valid one (the most unusual legal way to keep it). Each fault is a function of
  * what the gateway is sent (a request count, a header length, a status), never of timing, so the verdict
- * is the same on every seed and however loaded the machine is. The Retry-After family runs on a virtual
- * clock (paced-gateways.ts).
+ * is the same on every seed and however loaded the machine is; a call that takes its time (the overload
+ * manager's) takes it on the gateway's clock, virtual in the proofs. The Retry-After family is paced
+ * (paced-gateways.ts).
  */
 
 const PROTECTED = new Set(['/v1/whoami', '/v1/web/search', '/v1/web/fetch']);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { PACED_VALID } from './paced-gateways.ts';
 import { fronted } from './proof-target.ts';
 import { proveAgainst } from './prove.ts';
 import { VIRTUAL_START, virtualClock } from './virtual-clock.ts';
@@ -61,6 +62,13 @@ describe('the proofs’ virtual clock', () => {
     };
     await expect(proveAgainst(ignoring, { seed: 1, numRuns: 1 })).rejects.toThrow(
       /ignores-clock did not run on the virtual clock it was given/,
+    );
+  });
+
+  it('a paced gateway, whose limiter needs the shared clock, is refused a proof on real time', async () => {
+    const paced = PACED_VALID[0] as (typeof PACED_VALID)[number];
+    await expect(proveAgainst(paced, { seed: 1, numRuns: 1, realTime: true })).rejects.toThrow(
+      /runs on a clock of its own though started on real time/,
     );
   });
 });

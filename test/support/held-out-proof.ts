@@ -1,10 +1,7 @@
 import { CHECKS } from '../../conformance/checks/index.ts';
 import { PROOF_SEED } from './proof.ts';
 
-/**
- * The held-out round's proofs (test/suite-proof-held-out*.test.ts, two files so that vitest runs them side
- * by side): each family on two seeds.
- */
+/** The held-out round's proofs (test/suite-proof-held-out.test.ts): each family on two seeds. */
 const SEEDS = [PROOF_SEED, 99];
 
 /** A test per target and seed: `[id, seed, target]`. */

@@ -1,4 +1,5 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
@@ -28,9 +29,13 @@ export const PODMAN: SystemBinary = {
   requireEnv: 'AGENT_GATEWAY_REQUIRE_PODMAN',
   install: 'apt-get install podman runc debootstrap',
 };
-/** The local base image (no node in it: the Dockerfile's build stage brings Node.js in) and the image built. */
+/**
+ * The local base image (no node in it: the Dockerfile's build stage brings Node.js in) and the image built,
+ * tagged for this checkout: two checkouts on one machine (podman's store is the user's) never run each
+ * other's image.
+ */
 export const BASE_IMAGE = 'localhost/agent-gateway-test-base:bookworm';
-export const IMAGE = 'localhost/agent-gateway:test';
+export const IMAGE = `localhost/agent-gateway:test-${createHash('sha256').update(ROOT).digest('hex').slice(0, 12)}`;
 const CACHE = join(ROOT, 'node_modules/.cache/agent-gateway-image');
 
 /**
@@ -108,8 +113,15 @@ function caBundle(): string | undefined {
   ].find((file): file is string => file !== undefined && existsSync(file));
 }
 
-/** Builds the repository's Dockerfile on the local base (docker format: it keeps the HEALTHCHECK). */
+let built: string | undefined;
+
+/**
+ * Builds the repository's Dockerfile on the local base (docker format: it keeps the HEALTHCHECK), once per
+ * process: the image's tests and the recipes' share one file, and a second build, every layer found in the
+ * cache, still costs podman 5-15 s of its own work.
+ */
 export function buildImage(): string {
+  if (built) return built;
   ensureBaseImage();
   const ca = caBundle();
   podman(
@@ -126,6 +138,7 @@ export function buildImage(): string {
     ],
     { timeoutMs: 480_000 },
   );
+  built = IMAGE;
   return IMAGE;
 }
 

@@ -11,14 +11,5 @@ export function proveAgainst(target: ProofTarget): Promise<ProofResult> {
   return prove(target, { seed: PROOF_SEED, numRuns: PROOF_RUNS });
 }
 
-/**
- * The `index`-th of `parts` slices of a catalogue: each is proven in its own test file, so vitest runs
- * them in parallel (a proof takes a few seconds, the catalogue dozens of them).
- */
-export function part<T>(list: readonly T[], index: number, parts: number): T[] {
-  const size = Math.ceil(list.length / parts);
-  return list.slice(index * size, (index + 1) * size);
-}
-
 /** A failure message starts with what was expected, after the category label if any (`[long@whoami] `). */
 export const EXPECTED_MESSAGE = /^(\[[^\]]+\] )?Expected /;

@@ -74,6 +74,6 @@ export function edgeRefusal(req: IncomingMessage): GatewayError | undefined {
  * client's half-close in the middle of it, could only be misread as another request. One answer per
  * request, then close (RFC 9112 section 9.6).
  */
-export function closesAfterAnswer(req: IncomingMessage): boolean {
-  return !req.complete;
+export function closesAfterAnswer(request: { readonly complete: boolean }): boolean {
+  return !request.complete;
 }

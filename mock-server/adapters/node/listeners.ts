@@ -53,14 +53,13 @@ export function coreListener(core: GatewayCore, guard: ConnectionGuard, log: (li
     if (!accepted) return;
     // A microtask later: by then Node's parser has also taken the rest of the bytes that came with the
     // headers, so a small body is there to read without a wait (`arrivedBody`).
-    queueMicrotask(() => handleOnCore(core, req, res, accepted, guard, log));
+    queueMicrotask(() => handleOnCore(core, res, accepted, guard, log));
   };
 }
 
 /** The core's answer to a request, written; the connection guard learns it is done. */
 function handleOnCore(
   core: GatewayCore,
-  req: IncomingMessage,
   res: ServerResponse,
   { request, socket, state }: Accepted,
   guard: ConnectionGuard,
@@ -70,7 +69,7 @@ function handleOnCore(
     try {
       // After a timeout or a parser error on this connection, or an answer before the body arrived, it
       // closes after this answer, and nothing more is answered on it.
-      const close = state?.closeAfter === true || closesAfterAnswer(req);
+      const close = state?.closeAfter === true || closesAfterAnswer(request);
       if (close && state) state.closeAfter = true;
       const streaming = writeAnswer(res, answer, close);
       // A streamed answer's connection is busy until the stream ends.

@@ -95,8 +95,14 @@ export class NodeRequest implements GatewayRequest {
   arrivedBody(maxBytes: number): Uint8Array | undefined {
     const req = this.req;
     // Only a whole body already buffered (it came with the headers): anything else is read by `body`.
-    if (this.aborted || this.reading || !req.complete || req.readableFlowing) return undefined;
-    if (Number(req.headers['content-length']) > maxBytes) return undefined;
+    if (this.aborted || this.reading || req.readableFlowing) return undefined;
+    const declared = Number(req.headers['content-length']);
+    if (declared > maxBytes) return undefined;
+    // Whole: the parser said the message is complete, or every byte Content-Length declares is buffered
+    // (Node need not have marked it `complete` yet: on Node 24 a small body that came with its headers is
+    // all there but not yet `complete` when the request is handled, every time).
+    const whole = req.complete || (declared >= 0 && req.readableLength >= declared);
+    if (!whole) return undefined;
     const chunks: Buffer[] = [];
     let total = 0;
     for (let chunk = req.read() as Buffer | null; chunk !== null; chunk = req.read() as Buffer | null) {
@@ -110,6 +116,7 @@ export class NodeRequest implements GatewayRequest {
     }
     const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
     this.reading = Promise.resolve(bytes);
+    this.arrivedWhole = true;
     return bytes;
   }
 
@@ -138,10 +145,13 @@ export class NodeRequest implements GatewayRequest {
     else this.abortListeners.push(listener);
   }
 
-  /** Whether the whole request, body included, has arrived. */
+  /** Whether the whole request, body included, has arrived (and been read, when `arrivedBody` read it). */
   get complete(): boolean {
-    return this.req.complete;
+    return this.req.complete || this.arrivedWhole;
   }
+
+  /** `arrivedBody` read every byte Content-Length declared: the request is whole, whatever the parser says yet. */
+  private arrivedWhole = false;
 }
 
 /**
