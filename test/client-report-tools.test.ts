@@ -1,5 +1,5 @@
 import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { gatewayHandlers } from '../mock-server/adapters/msw.ts';
 import { formatClientReport } from '../mock-server/client-report/report.ts';
 import { createGateway } from '../mock-server/gateway.ts';
@@ -9,6 +9,7 @@ import '../mock-server/testing-vitest.ts';
 import { send, wellBehavedAgent } from './support/agents.ts';
 import { call } from './support/call.ts';
 import { runCli, startServe } from './support/cli.ts';
+import { runFaked } from './support/fake-time.ts';
 
 describe('the vitest matcher, for agents tested in-process with msw', () => {
   const gateway = createGateway({
@@ -22,9 +23,20 @@ describe('the vitest matcher, for agents tested in-process with msw', () => {
   beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
   afterAll(() => server.close());
 
+  // On fake time (runOnFakeTime, as the guide shows): the agent's waits and the gateway's clock move together,
+  // so no stall of a loaded machine can leave a rule NOT OBSERVED and fail the matcher.
   it('passes an agent that followed the rules', async () => {
     const agent = wellBehavedAgent({ baseUrl: 'http://gateway.test', apiKey: 'ak_verified_2b8d4f6a1c9e' });
-    for (const q of ['one', 'two', 'three', 'four']) await agent.search(q);
+    vi.useFakeTimers();
+    try {
+      await runFaked(
+        (async () => {
+          for (const q of ['one', 'two', 'three', 'four']) await agent.search(q);
+        })(),
+      );
+    } finally {
+      vi.useRealTimers();
+    }
     expect(gateway.journal.list({ agent: 'agent-verified' }).some((e) => e.status === 429)).toBe(true);
     expect(gateway).toFollowClientRules('agent-verified');
   }, 15_000);
