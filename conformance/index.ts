@@ -18,7 +18,6 @@ export type {
 } from './check-kit/check-contract.ts';
 export { CheckFailure, Inconclusive } from './check-kit/check-contract.ts';
 export { CHECKS } from './checks/index.ts';
-export type { SuiteClock } from './client/client-pacing.ts';
 export { exhaustedWaitMs, rateLimitHint } from './client/rate-limit-headers.ts';
 export type {
   CheckResult,
@@ -28,6 +27,7 @@ export type {
   Unobserved,
   Verdict,
 } from './model/check-result.ts';
+export type { SuiteClock } from './model/suite-clock.ts';
 export { formatCheckLine, formatSummary } from './reporters/console.ts';
 export { escapeHtml, toHtmlReport } from './reporters/html.ts';
 export { toJsonReport } from './reporters/json.ts';

@@ -49,15 +49,15 @@ describe("vitest's schedule", () => {
   it('puts the slow files first, in the listed order, and keeps the order of the rest', () => {
     const files = [
       'mock-server/a.test.ts',
-      'test/suite-proof-valid-2.test.ts',
+      'test/suite-proof-valid.test.ts',
       'test/b.test.ts',
       'test/client-report-differential.test.ts',
-      'test/suite-proof-faulty-1.test.ts',
+      'test/suite-proof-faulty.test.ts',
     ];
     expect(slowFirst(files, (f) => f)).toEqual([
       'test/client-report-differential.test.ts',
-      'test/suite-proof-valid-2.test.ts',
-      'test/suite-proof-faulty-1.test.ts',
+      'test/suite-proof-valid.test.ts',
+      'test/suite-proof-faulty.test.ts',
       'mock-server/a.test.ts',
       'test/b.test.ts',
     ]);
@@ -73,10 +73,10 @@ describe("vitest's schedule", () => {
   });
 
   it('starts the slow files first on a fresh clone (no cached results), where vitest would start the largest', async () => {
-    const files = ['test/cli.test.ts', 'test/suite-proof-valid-1.test.ts', 'test/container-image.test.ts'];
+    const files = ['test/cli.test.ts', 'test/suite-proof-valid.test.ts', 'test/container-image.test.ts'];
     const sorted = await sequencer(() => undefined).sort(files.map(spec));
     expect(sorted.map((s) => s.moduleId)).toEqual(
-      ['test/suite-proof-valid-1.test.ts', 'test/container-image.test.ts', 'test/cli.test.ts'].map((f) =>
+      ['test/container-image.test.ts', 'test/suite-proof-valid.test.ts', 'test/cli.test.ts'].map((f) =>
         join(ROOT, f),
       ),
     );
@@ -85,7 +85,7 @@ describe("vitest's schedule", () => {
   it("keeps vitest's own order (failed first, then longest) when every file has a cached result", async () => {
     const durations: Record<string, number> = {
       'test/cli.test.ts': 90_000,
-      'test/suite-proof-valid-1.test.ts': 10_000,
+      'test/suite-proof-valid.test.ts': 10_000,
       'test/container-image.test.ts': 50_000,
     };
     const files = Object.keys(durations);
@@ -96,7 +96,7 @@ describe("vitest's schedule", () => {
     expect(sorted.map((s) => s.moduleId.slice(ROOT.length))).toEqual([
       'test/cli.test.ts',
       'test/container-image.test.ts',
-      'test/suite-proof-valid-1.test.ts',
+      'test/suite-proof-valid.test.ts',
     ]);
   });
 });

@@ -1,23 +1,21 @@
 /**
  * How vitest schedules this project's files (vitest.config.ts): how many at a time, and in what order.
  *
- * How many: most of the slow files wait (on rate windows and Retry-After, on child processes, on a
- * container build) far more than they compute: a conformance proof takes about 1 s of CPU for 6-10 s of
- * wall. On a quiet machine twice as many files as cores run at once, so those waits overlap; on a busy
+ * How many: many of the slow files wait (on an agent's real Retry-After and backoff sleeps, on child
+ * processes, on a container build) far more than they compute. On a quiet machine twice as many files as cores run at once, so those waits overlap; on a busy
  * one (a 1-minute load average of half the cores or more when the run starts) the files would only
  * compete for CPU with the machine's other work, so it stays at cores - 1 (at least 2), as before. Under
  * `npm test` the load is the one before its own stages started (MACHINE_LOAD_ENV): the stages beside
  * vitest are part of the run, not other work. Only the number of files at a time changes, never what a
  * test asserts; `--maxWorkers=N` chooses it outright.
  *
- * Order: the files known to take minutes start first, so they overlap the hundreds of quick files
+ * Order: the files known to take longest start first, so they overlap the hundreds of quick files
  * instead of running last.
  *
  * vitest orders a run by what its cache (node_modules/.vite/vitest) says of the last one: failed files
  * first, then the longest. A fresh clone has no cache, and vitest then runs the largest files first, by
  * bytes: the conformance proof files are a few lines each (the catalogues they prove live elsewhere), so
- * they started last and ran two by two after everything else had finished (measured on a fresh clone: the
- * five proof files of two minutes each were the last five of 213 to end). Here, when any file has no cached
+ * they would start last, after everything else had finished. Here, when any file has no cached
  * result, the files matching SLOW_FIRST come first, in its order, and then the rest in vitest's order;
  * with a complete cache, vitest's own order stands (it already starts with the slowest).
  */
@@ -53,10 +51,9 @@ export const workersNow = () => testWorkers(availableParallelism(), machineLoad(
  */
 export const SLOW_FIRST: readonly RegExp[] = [
   /^test\/client-report-differential\.test\.ts$/,
-  /^test\/suite-proof-(valid|faulty)(-\d+)?\.test\.ts$/,
-  /^test\/shared-admin-acks\.test\.ts$/,
   /^test\/container-image\.test\.ts$/,
-  /^test\/suite-proof-(held-out|paced)\.test\.ts$/,
+  /^test\/suite-proof-(faulty|valid|held-out|paced)\.test\.ts$/,
+  /^test\/shared-admin-acks\.test\.ts$/,
 ];
 
 /** Where a file goes: its index in SLOW_FIRST, or after all of them. */

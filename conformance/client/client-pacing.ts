@@ -1,4 +1,3 @@
-import { setTimeout as realSleep } from 'node:timers/promises';
 import { parseRetryAfter, retryAfterDelayMs } from '../../vocabulary/retry-after.ts';
 import type { Credential, SuiteResponse } from '../model/suite-request.ts';
 import { exhaustedWaitMs } from './rate-limit-headers.ts';
@@ -43,20 +42,6 @@ export function retryAfterOf(response: SuiteResponse, now: number): number | und
 export function askedWaitOf(response: SuiteResponse, now: number): number | undefined {
   return retryAfterOf(response, now) ?? exhaustedWaitMs(response.status, response.headers, now);
 }
-
-/** The suite's clock: real time by default; tests share a virtual one with the gateway they run. */
-export interface SuiteClock {
-  now(): number;
-  sleep(ms: number): Promise<void>;
-  /**
-   * Told of each exchange in flight (its answer); real time has no use for it. A virtual clock does not
-   * move while one is, so that time passes only when everything waits on the clock (no wait ends before
-   * an answer already on its way arrives).
-   */
-  busy?<T>(work: Promise<T>): Promise<T>;
-}
-
-export const REAL_CLOCK: SuiteClock = { now: () => Date.now(), sleep: (ms) => realSleep(ms) };
 
 /** Pacing scopes: a limit applies to an agent (each real token) or to anonymous traffic (an address). */
 export const scopeOf = (credential: Credential) =>

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { SuiteClock } from '../model/suite-clock.ts';
 import type { SuiteResponse } from '../model/suite-request.ts';
 import { createTokenLedger } from '../tokens/token-ledger.ts';
-import { createWaitFloors, type SuiteClock } from './client-pacing.ts';
+import { createWaitFloors } from './client-pacing.ts';
 import { type ClientCore, isAnswer, sendRequest } from './client-send.ts';
 import { createClientWaits } from './client-waits.ts';
 import { createShortWaits } from './short-waits.ts';

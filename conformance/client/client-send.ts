@@ -1,3 +1,4 @@
+import type { SuiteClock } from '../model/suite-clock.ts';
 import {
   callKey,
   credentialOf,
@@ -14,7 +15,6 @@ import {
   isTransient,
   MAX_TRANSIENT_RETRIES,
   retryAfterOf,
-  type SuiteClock,
   scopeOf,
 } from './client-pacing.ts';
 import type { ClientTokens } from './client-token.ts';

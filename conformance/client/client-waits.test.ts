@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SuiteClock } from './client-pacing.ts';
+import type { SuiteClock } from '../model/suite-clock.ts';
 import { createClientWaits, retryWaitMs } from './client-waits.ts';
 
 /** A virtual clock: sleeping moves it, nothing waits for real. */

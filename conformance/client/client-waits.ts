@@ -1,4 +1,5 @@
-import { backoffMs, flooredWaitMs, type SuiteClock } from './client-pacing.ts';
+import type { SuiteClock } from '../model/suite-clock.ts';
+import { backoffMs, flooredWaitMs } from './client-pacing.ts';
 
 /* The suite client's waits (http-client.ts): pausing on the suite's clock, the gates a 429 or an exhausted
  * rate limit put on a scope, and the wait planned before a retry. */

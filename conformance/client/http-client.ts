@@ -1,8 +1,9 @@
+import { REAL_CLOCK, type SuiteClock } from '../model/suite-clock.ts';
 import type { Exchange, SuiteRequest } from '../model/suite-request.ts';
 import { createTokenLedger } from '../tokens/token-ledger.ts';
 import type { TokenSource } from '../tokens/token-source.ts';
 import { withIdempotencyKey } from './client-idempotency-key.ts';
-import { createWaitFloors, NO_WAIT_RETRIES, REAL_CLOCK, type SuiteClock } from './client-pacing.ts';
+import { createWaitFloors, NO_WAIT_RETRIES } from './client-pacing.ts';
 import { type ClientCore, type SendOptions, sendRequest } from './client-send.ts';
 import { createClientWaits } from './client-waits.ts';
 import { createTransport } from './http-transport.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Check } from '../check-kit/check-contract.ts';
-import type { SuiteClock } from '../client/client-pacing.ts';
 import type { SuiteClient } from '../client/http-client.ts';
 import { CannotRunError } from '../model/cannot-run-error.ts';
+import type { SuiteClock } from '../model/suite-clock.ts';
 import type { TokenSource } from '../tokens/token-source.ts';
 import { createSharedMemo, preflight, runClock } from './run-steps.ts';
 

@@ -1,9 +1,9 @@
 import { SPEC_ENDPOINTS } from '../../vocabulary/endpoints.ts';
 import type { Check } from '../check-kit/check-contract.ts';
 import { DENIED_TOKEN, VALID_TOKEN } from '../check-kit/support.ts';
-import type { SuiteClock } from '../client/client-pacing.ts';
 import type { SuiteClient } from '../client/http-client.ts';
 import { CannotRunError } from '../model/cannot-run-error.ts';
+import type { SuiteClock } from '../model/suite-clock.ts';
 import type { TokenSource } from '../tokens/token-source.ts';
 import { precheckToken } from './token-precheck.ts';
 

@@ -1,10 +1,10 @@
 import { SPEC_ENDPOINTS } from '../../vocabulary/endpoints.ts';
 import type { Check, CheckContext } from '../check-kit/check-contract.ts';
 import { CHECKS } from '../checks/index.ts';
-import { REAL_CLOCK, type SuiteClock } from '../client/client-pacing.ts';
 import { createSuiteClient, type SuiteClient } from '../client/http-client.ts';
 import { CannotRunError } from '../model/cannot-run-error.ts';
 import type { CheckResult, Reproduction } from '../model/check-result.ts';
+import { REAL_CLOCK, type SuiteClock } from '../model/suite-clock.ts';
 import { readExpectedResults } from '../suite/expected-results.ts';
 import { parseSuiteOptions, type SuiteOptions, type SuiteOptionsInput } from '../suite/suite-options.ts';
 import {

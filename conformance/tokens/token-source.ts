@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { REAL_CLOCK, type SuiteClock } from '../client/client-pacing.ts';
+import { REAL_CLOCK, type SuiteClock } from '../model/suite-clock.ts';
 
 /** Where a token comes from: a fixed value, or a command run again when the token stops working. */
 export interface TokenSource {
