@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../test/support/seeded-random.ts';
-import { recordedEntry } from '../../test/support/synthetic-journal.ts';
+import { fetchRetries503, recordedEntry } from '../../test/support/synthetic-journal.ts';
 import { loadConfig } from '../config/load-config.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import { loadCorpus } from '../providers/corpus.ts';
@@ -139,28 +139,6 @@ const GOOD: [string, number, number, (k: number, rand: () => number) => number][
     (k, rand) => 1000 * 2 ** k * (1 + rand()),
   ],
 ];
-
-/** One fetch retried on one connection, each attempt answered 503: [read, written, stall runs] per attempt. */
-const fetchRetries503 = (rows: readonly [number, number, [number, number, number, number][]][]) =>
-  rows.map(([read, written, runs], k) =>
-    recordedEntry(read, {
-      real_ms: read,
-      written_ms: written,
-      duration_ms: written - read,
-      method: 'POST',
-      path: '/v1/web/fetch',
-      operation: 'web.fetch',
-      status: 503,
-      code: 'upstream_unavailable',
-      url: 'https://docs.example.org/guide',
-      request_key: 'fetch guide',
-      request_fingerprint: 'fetch guide',
-      connection: 1,
-      connection_opened_ms: -5,
-      connection_seq: k + 1,
-      ...(runs.length > 0 ? { stall_runs: runs } : {}),
-    }),
-  );
 
 describe('backoff-with-jitter on a very slow machine (stalls of 200-800 ms)', () => {
   for (const [path, asJournaled] of PATHS)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { recordedEntry } from '../../test/support/synthetic-journal.ts';
+import { fetchRetries503, recordedEntry } from '../../test/support/synthetic-journal.ts';
 import { loadConfig } from '../config/load-config.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import { loadCorpus } from '../providers/corpus.ts';
@@ -93,27 +93,6 @@ describe('honor-retry-after, a retry that came in time only as the loop stalled'
 });
 
 describe('backoff-with-jitter, a flat schedule whose first waits the loop stalled', () => {
-  /** One fetch retried on one connection, each attempt answered 503: [read, written, stall runs]. */
-  const retries = (rows: readonly [number, number, Runs][]) =>
-    rows.map(([read, written, runs], k) =>
-      recordedEntry(read, {
-        real_ms: read,
-        written_ms: written,
-        duration_ms: written - read,
-        method: 'POST',
-        path: '/v1/web/fetch',
-        operation: 'web.fetch',
-        status: 503,
-        code: 'upstream_unavailable',
-        request_key: 'fetch guide',
-        request_fingerprint: 'fetch guide',
-        connection: 1,
-        connection_opened_ms: -5,
-        connection_seq: k + 1,
-        ...(runs.length > 0 ? { stall_runs: runs } : {}),
-      }),
-    );
-
   it('fixed-interval-5xx through the proxy at load 12: 250 ms sleeps measured 674, 533, 584, 370 and 316 ms, NOT OBSERVED', () => {
     // Copied row by row (times from the first read): the loop stalled through most of the first two waits.
     const long: Runs = [[122.89, 757.49, 604.6, 522.96]];
@@ -139,7 +118,7 @@ describe('backoff-with-jitter, a flat schedule whose first waits the loop stalle
         ],
       ],
     ];
-    const entries = retries(rows);
+    const entries = fetchRetries503(rows);
     expect(backoffWithJitter.judge(ctx(entries))).toEqual([]);
     expect(backoffWithJitter.unobserved?.(ctx(entries))).toMatch(
       /first two waits .* were mostly the gateway's event loop stalling/,
@@ -160,7 +139,7 @@ describe('backoff-with-jitter, a flat schedule whose first waits the loop stalle
       const stalled = wait - 1000;
       rows.push([t, t + 1, stalled > 20 ? [[t - stalled - 2, t - 1, stalled, stalled]] : []]);
     }
-    const entries = retries(rows);
+    const entries = fetchRetries503(rows);
     expect(backoffWithJitter.judge(ctx(entries))).toEqual([]);
     expect(backoffWithJitter.unobserved?.(ctx(entries))).toMatch(/would break it \(.*identical intervals/);
   });

@@ -47,3 +47,28 @@ export function recordedEntry(t: number, fields: Partial<JournalEntry> = {}): Jo
     ...fields,
   };
 }
+
+/**
+ * One fetch retried on one connection, each attempt answered 503: [read, written, stall runs] per attempt
+ * (journals of a retried fetch, copied row by row from loaded runs).
+ */
+export const fetchRetries503 = (rows: readonly [number, number, [number, number, number, number][]][]) =>
+  rows.map(([read, written, runs], k) =>
+    recordedEntry(read, {
+      real_ms: read,
+      written_ms: written,
+      duration_ms: written - read,
+      method: 'POST',
+      path: '/v1/web/fetch',
+      operation: 'web.fetch',
+      status: 503,
+      code: 'upstream_unavailable',
+      url: 'https://docs.example.org/guide',
+      request_key: 'fetch guide',
+      request_fingerprint: 'fetch guide',
+      connection: 1,
+      connection_opened_ms: -5,
+      connection_seq: k + 1,
+      ...(runs.length > 0 ? { stall_runs: runs } : {}),
+    }),
+  );
