@@ -13,6 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { parseArgs } from 'node:util';
 import { setupServer } from 'msw/node';
+import { formatClientReport } from '../mock-server/client-report/report.ts';
 import type { Gateway } from '../mock-server/gateway.ts';
 import {
   CLIENT_CATALOGUE,
@@ -94,7 +95,9 @@ function saveIfWrong(outcome: ProgramOutcome, gateway: Gateway, k: number): void
           program: program.name,
           flagged: outcome.flagged,
           violations: outcome.report.violations,
-          entries: gateway.journal.list({ agent: program.agent }),
+          report: formatClientReport(outcome.report),
+          // The whole journal: requests no stage named are tied to the agent by the report, not the journal.
+          entries: gateway.journal.list(),
         },
         null,
         1,

@@ -7,6 +7,7 @@ import { CONNECTION_IDS_PER_INSTANCE, type JournalEntry } from '../journal/journ
 import { loadCorpus } from '../providers/corpus.ts';
 import { honorRetryAfter } from './rules/honor-retry-after.ts';
 import { noParallelStorm } from './rules/no-parallel-storm.ts';
+import { refreshInvalidToken } from './rules/refresh-invalid-token.ts';
 import { type ClientRule, DEFAULT_REPORT_OPTIONS } from './types.ts';
 
 /*
@@ -55,12 +56,34 @@ const fromRows = (rows: readonly Row[], path = '/v1/web/search', turns = true) =
   });
 
 /**
+ * Rows recorded before the loop's first poll after an answer was counted whatever looked in it
+ * (adapters/node/loop-turn.ts), from a client that sent each request once it had read the answer before:
+ * nothing was waiting at those polls, so each turn after one in which an answer was written counts one
+ * more now, as the gateway counts them today.
+ */
+const firstPollsCounted = (rows: readonly Row[]): Row[] => {
+  const written = [...new Set(rows.map((row) => row[7]))];
+  const now = (turn: number) => turn + written.filter((w) => w < turn).length;
+  return rows.map(([id, seq, opened, openedTurn, read, readTurn, at, writtenTurn, status]) => [
+    id,
+    seq,
+    opened,
+    now(openedTurn),
+    read,
+    now(readTurn),
+    at,
+    now(writtenTurn),
+    status,
+  ]);
+};
+
+/**
  * `storm-after-429`, missed over HTTP under load: four searches one after another, undici handing them
  * alternately to two keep-alive connections; the fourth is refused (429) and read 0.68 ms after the third's
  * answer, a turn later. Then fifty searches at once: one on connection 1, the rest on new connections (the
  * first twelve here).
  */
-const STORM_AFTER_429: Row[] = [
+const STORM_AFTER_429: Row[] = firstPollsCounted([
   [1, 1, 0.0, 0, 0.44, 1, 0.96, 1, 200],
   [2, 1, 1.73, 2, 1.97, 3, 2.26, 3, 200],
   [1, 2, 0.0, 0, 2.91, 4, 3.17, 4, 200],
@@ -77,7 +100,7 @@ const STORM_AFTER_429: Row[] = [
   [11, 1, 21.11, 14, 22.27, 15, 22.42, 15, 429],
   [12, 1, 21.98, 15, 23.07, 16, 23.22, 16, 429],
   [13, 1, 22.79, 16, 23.99, 17, 24.14, 17, 429],
-];
+]);
 
 /**
  * `sequential-calls-after-429`, flagged over HTTP under load: a search refused (429), then whoami calls one
@@ -211,10 +234,10 @@ describe('turn facts: what was read in the turn an answer was written, whatever 
   });
 
   it('the same 429 read in the turn its neighbour’s answer was written: a wave, the new connections its tail', () => {
-    // Read in turn 4, in which the third search's answer was written: on its way before that answer, two
+    // Read in turn 6, in which the third search's answer was written: on its way before that answer, two
     // requests out at once; what follows with no quiet stretch may have waited to be accepted since.
     const rows = STORM_AFTER_429.map(
-      (row, k): Row => (k === 3 ? [2, 2, 1.73, 2, 3.85, 4, 4.05, 4, 429] : row),
+      (row, k): Row => (k === 3 ? [2, 2, 1.73, 3, 3.85, 6, 4.05, 6, 429] : row),
     );
     expect(judge(honorRetryAfter, fromRows(rows))).toEqual([]);
     expect(judge(noParallelStorm, fromRows(rows))).toEqual([]);
@@ -247,9 +270,9 @@ describe('turn facts: what was read in the turn an answer was written, whatever 
   });
 
   it('turns of two instances of a shared store do not compare: time decides between them', () => {
-    // The 429's connection on another instance (ids numbered 2^32 apart): its turn 4 is not the other's.
+    // The 429's connection on another instance (ids numbered 2^32 apart): its turn 6 is not the other's.
     const rows = STORM_AFTER_429.map(
-      (row, k): Row => (k === 3 ? [CONNECTION_IDS_PER_INSTANCE + 2, 2, 1.73, 2, 3.85, 4, 4.05, 4, 429] : row),
+      (row, k): Row => (k === 3 ? [CONNECTION_IDS_PER_INSTANCE + 2, 2, 1.73, 3, 3.85, 6, 4.05, 6, 429] : row),
     );
     expect(judge(honorRetryAfter, fromRows(rows))).toEqual([]);
   });
@@ -285,5 +308,52 @@ describe('turn facts: what was read in the turn an answer was written, whatever 
       .sort((a, b) => a.real_ms - b.real_ms)
       .map((e, k) => ({ ...e, seq: k + 1 }));
     expect(judge(noParallelStorm, oneByOne)).toEqual([]);
+  });
+
+  it('after a lone answer, a new connection accepted after the answer’s turn reacted, however soon by the clock', () => {
+    // `revoked-cached-token-resent` through the proxy (keys learned): the harness's token minted on
+    // connection 1, then the revoked token refused on connection 2 and sent again on connection 3, accepted
+    // 0.95 ms after the refusal's answer (turn 5), a turn or two later. Nothing else was under way: no batch
+    // for it to be the tail of.
+    const revoked = (openedTurn: number, turns = true) =>
+      fromRows(
+        [
+          [1, 1, 0.0, 0, 0.73, 1, 2.18, 1, 200],
+          [2, 1, 3.08, 3, 3.99, 4, 5.71, 5, 401],
+          [3, 1, 6.66, openedTurn, 6.86, openedTurn + 1, 7.62, openedTurn + 1, 401],
+        ],
+        undefined,
+        turns,
+      ).map((e, k) =>
+        k === 0 ? e : { ...e, token: 'tok_revoked', code: 'invalid_identity_token' as const },
+      );
+    expect(judge(refreshInvalidToken, revoked(7))[0]?.message).toMatch(/sent again 1 time/);
+    expect(judge(refreshInvalidToken, revoked(6))[0]?.message).toMatch(/sent again 1 time/);
+    // Accepted in the turn the answer was written in: it was waiting then, the tail of a batch opened with
+    // the refused request; not a resend with the refusal in hand.
+    expect(judge(refreshInvalidToken, revoked(5))).toEqual([]);
+    // By time alone (no turn facts), 0.95 ms after the answer is within the answer's turn: on its way.
+    expect(judge(refreshInvalidToken, revoked(7, false))).toEqual([]);
+  });
+
+  it('after a lone 429, a storm on new connections from the turn after the first poll: caught', () => {
+    // `extra-tool-identical-after-429` through the proxy: two calls one by one on connections 2 and 3, the
+    // third refused (429, on connection 2, turn 9), then six at once: one on idle connection 3, five on new
+    // connections, the first accepted 0.98 ms after the 429's answer, two turns after it.
+    const rows = (firstNew: number): Row[] => [
+      [2, 1, 2.19, 1, 2.38, 2, 3.13, 3, 200],
+      [3, 1, 3.81, 5, 4.03, 6, 4.54, 7, 200],
+      [2, 2, 2.19, 1, 5.02, 9, 5.52, 9, 429],
+      [3, 2, 3.81, 5, 6.55, firstNew, 7.68, firstNew + 1, 429],
+      [4, 1, 6.5, firstNew, 7.31, firstNew + 1, 8.03, firstNew + 2, 429],
+      [5, 1, 7.05, firstNew + 1, 7.9, firstNew + 2, 9.29, firstNew + 3, 429],
+      [6, 1, 7.54, firstNew + 2, 8.47, firstNew + 3, 9.33, firstNew + 3, 429],
+      [7, 1, 8.1, firstNew + 3, 9.46, firstNew + 4, 10.47, firstNew + 5, 429],
+      [8, 1, 8.94, firstNew + 4, 10.07, firstNew + 5, 11.24, firstNew + 6, 429],
+    ];
+    expect(judge(honorRetryAfter, fromRows(rows(11)))[0]?.message).toMatch(
+      /; 6 requests in all were sent early/,
+    );
+    expect(judge(noParallelStorm, fromRows(rows(11)))[0]?.message).toMatch(/requests were in flight at once/);
   });
 });

@@ -58,10 +58,11 @@ export interface GatewayRequest {
   readonly delivery?: DeliveryFacts;
   /**
    * node:http: the turn of the event loop the request was read in (adapters/node/loop-turn.ts), and the
-   * current turn (for its answer's), for the journal's turn facts.
+   * turn an answer written now is written in (asked when it is written: the turn after is counted as the
+   * loop's first poll after the answer), for the journal's turn facts.
    */
   readonly readTurn?: number;
-  currentTurn?(): number;
+  answerTurn?(): number;
   /**
    * node:http and in process (fetch adapter): the loop's runs of stalls before the request was read
    * (adapters/node/loop-stall.ts).

@@ -7,7 +7,7 @@ import type { CallContext, GatewayRequest } from '../http/context.ts';
  * read before it.
  */
 export const turnIfAnsweredAtOnce = (request: GatewayRequest): number | undefined =>
-  request.readTurn !== undefined && request.currentTurn?.() === request.readTurn
+  request.readTurn !== undefined && request.answerTurn?.() === request.readTurn
     ? request.readTurn
     : undefined;
 

@@ -156,7 +156,7 @@ export function forwardToTarget(
     requestBody: exchange.requestBody,
     answerCapacity,
     onAbort: request.onAbort?.bind(request),
-    currentTurn: request.currentTurn?.bind(request),
+    answerTurn: request.answerTurn?.bind(request),
     ...(bodyGuard ? { bodyGuard } : {}),
     answered: ({ status, answeredAt, raw, body, writtenAt, writtenTurn, cutOff }) => {
       if (cutOff) {

@@ -168,7 +168,7 @@ describe('a forwarded exchange', () => {
       const answered = vi.fn();
       let turn = 0;
       streamAnswer(
-        { ...parts, res: res as unknown as ServerResponse, answered, currentTurn: () => ++turn },
+        { ...parts, res: res as unknown as ServerResponse, answered, answerTurn: () => ++turn },
         up as unknown as IncomingMessage,
         createForwardState(parts, () => {}).deadline,
         () => {},

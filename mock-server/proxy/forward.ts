@@ -59,8 +59,8 @@ export interface ForwardParts {
   failed(failure: ForwardFailure): Promise<void>;
   /** Tells when the rest of the agent's request will never arrive (`GatewayRequest.onAbort`). */
   onAbort?(listener: (error: GatewayError) => void): void;
-  /** The current turn of the event loop (node:http adapter: `GatewayRequest.currentTurn`), for `writtenTurn`. */
-  currentTurn?(): number;
+  /** The turn of the event loop an answer written now is written in (`GatewayRequest.answerTurn`), for `writtenTurn`. */
+  answerTurn?(): number;
   /** The stream the request's body passes through to the target (admin-key-guard.ts), given how to refuse it. */
   bodyGuard?(refuse: (refusal: { error: GatewayError; fault: string }) => void): NodeJS.ReadWriteStream;
 }
@@ -271,7 +271,7 @@ export function streamAnswer(parts: ForwardParts, up: IncomingMessage, deadline:
   up.once('end', () => {
     deadline.clear();
     writtenAt = performance.now();
-    if (!waitedForDrain) writtenTurn = parts.currentTurn?.();
+    if (!waitedForDrain) writtenTurn = parts.answerTurn?.();
   });
   let finished = false;
   const finish = (written: boolean) => {

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createGateway } from '../../gateway.ts';
 import { faultSpecSchema } from '../../scenarios/faults.ts';
 import { serve } from '../node-server.ts';
-import { currentTurn } from './loop-turn.ts';
+import { answerTurn, currentTurn } from './loop-turn.ts';
 
 describe('the event loop’s turns', () => {
   it('one number within a turn, the next once the turn is over', async () => {
@@ -12,6 +12,20 @@ describe('the event loop’s turns', () => {
     expect(currentTurn(), 'a microtask is the same turn').toBe(first);
     await new Promise((done) => setImmediate(done));
     expect(currentTurn()).toBeGreaterThan(first);
+  });
+
+  it('the turn after an answer is counted whatever looks in it: its first poll has a number of its own', async () => {
+    const immediate = () => new Promise((done) => setImmediate(done));
+    const written = answerTurn();
+    await immediate();
+    // Nothing looked in the turn after the answer's; the one after that is numbered past it all the same.
+    await immediate();
+    expect(currentTurn()).toBe(written + 2);
+    // Without an answer, a turn in which nothing looked is not counted.
+    const looked = currentTurn();
+    await immediate();
+    await immediate();
+    expect(currentTurn()).toBe(looked + 1);
   });
 
   it('still counted when a test fakes the timers', async () => {

@@ -3,7 +3,7 @@ import type { GatewayError } from '../../errors.ts';
 import type { ConnectionFacts, GatewayRequest } from '../../http/context.ts';
 import { incompleteBody, payloadTooLarge } from '../../http/read-body.ts';
 import { stallRuns } from './loop-stall.ts';
-import { currentTurn } from './loop-turn.ts';
+import { answerTurn, currentTurn } from './loop-turn.ts';
 
 // A Host header is echoed into links (token instructions): only a plain host[:port] is trusted.
 const PLAIN_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
@@ -56,8 +56,8 @@ export class NodeRequest implements GatewayRequest {
     this.connection = connection;
   }
 
-  currentTurn(): number {
-    return currentTurn();
+  answerTurn(): number {
+    return answerTurn();
   }
 
   rawHeaders(): readonly string[] {

@@ -129,6 +129,18 @@ export function inAnswerTurn(e: JournalEntry, moment: 'read' | 'opened', x: Jour
 }
 
 /**
+ * Whether the turn facts decide when `e`'s connection was accepted against `x`'s answer: both have them,
+ * from one instance, `x` answered at once (`written_turn`). Then `inAnswerTurn(e, 'opened', x)` is read
+ * from the turns alone, however soon after the answer by the clock.
+ */
+export const acceptTurnsCompare = (e: JournalEntry, x: JournalEntry) =>
+  e.opened_turn !== undefined &&
+  x.written_turn !== undefined &&
+  hasConnection(e) &&
+  hasConnection(x) &&
+  instanceOf(e) === instanceOf(x);
+
+/**
  * Whether `e` was read two or more turns of the gateway's event loop after the one in which `r`'s answer was
  * written (turn facts, one instance): the loop polled its sockets again after writing that answer, in the
  * next turn, and `e` was not waiting then, so the client sent it after the answer was written, however long

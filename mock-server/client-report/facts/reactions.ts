@@ -2,6 +2,7 @@
 // connection net of stalls) is one reading, used by every rule that judges reactions; split, its cases drift.
 import type { JournalEntry } from '../../journal/journal.ts';
 import {
+  acceptTurnsCompare,
   deliveryCompares,
   firstOnConnection,
   hasConnection,
@@ -235,8 +236,15 @@ function freedSlot(
  *   new connections right after one slow answer are a storm, not a pool draining its queue: one takes the
  *   slot, the rest were sent with the answer of `r` in hand. Those that join on a slot free none for more.
  * Every connection that joins extends the batch until its own answer.
+ * When nothing was under way (`lone`), there is no batch for a connection to be the tail of but one opened
+ * with `r`, whose connections were waiting when `r` was answered: the first to join must have been accepted
+ * in the turn of the answer (with turn facts, from the turns alone, however long after the answer by the
+ * clock; without, within SAME_TURN_MS of it). A sequential client's next call on a new connection is
+ * accepted a turn later or more, however fast the machine (measured: 1.0-12 ms after the answer, the same
+ * turns every run; by time alone, the fastest of those read as the tail of a batch and its resend or storm
+ * was missed, one run in three on a quiet machine).
  */
-function joinBatch(ix: TimeIndex, r: JournalEntry, written: number, from: number) {
+function joinBatch(ix: TimeIndex, r: JournalEntry, written: number, from: number, lone: boolean) {
   const { opened, fresh } = ix;
   let until = from;
   const joined = new Set<JournalEntry>();
@@ -244,8 +252,11 @@ function joinBatch(ix: TimeIndex, r: JournalEntry, written: number, from: number
   const taken = new Set<JournalEntry>();
   const first = firstWhere(opened.length, (j) => (opened[j] as number) >= written);
   // Accepted before the batch's end so far, or in the turn of `r`'s answer (however long that turn was).
-  const joins = (k: number) =>
-    (opened[k] as number) < until || inAnswerTurn(fresh[k] as JournalEntry, 'opened', r);
+  const joins = (k: number) => {
+    const x = fresh[k] as JournalEntry;
+    if (lone && joined.size === 0 && acceptTurnsCompare(x, r)) return inAnswerTurn(x, 'opened', r);
+    return (opened[k] as number) < until || inAnswerTurn(x, 'opened', r);
+  };
   for (let k = first; k < opened.length && joins(k); k++) {
     const x = fresh[k] as JournalEntry;
     if (x === r) continue;
@@ -351,7 +362,8 @@ export function createReactionFacts(entries: readonly JournalEntry[]): ReactionF
     if (remembered) return remembered;
     const written = answeredAt(r);
     const latestEnd = underWayUntil(ix, r, written);
-    const batch = joinBatch(ix, r, written, Math.max(written + SAME_TURN_MS, latestEnd + TOGETHER_MS));
+    const lone = latestEnd === Number.NEGATIVE_INFINITY;
+    const batch = joinBatch(ix, r, written, Math.max(written + SAME_TURN_MS, latestEnd + TOGETHER_MS), lone);
     memo.set(r, batch);
     return batch;
   };
