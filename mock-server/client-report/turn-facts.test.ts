@@ -5,6 +5,7 @@ import type { RateLimitRule } from '../config/schema.ts';
 import type { TurnFacts } from '../http/context.ts';
 import { CONNECTION_IDS_PER_INSTANCE, type JournalEntry } from '../journal/journal.ts';
 import { loadCorpus } from '../providers/corpus.ts';
+import { UNDECIDED_ACCEPT } from './rule-readings/undecided-accepts.ts';
 import { honorRetryAfter } from './rules/honor-retry-after.ts';
 import { noParallelStorm } from './rules/no-parallel-storm.ts';
 import { refreshInvalidToken } from './rules/refresh-invalid-token.ts';
@@ -310,7 +311,7 @@ describe('turn facts: what was read in the turn an answer was written, whatever 
     expect(judge(noParallelStorm, oneByOne)).toEqual([]);
   });
 
-  it('after a lone answer, a new connection accepted after the answer’s turn reacted, however soon by the clock', () => {
+  it('after a lone answer, a new connection accepted two turns later reacted, however soon by the clock; at the first poll, undecided', () => {
     // `revoked-cached-token-resent` through the proxy (keys learned): the harness's token minted on
     // connection 1, then the revoked token refused on connection 2 and sent again on connection 3, accepted
     // 0.95 ms after the refusal's answer (turn 5), a turn or two later. Nothing else was under way: no batch
@@ -327,11 +328,25 @@ describe('turn facts: what was read in the turn an answer was written, whatever 
       ).map((e, k) =>
         k === 0 ? e : { ...e, token: 'tok_revoked', code: 'invalid_identity_token' as const },
       );
+    const unobserved = (entries: JournalEntry[]) =>
+      refreshInvalidToken.unobserved?.({
+        agent: 'a',
+        entries,
+        rateLimitRules: [PER_AGENT],
+        corpus,
+        options: DEFAULT_REPORT_OPTIONS,
+      });
+    // Accepted two turns after the answer's: the loop polled once after writing it and it was not waiting.
     expect(judge(refreshInvalidToken, revoked(7))[0]?.message).toMatch(/sent again 1 time/);
-    expect(judge(refreshInvalidToken, revoked(6))[0]?.message).toMatch(/sent again 1 time/);
+    expect(unobserved(revoked(7))).toBeUndefined();
+    // At that first poll: the tail of a batch opened with the refused request, or a client in another
+    // process that read the answer before the gateway polled. Not a violation, never a pass: NOT OBSERVED.
+    expect(judge(refreshInvalidToken, revoked(6))).toEqual([]);
+    expect(unobserved(revoked(6))).toMatch(new RegExp(`#\\d+, #\\d+ would break it .*${UNDECIDED_ACCEPT}`));
     // Accepted in the turn the answer was written in: it was waiting then, the tail of a batch opened with
     // the refused request; not a resend with the refusal in hand.
     expect(judge(refreshInvalidToken, revoked(5))).toEqual([]);
+    expect(unobserved(revoked(5))).toBeUndefined();
     // By time alone (no turn facts), 0.95 ms after the answer is within the answer's turn: on its way.
     expect(judge(refreshInvalidToken, revoked(7, false))).toEqual([]);
   });
@@ -355,5 +370,17 @@ describe('turn facts: what was read in the turn an answer was written, whatever 
       /; 6 requests in all were sent early/,
     );
     expect(judge(noParallelStorm, fromRows(rows(11)))[0]?.message).toMatch(/requests were in flight at once/);
+    // The first accepted at the loop's first poll after the 429 (turn 10): it may be the tail of a batch sent
+    // with the refused call, and the rest with it; read as reactions, they break both rules: NOT OBSERVED.
+    const ctx = {
+      agent: 'a',
+      entries: fromRows(rows(10)),
+      rateLimitRules: [PER_AGENT],
+      corpus,
+      options: DEFAULT_REPORT_OPTIONS,
+    };
+    expect(judge(honorRetryAfter, ctx.entries)).toEqual([]);
+    expect(honorRetryAfter.unobserved?.(ctx)).toMatch(UNDECIDED_ACCEPT);
+    expect(noParallelStorm.unobserved?.(ctx)).toMatch(UNDECIDED_ACCEPT);
   });
 });

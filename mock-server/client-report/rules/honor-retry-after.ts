@@ -27,6 +27,7 @@ import {
 } from '../journal-facts.ts';
 import { seconds, whyReaction } from '../rule-readings/reaction-why.ts';
 import { stallsDecided } from '../rule-readings/stall-decided.ts';
+import { undecidedAcceptsDecided } from '../rule-readings/undecided-accepts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 /** Early requests after refusals of one kind, as found per refusal. */
@@ -83,7 +84,8 @@ export const honorRetryAfter: ClientRule = {
   id: 'honor-retry-after',
   title: 'No request in the scope of a 429 (or a 5xx) before its Retry-After has elapsed',
   specRef: [{ section: 7, note: '429: honor Retry-After' }, { section: 8 }],
-  unobserved: (ctx) => stallsDecided(honorRetryAfter.judge, ctx),
+  unobserved: (ctx) =>
+    stallsDecided(honorRetryAfter.judge, ctx) ?? undecidedAcceptsDecided(honorRetryAfter.judge, ctx),
   judge({ entries, rateLimitRules, options }) {
     const found: Early[] = [];
     // A retry that waited out its own Retry-After honours it (per-request tracking, as in ky or undici).

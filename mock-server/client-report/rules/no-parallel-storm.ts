@@ -12,6 +12,7 @@ import {
   TOGETHER_MS,
 } from '../journal-facts.ts';
 import { stallsDecided } from '../rule-readings/stall-decided.ts';
+import { undecidedAcceptsDecided } from '../rule-readings/undecided-accepts.ts';
 import type { ClientRule, Finding, RuleContext } from '../types.ts';
 
 /**
@@ -164,7 +165,10 @@ export const noParallelStorm: ClientRule = {
   id: 'no-parallel-storm',
   title: 'After a 429, concurrency is reduced: no parallel storm while the limit is in force',
   specRef: [{ section: 7, note: '429: reduce concurrency' }],
-  unobserved: (ctx) => stallsDecided(noParallelStorm.judge, ctx) ?? stormHiddenByStalls(ctx),
+  unobserved: (ctx) =>
+    stallsDecided(noParallelStorm.judge, ctx) ??
+    stormHiddenByStalls(ctx) ??
+    undecidedAcceptsDecided(noParallelStorm.judge, ctx),
   judge({ entries, options }) {
     const found: Storm[] = [];
     // Retries that waited out their own Retry-After are not part of a storm.

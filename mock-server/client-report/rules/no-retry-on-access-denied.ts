@@ -1,5 +1,6 @@
 import type { JournalEntry } from '../../journal/journal.ts';
 import { addToGroup, createReactionFacts, describe } from '../journal-facts.ts';
+import { undecidedAcceptsDecided } from '../rule-readings/undecided-accepts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 export const noRetryOnAccessDenied: ClientRule = {
@@ -9,6 +10,7 @@ export const noRetryOnAccessDenied: ClientRule = {
     { section: 5, rules: [4] },
     { section: 7, note: '403: request early access or verification' },
   ],
+  unobserved: (ctx) => undecidedAcceptsDecided(noRetryOnAccessDenied.judge, ctx),
   judge({ entries }) {
     const facts = createReactionFacts(entries);
     const denied = new Map<string, JournalEntry>();

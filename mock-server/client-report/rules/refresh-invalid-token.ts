@@ -1,5 +1,6 @@
 import type { JournalEntry } from '../../journal/journal.ts';
 import { addToGroup, createReactionFacts, describe } from '../journal-facts.ts';
+import { undecidedAcceptsDecided } from '../rule-readings/undecided-accepts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
 export const refreshInvalidToken: ClientRule = {
@@ -32,9 +33,11 @@ export const refreshInvalidToken: ClientRule = {
   },
   // A refused token no one named (not signed by the gateway; through the proxy, one the target would not
   // name, on a connection no named agent used) may be this agent's: whether it was resent cannot be seen.
-  unobserved({ unattributed = [] }) {
+  // Nor whether a copy on a connection accepted at the first poll after a lone refusal was resent.
+  unobserved(ctx) {
+    const { unattributed = [] } = ctx;
     const refused = unattributed.filter((e) => e.code === 'invalid_identity_token' && e.token !== undefined);
-    if (refused.length === 0) return undefined;
+    if (refused.length === 0) return undecidedAcceptsDecided(refreshInvalidToken.judge, ctx);
     return `${refused.length} request(s) refused invalid_identity_token carried a token no agent was named for (not one the gateway signed, or one the target would not name, on a connection no named agent used): if the token was this agent's, whether it sent it again could not be seen`;
   },
 };
