@@ -168,9 +168,9 @@ describe('the report', () => {
     const { gateway, url } = await start({});
     const token = gateway.mintToken('agent-early');
     await send(url, token, 'POST', '/v1/web/search', { query: 'q' });
-    // The 403 closes the connection (its body is never read), so the repeat comes on a new one; within 1 ms
-    // of the answer that reads as a request queued in the client's pool (sent together, not a reaction),
-    // which a client in this very process can be fast enough to look like. Load only lengthens this pause.
+    // The 403 closes the connection (its body is never read), so the repeat comes on a new one; accepted at
+    // the gateway's first poll after the answer, it may be a request queued in the client's pool (sent
+    // together, not a reaction: undecided, NOT OBSERVED). The pause puts it turns later. Load only lengthens it.
     await sleep(20);
     await send(url, token, 'POST', '/v1/web/search', { query: 'q' });
     const report = gateway.clientReport('agent-early');

@@ -23,6 +23,7 @@ import {
   TOLERANCE_MS,
 } from './journal-facts.ts';
 import { CLIENT_RULES, createClientReport } from './report.ts';
+import { resentInference } from './rule-readings/reaction-why.ts';
 import { alike, judgeEachChain, lockStepFinding, spreadFinding } from './rules/backoff-with-jitter.ts';
 import { type Early, earlyFindings } from './rules/honor-retry-after.ts';
 import { idleBurst, type Storm, stormFindings } from './rules/no-parallel-storm.ts';
@@ -321,6 +322,7 @@ function referenceRules(honours: (entries: readonly JournalEntry[], e: JournalEn
       return {
         message: `the token refused by ${describeEntry(first)} was sent again ${again.length} time(s), first by ${describeEntry(again[0] as JournalEntry)}`,
         requests: [first, ...again.slice(0, 5)],
+        ...resentInference(again[0] as JournalEntry, first, 'refusal'),
       };
     });
   };
@@ -328,17 +330,21 @@ function referenceRules(honours: (entries: readonly JournalEntry[], e: JournalEn
   const noRetryOnAccessDenied = ({ entries }: RuleContext): Finding[] => {
     const denied = new Map<string, JournalEntry>();
     const repeats = new Map<string, JournalEntry[]>();
+    const after = new Map<string, JournalEntry>();
     for (const e of entries) {
       const first = denied.get(e.operation);
       if (e.code === 'access_denied') {
         if (!first) denied.set(e.operation, e);
-        else if (isReaction(entries, e, first, 0))
+        else if (isReaction(entries, e, first, 0)) {
+          if (!after.has(e.operation)) after.set(e.operation, first);
           repeats.set(e.operation, [...(repeats.get(e.operation) ?? []), e]);
+        }
       } else if (e.status >= 200 && e.status < 300) denied.delete(e.operation);
     }
     return [...repeats].map(([operation, again]) => ({
       message: `${operation} was denied (403 access_denied) and then called again ${again.length} time(s), first by ${describeEntry(again[0] as JournalEntry)}, with nothing changed`,
       requests: entries.filter((e) => e.operation === operation && e.code === 'access_denied').slice(0, 6),
+      ...resentInference(again[0] as JournalEntry, after.get(operation) as JournalEntry, 'denial'),
     }));
   };
 

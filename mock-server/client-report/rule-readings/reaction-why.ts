@@ -40,4 +40,17 @@ export function whyReaction(e: JournalEntry, r: JournalEntry): { says: string; i
   };
 }
 
+/**
+ * The inference a repeat after a refusal rests on (`refresh-invalid-token`, `no-retry-on-access-denied`), as
+ * a finding's `inference`: only when time alone told it a reaction (`whyReaction`); a fact needs none.
+ */
+export function resentInference(
+  e: JournalEntry,
+  r: JournalEntry,
+  refusal: 'refusal' | 'denial',
+): { inference?: string } {
+  const why = whyReaction(e, r);
+  return why.inference ? { inference: `taken as sent with the ${refusal} in hand: ${why.says}` } : {};
+}
+
 export { seconds };

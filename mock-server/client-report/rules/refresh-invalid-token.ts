@@ -1,5 +1,6 @@
 import type { JournalEntry } from '../../journal/journal.ts';
 import { addToGroup, createReactionFacts, describe } from '../journal-facts.ts';
+import { resentInference } from '../rule-readings/reaction-why.ts';
 import { undecidedAcceptsDecided } from '../rule-readings/undecided-accepts.ts';
 import type { ClientRule, Finding } from '../types.ts';
 
@@ -28,6 +29,7 @@ export const refreshInvalidToken: ClientRule = {
       return {
         message: `the token refused by ${describe(first)} was sent again ${again.length} time(s), first by ${describe(again[0] as JournalEntry)}`,
         requests: [first, ...again.slice(0, 5)],
+        ...resentInference(again[0] as JournalEntry, first, 'refusal'),
       };
     });
   },
