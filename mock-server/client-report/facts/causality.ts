@@ -121,20 +121,21 @@ export function inAnswerTurn(e: JournalEntry, moment: 'read' | 'opened', x: Jour
   const at = moment === 'read' ? e.real_ms : (e.connection_opened_ms as number);
   const written = answeredAt(x);
   if (at < written) return false;
-  const turn = e[moment === 'read' ? 'read_turn' : 'opened_turn'];
-  const answerTurn = x.written_turn;
-  if (turn !== undefined && answerTurn !== undefined && hasConnection(e) && hasConnection(x))
-    if (instanceOf(e) === instanceOf(x)) return turn === answerTurn;
+  if (turnsCompare(e, moment, x)) return turnOf(e, moment) === x.written_turn;
   return moment === 'read' ? at - written <= SAME_TURN_MS : at - written < SAME_TURN_MS;
 }
 
+/** The turn of the gateway's event loop in which `e` was read (`read`) or its connection accepted (`opened`). */
+const turnOf = (e: JournalEntry, moment: 'read' | 'opened') =>
+  moment === 'read' ? e.read_turn : e.opened_turn;
+
 /**
- * Whether the turn facts decide when `e`'s connection was accepted against `x`'s answer: both have them,
- * from one instance, `x` answered at once (`written_turn`). Then `inAnswerTurn(e, 'opened', x)` is read
- * from the turns alone, however soon after the answer by the clock.
+ * Whether the turn facts decide when `e` was read (`read`) or its connection accepted (`opened`) against
+ * `x`'s answer: both have them, from one instance, `x` answered at once (`written_turn`). Then the turns
+ * alone say it, however soon after the answer by the clock.
  */
-export const acceptTurnsCompare = (e: JournalEntry, x: JournalEntry) =>
-  e.opened_turn !== undefined &&
+export const turnsCompare = (e: JournalEntry, moment: 'read' | 'opened', x: JournalEntry) =>
+  turnOf(e, moment) !== undefined &&
   x.written_turn !== undefined &&
   hasConnection(e) &&
   hasConnection(x) &&
@@ -147,9 +148,7 @@ export const acceptTurnsCompare = (e: JournalEntry, x: JournalEntry) =>
  * the loop stalled in between (a stall delays when a request is read, never which poll finds it waiting).
  */
 export function sentAfterAnswerTurn(e: JournalEntry, r: JournalEntry): boolean {
-  if (e.read_turn === undefined || r.written_turn === undefined) return false;
-  if (!hasConnection(e) || !hasConnection(r) || instanceOf(e) !== instanceOf(r)) return false;
-  return e.read_turn >= r.written_turn + 2;
+  return turnsCompare(e, 'read', r) && (e.read_turn as number) >= (r.written_turn as number) + 2;
 }
 
 /**

@@ -2,7 +2,6 @@
 // connection net of stalls) is one reading, used by every rule that judges reactions; split, its cases drift.
 import type { JournalEntry } from '../../journal/journal.ts';
 import {
-  acceptTurnsCompare,
   deliveryCompares,
   firstOnConnection,
   hasConnection,
@@ -17,6 +16,7 @@ import {
   stallBetween,
   TOGETHER_MS,
   turnSpan,
+  turnsCompare,
 } from './causality.ts';
 import { answeredAt, keyOf } from './entry.ts';
 import { firstWhere } from './search.ts';
@@ -76,7 +76,7 @@ const undecidedReacted = new WeakSet<JournalEntry>();
  * more, and reactions never in the answer's turn).
  */
 const acceptedTurnAfter = (e: JournalEntry, r: JournalEntry) =>
-  acceptTurnsCompare(e, r) && e.opened_turn === (r.written_turn as number) + 1;
+  turnsCompare(e, 'opened', r) && e.opened_turn === (r.written_turn as number) + 1;
 
 /**
  * The journal with every undecided accept (`acceptedTurnAfter` a lone answer) read as a reaction to that
@@ -290,7 +290,7 @@ function joinBatch(ix: TimeIndex, r: JournalEntry, written: number, from: number
   // Accepted before the batch's end so far, or in the turn of `r`'s answer (however long that turn was).
   const joins = (k: number) => {
     const x = fresh[k] as JournalEntry;
-    if (lone && joined.size === 0 && acceptTurnsCompare(x, r))
+    if (lone && joined.size === 0 && turnsCompare(x, 'opened', r))
       return inAnswerTurn(x, 'opened', r) || (acceptedTurnAfter(x, r) && !undecidedReacted.has(r));
     return (opened[k] as number) < until || inAnswerTurn(x, 'opened', r);
   };
