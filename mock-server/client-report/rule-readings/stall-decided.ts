@@ -1,5 +1,6 @@
 import { asIfUnstalled } from '../facts/causality.ts';
 import type { ClientRule, RuleContext } from '../types.ts';
+import { foundOnlyInReading } from './other-reading.ts';
 
 /*
  * Green means seen, both ways round, for every rule that reads time between an answer and a later request
@@ -18,16 +19,13 @@ import type { ClientRule, RuleContext } from '../types.ts';
  * the same).
  */
 export function stallsDecided(judge: ClientRule['judge'], ctx: RuleContext): string | undefined {
-  if (!ctx.entries.some((e) => e.stall_runs !== undefined) || judge(ctx).length > 0) return undefined;
+  if (!ctx.entries.some((e) => e.stall_runs !== undefined)) return undefined;
   // Each wait as the least the client may have meant, then as flat as the stalls allow.
-  const readings = ['net', 'flattest'] as const;
-  let found: ReturnType<ClientRule['judge']> = [];
-  for (const reading of readings) {
-    found = judge({ ...ctx, entries: asIfUnstalled(ctx.entries, reading) as typeof ctx.entries });
-    if (found.length > 0) break;
+  function* readings() {
+    for (const reading of ['net', 'flattest'] as const)
+      yield asIfUnstalled(ctx.entries, reading) as typeof ctx.entries;
   }
-  if (found.length === 0) return undefined;
-  const seqs = [...new Set(found.flatMap((f) => f.requests.map((e) => e.seq)))].sort((a, b) => a - b);
-  const shown = seqs.slice(0, 6).map((seq) => `#${seq}`);
-  return `read as if the gateway's event loop had not stalled (no stall excusing a request, each wait as short or as flat as the stalls allow), requests ${shown.join(', ')}${seqs.length > 6 ? ', ...' : ''} would break it (${found[0]?.message}); read only after the gateway's event loop stalling, whether they were sent before an answer or with it in hand, early or late, cannot be told; run it again on a quieter machine`;
+  const found = foundOnlyInReading(judge, ctx, readings());
+  if (found === undefined) return undefined;
+  return `read as if the gateway's event loop had not stalled (no stall excusing a request, each wait as short or as flat as the stalls allow), requests ${found.requests} would break it (${found.message}); read only after the gateway's event loop stalling, whether they were sent before an answer or with it in hand, early or late, cannot be told; run it again on a quieter machine`;
 }

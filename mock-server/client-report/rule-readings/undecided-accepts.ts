@@ -1,5 +1,6 @@
 import { asIfUndecidedReacted } from '../facts/reactions.ts';
 import type { ClientRule, RuleContext } from '../types.ts';
+import { foundOnlyInReading } from './other-reading.ts';
 
 /*
  * Green means seen, for the rules that judge reactions to a refusal (refresh-invalid-token,
@@ -22,10 +23,7 @@ export const UNDECIDED_ACCEPT = 'accepted at the first poll after a lone answer'
  */
 export function undecidedAcceptsDecided(judge: ClientRule['judge'], ctx: RuleContext): string | undefined {
   const reacted = asIfUndecidedReacted(ctx.entries);
-  if (reacted === undefined || judge(ctx).length > 0) return undefined;
-  const found = judge({ ...ctx, entries: reacted });
-  if (found.length === 0) return undefined;
-  const seqs = [...new Set(found.flatMap((f) => f.requests.map((e) => e.seq)))].sort((a, b) => a - b);
-  const shown = seqs.slice(0, 6).map((seq) => `#${seq}`);
-  return `requests ${shown.join(', ')}${seqs.length > 6 ? ', ...' : ''} would break it (${found[0]?.message}) if a connection ${UNDECIDED_ACCEPT} (nothing else of the agent's on its way) was opened with that answer in hand; it was waiting when the gateway first polled after writing the answer, so it may as well be the tail of a batch sent with the answered request (a client in another process, or threads started apart): which, the gateway cannot see (docs/agent-developers.md#what-the-client-report-cannot-tell-apart)`;
+  const found = reacted && foundOnlyInReading(judge, ctx, [reacted]);
+  if (found === undefined) return undefined;
+  return `requests ${found.requests} would break it (${found.message}) if a connection ${UNDECIDED_ACCEPT} (nothing else of the agent's on its way) was opened with that answer in hand; it was waiting when the gateway first polled after writing the answer, so it may as well be the tail of a batch sent with the answered request (a client in another process, or threads started apart): which, the gateway cannot see (docs/agent-developers.md#what-the-client-report-cannot-tell-apart)`;
 }
