@@ -19,6 +19,7 @@ import {
   turnsCompare,
 } from './causality.ts';
 import { answeredAt, keyOf } from './entry.ts';
+import { joinsUndecided } from './first-poll.ts';
 import { firstWhere } from './search.ts';
 
 /** What the connection facts of one agent's journal tell about its requests, computed once per journal. */
@@ -62,40 +63,6 @@ export interface ReactionFacts {
 }
 
 const factsOf = new WeakMap<readonly JournalEntry[], ReactionFacts>();
-
-/** Entries of a journal read with every undecided accept taken as a reaction (`asIfUndecidedReacted`). */
-const undecidedReacted = new WeakSet<JournalEntry>();
-
-/**
- * Whether `e`'s connection was accepted in the turn right after the one in which `r`'s answer was written
- * (the loop's first poll after it; turn facts, one instance): undecided after a lone answer. Waiting at that
- * poll, it may have been the tail of a batch opened with `r` (the client in another process, or its threads
- * started apart, connecting while the gateway answered `r`), or sent once the client had read the answer
- * while the gateway, in another process, had not polled yet (measured, clients in other processes beside
- * CPU burners: 7 of 46 tails of batches and 5 of 149 reactions came so; none of either a turn later or
- * more, and reactions never in the answer's turn).
- */
-const acceptedTurnAfter = (e: JournalEntry, r: JournalEntry) =>
-  turnsCompare(e, 'opened', r) && e.opened_turn === (r.written_turn as number) + 1;
-
-/**
- * The journal with every undecided accept (`acceptedTurnAfter` a lone answer) read as a reaction to that
- * answer: a rule that finds nothing in the journal but finds a violation so could not observe whether it was
- * kept (rule-readings/undecided-accepts.ts). Undefined when no connection was accepted so.
- */
-export function asIfUndecidedReacted(entries: readonly JournalEntry[]): JournalEntry[] | undefined {
-  const writtenTurns = new Set<number>();
-  for (const e of entries) if (e.written_turn !== undefined) writtenTurns.add(e.written_turn);
-  const undecided = entries.some(
-    (e) => firstOnConnection(e) && e.opened_turn !== undefined && writtenTurns.has(e.opened_turn - 1),
-  );
-  if (!undecided) return undefined;
-  return entries.map((e) => {
-    const copy = { ...e };
-    undecidedReacted.add(copy);
-    return copy;
-  });
-}
 
 /**
  * A gateway that handled nothing of an agent's for this long had none of its connections waiting to be
@@ -274,8 +241,8 @@ function freedSlot(
  * with `r`, whose connections were waiting when `r` was answered: the first to join must have been accepted
  * by the loop's first poll after the answer (with turn facts, from the turns alone, however long after the
  * answer by the clock; without, within SAME_TURN_MS of it). Accepted in the answer's turn, it joins; at that
- * first poll, a turn later, it is undecided (`acceptedTurnAfter`) and joins but in a journal read as if it
- * had reacted (`asIfUndecidedReacted`); later, it reacted. A sequential client in the gateway's own process
+ * first poll, a turn later, it is undecided and joins but in a journal read as if it had reacted
+ * (`joinsUndecided`, first-poll.ts); later, it reacted. A sequential client in the gateway's own process
  * is accepted two turns after the answer or more, however fast the machine (measured: 0.3-12 ms after the
  * answer, the same turns every run; by time alone, the fastest of those read as the tail of a batch and its
  * resend or storm was missed, one run in three on a quiet machine).
@@ -291,7 +258,7 @@ function joinBatch(ix: TimeIndex, r: JournalEntry, written: number, from: number
   const joins = (k: number) => {
     const x = fresh[k] as JournalEntry;
     if (lone && joined.size === 0 && turnsCompare(x, 'opened', r))
-      return inAnswerTurn(x, 'opened', r) || (acceptedTurnAfter(x, r) && !undecidedReacted.has(r));
+      return inAnswerTurn(x, 'opened', r) || joinsUndecided(x, r);
     return (opened[k] as number) < until || inAnswerTurn(x, 'opened', r);
   };
   for (let k = first; k < opened.length && joins(k); k++) {

@@ -1,4 +1,4 @@
-import { asIfUndecidedReacted } from '../facts/reactions.ts';
+import { asIfUndecidedReacted } from '../facts/first-poll.ts';
 import type { ClientRule, RuleContext } from '../types.ts';
 import { foundOnlyInReading } from './other-reading.ts';
 
@@ -8,7 +8,7 @@ import { foundOnlyInReading } from './other-reading.ts';
  * agent's on its way), a new connection the gateway accepted at its first poll after writing the answer was
  * waiting then: the tail of a batch opened with the refused request, or, from a client in another process,
  * sent once it had read the answer while the gateway had not polled yet. The turn facts cannot tell which
- * (facts/reactions.ts `acceptedTurnAfter`). The rules read it as the batch's tail (a miss, never a false
+ * (facts/first-poll.ts). The rules read it as the batch's tail (a miss, never a false
  * flag); when that reading alone kept a rule from failing (read as a reaction, the same journal breaks it),
  * the rule could not observe whether it was kept: NOT OBSERVED, never a pass.
  */
